@@ -1,0 +1,156 @@
+// Every launch shape the CUDA backend uses is chosen here, in plain C++ (no CUDA types),
+// so the choices can be read, and tested, in one place.
+//
+// Reductions are reproducible because a shape depends only on the region, the layout and
+// the device's occupancy (fixed for a given GPU and build), never on timing.
+#pragma once
+#include <algorithm>
+#include <cstddef>
+
+#include "layout.hpp"
+
+namespace halo3d::cuda {
+
+enum class SweepVariant {
+  naive,  // one thread per point, all seven loads through L1/L2
+  march   // (x,y) tiles marching along z, z-neighbours kept in registers
+};
+
+// Every reducing kernel uses blocks of this size, which the fixed-order block sum assumes.
+inline constexpr int kBlockThreads = 256;
+
+// March tiles: 32 doubles = one warp per row, so each warp reads whole 256-byte runs; 8 rows
+// so that y-neighbours mostly come from rows other warps of the block just loaded (L1).
+inline constexpr int kMarchX = 32;
+inline constexpr int kMarchY = 8;
+static_assert(kMarchX * kMarchY == kBlockThreads, "march tile must fill one block");
+// z-planes a thread loads before computing them: 4 independent DRAM loads in flight per
+// thread is what keeps ~32 KB per SM outstanding at 1024 resident threads.
+inline constexpr int kMarchGroup = 4;
+
+// Vector kernels: x-points each thread loads before storing any (loads in flight).
+inline constexpr int kRowsUnroll = 2;
+
+// The slot-finishing kernel: one block per slot.
+inline constexpr int kFinishThreads = 1024;
+inline constexpr int kFinishUnroll = 4;
+
+// Partial sums each slot can hold between two read_slots: a 512^3 CG iteration adds about
+// 8k per sweep, so this is many sweeps' worth; 2 MiB per slot.
+inline constexpr long long kSlotCapacity = 1 << 17;
+// Cap on the blocks of one reducing naive launch (it then loops over y and z).
+inline constexpr long long kMaxReduceBlocks = 8192;
+inline constexpr unsigned kMaxGridYZ = 65535;
+
+struct Shape {
+  unsigned x = 1, y = 1, z = 1;
+  long long count() const { return (long long)x * y * z; }
+};
+
+struct SweepLaunch {
+  bool march = false;
+  Shape grid, block;
+  int kz = 0;  // march: z-planes per block
+};
+
+struct RowsLaunch {
+  Shape grid, block;
+};
+
+inline long long ceil_div(long long a, long long b) { return (a + b - 1) / b; }
+
+// Smallest power of two >= n, clamped to [1, cap].
+inline int pow2_at_least(long long n, int cap) {
+  int p = 1;
+  while (p < n && p < cap) p *= 2;
+  return p;
+}
+
+// Time, in units of one full wave, to run `waves` waves' worth of blocks: a partial last
+// wave is charged at least half a wave because half the resident slots are about what it
+// takes to keep HBM saturated; below that the tail runs bandwidth-starved.
+inline double wave_time(double waves) {
+  constexpr double kSaturating = 0.5;
+  const double full = static_cast<long long>(waves);
+  const double tail = waves - full;
+  return full + (tail > 0 ? std::max(tail, kSaturating) : 0.0);
+}
+
+// Planes per march block. One chunk per tile avoids re-reading the two planes around every
+// chunk boundary and keeps all tiles at about the same z, so tile halos are L2 hits; more
+// chunks are only worth it when the tiles alone cannot fill the device.
+inline int march_planes(int nk, long long tiles, long long resident_blocks) {
+  const long long resident = std::max(1LL, resident_blocks);
+  double best_cost = 0;
+  int best_kz = nk;
+  const int max_chunks = std::max(1, std::min<int>(nk / (2 * kMarchGroup), kMaxGridYZ));
+  for (int n = 1; n <= max_chunks; ++n) {
+    const int kz = int(ceil_div(ceil_div(nk, n), kMarchGroup) * kMarchGroup);
+    const long long chunks = ceil_div(nk, kz);
+    if (chunks != n) continue;  // the same kz as a smaller n
+    const double waves = double(tiles * chunks) / double(resident);
+    // Each extra chunk re-reads two planes (8 B/point each) = one plane of 16 B/point traffic.
+    const double traffic = 1.0 + double(chunks - 1) / nk;
+    const double cost = traffic * wave_time(waves) / waves;
+    if (n == 1 || cost < best_cost * (1 - 1e-9)) {
+      best_cost = cost;
+      best_kz = kz;
+    }
+  }
+  return best_kz;
+}
+
+// `resident_march_blocks`: how many march blocks of this kernel fit on the device at once.
+inline SweepLaunch sweep_launch(const Region& r, SweepVariant variant,
+                                long long resident_march_blocks, int kz_override, bool reduce) {
+  const int ni = r.i1 - r.i0, nj = r.j1 - r.j0, nk = r.k1 - r.k0;
+  SweepLaunch s;
+
+  // Thin regions (the boundary shell's slabs) would leave most of a tile idle.
+  const long long tiles_x = ceil_div(ni, kMarchX), tiles_y = ceil_div(nj, kMarchY);
+  const bool thick = ni >= kMarchX / 2 && nj >= kMarchY / 2 && nk >= 2 * kMarchGroup;
+  if (variant == SweepVariant::march && thick && tiles_y <= kMaxGridYZ &&
+      (!reduce || tiles_x * tiles_y <= kMaxReduceBlocks)) {
+    s.march = true;
+    s.kz = kz_override > 0 ? kz_override : march_planes(nk, tiles_x * tiles_y, resident_march_blocks);
+    s.block = {unsigned(kMarchX), unsigned(kMarchY), 1};
+    s.grid = {unsigned(tiles_x), unsigned(tiles_y), unsigned(std::min<long long>(ceil_div(nk, s.kz), kMaxGridYZ))};
+    if (ceil_div(nk, s.kz) <= kMaxGridYZ) return s;
+    s = SweepLaunch{};  // an override too small for this nk: fall back
+  }
+
+  // Block shape follows the region so that a slab of thickness 1 in any axis still fills
+  // every thread: x first (coalescing), then y, then z.
+  const int bx = pow2_at_least(ni, 32);
+  const int by = pow2_at_least(nj, kBlockThreads / bx);
+  const int bz = kBlockThreads / (bx * by);
+  s.block = {unsigned(bx), unsigned(by), unsigned(bz)};
+  const long long gx = ceil_div(ni, bx);
+  long long gy = std::min<long long>(ceil_div(nj, by), kMaxGridYZ);
+  long long gz = std::min<long long>(ceil_div(nk, bz), kMaxGridYZ);
+  if (reduce) {
+    // Fewer blocks, each looping over more z (then y), so the partials stay few.
+    gz = std::max(1LL, std::min(gz, kMaxReduceBlocks / std::max(1LL, gx * gy)));
+    gy = std::max(1LL, std::min(gy, kMaxReduceBlocks / std::max(1LL, gx * gz)));
+  }
+  s.grid = {unsigned(gx), unsigned(gy), unsigned(gz)};
+  return s;
+}
+
+// Vector kernels walk rows of nx contiguous points (the interior of each x-run).
+inline RowsLaunch rows_launch(const Layout& l, long long resident_blocks) {
+  const int bx = std::max(32, pow2_at_least(ceil_div(l.nx, kRowsUnroll), kBlockThreads));
+  const int by = kBlockThreads / bx;
+  const long long rows = (long long)l.ny * l.nz;
+  // Exactly one wave: every block does the same number of rows (+-1), no tail.
+  const long long blocks =
+      std::max(1LL, std::min({ceil_div(rows, by), std::max(1LL, resident_blocks), kMaxReduceBlocks}));
+  return {{unsigned(blocks), 1, 1}, {unsigned(bx), unsigned(by), 1}};
+}
+
+inline RowsLaunch face_launch(int na, int nb) {
+  return {{unsigned(ceil_div(na, 32)), unsigned(std::min<long long>(ceil_div(nb, 8), kMaxGridYZ)), 1},
+          {32, 8, 1}};
+}
+
+}  // namespace halo3d::cuda

@@ -1,0 +1,202 @@
+// Host backend: OpenMP loops around the shared point updates.
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <vector>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "kernels.hpp"
+#include "point_ops.hpp"
+
+namespace halo3d {
+namespace {
+
+int thread_count() {
+#ifdef _OPENMP
+  return omp_get_max_threads();
+#else
+  return 1;
+#endif
+}
+int thread_id() {
+#ifdef _OPENMP
+  return omp_get_thread_num();
+#else
+  return 0;
+#endif
+}
+
+// Visits every (j,k) row of a region in parallel and calls body(row_start_index, count)
+// for the contiguous x-run of that row; returns the thread partial sums combined in
+// thread order, so the result does not depend on scheduling.
+template <class Body>
+DD for_rows(const Layout& l, const Region& r, Body body) {
+  if (r.empty()) return {};
+  const int rows_y = r.j1 - r.j0;
+  const long rows = long(rows_y) * (r.k1 - r.k0);
+  std::vector<DD> partial(thread_count());
+#pragma omp parallel
+  {
+    DD acc{};
+#pragma omp for schedule(static)
+    for (long row = 0; row < rows; ++row) {
+      const int j = r.j0 + int(row % rows_y);
+      const int k = r.k0 + int(row / rows_y);
+      acc = body(l.at(r.i0, j, k), r.i1 - r.i0, acc);
+    }
+    partial[thread_id()] = acc;
+  }
+  DD sum{};
+  for (const DD& p : partial) sum = ops::dd_add(sum, p);
+  return sum;
+}
+
+class HostKernels final : public Kernels {
+ public:
+  std::string name() const override { return "host"; }
+  std::string device_name() const override {
+    return "CPU (" + std::to_string(thread_count()) + " OpenMP threads)";
+  }
+  bool device_memory_is_remote() const override { return false; }
+
+  double* allocate(std::size_t n, Memory) override {
+    // 64-byte aligned, zeroed; first touch in parallel places pages near the threads.
+    const std::size_t bytes = ((n * sizeof(double) + 63) / 64) * 64;
+    auto* p = static_cast<double*>(std::aligned_alloc(64, bytes ? bytes : 64));
+    if (!p) throw std::bad_alloc();
+#pragma omp parallel for schedule(static)
+    for (std::size_t i = 0; i < n; ++i) p[i] = 0.0;
+    return p;
+  }
+  void deallocate(double* p, Memory) noexcept override { std::free(p); }
+  void copy(double* dst, const double* src, std::size_t n, Lane) override {
+    std::memcpy(dst, src, n * sizeof(double));
+  }
+
+  void apply(const Layout& l, const Stencil& s, const Region& r, const double* u, double* out,
+             int slot, Lane) override {
+    const auto sy = l.sy(), sz = l.sz();
+    if (slot == kNoReduction) {
+      for_rows(l, r, [&](std::ptrdiff_t c0, int n, DD acc) {
+        for (std::ptrdiff_t c = c0; c < c0 + n; ++c) out[c] = ops::apply_point(u, c, sy, sz, s);
+        return acc;
+      });
+      return;
+    }
+    add(slot, for_rows(l, r, [&](std::ptrdiff_t c0, int n, DD acc) {
+          for (std::ptrdiff_t c = c0; c < c0 + n; ++c) {
+            out[c] = ops::apply_point(u, c, sy, sz, s);
+            acc = ops::dd_add(acc, ops::mul(u[c], out[c]));
+          }
+          return acc;
+        }));
+  }
+
+  void residual(const Layout& l, const Stencil& s, const Region& r, const double* f,
+                const double* u, double* res, int slot, Lane) override {
+    const auto sy = l.sy(), sz = l.sz();
+    add(slot, for_rows(l, r, [&](std::ptrdiff_t c0, int n, DD acc) {
+          for (std::ptrdiff_t c = c0; c < c0 + n; ++c) {
+            res[c] = f[c] - ops::apply_point(u, c, sy, sz, s);
+            acc = ops::dd_add(acc, ops::mul(res[c], res[c]));
+          }
+          return acc;
+        }));
+  }
+
+  void jacobi(const Layout& l, const Stencil& s, const Region& r, const double* f, const double* u,
+              double* unew, int slot, Lane) override {
+    const auto sy = l.sy(), sz = l.sz();
+    const double inv_diag = 1.0 / s.diag;
+    add(slot, for_rows(l, r, [&](std::ptrdiff_t c0, int n, DD acc) {
+          for (std::ptrdiff_t c = c0; c < c0 + n; ++c) {
+            const double res = ops::jacobi_point(f, u, unew, c, sy, sz, s, inv_diag);
+            acc = ops::dd_add(acc, ops::mul(res, res));
+          }
+          return acc;
+        }));
+  }
+
+  void heat(const Layout& l, const Stencil& s, const Region& r, double alpha_dt, const double* u,
+            double* unew, Lane) override {
+    const auto sy = l.sy(), sz = l.sz();
+    for_rows(l, r, [&](std::ptrdiff_t c0, int n, DD acc) {
+      for (std::ptrdiff_t c = c0; c < c0 + n; ++c) unew[c] = ops::heat_point(u, c, sy, sz, s, alpha_dt);
+      return acc;
+    });
+  }
+
+  void axpby(const Layout& l, double a, const double* x, double b, double* y) override {
+    for_rows(l, Region::whole(l), [&](std::ptrdiff_t c0, int n, DD acc) {
+      for (std::ptrdiff_t c = c0; c < c0 + n; ++c) y[c] = ops::mul(a, x[c]) + ops::mul(b, y[c]);
+      return acc;
+    });
+  }
+
+  void cg_update(const Layout& l, double alpha, const double* p, const double* ap, double* x,
+                 double* r, int slot) override {
+    add(slot, for_rows(l, Region::whole(l), [&](std::ptrdiff_t c0, int n, DD acc) {
+          for (std::ptrdiff_t c = c0; c < c0 + n; ++c) {
+            x[c] += ops::mul(alpha, p[c]);
+            r[c] -= ops::mul(alpha, ap[c]);
+            acc = ops::dd_add(acc, ops::mul(r[c], r[c]));
+          }
+          return acc;
+        }));
+  }
+
+  void dot(const Layout& l, const double* x, const double* y, int slot) override {
+    add(slot, for_rows(l, Region::whole(l), [&](std::ptrdiff_t c0, int n, DD acc) {
+          for (std::ptrdiff_t c = c0; c < c0 + n; ++c) acc = ops::dd_add(acc, ops::mul(x[c], y[c]));
+          return acc;
+        }));
+  }
+
+  void pack(const Layout& l, Face f, const double* u, double* buf, Lane) override {
+    int na, nb;
+    ops::face_dims(l, f, na, nb);
+#pragma omp parallel for schedule(static)
+    for (int b = 0; b < nb; ++b)
+      for (int a = 0; a < na; ++a) buf[a + std::ptrdiff_t(na) * b] = u[ops::face_point(l, f, a, b, false)];
+  }
+  void unpack(const Layout& l, Face f, const double* buf, double* u, Lane) override {
+    int na, nb;
+    ops::face_dims(l, f, na, nb);
+#pragma omp parallel for schedule(static)
+    for (int b = 0; b < nb; ++b)
+      for (int a = 0; a < na; ++a) u[ops::face_point(l, f, a, b, true)] = buf[a + std::ptrdiff_t(na) * b];
+  }
+
+  // Host work is synchronous: nothing to order or wait for.
+  void fence(Lane, Lane) override {}
+  void synchronize(Lane) override {}
+  void synchronize() override {}
+  void read_slots(int n, DD* out) override {
+    for (int i = 0; i < n; ++i) {
+      out[i] = slots_[i];
+      slots_[i] = DD{};
+    }
+  }
+
+  double elapsed_ms(const std::function<void()>& enqueue) override {
+    const auto t0 = std::chrono::steady_clock::now();
+    enqueue();
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  }
+
+ private:
+  void add(int slot, DD v) {
+    if (slot != kNoReduction) slots_[slot] = ops::dd_add(slots_[slot], v);
+  }
+  DD slots_[kReductionSlots];
+};
+
+}  // namespace
+
+std::unique_ptr<Kernels> make_host_kernels() { return std::make_unique<HostKernels>(); }
+
+}  // namespace halo3d

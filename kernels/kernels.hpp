@@ -1,0 +1,138 @@
+// The kernel API: everything the solvers do to grid data, behind one interface with a
+// host (OpenMP) and a CUDA implementation. Solvers hold a Kernels& and never see a
+// loop over points, a stream or a launch.
+#pragma once
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "layout.hpp"
+
+namespace halo3d {
+
+enum class Memory {
+  device,      // where the backend computes (host RAM for the host backend)
+  host_pinned  // host memory the backend can copy to/from asynchronously (MPI staging)
+};
+
+// Independent queues of work. On CUDA: `boundary` is a high-priority stream for halo
+// faces and the boundary shell, `interior` a low-priority one for everything else.
+enum class Lane { interior, boundary };
+
+// Number of reduction slots a backend keeps (CG needs two at once).
+inline constexpr int kReductionSlots = 4;
+inline constexpr int kNoReduction = -1;
+
+class Kernels {
+ public:
+  virtual ~Kernels() = default;
+  virtual std::string name() const = 0;  // "host" or "cuda"
+  virtual std::string device_name() const = 0;
+  // True when Memory::device is not addressable by the host (MPI needs staging).
+  virtual bool device_memory_is_remote() const = 0;
+
+  // Memory: zero-filled on allocation. Prefer Buffer, which owns it.
+  virtual double* allocate(std::size_t n, Memory where) = 0;
+  virtual void deallocate(double* p, Memory where) noexcept = 0;
+  // Copies n doubles in any direction, asynchronously on `lane`.
+  virtual void copy(double* dst, const double* src, std::size_t n, Lane lane) = 0;
+
+  // Stencil sweeps over a region of the interior. Reads one ghost layer of the input.
+  // Where a slot is given, the sweep adds its local partial sum into that slot.
+  // out = A u; slot += u.(A u)
+  virtual void apply(const Layout& l, const Stencil& s, const Region& r, const double* u,
+                     double* out, int dot_slot, Lane lane) = 0;
+  // res = f - A u; slot += res.res
+  virtual void residual(const Layout& l, const Stencil& s, const Region& r, const double* f,
+                        const double* u, double* res, int rr_slot, Lane lane) = 0;
+  // unew = u + (f - A u)/diag; slot += |f - A u|^2 (residual of the old iterate)
+  virtual void jacobi(const Layout& l, const Stencil& s, const Region& r, const double* f,
+                      const double* u, double* unew, int rr_slot, Lane lane) = 0;
+  // unew = u - alpha_dt * A u
+  virtual void heat(const Layout& l, const Stencil& s, const Region& r, double alpha_dt,
+                    const double* u, double* unew, Lane lane) = 0;
+
+  // Vector updates over the whole interior, on the interior lane.
+  // y = a x + b y
+  virtual void axpby(const Layout& l, double a, const double* x, double b, double* y) = 0;
+  // x += alpha p; r -= alpha ap; slot += r.r  (CG's update, one pass)
+  virtual void cg_update(const Layout& l, double alpha, const double* p, const double* ap,
+                         double* x, double* r, int rr_slot) = 0;
+  // slot += x.y
+  virtual void dot(const Layout& l, const double* x, const double* y, int slot) = 0;
+
+  // Halo faces, packed contiguously (see ops::face_point for the order).
+  virtual void pack(const Layout& l, Face f, const double* u, double* buf, Lane lane) = 0;
+  virtual void unpack(const Layout& l, Face f, const double* buf, double* u, Lane lane) = 0;
+
+  // Ordering: work put on `after` from now on waits for work already put on `before`.
+  virtual void fence(Lane before, Lane after) = 0;
+  virtual void synchronize(Lane lane) = 0;
+  virtual void synchronize() = 0;
+  // Waits for all work, returns the local partial sums of slots [0, n) and zeroes them.
+  virtual void read_slots(int n, DD* out) = 0;
+
+  // Benchmarks: milliseconds taken on the device by the work `enqueue` puts on the lanes
+  // (CUDA events on CUDA, a steady clock on the host); synchronizes before and after.
+  virtual double elapsed_ms(const std::function<void()>& enqueue) = 0;
+};
+
+// Owner of backend memory (move-only).
+class Buffer {
+ public:
+  Buffer() = default;
+  Buffer(Kernels& k, std::size_t n, Memory where = Memory::device)
+      : k_(&k), p_(k.allocate(n, where)), n_(n), where_(where) {}
+  Buffer(Buffer&& o) noexcept { swap(o); }
+  Buffer& operator=(Buffer&& o) noexcept {
+    Buffer t(std::move(o));
+    swap(t);
+    return *this;
+  }
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+  ~Buffer() {
+    if (p_) k_->deallocate(p_, where_);
+  }
+  double* data() { return p_; }
+  const double* data() const { return p_; }
+  std::size_t size() const { return n_; }
+  void swap(Buffer& o) noexcept {
+    std::swap(k_, o.k_);
+    std::swap(p_, o.p_);
+    std::swap(n_, o.n_);
+    std::swap(where_, o.where_);
+  }
+
+ private:
+  Kernels* k_ = nullptr;
+  double* p_ = nullptr;
+  std::size_t n_ = 0;
+  Memory where_ = Memory::device;
+};
+
+// A backend asked for that this build or machine cannot provide.
+class BackendUnavailable : public std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct GpuInfo {
+  int ordinal = -1;
+  std::string name, pci_bus_id;
+  int cc_major = 0, cc_minor = 0;
+  std::size_t memory_bytes = 0;
+};
+
+std::unique_ptr<Kernels> make_host_kernels();
+// Throws BackendUnavailable when CUDA is not compiled in or no GPU is visible.
+std::unique_ptr<Kernels> make_cuda_kernels(int device);
+bool cuda_compiled();
+// GPUs visible to this process (empty when CUDA is not compiled or none is present).
+std::vector<GpuInfo> cuda_devices();
+std::string cuda_runtime_version();  // "" when not compiled
+std::string cuda_driver_version();   // "" when not compiled or no driver
+
+}  // namespace halo3d

@@ -1,0 +1,60 @@
+// Plain data shared by the kernel API, the solvers and both backends.
+#pragma once
+#include <cstddef>
+
+#if defined(__CUDACC__)
+#define HALO3D_HD __host__ __device__
+#else
+#define HALO3D_HD
+#endif
+
+namespace halo3d {
+
+// Local box of nx*ny*nz interior points stored with one ghost layer on every side,
+// x fastest. Ghost cells hold neighbours' faces or the Dirichlet zero.
+struct Layout {
+  int nx = 0, ny = 0, nz = 0;
+
+  HALO3D_HD std::ptrdiff_t sy() const { return nx + 2; }
+  HALO3D_HD std::ptrdiff_t sz() const { return std::ptrdiff_t(nx + 2) * (ny + 2); }
+  HALO3D_HD std::size_t padded_size() const { return std::size_t(nx + 2) * (ny + 2) * (nz + 2); }
+  HALO3D_HD std::size_t interior_size() const { return std::size_t(nx) * ny * nz; }
+  // Index of interior point (i,j,k); -1 and n address ghost layers.
+  HALO3D_HD std::ptrdiff_t at(int i, int j, int k) const {
+    return (i + 1) + sy() * (j + 1) + sz() * (k + 1);
+  }
+};
+
+// Half-open box [i0,i1) x [j0,j1) x [k0,k1) of interior indices.
+struct Region {
+  int i0 = 0, i1 = 0, j0 = 0, j1 = 0, k0 = 0, k1 = 0;
+  HALO3D_HD bool empty() const { return i0 >= i1 || j0 >= j1 || k0 >= k1; }
+  HALO3D_HD std::size_t size() const {
+    return empty() ? 0 : std::size_t(i1 - i0) * (j1 - j0) * (k1 - k0);
+  }
+  static Region whole(const Layout& l) { return {0, l.nx, 0, l.ny, 0, l.nz}; }
+};
+
+// A = -lap_h with the standard 7-point stencil:
+// (A u)_c = diag*u_c - cx*(u_w+u_e) - cy*(u_s+u_n) - cz*(u_b+u_t).
+struct Stencil {
+  double cx = 0, cy = 0, cz = 0, diag = 0;
+  static Stencil laplacian(double hx, double hy, double hz) {
+    Stencil s{1.0 / (hx * hx), 1.0 / (hy * hy), 1.0 / (hz * hz), 0.0};
+    s.diag = 2.0 * (s.cx + s.cy + s.cz);
+    return s;
+  }
+};
+
+// The six faces of a local box: axis 0..2 (x,y,z), side 0 (low) or 1 (high).
+struct Face {
+  int axis = 0, side = 0;
+  HALO3D_HD int index() const { return 2 * axis + side; }
+};
+
+// An unevaluated double-double sum (hi + lo, |lo| <= ulp(hi)/2).
+struct DD {
+  double hi = 0.0, lo = 0.0;
+};
+
+}  // namespace halo3d

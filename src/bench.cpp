@@ -1,0 +1,125 @@
+// halo3d bench: achieved bandwidth of each kernel and of one CG iteration, next to a
+// device-to-device copy measured in the same run as the ceiling.
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "app.hpp"
+#include "errors.hpp"
+#include "problem.hpp"
+#include "runtime.hpp"
+#include "solvers.hpp"
+
+namespace halo3d {
+
+int run_bench(const BenchOptions& o, MPI_Comm world) {
+  RuntimeOptions ro;
+  ro.grid = o.grid;
+  ro.procs = o.procs;
+  ro.backend = o.backend;
+  ro.halo = o.halo;
+  ro.overlap = o.overlap;
+  ro.stencil = Stencil::laplacian(1.0 / (o.grid[0] + 1), 1.0 / (o.grid[1] + 1), 1.0 / (o.grid[2] + 1));
+  auto rt = make_runtime(ro, world);
+  MPI_Comm comm = rt->cart.get();
+  Kernels& k = *rt->kernels;
+  const Decomposition& d = rt->decomp;
+  const Layout l = d.layout();
+  const bool root = d.rank == 0;
+  if (root && !rt->warnings.empty()) std::fputs(rt->warnings.c_str(), stderr);
+
+  // Random data: zeros can run faster than real data and hide indexing errors.
+  std::vector<double> host(l.padded_size(), 0.0);
+  for (int kk = 0; kk < l.nz; ++kk)
+    for (int j = 0; j < l.ny; ++j)
+      for (int i = 0; i < l.nx; ++i)
+        host[l.at(i, j, kk)] = random_value(7, std::uint64_t(d.offset[0] + i) +
+                                                   std::uint64_t(d.grid[0]) * (d.offset[1] + j + std::uint64_t(d.grid[1]) * (d.offset[2] + kk)));
+  Buffer u = upload(k, host), b = upload(k, host), x = upload(k, host), y = upload(k, host);
+  Buffer out(k, l.padded_size()), src = upload(k, host), dst(k, l.padded_size());
+  DD sink[kReductionSlots];
+
+  const double pts = double(l.interior_size());
+  struct Row {
+    std::string name, what;
+    double bytes;  // this rank's bytes per call
+    double median_ms = 0, min_ms = 0;
+  };
+  std::vector<Row> rows;
+  auto measure = [&](const std::string& name, const std::string& what, double bytes,
+                     const std::function<void()>& work) {
+    for (int i = 0; i < o.warmup; ++i) k.elapsed_ms(work);
+    std::vector<double> t;
+    for (int i = 0; i < o.reps; ++i) t.push_back(k.elapsed_ms(work));
+    std::sort(t.begin(), t.end());
+    // The slowest rank sets the pace of a parallel run.
+    double v[2] = {t[t.size() / 2], t.front()};
+    HALO3D_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_DOUBLE, MPI_MAX, comm));
+    double total_bytes = bytes;
+    HALO3D_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &total_bytes, 1, MPI_DOUBLE, MPI_SUM, comm));
+    rows.push_back({name, what, total_bytes, v[0], v[1]});
+  };
+
+  const Region all = Region::whole(l);
+  const Stencil s = rt->op->stencil();
+  measure("copy", "device-to-device copy of one padded field (ceiling)", 16.0 * double(l.padded_size()),
+          [&] { k.copy(dst.data(), src.data(), l.padded_size(), Lane::interior); });
+  measure("apply", "out = A u, kernel only", 16.0 * pts,
+          [&] { k.apply(l, s, all, u.data(), out.data(), kNoReduction, Lane::interior); });
+  measure("apply_dot", "out = A u with u.out, kernel + local reduction", 16.0 * pts, [&] {
+    k.apply(l, s, all, u.data(), out.data(), 0, Lane::interior);
+    k.read_slots(1, sink);
+  });
+  measure("axpby", "y = a x + b y", 24.0 * pts, [&] { k.axpby(l, 1.0, x.data(), 1e-3, y.data()); });
+  measure("cg_update", "x += a p; r -= a Ap; r.r", 48.0 * pts, [&] {
+    k.cg_update(l, 1e-12, u.data(), out.data(), x.data(), y.data(), 0);
+    k.read_slots(1, sink);
+  });
+  measure("operator", "out = A u with halo exchange (distributed)", 16.0 * pts,
+          [&] { rt->op->apply(u.data(), out.data()); });
+  auto cg = make_cg(*rt->op, comm, rt->timers, b, 1e-300);
+  cg->start();
+  measure("cg_iteration", "one CG iteration: apply+dot, update+dot, p update, 2 all-reduces", 88.0 * pts,
+          [&] { cg->step(); });
+
+  const double copy_gbs = rows[0].bytes / (rows[0].median_ms * 1e-3) / 1e9;
+  nlohmann::json j;
+  j["halo3d_version"] = version_string();
+  j["command"] = "bench";
+  j["grid"] = {o.grid[0], o.grid[1], o.grid[2]};
+  j["procs"] = {d.procs[0], d.procs[1], d.procs[2]};
+  j["ranks"] = d.ranks;
+  j["backend"] = k.name();
+  j["device"] = k.device_name();
+  j["reps"] = o.reps;
+  j["warmup"] = o.warmup;
+  j["copy_gbytes_per_s"] = copy_gbs;
+  if (root) {
+    std::printf("halo3d bench %s: grid %s on %d rank(s) as %s, backend %s (%s), %d reps (median), %d warm-up\n",
+                version_string().c_str(), to_string(o.grid).c_str(), d.ranks, to_string(d.procs).c_str(),
+                k.name().c_str(), k.device_name().c_str(), o.reps, o.warmup);
+    std::printf("%-14s %12s %12s %10s %9s  %s\n", "kernel", "bytes", "median ms", "GB/s", "of copy", "what");
+  }
+  for (const Row& r : rows) {
+    const double gbs = r.bytes / (r.median_ms * 1e-3) / 1e9;
+    if (root)
+      std::printf("%-14s %12.4g %12.4f %10.1f %8.1f%%  %s\n", r.name.c_str(), r.bytes, r.median_ms, gbs,
+                  100.0 * gbs / copy_gbs, r.what.c_str());
+    j["results"].push_back({{"name", r.name},
+                            {"what", r.what},
+                            {"bytes", r.bytes},
+                            {"median_ms", r.median_ms},
+                            {"min_ms", r.min_ms},
+                            {"gbytes_per_s", gbs},
+                            {"fraction_of_copy", gbs / copy_gbs}});
+  }
+  if (root && !o.report.empty()) {
+    std::ofstream f(o.report);
+    f << j.dump(2) << "\n";
+    if (!f) throw IoError("cannot write " + o.report, false);
+  }
+  return kExitOk;
+}
+
+}  // namespace halo3d

@@ -1,0 +1,34 @@
+// Checkpoint / restart of a solver's state with parallel HDF5 (crash-safe: written to a
+// temporary name and renamed).
+#pragma once
+#include <mpi.h>
+
+#include <string>
+#include <vector>
+
+#include "decomposition.hpp"
+#include "options.hpp"
+#include "solvers.hpp"
+
+namespace halo3d {
+
+// The identity of a run: a checkpoint is only accepted by a run with the same identity.
+struct RunIdentity {
+  std::string problem, solver, rhs;
+  Int3 grid{};
+  std::vector<Int3> modes;
+  long long seed = 0;
+  double alpha = 0, dt = 0;
+  static RunIdentity of(const SolveOptions& o, const std::string& solver, double dt);
+};
+
+void write_checkpoint(const std::string& path, MPI_Comm comm, const Decomposition& d,
+                      Kernels& k, Method& m, const RunIdentity& id, long iteration,
+                      const std::vector<double>& history);
+
+// Restores the method's state; returns the iteration to continue from and fills
+// history. Throws BadInput when the checkpoint belongs to another run or version.
+long read_checkpoint(const std::string& path, MPI_Comm comm, const Decomposition& d, Kernels& k,
+                     Method& m, const RunIdentity& id, std::vector<double>& history);
+
+}  // namespace halo3d

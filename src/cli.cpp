@@ -1,0 +1,167 @@
+#include "cli.hpp"
+
+#include <CLI/CLI.hpp>
+#include <sstream>
+
+#include "errors.hpp"
+#include "runtime.hpp"
+
+namespace halo3d {
+namespace {
+
+Int3 to_int3(const std::vector<int>& v, const std::string& what) {
+  if (v.size() != 3) throw BadInput(what + " needs three comma-separated integers");
+  return {v[0], v[1], v[2]};
+}
+
+Int3 parse_mode(const std::string& s) {
+  Int3 m{};
+  char c1 = 0, c2 = 0;
+  std::istringstream in(s);
+  if (!(in >> m[0] >> c1 >> m[1] >> c2 >> m[2]) || c1 != ',' || c2 != ',' || !(in >> std::ws).eof())
+    throw BadInput("--mode " + s + ": expected KX,KY,KZ (three positive integers)");
+  if (m[0] < 1 || m[1] < 1 || m[2] < 1)
+    throw BadInput("--mode " + s + ": wave numbers must be >= 1");
+  return m;
+}
+
+void add_grid_options(CLI::App& c, std::vector<int>& grid, std::vector<int>& procs) {
+  c.add_option("--grid", grid, "Interior points NX,NY,NZ (x fastest)")
+      ->delimiter(',')
+      ->expected(3)
+      ->group("Problem");
+  c.add_option("--procs", procs, "Process grid PX,PY,PZ (0 = chosen by MPI_Dims_create)")
+      ->delimiter(',')
+      ->expected(3)
+      ->check(CLI::NonNegativeNumber)
+      ->group("Parallel");
+}
+
+void add_parallel_options(CLI::App& c, std::string& backend, std::string& halo, std::string& overlap) {
+  c.add_option("--backend", backend, "Where kernels run (auto: cuda when a GPU is visible)")
+      ->check(CLI::IsMember({"auto", "host", "cuda"}))
+      ->group("Parallel");
+  c.add_option("--halo", halo, "Halo transport")
+      ->check(CLI::IsMember({"auto", "mpi", "mpi-cuda", "ipc", "nccl"}))
+      ->group("Parallel");
+  c.add_option("--overlap", overlap, "Overlap interior compute with the halo exchange")
+      ->check(CLI::IsMember({"on", "off"}))
+      ->group("Parallel");
+}
+
+}  // namespace
+
+Command parse_command_line(int argc, char** argv) {
+  Command cmd;
+  CLI::App app{"halo3d: domain-decomposed 3D stencil and CG solver (MPI, CUDA, parallel HDF5)",
+               "halo3d"};
+  app.set_version_flag("--version", version_string());
+  app.require_subcommand(1, 1);
+  app.failure_message(CLI::FailureMessage::simple);
+
+  SolveOptions& o = cmd.solve;
+  std::vector<int> grid{o.grid.begin(), o.grid.end()}, procs{o.procs.begin(), o.procs.end()};
+  std::vector<std::string> modes{"1,1,1"};
+  std::string overlap = "on", output = o.output;
+
+  CLI::App* solve = app.add_subcommand("solve", "Solve a Poisson or heat problem");
+  solve->set_config("--config", "", "Read options from this TOML file (keys = long option names)");
+  solve->allow_config_extras(CLI::config_extras_mode::error);
+  add_grid_options(*solve, grid, procs);
+  solve->add_option("--problem", o.problem, "poisson: -lap u = f; heat: u_t = alpha lap u")
+      ->check(CLI::IsMember({"poisson", "heat"}))
+      ->group("Problem");
+  solve->add_option("--rhs", o.rhs, "Right-hand side / initial condition")
+      ->check(CLI::IsMember({"modes", "random"}))
+      ->group("Problem");
+  solve->add_option("--mode", modes, "Manufactured mode KX,KY,KZ (repeatable; summed)")
+      ->group("Problem");
+  solve->add_option("--seed", o.seed, "Seed of --rhs random")->group("Problem");
+  solve->add_option("--solver", o.solver, "Poisson solver")
+      ->check(CLI::IsMember({"cg", "jacobi"}))
+      ->group("Solver");
+  solve->add_option("--tol", o.tol, "Stop at this relative residual ||r||/||b||")
+      ->check(CLI::PositiveNumber)
+      ->group("Solver");
+  solve->add_option("--max-iters", o.max_iters, "Iteration limit")
+      ->check(CLI::NonNegativeNumber)
+      ->group("Solver");
+  solve->add_option("--steps", o.steps, "Heat: explicit Euler steps")
+      ->check(CLI::NonNegativeNumber)
+      ->group("Solver");
+  solve->add_option("--alpha", o.alpha, "Heat: diffusivity")->check(CLI::PositiveNumber)->group("Solver");
+  solve->add_option("--dt", o.dt, "Heat: time step (0 = 0.9 of the stability limit)")
+      ->check(CLI::NonNegativeNumber)
+      ->group("Solver");
+  add_parallel_options(*solve, o.backend, o.halo, overlap);
+  solve->add_option("--monitor", o.monitor, "Progress line every N iterations (0: none)")
+      ->check(CLI::NonNegativeNumber)
+      ->group("Output");
+  solve->add_option("--output", output, "Solution file (HDF5), or 'none'")->group("Output");
+  solve->add_option("--report", o.report, "JSON report of the run")->group("Output");
+  solve->add_option("--checkpoint", o.checkpoint, "Checkpoint file (HDF5)")->group("Checkpoint");
+  solve->add_option("--checkpoint-every", o.checkpoint_every, "Checkpoint every N iterations (0: only on a signal)")
+      ->check(CLI::NonNegativeNumber)
+      ->group("Checkpoint");
+  solve->add_option("--restart", o.restart, "Continue from this checkpoint")->group("Checkpoint");
+
+  BenchOptions& b = cmd.bench;
+  std::vector<int> bgrid{b.grid.begin(), b.grid.end()}, bprocs{b.procs.begin(), b.procs.end()};
+  std::string boverlap = "on";
+  CLI::App* bench = app.add_subcommand("bench", "Measure kernel and CG-iteration bandwidth against a copy ceiling");
+  bench->set_config("--config", "", "Read options from this TOML file");
+  bench->allow_config_extras(CLI::config_extras_mode::error);
+  add_grid_options(*bench, bgrid, bprocs);
+  add_parallel_options(*bench, b.backend, b.halo, boverlap);
+  bench->add_option("--reps", b.reps, "Timed repetitions (the median is reported)")
+      ->check(CLI::PositiveNumber)
+      ->group("Benchmark");
+  bench->add_option("--warmup", b.warmup, "Untimed repetitions first")
+      ->check(CLI::NonNegativeNumber)
+      ->group("Benchmark");
+  bench->add_option("--report", b.report, "JSON file for the results")->group("Output");
+
+  app.add_subcommand("info", "Versions, backends compiled, and the rank-to-host/GPU map");
+
+  try {
+    app.parse(argc, argv);
+    if (solve->parsed()) {
+      cmd.name = "solve";
+      o.grid = to_int3(grid, "--grid");
+      o.procs = to_int3(procs, "--procs");
+      o.modes.clear();
+      for (const auto& m : modes) o.modes.push_back(parse_mode(m));
+      o.overlap = overlap == "on";
+      o.output = output;
+      if (auto* c = solve->get_config_ptr(); c && c->count() > 0) o.config_file = c->as<std::string>();
+      validate(o);
+    } else if (bench->parsed()) {
+      cmd.name = "bench";
+      b.grid = to_int3(bgrid, "--grid");
+      b.procs = to_int3(bprocs, "--procs");
+      b.overlap = boverlap == "on";
+      for (int d = 0; d < 3; ++d)
+        if (b.grid[d] < 1) throw BadInput("--grid " + to_string(b.grid) + ": every size must be >= 1");
+    } else {
+      cmd.name = "info";
+    }
+  } catch (const CLI::CallForHelp&) {
+    cmd.exit_code = kExitOk;
+    cmd.message = (app.get_subcommands().empty() ? app.help() : app.get_subcommands().front()->help());
+  } catch (const CLI::CallForAllHelp&) {
+    cmd.exit_code = kExitOk;
+    cmd.message = app.help("", CLI::AppFormatMode::All);
+  } catch (const CLI::CallForVersion&) {
+    cmd.exit_code = kExitOk;
+    cmd.message = "halo3d " + version_string() + "\n";
+  } catch (const CLI::ParseError& e) {
+    cmd.exit_code = kExitBadInput;
+    cmd.message = std::string("halo3d: error: ") + e.what() + "\n";
+  } catch (const BadInput& e) {
+    cmd.exit_code = kExitBadInput;
+    cmd.message = std::string("halo3d: error: ") + e.what() + "\n";
+  }
+  return cmd;
+}
+
+}  // namespace halo3d

@@ -1,0 +1,20 @@
+// The command line (CLI11): subcommands solve, info, bench; every option also settable
+// from a TOML file given with --config.
+#pragma once
+#include <string>
+
+#include "options.hpp"
+
+namespace halo3d {
+
+struct Command {
+  std::string name;  // solve | info | bench, empty when only --help/--version was asked
+  SolveOptions solve;
+  BenchOptions bench;
+  int exit_code = -1;   // >= 0: parsing ended the program (help, version, error)
+  std::string message;  // help text or the one-line error
+};
+
+Command parse_command_line(int argc, char** argv);
+
+}  // namespace halo3d

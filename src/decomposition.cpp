@@ -1,0 +1,118 @@
+#include "decomposition.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <numeric>
+#include <string>
+
+#include "errors.hpp"
+
+namespace halo3d {
+namespace {
+
+std::string str(const Int3& v) {
+  return std::to_string(v[0]) + "," + std::to_string(v[1]) + "," + std::to_string(v[2]);
+}
+
+bool fits(const Int3& grid, const Int3& p) {
+  for (int d = 0; d < 3; ++d)
+    if (p[d] < 1 || p[d] > grid[d]) return false;
+  return true;
+}
+
+// Faces exchanged per rank, as a cost: what a good process grid keeps small.
+double halo_cost(const Int3& g, const Int3& p) {
+  const double lx = double(g[0]) / p[0], ly = double(g[1]) / p[1], lz = double(g[2]) / p[2];
+  return (p[0] > 1 ? ly * lz : 0) + (p[1] > 1 ? lx * lz : 0) + (p[2] > 1 ? lx * ly : 0);
+}
+
+}  // namespace
+
+Span split_axis(int n, int p, int coord) {
+  const int base = n / p, extra = n % p;
+  return {coord * base + std::min(coord, extra), base + (coord < extra ? 1 : 0)};
+}
+
+Int3 choose_procs(const Int3& grid, int ranks, const Int3& requested) {
+  for (int d = 0; d < 3; ++d) {
+    if (grid[d] < 1) throw BadInput("--grid " + str(grid) + ": every size must be >= 1");
+    if (requested[d] < 0) throw BadInput("--procs " + str(requested) + ": entries must be >= 0");
+  }
+  const bool all_given = requested[0] > 0 && requested[1] > 0 && requested[2] > 0;
+  if (all_given) {
+    const long long prod = 1LL * requested[0] * requested[1] * requested[2];
+    if (prod != ranks)
+      throw BadInput("--procs " + str(requested) + " makes " + std::to_string(prod) +
+                     " ranks but the job has " + std::to_string(ranks));
+    if (!fits(grid, requested))
+      throw BadInput("--procs " + str(requested) + " would leave ranks without points on grid " +
+                     str(grid));
+    return requested;
+  }
+  int fixed = 1;
+  for (int d = 0; d < 3; ++d)
+    if (requested[d] > 0) fixed *= requested[d];
+  if (ranks % fixed != 0)
+    throw BadInput("--procs " + str(requested) + ": " + std::to_string(ranks) +
+                   " ranks cannot be split with those fixed factors");
+
+  // MPI_Dims_create's balanced factors, with the larger ones on the longer free axes.
+  Int3 dims = requested;
+  HALO3D_MPI_CHECK(MPI_Dims_create(ranks, 3, dims.data()));
+  std::array<int, 3> free_axes{};
+  int nfree = 0;
+  for (int d = 0; d < 3; ++d)
+    if (requested[d] == 0) free_axes[nfree++] = d;
+  std::array<int, 3> factors{};
+  for (int i = 0; i < nfree; ++i) factors[i] = dims[free_axes[i]];
+  std::sort(factors.begin(), factors.begin() + nfree, std::greater<>());
+  std::sort(free_axes.begin(), free_axes.begin() + nfree,
+            [&](int a, int b) { return grid[a] > grid[b]; });
+  for (int i = 0; i < nfree; ++i) dims[free_axes[i]] = factors[i];
+  if (fits(grid, dims)) return dims;
+
+  // Thin grids: search every factorisation for the one with the least halo.
+  Int3 best{0, 0, 0};
+  double best_cost = std::numeric_limits<double>::max();
+  for (int px = 1; px <= ranks; ++px) {
+    if (ranks % px) continue;
+    for (int py = 1; py <= ranks / px; ++py) {
+      if ((ranks / px) % py) continue;
+      const Int3 p{px, py, ranks / px / py};
+      bool ok = fits(grid, p);
+      for (int d = 0; d < 3; ++d) ok = ok && (requested[d] == 0 || requested[d] == p[d]);
+      if (ok && halo_cost(grid, p) < best_cost) best_cost = halo_cost(grid, p), best = p;
+    }
+  }
+  if (best[0] == 0)
+    throw BadInput("grid " + str(grid) + " cannot be split over " + std::to_string(ranks) +
+                   " ranks without leaving some rank with no points");
+  return best;
+}
+
+Decomposition decompose(MPI_Comm comm, const Int3& grid, const Int3& procs_requested, Comm& cart) {
+  Decomposition d;
+  d.ranks = comm_size(comm);
+  d.grid = grid;
+  d.procs = choose_procs(grid, d.ranks, procs_requested);
+  // MPI orders Cartesian ranks with the last dimension fastest; pass (z,y,x) so that x
+  // neighbours are adjacent ranks, which keeps x-neighbours on one host more often.
+  int dims[3] = {d.procs[2], d.procs[1], d.procs[0]};
+  int periods[3] = {0, 0, 0};
+  MPI_Comm c;
+  HALO3D_MPI_CHECK(MPI_Cart_create(comm, 3, dims, periods, 0, &c));
+  cart = Comm(c);
+  d.rank = cart.rank();
+  int zyx[3];
+  HALO3D_MPI_CHECK(MPI_Cart_coords(c, d.rank, 3, zyx));
+  d.coords = {zyx[2], zyx[1], zyx[0]};
+  for (int a = 0; a < 3; ++a) {
+    const Span s = split_axis(grid[a], d.procs[a], d.coords[a]);
+    d.offset[a] = s.offset;
+    d.count[a] = s.count;
+    HALO3D_MPI_CHECK(MPI_Cart_shift(c, 2 - a, 1, &d.neighbor[a][0], &d.neighbor[a][1]));
+  }
+  return d;
+}
+
+}  // namespace halo3d

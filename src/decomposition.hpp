@@ -1,0 +1,39 @@
+// 3D Cartesian block decomposition of the global grid over the ranks.
+#pragma once
+#include <mpi.h>
+
+#include <array>
+
+#include "layout.hpp"
+#include "mpi_env.hpp"
+
+namespace halo3d {
+
+using Int3 = std::array<int, 3>;
+
+// Block split of n points over p parts: the first (n mod p) parts get one extra point.
+struct Span {
+  int offset = 0, count = 0;
+};
+Span split_axis(int n, int p, int coord);
+
+// Process grid for `ranks` ranks: `requested` with zeros filled by MPI_Dims_create, the
+// larger factors placed on the longer axes. Throws BadInput when the product is not the
+// rank count or some rank would own no points.
+Int3 choose_procs(const Int3& grid, int ranks, const Int3& requested);
+
+struct Decomposition {
+  Int3 grid{}, procs{}, coords{}, offset{}, count{};
+  // neighbor[axis][side]: rank across that face, or MPI_PROC_NULL at the domain boundary.
+  std::array<std::array<int, 2>, 3> neighbor{};
+  int rank = 0, ranks = 1;
+
+  Layout layout() const { return {count[0], count[1], count[2]}; }
+  long long global_points() const { return 1LL * grid[0] * grid[1] * grid[2]; }
+};
+
+// Builds the Cartesian communicator (no reordering: rank r keeps its MPI rank, so the
+// host map and GPU binding stay valid) and this rank's box.
+Decomposition decompose(MPI_Comm comm, const Int3& grid, const Int3& procs_requested, Comm& cart);
+
+}  // namespace halo3d

@@ -1,0 +1,58 @@
+// Exit codes, error types and the MPI/HDF5 check macros (one per library).
+#pragma once
+#include <stdexcept>
+#include <string>
+
+namespace halo3d {
+
+// Documented in README.md ("Exit codes"); scripts rely on them.
+enum ExitCode : int {
+  kExitOk = 0,
+  kExitFailure = 1,        // unexpected runtime failure (a bug, a crashed rank, MPI error)
+  kExitBadInput = 2,       // malformed or impossible options or config
+  kExitNotConverged = 3,   // ran to --max-iters without reaching --tol (results written)
+  kExitBreakdown = 4,      // NaN/Inf or a solver breakdown
+  kExitIo = 5,             // output, report or checkpoint could not be written or read
+  kExitUnavailable = 6,    // backend or transport asked for is not available here
+  kExitCheckpointed = 75,  // stopped by SIGTERM/SIGUSR1 after writing a checkpoint: requeue
+};
+
+// An error with the exit code it maps to. `collective` means every rank detects it
+// identically, so ranks can exit cleanly instead of aborting the job.
+class Error : public std::runtime_error {
+ public:
+  Error(ExitCode code, const std::string& what, bool collective = true)
+      : std::runtime_error(what), code_(code), collective_(collective) {}
+  ExitCode code() const { return code_; }
+  bool collective() const { return collective_; }
+
+ private:
+  ExitCode code_;
+  bool collective_;
+};
+
+struct BadInput : Error {
+  explicit BadInput(const std::string& w) : Error(kExitBadInput, w) {}
+};
+struct IoError : Error {
+  explicit IoError(const std::string& w, bool collective = true) : Error(kExitIo, w, collective) {}
+};
+
+[[noreturn]] void throw_mpi_error(int rc, const char* expr, const char* file, int line);
+[[noreturn]] void throw_hdf5_error(const char* expr, const char* file, int line);
+
+}  // namespace halo3d
+
+#define HALO3D_MPI_CHECK(expr)                                                  \
+  do {                                                                          \
+    const int halo3d_rc_ = (expr);                                              \
+    if (halo3d_rc_ != MPI_SUCCESS) ::halo3d::throw_mpi_error(halo3d_rc_, #expr, __FILE__, __LINE__); \
+  } while (0)
+
+// HDF5 calls return a negative value on failure.
+#define HALO3D_H5_CHECK(expr)                                                   \
+  ([&]() {                                                                      \
+    auto halo3d_v_ = (expr);                                                    \
+    if (halo3d_v_ < 0) ::halo3d::throw_hdf5_error(#expr, __FILE__, __LINE__);   \
+    return halo3d_v_;                                                           \
+  }())

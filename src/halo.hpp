@@ -1,0 +1,44 @@
+// Halo exchange: the plan (neighbours, face sizes, buffers) is built once; each exchange
+// is start() (post receives, pack, send) and finish() (wait, unpack), so interior work can
+// run in between.
+#pragma once
+#include <mpi.h>
+
+#include <array>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "decomposition.hpp"
+#include "kernels.hpp"
+
+namespace halo3d {
+
+struct HaloFace {
+  Face face;
+  int neighbor = MPI_PROC_NULL;
+  std::size_t points = 0;
+};
+
+struct HaloPlan {
+  Layout layout;
+  std::vector<HaloFace> faces;  // only faces with a neighbour, in (axis, side) order
+  std::size_t bytes_per_exchange() const;  // sent by this rank per exchange
+  static HaloPlan build(const Decomposition& d);
+};
+
+// A way to move packed faces between ranks (mpi now; mpi-cuda, ipc, nccl plug in here).
+class HaloTransport {
+ public:
+  virtual ~HaloTransport() = default;
+  virtual std::string name() const = 0;
+  // Send faces of u (interior boundary layers), receive into u's ghost layers.
+  virtual void start(const double* u) = 0;
+  virtual void finish(double* u) = 0;
+};
+
+// Plain MPI: non-blocking point-to-point; with device memory the faces are staged
+// through pinned host buffers.
+std::unique_ptr<HaloTransport> make_mpi_transport(Kernels& k, const HaloPlan& plan, MPI_Comm comm);
+
+}  // namespace halo3d

@@ -1,0 +1,260 @@
+#include "hdf5_io.hpp"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+
+#include "errors.hpp"
+
+namespace halo3d {
+
+H5Id::H5Id(hid_t id, Closer c) : id_(id), close_(c) {
+  if (id < 0) throw_hdf5_error("open/create", __FILE__, __LINE__);
+}
+void H5Id::close() {
+  if (id_ >= 0) {
+    const hid_t id = std::exchange(id_, -1);
+    HALO3D_H5_CHECK(close_(id));
+  }
+}
+
+namespace {
+
+H5Id fapl(MPI_Comm comm) {
+  H5Id p(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
+  HALO3D_H5_CHECK(H5Pset_fapl_mpio(p.get(), comm, MPI_INFO_NULL));
+  // Attribute and metadata writes are collective too, so rank 0 need not be special.
+  HALO3D_H5_CHECK(H5Pset_all_coll_metadata_ops(p.get(), true));
+  HALO3D_H5_CHECK(H5Pset_coll_metadata_write(p.get(), true));
+  return p;
+}
+
+H5Id collective_xfer() {
+  H5Id p(H5Pcreate(H5P_DATASET_XFER), H5Pclose);
+  HALO3D_H5_CHECK(H5Pset_dxpl_mpio(p.get(), H5FD_MPIO_COLLECTIVE));
+  return p;
+}
+
+// The rank's box as a hyperslab of [NZ][NY][NX], and a memory space picking the
+// interior out of the padded array.
+void select_box(const Decomposition& d, H5Id& file_space, H5Id& mem_space, hid_t dset) {
+  file_space = H5Id(H5Dget_space(dset), H5Sclose);
+  hsize_t gdims[3];
+  HALO3D_H5_CHECK(H5Sget_simple_extent_dims(file_space.get(), gdims, nullptr));
+  if (gdims[0] != hsize_t(d.grid[2]) || gdims[1] != hsize_t(d.grid[1]) || gdims[2] != hsize_t(d.grid[0]))
+    throw IoError("dataset shape [" + std::to_string(gdims[0]) + "][" + std::to_string(gdims[1]) +
+                  "][" + std::to_string(gdims[2]) + "] does not match grid " + to_string(d.grid));
+  const hsize_t start[3] = {hsize_t(d.offset[2]), hsize_t(d.offset[1]), hsize_t(d.offset[0])};
+  const hsize_t count[3] = {hsize_t(d.count[2]), hsize_t(d.count[1]), hsize_t(d.count[0])};
+  HALO3D_H5_CHECK(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start, nullptr, count, nullptr));
+  const hsize_t pdims[3] = {count[0] + 2, count[1] + 2, count[2] + 2};
+  mem_space = H5Id(H5Screate_simple(3, pdims, nullptr), H5Sclose);
+  const hsize_t one[3] = {1, 1, 1};
+  HALO3D_H5_CHECK(H5Sselect_hyperslab(mem_space.get(), H5S_SELECT_SET, one, nullptr, count, nullptr));
+}
+
+}  // namespace
+
+H5Id h5_create(const std::string& path, MPI_Comm comm) {
+  auto p = fapl(comm);
+  const hid_t f = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, p.get());
+  if (f < 0) throw IoError("cannot create HDF5 file " + path);
+  return H5Id(f, H5Fclose);
+}
+
+H5Id h5_open_read(const std::string& path, MPI_Comm comm) {
+  auto p = fapl(comm);
+  const hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, p.get());
+  if (f < 0) throw IoError("cannot open HDF5 file " + path + " for reading");
+  return H5Id(f, H5Fclose);
+}
+
+void h5_write_field(hid_t file, const std::string& name, const Decomposition& d, const double* local) {
+  const hsize_t gdims[3] = {hsize_t(d.grid[2]), hsize_t(d.grid[1]), hsize_t(d.grid[0])};
+  H5Id space(H5Screate_simple(3, gdims, nullptr), H5Sclose);
+  H5Id dset(H5Dcreate2(file, name.c_str(), H5T_IEEE_F64LE, space.get(), H5P_DEFAULT, H5P_DEFAULT,
+                       H5P_DEFAULT),
+            H5Dclose);
+  H5Id fs, ms;
+  select_box(d, fs, ms, dset.get());
+  auto xfer = collective_xfer();
+  HALO3D_H5_CHECK(H5Dwrite(dset.get(), H5T_NATIVE_DOUBLE, ms.get(), fs.get(), xfer.get(), local));
+}
+
+void h5_read_field(hid_t file, const std::string& name, const Decomposition& d, double* local) {
+  if (!h5_exists(file, name)) throw IoError("dataset /" + name + " is missing");
+  H5Id dset(H5Dopen2(file, name.c_str(), H5P_DEFAULT), H5Dclose);
+  H5Id fs, ms;
+  select_box(d, fs, ms, dset.get());
+  auto xfer = collective_xfer();
+  HALO3D_H5_CHECK(H5Dread(dset.get(), H5T_NATIVE_DOUBLE, ms.get(), fs.get(), xfer.get(), local));
+}
+
+void h5_write_vector(hid_t file, const std::string& name, const std::vector<double>& v,
+                     MPI_Comm comm) {
+  const hsize_t n = v.size();
+  H5Id space(H5Screate_simple(1, &n, nullptr), H5Sclose);
+  H5Id dset(H5Dcreate2(file, name.c_str(), H5T_IEEE_F64LE, space.get(), H5P_DEFAULT, H5P_DEFAULT,
+                       H5P_DEFAULT),
+            H5Dclose);
+  H5Id fs(H5Dget_space(dset.get()), H5Sclose);
+  H5Id ms(H5Screate_simple(1, &n, nullptr), H5Sclose);
+  // Every rank holds the same values; rank 0 alone writes them, inside a collective call.
+  if (comm_rank(comm) != 0 || n == 0) {
+    HALO3D_H5_CHECK(H5Sselect_none(fs.get()));
+    HALO3D_H5_CHECK(H5Sselect_none(ms.get()));
+  }
+  auto xfer = collective_xfer();
+  HALO3D_H5_CHECK(H5Dwrite(dset.get(), H5T_NATIVE_DOUBLE, ms.get(), fs.get(), xfer.get(), v.data()));
+}
+
+std::vector<double> h5_read_vector(hid_t file, const std::string& name) {
+  if (!h5_exists(file, name)) throw IoError("dataset /" + name + " is missing");
+  H5Id dset(H5Dopen2(file, name.c_str(), H5P_DEFAULT), H5Dclose);
+  H5Id fs(H5Dget_space(dset.get()), H5Sclose);
+  hsize_t n = 0;
+  HALO3D_H5_CHECK(H5Sget_simple_extent_dims(fs.get(), &n, nullptr));
+  std::vector<double> v(n);
+  if (n) HALO3D_H5_CHECK(H5Dread(dset.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()));
+  return v;
+}
+
+bool h5_exists(hid_t file, const std::string& name) {
+  return H5Lexists(file, name.c_str(), H5P_DEFAULT) > 0;
+}
+
+void h5_attr(hid_t obj, const std::string& name, const std::string& value) {
+  H5Id type(H5Tcopy(H5T_C_S1), H5Tclose);
+  HALO3D_H5_CHECK(H5Tset_size(type.get(), value.empty() ? 1 : value.size()));
+  HALO3D_H5_CHECK(H5Tset_strpad(type.get(), H5T_STR_NULLPAD));
+  H5Id space(H5Screate(H5S_SCALAR), H5Sclose);
+  H5Id a(H5Acreate2(obj, name.c_str(), type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+  HALO3D_H5_CHECK(H5Awrite(a.get(), type.get(), value.empty() ? "" : value.data()));
+}
+
+void h5_attr(hid_t obj, const std::string& name, const std::vector<long long>& value) {
+  const hsize_t n = value.size();
+  H5Id space(H5Screate_simple(1, &n, nullptr), H5Sclose);
+  H5Id a(H5Acreate2(obj, name.c_str(), H5T_STD_I64LE, space.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+  HALO3D_H5_CHECK(H5Awrite(a.get(), H5T_NATIVE_LLONG, value.data()));
+}
+
+void h5_attr(hid_t obj, const std::string& name, const std::vector<double>& value) {
+  const hsize_t n = value.size();
+  H5Id space(H5Screate_simple(1, &n, nullptr), H5Sclose);
+  H5Id a(H5Acreate2(obj, name.c_str(), H5T_IEEE_F64LE, space.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+  HALO3D_H5_CHECK(H5Awrite(a.get(), H5T_NATIVE_DOUBLE, value.data()));
+}
+
+void h5_attr_matrix(hid_t obj, const std::string& name, const std::vector<Int3>& rows) {
+  const hsize_t dims[2] = {rows.size(), 3};
+  std::vector<long long> flat;
+  for (const auto& r : rows) flat.insert(flat.end(), r.begin(), r.end());
+  H5Id space(H5Screate_simple(2, dims, nullptr), H5Sclose);
+  H5Id a(H5Acreate2(obj, name.c_str(), H5T_STD_I64LE, space.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+  HALO3D_H5_CHECK(H5Awrite(a.get(), H5T_NATIVE_LLONG, flat.data()));
+}
+
+bool h5_has_attr(hid_t obj, const std::string& name) { return H5Aexists(obj, name.c_str()) > 0; }
+
+std::string h5_attr_string(hid_t obj, const std::string& name) {
+  if (!h5_has_attr(obj, name)) throw IoError("attribute " + name + " is missing");
+  H5Id a(H5Aopen(obj, name.c_str(), H5P_DEFAULT), H5Aclose);
+  H5Id type(H5Aget_type(a.get()), H5Tclose);
+  if (H5Tget_class(type.get()) != H5T_STRING || H5Tis_variable_str(type.get()) > 0)
+    throw IoError("attribute " + name + " is not a fixed-length string");
+  std::string s(H5Tget_size(type.get()), '\0');
+  HALO3D_H5_CHECK(H5Aread(a.get(), type.get(), s.data()));
+  s.resize(std::strlen(s.c_str()));
+  return s;
+}
+
+namespace {
+template <class T>
+std::vector<T> read_numeric_attr(hid_t obj, const std::string& name, hid_t mem_type) {
+  if (!h5_has_attr(obj, name)) throw IoError("attribute " + name + " is missing");
+  H5Id a(H5Aopen(obj, name.c_str(), H5P_DEFAULT), H5Aclose);
+  H5Id space(H5Aget_space(a.get()), H5Sclose);
+  const hssize_t n = H5Sget_simple_extent_npoints(space.get());
+  std::vector<T> v(n < 0 ? 0 : std::size_t(n));
+  if (!v.empty()) HALO3D_H5_CHECK(H5Aread(a.get(), mem_type, v.data()));
+  return v;
+}
+}  // namespace
+
+std::vector<long long> h5_attr_ints(hid_t obj, const std::string& name) {
+  return read_numeric_attr<long long>(obj, name, H5T_NATIVE_LLONG);
+}
+std::vector<double> h5_attr_doubles(hid_t obj, const std::string& name) {
+  return read_numeric_attr<double>(obj, name, H5T_NATIVE_DOUBLE);
+}
+
+AtomicH5File::AtomicH5File(const std::string& path, MPI_Comm comm)
+    : path_(path), tmp_(path + ".partial"), comm_(comm), file_(h5_create(tmp_, comm)) {}
+
+AtomicH5File::~AtomicH5File() {
+  if (committed_) return;
+  try {
+    file_ = H5Id();
+  } catch (...) {
+  }
+  int rank = 0;
+  MPI_Comm_rank(comm_, &rank);
+  if (rank == 0) std::remove(tmp_.c_str());
+}
+
+void AtomicH5File::commit() {
+  file_.close();  // collective: every rank's data is on disk once this returns everywhere
+  HALO3D_MPI_CHECK(MPI_Barrier(comm_));
+  int rank = 0, ok = 1;
+  MPI_Comm_rank(comm_, &rank);
+  std::string why;
+  if (rank == 0 && std::rename(tmp_.c_str(), path_.c_str()) != 0) ok = 0, why = std::strerror(errno);
+  HALO3D_MPI_CHECK(MPI_Bcast(&ok, 1, MPI_INT, 0, comm_));
+  committed_ = true;
+  if (!ok) throw IoError("cannot rename " + tmp_ + " to " + path_ + (why.empty() ? "" : ": " + why));
+}
+
+void check_writable(const std::string& path, MPI_Comm comm) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  char why[256] = {};
+  int ok = 1;
+  if (rank == 0) {
+    const std::string probe = path + ".partial";
+    FILE* f = std::fopen(probe.c_str(), "wb");
+    if (!f) {
+      ok = 0;
+      std::snprintf(why, sizeof why, "%s", std::strerror(errno));
+    } else {
+      std::fclose(f);
+      std::remove(probe.c_str());
+    }
+  }
+  HALO3D_MPI_CHECK(MPI_Bcast(&ok, 1, MPI_INT, 0, comm));
+  HALO3D_MPI_CHECK(MPI_Bcast(why, sizeof why, MPI_CHAR, 0, comm));
+  if (!ok) throw IoError("cannot write " + path + ": " + why);
+}
+
+void write_xdmf(const std::string& h5_path, const Int3& grid, const std::array<double, 3>& h) {
+  const std::string xdmf = h5_path.substr(0, h5_path.rfind('.') == std::string::npos ? h5_path.size() : h5_path.rfind('.')) + ".xdmf";
+  const std::string base = h5_path.substr(h5_path.find_last_of('/') + 1);
+  const std::string tmp = xdmf + ".partial";
+  {
+    std::ofstream o(tmp);
+    const std::string dims = std::to_string(grid[2]) + " " + std::to_string(grid[1]) + " " + std::to_string(grid[0]);
+    o << "<?xml version=\"1.0\" ?>\n<Xdmf Version=\"3.0\">\n <Domain>\n  <Grid Name=\"halo3d\" GridType=\"Uniform\">\n"
+      << "   <Topology TopologyType=\"3DCoRectMesh\" Dimensions=\"" << dims << "\"/>\n"
+      << "   <Geometry GeometryType=\"ORIGIN_DXDYDZ\">\n"
+      << "    <DataItem Dimensions=\"3\" NumberType=\"Float\" Precision=\"8\" Format=\"XML\">" << h[2] << " " << h[1] << " " << h[0] << "</DataItem>\n"
+      << "    <DataItem Dimensions=\"3\" NumberType=\"Float\" Precision=\"8\" Format=\"XML\">" << h[2] << " " << h[1] << " " << h[0] << "</DataItem>\n"
+      << "   </Geometry>\n   <Attribute Name=\"u\" AttributeType=\"Scalar\" Center=\"Node\">\n"
+      << "    <DataItem Dimensions=\"" << dims << "\" NumberType=\"Float\" Precision=\"8\" Format=\"HDF\">" << base << ":/u</DataItem>\n"
+      << "   </Attribute>\n  </Grid>\n </Domain>\n</Xdmf>\n";
+    if (!o) throw IoError("cannot write " + tmp, false);
+  }
+  if (std::rename(tmp.c_str(), xdmf.c_str()) != 0) throw IoError("cannot rename " + tmp + " to " + xdmf, false);
+}
+
+}  // namespace halo3d

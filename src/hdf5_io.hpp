@@ -1,0 +1,88 @@
+// Parallel HDF5: collective writes of distributed fields (each rank its hyperslab), the
+// solution file with its XDMF sidecar, and checkpoints.
+#pragma once
+#include <hdf5.h>
+#include <mpi.h>
+
+#include <array>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "decomposition.hpp"
+#include "mpi_env.hpp"
+#include "options.hpp"
+
+namespace halo3d {
+
+// Owns one HDF5 identifier and closes it with the matching H5*close.
+class H5Id {
+ public:
+  using Closer = herr_t (*)(hid_t);
+  H5Id() = default;
+  H5Id(hid_t id, Closer c);
+  H5Id(H5Id&& o) noexcept : id_(std::exchange(o.id_, -1)), close_(o.close_) {}
+  H5Id& operator=(H5Id&& o) noexcept {
+    std::swap(id_, o.id_);
+    std::swap(close_, o.close_);
+    return *this;
+  }
+  H5Id(const H5Id&) = delete;
+  H5Id& operator=(const H5Id&) = delete;
+  ~H5Id() {
+    if (id_ >= 0) close_(id_);
+  }
+  hid_t get() const { return id_; }
+  void close();  // closes now, reporting failure (a destructor cannot)
+
+ private:
+  hid_t id_ = -1;
+  Closer close_ = nullptr;
+};
+
+// A file opened collectively on `comm` with the MPI-IO driver.
+H5Id h5_create(const std::string& path, MPI_Comm comm);
+H5Id h5_open_read(const std::string& path, MPI_Comm comm);
+
+// /name as float64 [NZ][NY][NX]; `local` is the rank's padded array (ghosts skipped).
+void h5_write_field(hid_t file, const std::string& name, const Decomposition& d, const double* local);
+void h5_read_field(hid_t file, const std::string& name, const Decomposition& d, double* local);
+// A small 1D dataset every rank holds identically (rank 0 writes it).
+void h5_write_vector(hid_t file, const std::string& name, const std::vector<double>& v,
+                     MPI_Comm comm);
+std::vector<double> h5_read_vector(hid_t file, const std::string& name);
+bool h5_exists(hid_t file, const std::string& name);
+
+void h5_attr(hid_t obj, const std::string& name, const std::string& value);
+void h5_attr(hid_t obj, const std::string& name, const std::vector<long long>& value);
+void h5_attr(hid_t obj, const std::string& name, const std::vector<double>& value);
+void h5_attr_matrix(hid_t obj, const std::string& name, const std::vector<Int3>& rows);
+std::string h5_attr_string(hid_t obj, const std::string& name);
+std::vector<long long> h5_attr_ints(hid_t obj, const std::string& name);
+std::vector<double> h5_attr_doubles(hid_t obj, const std::string& name);
+bool h5_has_attr(hid_t obj, const std::string& name);
+
+// Collective, crash-safe file creation: everything is written to `path + ".partial"`,
+// which rank 0 renames to `path` only after every rank has closed it successfully.
+class AtomicH5File {
+ public:
+  AtomicH5File(const std::string& path, MPI_Comm comm);
+  ~AtomicH5File();  // not committed: the partial file is removed
+  hid_t get() const { return file_.get(); }
+  void commit();
+
+ private:
+  std::string path_, tmp_;
+  MPI_Comm comm_;
+  H5Id file_;
+  bool committed_ = false;
+};
+
+// Checks, collectively and before any solving, that `path` can be created; throws
+// IoError on every rank with the reason if not.
+void check_writable(const std::string& path, MPI_Comm comm);
+
+// The XDMF sidecar that lets ParaView/VisIt open /u of `h5_path` directly.
+void write_xdmf(const std::string& h5_path, const Int3& grid, const std::array<double, 3>& h);
+
+}  // namespace halo3d

@@ -1,0 +1,57 @@
+#include <hdf5.h>
+
+#include <cstdio>
+#include <exception>
+
+#include "app.hpp"
+#include "cli.hpp"
+#include "errors.hpp"
+#include "kernels.hpp"
+#include "mpi_env.hpp"
+#include "reduction.hpp"
+
+namespace {
+
+// Every rank prints nothing but rank 0 prints the error, then all exit with its code.
+// An error only some ranks may have seen cannot be agreed on: abort the whole job,
+// which ends every rank within seconds instead of leaving the others to hang.
+int fail(const char* what, int code, bool collective) {
+  const int rank = halo3d::comm_rank(MPI_COMM_WORLD);
+  if (collective) {
+    if (rank == 0) std::fprintf(stderr, "halo3d: error: %s\n", what);
+    return code;
+  }
+  std::fprintf(stderr, "halo3d: error on rank %d: %s\n", rank, what);
+  std::fflush(stderr);
+  MPI_Abort(MPI_COMM_WORLD, code);
+  return code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  halo3d::MpiSession mpi(&argc, &argv);
+  // Errors are reported as one line by halo3d, not as HDF5's error stack.
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  const int rank = halo3d::comm_rank(MPI_COMM_WORLD);
+
+  const halo3d::Command cmd = halo3d::parse_command_line(argc, argv);
+  if (cmd.exit_code >= 0) {
+    if (rank == 0) std::fputs(cmd.message.c_str(), cmd.exit_code == 0 ? stdout : stderr);
+    return cmd.exit_code;
+  }
+  try {
+    if (cmd.name == "solve") {
+      halo3d::install_stop_signal_handlers();
+      return halo3d::run_solve(cmd.solve, MPI_COMM_WORLD);
+    }
+    if (cmd.name == "bench") return halo3d::run_bench(cmd.bench, MPI_COMM_WORLD);
+    return halo3d::run_info(MPI_COMM_WORLD);
+  } catch (const halo3d::Error& e) {
+    return fail(e.what(), e.code(), e.collective());
+  } catch (const halo3d::BackendUnavailable& e) {
+    return fail(e.what(), halo3d::kExitUnavailable, true);
+  } catch (const std::exception& e) {
+    return fail(e.what(), halo3d::kExitFailure, false);
+  }
+}

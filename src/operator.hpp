@@ -1,0 +1,59 @@
+// The distributed operator: stencil sweeps with their halo exchange, overlapped or not.
+// Solvers call these and never see a region, a lane or a message.
+#pragma once
+#include <mpi.h>
+
+#include <array>
+#include <memory>
+
+#include "decomposition.hpp"
+#include "halo.hpp"
+#include "kernels.hpp"
+#include "timers.hpp"
+
+namespace halo3d {
+
+class DistributedOperator {
+ public:
+  DistributedOperator(Kernels& k, const Decomposition& d, const Stencil& s,
+                      std::unique_ptr<HaloTransport> transport, bool overlap, Timers& timers);
+
+  const Layout& layout() const { return layout_; }
+  const Stencil& stencil() const { return stencil_; }
+  const HaloPlan& plan() const { return plan_; }
+  Kernels& kernels() { return k_; }
+  const HaloTransport& transport() const { return *transport_; }
+  bool overlap() const { return overlap_; }
+  double global_points() const { return global_points_; }
+
+  // out = A u (u's ghost layers are refreshed); slot += u.out
+  void apply(double* u, double* out, int dot_slot = kNoReduction);
+  // res = f - A u; slot += res.res
+  void residual(const double* f, double* u, double* res, int rr_slot);
+  // unew = u + (f - A u)/diag; slot += |f - A u|^2
+  void jacobi(const double* f, double* u, double* unew, int rr_slot);
+  // unew = u - alpha_dt A u
+  void heat(double alpha_dt, double* u, double* unew);
+
+  // The interior sweep region and the six boundary-shell slabs around it (disjoint,
+  // covering the local box); public for tests.
+  const Region& inner() const { return inner_; }
+  const std::array<Region, 6>& shell() const { return shell_; }
+
+ private:
+  template <class Sweep>
+  void sweep_with_halo(double* u, const Sweep& sweep);
+
+  Kernels& k_;
+  Layout layout_;
+  Stencil stencil_;
+  HaloPlan plan_;
+  std::unique_ptr<HaloTransport> transport_;
+  bool overlap_;
+  double global_points_;
+  Timers& timers_;
+  Region inner_;
+  std::array<Region, 6> shell_;
+};
+
+}  // namespace halo3d

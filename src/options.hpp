@@ -1,0 +1,57 @@
+// Everything a run is configured with; filled from the command line or a TOML config.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "decomposition.hpp"
+
+namespace halo3d {
+
+struct SolveOptions {
+  // Problem
+  Int3 grid{64, 64, 64};
+  std::string problem = "poisson";  // poisson | heat
+  std::string rhs = "modes";        // modes | random
+  std::vector<Int3> modes{{1, 1, 1}};
+  std::uint64_t seed = 1;
+  // Solver
+  std::string solver = "cg";  // cg | jacobi (poisson)
+  double tol = 1e-8;
+  long max_iters = 10000;
+  long steps = 100;    // heat
+  double alpha = 1.0;  // heat diffusivity
+  double dt = 0.0;     // heat; 0 = 0.9 of the stability limit
+  // Parallel
+  Int3 procs{0, 0, 0};
+  std::string backend = "auto";  // auto | host | cuda
+  std::string halo = "auto";     // auto | mpi | mpi-cuda | ipc | nccl
+  bool overlap = true;
+  // Output
+  int monitor = 0;
+  std::string output = "solution.h5";  // "none" for no file
+  std::string report;                  // JSON report path, empty for none
+  // Checkpoint / restart
+  std::string checkpoint;
+  long checkpoint_every = 0;
+  std::string restart;
+  // The config file given with --config, recorded in reports.
+  std::string config_file;
+};
+
+struct BenchOptions {
+  Int3 grid{256, 256, 256};
+  Int3 procs{0, 0, 0};
+  std::string backend = "auto";
+  std::string halo = "auto";
+  bool overlap = true;
+  int reps = 20;
+  int warmup = 3;
+  std::string report;
+};
+
+// Throws BadInput for values that are each well-formed but impossible together.
+void validate(const SolveOptions& o);
+std::string to_string(const Int3& v);
+
+}  // namespace halo3d

@@ -1,0 +1,83 @@
+#include "problem.hpp"
+
+#include <cmath>
+
+namespace halo3d {
+
+namespace {
+constexpr double kPi = 3.14159265358979323846;
+}
+
+double random_value(std::uint64_t seed, std::uint64_t index) {
+  std::uint64_t z = seed * 0x9E3779B97F4A7C15ull + index + 0x632BE59BD9B4E019ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  return double(z >> 11) * 0x1.0p-52 - 1.0;  // 53 random bits in [-1, 1)
+}
+
+Problem::Problem(const SolveOptions& o)
+    : problem_(o.problem), rhs_(o.rhs), modes_(o.modes), seed_(o.seed), grid_(o.grid) {
+  for (int d = 0; d < 3; ++d) h_[d] = 1.0 / (grid_[d] + 1);
+}
+
+double Problem::lambda(const Int3& k) const {
+  double l = 0;
+  for (int d = 0; d < 3; ++d) {
+    const double s = std::sin(k[d] * kPi * h_[d] / 2);
+    l += 4.0 / (h_[d] * h_[d]) * s * s;
+  }
+  return l;
+}
+
+double Problem::dt_limit(double alpha) const { return 1.0 / (alpha * stencil().diag); }
+
+double Problem::mode_value(const Int3& k, int gi, int gj, int gk) const {
+  return std::sin(k[0] * kPi * (gi + 1) * h_[0]) * std::sin(k[1] * kPi * (gj + 1) * h_[1]) *
+         std::sin(k[2] * kPi * (gk + 1) * h_[2]);
+}
+
+void Problem::fill_source(const Decomposition& d, std::vector<double>& padded) const {
+  const Layout l = d.layout();
+  padded.assign(l.padded_size(), 0.0);
+  for (int k = 0; k < l.nz; ++k)
+    for (int j = 0; j < l.ny; ++j)
+      for (int i = 0; i < l.nx; ++i) {
+        const int gi = d.offset[0] + i, gj = d.offset[1] + j, gk = d.offset[2] + k;
+        double v = 0;
+        if (rhs_ == "random") {
+          const std::uint64_t index = std::uint64_t(gi) + std::uint64_t(grid_[0]) * (gj + std::uint64_t(grid_[1]) * gk);
+          v = random_value(seed_, index);
+        } else {
+          for (const Int3& m : modes_) {
+            const double s = mode_value(m, gi, gj, gk);
+            v += problem_ == "heat" ? s : kPi * kPi * double(m[0] * m[0] + m[1] * m[1] + m[2] * m[2]) * s;
+          }
+        }
+        padded[l.at(i, j, k)] = v;
+      }
+}
+
+double Problem::exact_discrete(int gi, int gj, int gk) const {
+  double v = 0;
+  for (const Int3& m : modes_) {
+    const double s = mode_value(m, gi, gj, gk);
+    if (problem_ == "heat")
+      v += std::pow(1.0 - alpha_ * dt_ * lambda(m), double(steps_)) * s;
+    else
+      v += kPi * kPi * double(m[0] * m[0] + m[1] * m[1] + m[2] * m[2]) / lambda(m) * s;
+  }
+  return v;
+}
+
+double Problem::exact_continuous(int gi, int gj, int gk) const {
+  double v = 0;
+  for (const Int3& m : modes_) {
+    const double s = mode_value(m, gi, gj, gk);
+    const double k2 = double(m[0] * m[0] + m[1] * m[1] + m[2] * m[2]);
+    v += problem_ == "heat" ? std::exp(-alpha_ * kPi * kPi * k2 * dt_ * double(steps_)) * s : s;
+  }
+  return v;
+}
+
+}  // namespace halo3d

@@ -1,0 +1,49 @@
+// The numerical problem: right-hand sides, initial data and exact answers.
+#pragma once
+#include <array>
+#include <vector>
+
+#include "decomposition.hpp"
+#include "options.hpp"
+
+namespace halo3d {
+
+class Problem {
+ public:
+  explicit Problem(const SolveOptions& o);
+
+  const std::array<double, 3>& h() const { return h_; }
+  Stencil stencil() const { return Stencil::laplacian(h_[0], h_[1], h_[2]); }
+  bool has_exact() const { return rhs_ == "modes"; }
+
+  // Eigenvalue of A = -lap_h for mode k: sum_d (4/h_d^2) sin^2(K_d pi h_d / 2).
+  double lambda(const Int3& k) const;
+  // Largest stable explicit-Euler step for u_t = alpha lap u (classical 1/(alpha*diag)).
+  double dt_limit(double alpha) const;
+
+  // Fills the interior of a padded host array with the Poisson right-hand side or the
+  // heat initial condition, from global indices (independent of the decomposition).
+  void fill_source(const Decomposition& d, std::vector<double>& padded) const;
+  // Exact discrete solution (Poisson; heat after `steps` steps with c = alpha dt) and the
+  // continuous one (heat at time t = steps*dt), at global point (gi,gj,gk).
+  double exact_discrete(int gi, int gj, int gk) const;
+  double exact_continuous(int gi, int gj, int gk) const;
+
+ private:
+  double mode_value(const Int3& k, int gi, int gj, int gk) const;
+  std::string problem_, rhs_;
+  std::vector<Int3> modes_;
+  std::uint64_t seed_;
+  Int3 grid_;
+  std::array<double, 3> h_;
+  long steps_ = 0;
+  double alpha_ = 0, dt_ = 0;
+
+ public:
+  void set_heat(long steps, double alpha, double dt) { steps_ = steps, alpha_ = alpha, dt_ = dt; }
+};
+
+// Reproducible value in [-1, 1) for global point index `index` (splitmix64).
+double random_value(std::uint64_t seed, std::uint64_t index);
+
+}  // namespace halo3d

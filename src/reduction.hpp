@@ -1,0 +1,38 @@
+// Global sums that do not depend on the decomposition, and the job-wide stop flag.
+#pragma once
+#include <mpi.h>
+
+#include <vector>
+
+#include "layout.hpp"
+
+namespace halo3d {
+
+// Each rank's double-double partial sums are gathered and added on every rank in rank
+// order, in double-double, then rounded once. Every rank gets bitwise the same value,
+// and the value is the exact sum of the per-point rounded products to ~2^-100 relative,
+// so it does not change with the process grid (unless that exact sum lies within 2^-100
+// of a rounding boundary of a double).
+void global_sums(MPI_Comm comm, const DD* local, int n, double* out);
+DD dd_global_sum(MPI_Comm comm, DD local);
+
+// Signals (SIGTERM, SIGUSR1) only set a flag; ranks agree on it with a non-blocking
+// all-reduce started before an iteration's work and completed after it, so a signal
+// delivered to any one rank stops all ranks at the same iteration.
+void install_stop_signal_handlers();
+bool stop_signal_received();  // on this rank
+int stop_signal_number();     // the last signal received here, 0 if none
+
+class StopVote {
+ public:
+  explicit StopVote(MPI_Comm comm) : comm_(comm) {}
+  ~StopVote();
+  void begin();
+  bool end();  // true when any rank had received a stop signal at begin()
+ private:
+  MPI_Comm comm_;
+  MPI_Request req_ = MPI_REQUEST_NULL;
+  int local_ = 0, global_ = 0;
+};
+
+}  // namespace halo3d

@@ -1,0 +1,45 @@
+// What solve and bench both set up: host map, backend, decomposition, transport, operator.
+#pragma once
+#include <mpi.h>
+
+#include <memory>
+#include <string>
+
+#include "decomposition.hpp"
+#include "kernels.hpp"
+#include "mpi_env.hpp"
+#include "operator.hpp"
+#include "timers.hpp"
+
+namespace halo3d {
+
+struct RuntimeOptions {
+  Int3 grid{}, procs{};
+  std::string backend = "auto", halo = "auto";
+  bool overlap = true;
+  Stencil stencil;
+};
+
+struct Runtime {
+  HostMap hosts;
+  Comm cart;
+  Decomposition decomp;
+  std::unique_ptr<Kernels> kernels;
+  Timers timers;
+  std::unique_ptr<DistributedOperator> op;
+  std::string warnings;  // printed once by rank 0
+  int gpu = -1;          // device ordinal bound to this rank, -1 on the host backend
+};
+
+// Picks the backend (--backend auto: cuda when compiled and a GPU is visible), binds a
+// GPU by node-local rank, decomposes, builds the halo transport and the operator.
+// Throws BadInput / Error(kExitUnavailable) collectively.
+std::unique_ptr<Runtime> make_runtime(const RuntimeOptions& o, MPI_Comm world);
+
+// Copies a host padded array to a new device buffer, and a device buffer to host.
+Buffer upload(Kernels& k, const std::vector<double>& host);
+std::vector<double> download(Kernels& k, const Buffer& b);
+
+std::string version_string();
+
+}  // namespace halo3d

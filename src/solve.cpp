@@ -1,0 +1,271 @@
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "app.hpp"
+#include "checkpoint.hpp"
+#include "errors.hpp"
+#include "hdf5_io.hpp"
+#include "point_ops.hpp"
+#include "problem.hpp"
+#include "reduction.hpp"
+#include "runtime.hpp"
+#include "solvers.hpp"
+
+namespace halo3d {
+namespace {
+
+struct Errors {
+  double l2 = NAN, max = NAN;            // against the exact discrete solution
+  double l2_cont = NAN, max_cont = NAN;  // against the continuous solution
+};
+
+// Discrete L2 norms (sqrt(h^3 sum e^2)) and max norms of the error, reduced reproducibly.
+Errors solution_errors(const Problem& p, const Decomposition& d, const std::vector<double>& u,
+                       MPI_Comm comm) {
+  const Layout l = d.layout();
+  DD s{}, sc{};
+  double mx = 0, mxc = 0;
+  for (int k = 0; k < l.nz; ++k)
+    for (int j = 0; j < l.ny; ++j)
+      for (int i = 0; i < l.nx; ++i) {
+        const int gi = d.offset[0] + i, gj = d.offset[1] + j, gk = d.offset[2] + k;
+        const double v = u[l.at(i, j, k)];
+        const double e = v - p.exact_discrete(gi, gj, gk);
+        const double ec = v - p.exact_continuous(gi, gj, gk);
+        s = ops::dd_add(s, e * e);
+        sc = ops::dd_add(sc, ec * ec);
+        mx = std::max(mx, std::abs(e));
+        mxc = std::max(mxc, std::abs(ec));
+      }
+  DD sums[2] = {s, sc};
+  double g[2];
+  global_sums(comm, sums, 2, g);
+  double m[2] = {mx, mxc};
+  HALO3D_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, m, 2, MPI_DOUBLE, MPI_MAX, comm));
+  const double vol = p.h()[0] * p.h()[1] * p.h()[2];
+  return {std::sqrt(vol * g[0]), m[0], std::sqrt(vol * g[1]), m[1]};
+}
+
+Timers max_timers(const Timers& t, MPI_Comm comm) {
+  double v[4] = {t.compute, t.halo, t.reduction, t.io};
+  HALO3D_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, v, 4, MPI_DOUBLE, MPI_MAX, comm));
+  return {v[0], v[1], v[2], v[3]};
+}
+
+nlohmann::json to_json(const Int3& v) { return nlohmann::json::array({v[0], v[1], v[2]}); }
+
+void write_text_atomically(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".partial";
+  {
+    std::ofstream o(tmp);
+    o << text;
+    if (!o) throw IoError("cannot write " + tmp, false);
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) throw IoError("cannot rename " + tmp + " to " + path, false);
+}
+
+}  // namespace
+
+int run_solve(const SolveOptions& o, MPI_Comm world) {
+  const double t_start = now_seconds();
+  const bool root = comm_rank(world) == 0;
+  const bool heat = o.problem == "heat";
+  const std::string solver = heat ? "euler" : o.solver;
+
+  Problem prob(o);
+  double dt = 0;
+  if (heat) {
+    const double limit = prob.dt_limit(o.alpha);
+    dt = o.dt > 0 ? o.dt : 0.9 * limit;
+    if (dt > limit)
+      throw BadInput("--dt " + std::to_string(o.dt) + " is above the explicit-Euler stability limit " +
+                     std::to_string(limit) + " = 1/(alpha*2*(1/hx^2+1/hy^2+1/hz^2))");
+    prob.set_heat(o.steps, o.alpha, dt);
+  }
+
+  RuntimeOptions ro;
+  ro.grid = o.grid;
+  ro.procs = o.procs;
+  ro.backend = o.backend;
+  ro.halo = o.halo;
+  ro.overlap = o.overlap;
+  ro.stencil = prob.stencil();
+  auto rt = make_runtime(ro, world);
+  MPI_Comm comm = rt->cart.get();
+  Kernels& k = *rt->kernels;
+  const Decomposition& d = rt->decomp;
+  if (root && !rt->warnings.empty()) std::fputs(rt->warnings.c_str(), stderr);
+
+  // Fail before solving, not after hours of it.
+  const bool write_output = o.output != "none";
+  if (write_output) check_writable(o.output, comm);
+  if (!o.report.empty()) check_writable(o.report, comm);
+  if (!o.checkpoint.empty()) check_writable(o.checkpoint, comm);
+
+  std::vector<double> source;
+  prob.fill_source(d, source);
+  Buffer b = upload(k, source);
+
+  std::unique_ptr<Method> method;
+  if (heat)
+    method = make_heat(*rt->op, rt->timers, b, o.alpha * dt);
+  else if (o.solver == "jacobi")
+    method = make_jacobi(*rt->op, comm, rt->timers, b, o.tol);
+  else
+    method = make_cg(*rt->op, comm, rt->timers, b, o.tol);
+
+  const RunIdentity id = RunIdentity::of(o, solver, dt);
+  long first = 0;
+  std::vector<double> history;
+  if (!o.restart.empty()) {
+    ScopedTimer t(rt->timers.io);
+    first = read_checkpoint(o.restart, comm, d, k, *method, id, history);
+    if (root) std::printf("restarted from %s at iteration %ld\n", o.restart.c_str(), first);
+  } else {
+    method->start();
+  }
+
+  if (root) {
+    std::printf("halo3d %s: %s/%s on grid %s, %d ranks as %s, backend %s (%s), halo %s, overlap %s\n",
+                version_string().c_str(), o.problem.c_str(), solver.c_str(), to_string(o.grid).c_str(),
+                d.ranks, to_string(d.procs).c_str(), k.name().c_str(), k.device_name().c_str(),
+                rt->op->transport().name().c_str(), o.overlap ? "on" : "off");
+    std::fflush(stdout);
+  }
+
+  DriveOptions dro;
+  dro.max_iters = heat ? o.steps : o.max_iters;
+  dro.monitor = o.monitor;
+  dro.checkpoint_every = o.checkpoint_every;
+  if (!o.checkpoint.empty())
+    dro.checkpoint = [&](long it, const std::vector<double>& h) {
+      ScopedTimer t(rt->timers.io);
+      write_checkpoint(o.checkpoint, comm, d, k, *method, id, it, h);
+    };
+  const DriveResult res = drive(*method, comm, dro, first, std::move(history));
+
+  if (res.stopped_by_signal) {
+    if (root)
+      std::fprintf(stderr, "halo3d: stopped by signal %d at iteration %ld; %s; exit code %d\n",
+                   stop_signal_number() ? stop_signal_number() : 0, res.iterations,
+                   o.checkpoint.empty() ? "no --checkpoint given, state not saved"
+                                        : ("checkpoint written to " + o.checkpoint).c_str(),
+                   kExitCheckpointed);
+    return kExitCheckpointed;
+  }
+
+  // Self-checks: the true residual recomputed from scratch, and the error against the
+  // exact answers where they are known.
+  double true_rel = NAN;
+  if (!heat) {
+    Buffer r(k, b.size());
+    rt->op->residual(b.data(), method->solution().data(), r.data(), 0);
+    k.dot(d.layout(), b.data(), b.data(), 1);
+    DD parts[2];
+    k.read_slots(2, parts);
+    double g[2];
+    global_sums(comm, parts, 2, g);
+    true_rel = g[1] > 0 ? std::sqrt(g[0] / g[1]) : 0.0;
+  }
+  const std::vector<double> u = download(k, method->solution());
+  Errors err;
+  if (prob.has_exact()) err = solution_errors(prob, d, u, comm);
+
+  if (write_output) {
+    ScopedTimer t(rt->timers.io);
+    AtomicH5File f(o.output, comm);
+    h5_write_field(f.get(), "u", d, u.data());
+    h5_write_vector(f.get(), "residual_history", res.history, comm);
+    const hid_t g = f.get();
+    h5_attr(g, "grid", std::vector<long long>{o.grid[0], o.grid[1], o.grid[2]});
+    h5_attr(g, "procs", std::vector<long long>{d.procs[0], d.procs[1], d.procs[2]});
+    h5_attr(g, "spacing", std::vector<double>{prob.h()[0], prob.h()[1], prob.h()[2]});
+    h5_attr_matrix(g, "mode", o.modes);
+    h5_attr(g, "problem", o.problem);
+    h5_attr(g, "solver", solver);
+    h5_attr(g, "rhs", o.rhs);
+    h5_attr(g, "iterations", std::vector<long long>{res.iterations});
+    h5_attr(g, "relative_residual", std::vector<double>{heat ? NAN : res.relative_residual});
+    h5_attr(g, "true_relative_residual", std::vector<double>{true_rel});
+    h5_attr(g, "converged", std::vector<long long>{res.converged ? 1 : 0});
+    h5_attr(g, "l2_error", std::vector<double>{err.l2});
+    h5_attr(g, "max_error", std::vector<double>{err.max});
+    h5_attr(g, "l2_error_continuous", std::vector<double>{err.l2_cont});
+    h5_attr(g, "max_error_continuous", std::vector<double>{err.max_cont});
+    h5_attr(g, "backend", k.name());
+    h5_attr(g, "halo", rt->op->transport().name());
+    h5_attr(g, "version", version_string());
+    if (heat) h5_attr(g, "time", std::vector<double>{dt * double(res.iterations), dt, o.alpha});
+    f.commit();
+    if (root) write_xdmf(o.output, o.grid, prob.h());
+  }
+
+  const Timers t = max_timers(rt->timers, comm);
+  const long done = res.iterations - first;
+  const double per_iter = done > 0 ? res.solve_seconds / double(done) : 0.0;
+  const double gbs = per_iter > 0 ? method->bytes_per_iteration() / per_iter / 1e9 : 0.0;
+  const double gpts = per_iter > 0 ? rt->op->global_points() / per_iter / 1e9 : 0.0;
+
+  if (root) {
+    std::printf("%s after %ld iterations: relative residual %.3e", res.converged ? "converged" : (heat ? "done" : "NOT converged"),
+                res.iterations, heat ? 0.0 : res.relative_residual);
+    if (!heat) std::printf(" (true %.3e)", true_rel);
+    std::printf("\n");
+    if (prob.has_exact())
+      std::printf("error vs exact discrete: l2 %.3e max %.3e; vs continuous: l2 %.3e max %.3e\n", err.l2,
+                  err.max, err.l2_cont, err.max_cont);
+    std::printf("time: solve %.4f s, %.3e s/iteration; compute %.4f, halo %.4f, reductions %.4f, io %.4f s\n",
+                res.solve_seconds, per_iter, t.compute, t.halo, t.reduction, t.io);
+    std::printf("throughput: %.2f GB/s of vector traffic, %.3f Gpoints/s\n", gbs, gpts);
+    if (write_output) std::printf("wrote %s\n", o.output.c_str());
+    std::fflush(stdout);
+  }
+
+  if (!o.report.empty() && root) {
+    nlohmann::json j;
+    j["halo3d_version"] = version_string();
+    j["command"] = "solve";
+    j["config"] = {{"grid", to_json(o.grid)},   {"problem", o.problem}, {"solver", solver},
+                   {"rhs", o.rhs},              {"seed", o.seed},       {"tol", o.tol},
+                   {"max_iters", o.max_iters},  {"steps", o.steps},     {"alpha", o.alpha},
+                   {"dt", dt},                  {"backend", k.name()},  {"halo", rt->op->transport().name()},
+                   {"overlap", o.overlap},      {"output", o.output},   {"config_file", o.config_file}};
+    nlohmann::json modes = nlohmann::json::array();
+    for (const auto& m : o.modes) modes.push_back(to_json(m));
+    j["config"]["modes"] = modes;
+    j["ranks"] = d.ranks;
+    j["procs"] = to_json(d.procs);
+    j["hosts"] = rt->hosts.hosts.size();
+    j["device"] = k.device_name();
+    j["result"] = {{"iterations", res.iterations},
+                   {"iterations_this_run", done},
+                   {"restarted_from", first},
+                   {"converged", res.converged},
+                   {"relative_residual", heat ? nlohmann::json() : nlohmann::json(res.relative_residual)},
+                   {"true_relative_residual", heat ? nlohmann::json() : nlohmann::json(true_rel)},
+                   {"l2_error", prob.has_exact() ? nlohmann::json(err.l2) : nlohmann::json()},
+                   {"max_error", prob.has_exact() ? nlohmann::json(err.max) : nlohmann::json()},
+                   {"l2_error_continuous", prob.has_exact() ? nlohmann::json(err.l2_cont) : nlohmann::json()}};
+    j["timing"] = {{"total_s", now_seconds() - t_start}, {"solve_s", res.solve_seconds},
+                   {"per_iteration_s", per_iter},       {"compute_s", t.compute},
+                   {"halo_s", t.halo},                  {"reduction_s", t.reduction},
+                   {"io_s", t.io}};
+    j["throughput"] = {{"bytes_per_iteration", method->bytes_per_iteration()},
+                       {"gbytes_per_s", gbs},
+                       {"gpoints_per_s", gpts}};
+    j["halo_bytes_per_exchange_rank0"] = rt->op->plan().bytes_per_exchange();
+    write_text_atomically(o.report, j.dump(2) + "\n");
+  }
+
+  if (!res.converged) {
+    if (root)
+      std::fprintf(stderr, "halo3d: warning: not converged to --tol %.3e within --max-iters %ld (residual %.3e)\n",
+                   o.tol, o.max_iters, res.relative_residual);
+    return kExitNotConverged;
+  }
+  return kExitOk;
+}
+
+}  // namespace halo3d

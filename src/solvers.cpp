@@ -1,0 +1,223 @@
+#include "solvers.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+#include "errors.hpp"
+#include "reduction.hpp"
+
+namespace halo3d {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// Reads the backend's local partial sums and returns their global values.
+class Reducer {
+ public:
+  Reducer(Kernels& k, MPI_Comm comm, Timers& t) : k_(k), comm_(comm), t_(t) {}
+  double sum(int slot = 0) {
+    ScopedTimer timer(t_.reduction);
+    DD local[kReductionSlots];
+    k_.read_slots(slot + 1, local);
+    double out[kReductionSlots];
+    global_sums(comm_, local, slot + 1, out);
+    return out[slot];
+  }
+
+ private:
+  Kernels& k_;
+  MPI_Comm comm_;
+  Timers& t_;
+};
+
+class Cg final : public Method {
+ public:
+  Cg(DistributedOperator& op, MPI_Comm comm, Timers& t, const Buffer& b, double tol)
+      : op_(op), k_(op.kernels()), red_(k_, comm, t), t_(t), b_(b), tol_(tol),
+        x_(k_, b.size()), r_(k_, b.size()), p_(k_, b.size()), ap_(k_, b.size()),
+        points_(op.global_points()) {
+    k_.dot(op_.layout(), b_.data(), b_.data(), 0);
+    bnorm_ = std::sqrt(red_.sum());
+  }
+  std::string name() const override { return "cg"; }
+
+  void start() override {
+    // x0 = 0, so r0 = b - A x0 = b; computed as such so any x0 would be right.
+    op_.residual(b_.data(), x_.data(), r_.data(), 0);
+    rr_ = red_.sum();
+    ScopedTimer t(t_.compute);
+    k_.axpby(op_.layout(), 1.0, r_.data(), 0.0, p_.data());
+  }
+
+  Step step() override {
+    if (bnorm_ == 0) return {0.0, false, true};  // b = 0: x = 0 is exact
+    op_.apply(p_.data(), ap_.data(), 0);
+    const double pap = red_.sum();
+    if (!(pap > 0) || !std::isfinite(pap))
+      throw Error(kExitBreakdown, "CG breakdown: p.Ap = " + std::to_string(pap) +
+                                      " (operator not positive definite, or NaN/Inf in the data)");
+    const double alpha = rr_ / pap;
+    {
+      ScopedTimer t(t_.compute);
+      k_.cg_update(op_.layout(), alpha, p_.data(), ap_.data(), x_.data(), r_.data(), 0);
+    }
+    const double rr_new = red_.sum();
+    const double beta = rr_new / rr_;
+    {
+      ScopedTimer t(t_.compute);
+      k_.axpby(op_.layout(), 1.0, r_.data(), beta, p_.data());
+    }
+    rr_ = rr_new;
+    const double rel = std::sqrt(rr_) / bnorm_;
+    return {rel, true, rel <= tol_};
+  }
+
+  std::vector<StateVector> state() override { return {{"x", &x_}, {"r", &r_}, {"p", &p_}}; }
+  std::vector<double> scalars() const override { return {rr_}; }
+  void set_scalars(const std::vector<double>& s) override { rr_ = s.at(0); }
+  Buffer& solution() override { return x_; }
+  // apply: read p, write Ap; update: read p, Ap, x, r, write x, r; axpby: read r, p, write p.
+  double bytes_per_iteration() const override { return 11.0 * 8.0 * points_; }
+
+ private:
+  DistributedOperator& op_;
+  Kernels& k_;
+  Reducer red_;
+  Timers& t_;
+  const Buffer& b_;
+  double tol_;
+  Buffer x_, r_, p_, ap_;
+  double points_, bnorm_ = 0, rr_ = 0;
+};
+
+class Jacobi final : public Method {
+ public:
+  Jacobi(DistributedOperator& op, MPI_Comm comm, Timers& t, const Buffer& f, double tol)
+      : op_(op), k_(op.kernels()), red_(k_, comm, t), f_(f), tol_(tol), u_(k_, f.size()),
+        unew_(k_, f.size()), points_(op.global_points()) {
+    k_.dot(op_.layout(), f_.data(), f_.data(), 0);
+    fnorm_ = std::sqrt(red_.sum());
+  }
+  std::string name() const override { return "jacobi"; }
+  void start() override {}
+
+  Step step() override {
+    // One sweep gives the residual of the current iterate and the next iterate; when the
+    // current one is already good enough it is kept and the sweep's output is dropped.
+    op_.jacobi(f_.data(), u_.data(), unew_.data(), 0);
+    const double rr = red_.sum();
+    const double rel = fnorm_ > 0 ? std::sqrt(rr) / fnorm_ : 0.0;
+    if (rel <= tol_) return {rel, false, true};
+    u_.swap(unew_);
+    return {rel, true, false};
+  }
+  std::vector<StateVector> state() override { return {{"u", &u_}}; }
+  std::vector<double> scalars() const override { return {}; }
+  void set_scalars(const std::vector<double>&) override {}
+  Buffer& solution() override { return u_; }
+  double bytes_per_iteration() const override { return 3.0 * 8.0 * points_; }  // f, u, unew
+
+ private:
+  DistributedOperator& op_;
+  Kernels& k_;
+  Reducer red_;
+  const Buffer& f_;
+  double tol_;
+  Buffer u_, unew_;
+  double points_, fnorm_ = 0;
+};
+
+class Heat final : public Method {
+ public:
+  Heat(DistributedOperator& op, Timers& t, const Buffer& u0, double alpha_dt)
+      : op_(op), k_(op.kernels()), t_(t), u0_(u0), c_(alpha_dt), u_(k_, u0.size()),
+        unew_(k_, u0.size()), points_(op.global_points()) {}
+  std::string name() const override { return "euler"; }
+  bool has_residual() const override { return false; }
+  void start() override {
+    ScopedTimer t(t_.compute);
+    k_.axpby(op_.layout(), 1.0, u0_.data(), 0.0, u_.data());
+  }
+  Step step() override {
+    op_.heat(c_, u_.data(), unew_.data());
+    u_.swap(unew_);
+    return {kNaN, true, false};
+  }
+  std::vector<StateVector> state() override { return {{"u", &u_}}; }
+  std::vector<double> scalars() const override { return {}; }
+  void set_scalars(const std::vector<double>&) override {}
+  Buffer& solution() override { return u_; }
+  double bytes_per_iteration() const override { return 2.0 * 8.0 * points_; }
+
+ private:
+  DistributedOperator& op_;
+  Kernels& k_;
+  Timers& t_;
+  const Buffer& u0_;
+  double c_;
+  Buffer u_, unew_;
+  double points_;
+};
+
+}  // namespace
+
+std::unique_ptr<Method> make_cg(DistributedOperator& op, MPI_Comm comm, Timers& t, const Buffer& b, double tol) {
+  return std::make_unique<Cg>(op, comm, t, b, tol);
+}
+std::unique_ptr<Method> make_jacobi(DistributedOperator& op, MPI_Comm comm, Timers& t, const Buffer& f, double tol) {
+  return std::make_unique<Jacobi>(op, comm, t, f, tol);
+}
+std::unique_ptr<Method> make_heat(DistributedOperator& op, Timers& t, const Buffer& u0,
+                                  double alpha_dt) {
+  return std::make_unique<Heat>(op, t, u0, alpha_dt);
+}
+
+DriveResult drive(Method& m, MPI_Comm comm, const DriveOptions& o, long first,
+                  std::vector<double> history) {
+  DriveResult res;
+  res.history = std::move(history);
+  res.iterations = first;
+  res.relative_residual = res.history.empty() ? kNaN : res.history.back();
+  const bool root = comm_rank(comm) == 0;
+  StopVote vote(comm);
+  const double t0 = now_seconds();
+  while (res.iterations < o.max_iters) {
+    vote.begin();
+    const Method::Step s = m.step();
+    const bool stop = vote.end();
+    if (m.has_residual() && !std::isfinite(s.relative_residual))
+      throw Error(kExitBreakdown, "residual became " + std::to_string(s.relative_residual) +
+                                      " at iteration " + std::to_string(res.iterations + 1) +
+                                      ": the solve diverged or the input holds NaN/Inf");
+    if (m.has_residual()) res.relative_residual = s.relative_residual;
+    if (s.advanced) {
+      ++res.iterations;
+      if (m.has_residual()) res.history.push_back(s.relative_residual);
+      if (root && o.monitor > 0 && res.iterations % o.monitor == 0) {
+        if (m.has_residual())
+          std::printf("iter %8ld  rel_residual %.6e  time %10.4f s\n", res.iterations,
+                      s.relative_residual, now_seconds() - t0);
+        else
+          std::printf("step %8ld  time %10.4f s\n", res.iterations, now_seconds() - t0);
+        std::fflush(stdout);
+      }
+    }
+    if (s.converged) {
+      res.converged = true;
+      break;
+    }
+    const bool periodic = o.checkpoint_every > 0 && res.iterations % o.checkpoint_every == 0;
+    if (o.checkpoint && (periodic || stop)) o.checkpoint(res.iterations, res.history);
+    if (stop) {
+      res.stopped_by_signal = true;
+      break;
+    }
+  }
+  // Heat runs a fixed number of steps: reaching them is success.
+  if (!m.has_residual()) res.converged = res.iterations >= o.max_iters;
+  res.solve_seconds = now_seconds() - t0;
+  return res;
+}
+
+}  // namespace halo3d

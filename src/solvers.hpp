@@ -1,0 +1,72 @@
+// CG, Jacobi and explicit-Euler heat on the distributed operator, with one driver loop
+// for monitoring, stopping, signals and checkpoints.
+#pragma once
+#include <mpi.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "operator.hpp"
+#include "timers.hpp"
+
+namespace halo3d {
+
+// A named vector the method needs to continue (checkpointed and restored).
+struct StateVector {
+  std::string name;
+  Buffer* buffer;
+};
+
+class Method {
+ public:
+  virtual ~Method() = default;
+  virtual std::string name() const = 0;
+  // From a fresh start (x = 0, or u = u0 for heat).
+  virtual void start() = 0;
+  struct Step {
+    double relative_residual;  // of the iterate the method now holds; NaN for heat
+    bool advanced;             // a new iterate was made (counted as an iteration)
+    bool converged;            // reached tol: the held iterate is the answer
+  };
+  virtual bool has_residual() const { return true; }
+  virtual Step step() = 0;
+  // Vectors and scalars that, restored, make the next step() bitwise the same.
+  virtual std::vector<StateVector> state() = 0;
+  virtual std::vector<double> scalars() const = 0;
+  virtual void set_scalars(const std::vector<double>& s) = 0;
+  // The solution vector (x for CG, u for Jacobi/heat).
+  virtual Buffer& solution() = 0;
+  // Global bytes moved per iteration through device memory (for GB/s).
+  virtual double bytes_per_iteration() const = 0;
+};
+
+// Source is the right-hand side (Poisson) or initial condition (heat), interior filled.
+std::unique_ptr<Method> make_cg(DistributedOperator& op, MPI_Comm comm, Timers& t, const Buffer& b, double tol);
+std::unique_ptr<Method> make_jacobi(DistributedOperator& op, MPI_Comm comm, Timers& t, const Buffer& f, double tol);
+std::unique_ptr<Method> make_heat(DistributedOperator& op, Timers& t, const Buffer& u0,
+                                  double alpha_dt);
+
+struct DriveOptions {
+  long max_iters = 0;     // iterations (or steps) to run at most, counted from 0
+  int monitor = 0;        // progress line every N iterations on rank 0 (0: none)
+  long checkpoint_every = 0;
+  std::function<void(long iteration, const std::vector<double>& history)> checkpoint;
+};
+
+struct DriveResult {
+  long iterations = 0;
+  bool converged = false;
+  bool stopped_by_signal = false;
+  double relative_residual = 0;
+  std::vector<double> history;  // relative residual after each iteration
+  double solve_seconds = 0;
+};
+
+// Runs `method` from iteration `first` (0, or a restart's) with `history` so far.
+// Throws Error(kExitBreakdown) on NaN/Inf.
+DriveResult drive(Method& method, MPI_Comm comm, const DriveOptions& o, long first,
+                  std::vector<double> history);
+
+}  // namespace halo3d
