@@ -9,6 +9,52 @@
 namespace halo3d {
 namespace {
 
+// Short messages (CLI11's own range checks print the whole double range).
+CLI::Validator positive() {
+  return CLI::Validator(
+      [](std::string& v) {
+        double x = 0;
+        return CLI::detail::lexical_cast(v, x) && x > 0 ? std::string() : "must be a number > 0, got " + v;
+      },
+      "> 0");
+}
+CLI::Validator non_negative() {
+  return CLI::Validator(
+      [](std::string& v) {
+        double x = 0;
+        return CLI::detail::lexical_cast(v, x) && x >= 0 ? std::string() : "must be a number >= 0, got " + v;
+      },
+      ">= 0");
+}
+
+// CLI11 2.1 reads config files for the top-level app only, so the subcommand's --config
+// is applied here with CLI11's own TOML reader; options given on the command line win.
+void apply_config(CLI::App& sub, const std::string& path) {
+  std::vector<CLI::ConfigItem> items;
+  try {
+    items = CLI::ConfigTOML().from_file(path);
+  } catch (const CLI::FileError&) {
+    throw BadInput("--config " + path + ": cannot read the file");
+  }
+  for (const auto& it : items) {
+    if (it.name == "++" || it.name == "--") continue;  // section markers
+    CLI::Option* opt = nullptr;
+    try {
+      opt = sub.get_option("--" + it.name);
+    } catch (const CLI::OptionNotFound&) {
+    }
+    if (!opt || !it.parents.empty() || it.name == "config")
+      throw BadInput("--config " + path + ": unknown key '" + it.fullname() + "'");
+    if (opt->count() > 0) continue;
+    try {
+      opt->add_result(it.inputs);
+      opt->run_callback();
+    } catch (const CLI::Error& e) {
+      throw BadInput("--config " + path + ": key '" + it.name + "': " + e.what());
+    }
+  }
+}
+
 Int3 to_int3(const std::vector<int>& v, const std::string& what) {
   if (v.size() != 3) throw BadInput(what + " needs three comma-separated integers");
   return {v[0], v[1], v[2]};
@@ -33,7 +79,7 @@ void add_grid_options(CLI::App& c, std::vector<int>& grid, std::vector<int>& pro
   c.add_option("--procs", procs, "Process grid PX,PY,PZ (0 = chosen by MPI_Dims_create)")
       ->delimiter(',')
       ->expected(3)
-      ->check(CLI::NonNegativeNumber)
+      ->check(non_negative())
       ->group("Parallel");
 }
 
@@ -65,8 +111,9 @@ Command parse_command_line(int argc, char** argv) {
   std::string overlap = "on", output = o.output;
 
   CLI::App* solve = app.add_subcommand("solve", "Solve a Poisson or heat problem");
-  solve->set_config("--config", "", "Read options from this TOML file (keys = long option names)");
-  solve->allow_config_extras(CLI::config_extras_mode::error);
+  solve->option_defaults()->always_capture_default();
+  std::string solve_config, bench_config;
+  solve->add_option("--config", solve_config, "Read options from this TOML file (keys = long option names)");
   add_grid_options(*solve, grid, procs);
   solve->add_option("--problem", o.problem, "poisson: -lap u = f; heat: u_t = alpha lap u")
       ->check(CLI::IsMember({"poisson", "heat"}))
@@ -81,27 +128,27 @@ Command parse_command_line(int argc, char** argv) {
       ->check(CLI::IsMember({"cg", "jacobi"}))
       ->group("Solver");
   solve->add_option("--tol", o.tol, "Stop at this relative residual ||r||/||b||")
-      ->check(CLI::PositiveNumber)
+      ->check(positive())
       ->group("Solver");
   solve->add_option("--max-iters", o.max_iters, "Iteration limit")
-      ->check(CLI::NonNegativeNumber)
+      ->check(non_negative())
       ->group("Solver");
   solve->add_option("--steps", o.steps, "Heat: explicit Euler steps")
-      ->check(CLI::NonNegativeNumber)
+      ->check(non_negative())
       ->group("Solver");
-  solve->add_option("--alpha", o.alpha, "Heat: diffusivity")->check(CLI::PositiveNumber)->group("Solver");
+  solve->add_option("--alpha", o.alpha, "Heat: diffusivity")->check(positive())->group("Solver");
   solve->add_option("--dt", o.dt, "Heat: time step (0 = 0.9 of the stability limit)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(non_negative())
       ->group("Solver");
   add_parallel_options(*solve, o.backend, o.halo, overlap);
   solve->add_option("--monitor", o.monitor, "Progress line every N iterations (0: none)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(non_negative())
       ->group("Output");
   solve->add_option("--output", output, "Solution file (HDF5), or 'none'")->group("Output");
   solve->add_option("--report", o.report, "JSON report of the run")->group("Output");
   solve->add_option("--checkpoint", o.checkpoint, "Checkpoint file (HDF5)")->group("Checkpoint");
   solve->add_option("--checkpoint-every", o.checkpoint_every, "Checkpoint every N iterations (0: only on a signal)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(non_negative())
       ->group("Checkpoint");
   solve->add_option("--restart", o.restart, "Continue from this checkpoint")->group("Checkpoint");
 
@@ -109,15 +156,15 @@ Command parse_command_line(int argc, char** argv) {
   std::vector<int> bgrid{b.grid.begin(), b.grid.end()}, bprocs{b.procs.begin(), b.procs.end()};
   std::string boverlap = "on";
   CLI::App* bench = app.add_subcommand("bench", "Measure kernel and CG-iteration bandwidth against a copy ceiling");
-  bench->set_config("--config", "", "Read options from this TOML file");
-  bench->allow_config_extras(CLI::config_extras_mode::error);
+  bench->option_defaults()->always_capture_default();
+  bench->add_option("--config", bench_config, "Read options from this TOML file");
   add_grid_options(*bench, bgrid, bprocs);
   add_parallel_options(*bench, b.backend, b.halo, boverlap);
   bench->add_option("--reps", b.reps, "Timed repetitions (the median is reported)")
-      ->check(CLI::PositiveNumber)
+      ->check(positive())
       ->group("Benchmark");
   bench->add_option("--warmup", b.warmup, "Untimed repetitions first")
-      ->check(CLI::NonNegativeNumber)
+      ->check(non_negative())
       ->group("Benchmark");
   bench->add_option("--report", b.report, "JSON file for the results")->group("Output");
 
@@ -127,16 +174,18 @@ Command parse_command_line(int argc, char** argv) {
     app.parse(argc, argv);
     if (solve->parsed()) {
       cmd.name = "solve";
+      if (!solve_config.empty()) apply_config(*solve, solve_config);
+      o.config_file = solve_config;
       o.grid = to_int3(grid, "--grid");
       o.procs = to_int3(procs, "--procs");
       o.modes.clear();
       for (const auto& m : modes) o.modes.push_back(parse_mode(m));
       o.overlap = overlap == "on";
       o.output = output;
-      if (auto* c = solve->get_config_ptr(); c && c->count() > 0) o.config_file = c->as<std::string>();
       validate(o);
     } else if (bench->parsed()) {
       cmd.name = "bench";
+      if (!bench_config.empty()) apply_config(*bench, bench_config);
       b.grid = to_int3(bgrid, "--grid");
       b.procs = to_int3(bprocs, "--procs");
       b.overlap = boverlap == "on";

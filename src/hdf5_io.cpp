@@ -98,10 +98,11 @@ void h5_write_vector(hid_t file, const std::string& name, const std::vector<doub
   H5Id dset(H5Dcreate2(file, name.c_str(), H5T_IEEE_F64LE, space.get(), H5P_DEFAULT, H5P_DEFAULT,
                        H5P_DEFAULT),
             H5Dclose);
+  if (n == 0) return;  // same on every rank: an empty dataset needs no write
   H5Id fs(H5Dget_space(dset.get()), H5Sclose);
   H5Id ms(H5Screate_simple(1, &n, nullptr), H5Sclose);
   // Every rank holds the same values; rank 0 alone writes them, inside a collective call.
-  if (comm_rank(comm) != 0 || n == 0) {
+  if (comm_rank(comm) != 0) {
     HALO3D_H5_CHECK(H5Sselect_none(fs.get()));
     HALO3D_H5_CHECK(H5Sselect_none(ms.get()));
   }

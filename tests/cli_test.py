@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""Bad input to `halo3d solve`: a clear one-line error, a distinct non-zero exit code,
+no hang and no output file. Run: cli_test.py HALO3D MPIEXEC"""
+import os
+import subprocess
+import sys
+import tempfile
+
+HALO3D, MPIEXEC = os.path.abspath(sys.argv[1]), sys.argv[2]
+failures = []
+
+
+def run(args, ranks=2, timeout=60, cwd=None):
+    cmd = [MPIEXEC, "-np", str(ranks), "--oversubscribe", HALO3D] + args
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=cwd)
+    return p.returncode, p.stdout, p.stderr
+
+
+def expect_error(name, args, code, needle, ranks=2, files_absent=()):
+    with tempfile.TemporaryDirectory() as d:
+        try:
+            rc, out, err = run(args + ["--output", os.path.join(d, "out.h5")] if "--output" not in args else args,
+                               ranks=ranks, cwd=d)
+        except subprocess.TimeoutExpired:
+            failures.append(f"{name}: hung")
+            return
+        # mpirun adds its own banner about the non-zero exit; halo3d's part is one line.
+        lines = [l for l in err.splitlines() if l.startswith("halo3d")]
+        problems = []
+        if rc != code:
+            problems.append(f"exit {rc}, expected {code}")
+        if len(lines) != 1 or not lines[0].startswith("halo3d: error: "):
+            problems.append(f"stderr is not one 'halo3d: error:' line: {err!r}")
+        elif needle not in lines[0]:
+            problems.append(f"message lacks {needle!r}: {lines[0]!r}")
+        left = [f for f in os.listdir(d)]
+        if left:
+            problems.append(f"left files behind: {left}")
+        if problems:
+            failures.append(f"{name}: " + "; ".join(problems))
+        else:
+            print(f"ok   {name}: {lines[0]}")
+
+
+expect_error("grid with two numbers", ["solve", "--grid", "10,10"], 2, "--grid")
+expect_error("grid not a number", ["solve", "--grid", "10,x,10"], 2, "--grid")
+expect_error("grid zero", ["solve", "--grid", "10,0,10"], 2, "--grid")
+expect_error("procs product wrong", ["solve", "--grid", "8,8,8", "--procs", "2,2,1"], 2, "--procs")
+expect_error("procs leave a rank empty", ["solve", "--grid", "1,8,8", "--procs", "2,1,1"], 2, "without points")
+expect_error("unknown solver", ["solve", "--solver", "gmres"], 2, "--solver")
+expect_error("unknown backend", ["solve", "--backend", "opencl"], 2, "--backend")
+expect_error("unknown problem", ["solve", "--problem", "wave"], 2, "--problem")
+expect_error("tol zero", ["solve", "--tol", "0"], 2, "--tol")
+expect_error("tol negative", ["solve", "--tol", "-1e-8"], 2, "--tol")
+expect_error("bad mode", ["solve", "--mode", "1,0,1"], 2, "--mode")
+expect_error("unknown option", ["solve", "--gird", "8,8,8"], 2, "gird")
+expect_error("unstable dt", ["solve", "--problem", "heat", "--grid", "8,8,8", "--dt", "1.0"], 2, "stability limit")
+expect_error("missing config", ["solve", "--config", "/nonexistent/x.toml"], 2, "x.toml")
+with tempfile.NamedTemporaryFile("w", suffix=".toml", delete=False) as f:
+    f.write('grid = [8, 8, 8]\nbogus_key = 3\n')
+expect_error("config unknown key", ["solve", "--config", f.name], 2, "bogus_key")
+with tempfile.NamedTemporaryFile("w", suffix=".toml", delete=False) as f:
+    f.write('grid = [8, 8\n')
+expect_error("config malformed", ["solve", "--config", f.name], 2, "")
+expect_error("unwritable output", ["solve", "--grid", "8,8,8", "--output", "/nonexistent/dir/u.h5"], 5, "cannot write")
+expect_error("restart missing", ["solve", "--grid", "8,8,8", "--restart", "/nonexistent/c.h5"], 5, "c.h5")
+expect_error("cuda not available", ["solve", "--grid", "8,8,8", "--backend", "cuda"], 6, "cuda")
+expect_error("transport not available", ["solve", "--grid", "8,8,8", "--halo", "nccl"], 6, "nccl")
+
+# Not converging is not a crash: the file is written with converged = 0, exit code 3.
+with tempfile.TemporaryDirectory() as d:
+    out = os.path.join(d, "u.h5")
+    rc, so, se = run(["solve", "--grid", "16,16,16", "--rhs", "random", "--max-iters", "3", "--output", out])
+    import h5py
+    if rc != 3:
+        failures.append(f"not converged: exit {rc}, expected 3")
+    elif not os.path.exists(out):
+        failures.append("not converged: no output file")
+    else:
+        with h5py.File(out) as h:
+            if int(h.attrs["converged"][0]) != 0 or int(h.attrs["iterations"][0]) != 3:
+                failures.append("not converged: attributes wrong")
+            else:
+                print("ok   not converged: exit 3, file written with converged=0")
+    if "warning" not in se:
+        failures.append(f"not converged: no warning on stderr: {se!r}")
+
+# Help and version succeed.
+for args in (["--help"], ["solve", "--help"], ["--version"]):
+    rc, so, se = run(args, ranks=1)
+    if rc != 0 or not so:
+        failures.append(f"{args}: exit {rc}")
+rc, so, _ = run(["solve", "--help"], ranks=1)
+for group in ("Problem", "Solver", "Parallel", "Output", "Checkpoint"):
+    if group not in so:
+        failures.append(f"solve --help lacks group {group}")
+
+if failures:
+    print("FAILED:\n  " + "\n  ".join(failures))
+    sys.exit(1)
+print("all CLI error checks passed")

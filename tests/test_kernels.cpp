@@ -1,0 +1,241 @@
+// Every kernel of every backend against plain reference loops, on random data.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "backends.hpp"
+#include "point_ops.hpp"
+
+namespace halo3d {
+namespace {
+
+using test::make_backend;
+
+struct Fixture {
+  Layout l{13, 7, 5};  // odd sizes: no accidental alignment
+  std::mt19937_64 rng{12345};
+  std::vector<double> random_field() {
+    std::uniform_real_distribution<double> d(-1, 1);
+    std::vector<double> v(l.padded_size());
+    for (auto& x : v) x = d(rng);  // ghosts random too: kernels must read them correctly
+    return v;
+  }
+};
+
+// A reference: (A u) straight from the definition, no shared code.
+double ref_apply(const Layout& l, const Stencil& s, const std::vector<double>& u, int i, int j, int k) {
+  auto U = [&](int a, int b, int c) { return u[l.at(a, b, c)]; };
+  return s.diag * U(i, j, k) - s.cx * (U(i - 1, j, k) + U(i + 1, j, k)) -
+         s.cy * (U(i, j - 1, k) + U(i, j + 1, k)) - s.cz * (U(i, j, k - 1) + U(i, j, k + 1));
+}
+
+class KernelTest : public testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    k_ = make_backend(GetParam());
+    if (!k_) GTEST_SKIP() << "backend " << GetParam() << " not available here";
+  }
+  Buffer up(const std::vector<double>& h) {
+    Buffer b(*k_, h.size());
+    k_->copy(b.data(), h.data(), h.size(), Lane::interior);
+    k_->synchronize();
+    return b;
+  }
+  std::vector<double> down(const Buffer& b) {
+    std::vector<double> h(b.size());
+    k_->synchronize();
+    k_->copy(h.data(), b.data(), b.size(), Lane::interior);
+    k_->synchronize();
+    return h;
+  }
+  double sum_slot(int slot) {
+    DD v[kReductionSlots];
+    k_->read_slots(slot + 1, v);
+    return v[slot].hi + v[slot].lo;
+  }
+  std::unique_ptr<Kernels> k_;
+  Fixture f_;
+  Stencil s_ = Stencil::laplacian(0.1, 0.07, 0.13);
+};
+
+void expect_close(double got, double want, double rel = 1e-13) {
+  EXPECT_NEAR(got, want, rel * std::max(1.0, std::abs(want)));
+}
+
+TEST_P(KernelTest, ApplyOverRegionsMatchesReference) {
+  const auto& l = f_.l;
+  const auto u = f_.random_field();
+  auto out_h = f_.random_field();  // poisoned output: points outside the region must stay
+  Buffer u_d = up(u), out_d = up(out_h);
+  const Region r{1, 12, 0, 7, 2, 4};
+  k_->apply(l, s_, r, u_d.data(), out_d.data(), 0, Lane::boundary);
+  const double dot = sum_slot(0);
+  const auto out = down(out_d);
+  double ref_dot = 0;
+  for (int k = 0; k < l.nz; ++k)
+    for (int j = 0; j < l.ny; ++j)
+      for (int i = 0; i < l.nx; ++i) {
+        const auto c = l.at(i, j, k);
+        const bool in = i >= r.i0 && i < r.i1 && j >= r.j0 && j < r.j1 && k >= r.k0 && k < r.k1;
+        if (in) {
+          const double a = ref_apply(l, s_, u, i, j, k);
+          expect_close(out[c], a);
+          ref_dot += u[c] * a;
+        } else {
+          EXPECT_EQ(out[c], out_h[c]) << "wrote outside the region at " << i << "," << j << "," << k;
+        }
+      }
+  expect_close(dot, ref_dot, 1e-12);
+}
+
+TEST_P(KernelTest, ResidualJacobiHeat) {
+  const auto& l = f_.l;
+  const auto u = f_.random_field(), fsrc = f_.random_field();
+  Buffer u_d = up(u), f_d = up(fsrc), res_d(*k_, u.size()), un_d(*k_, u.size()), h_d(*k_, u.size());
+  const Region all = Region::whole(l);
+  k_->residual(l, s_, all, f_d.data(), u_d.data(), res_d.data(), 0, Lane::interior);
+  const double rr = sum_slot(0);
+  k_->jacobi(l, s_, all, f_d.data(), u_d.data(), un_d.data(), 1, Lane::interior);
+  const double jr = sum_slot(1);
+  k_->heat(l, s_, all, 1e-3, u_d.data(), h_d.data(), Lane::interior);
+  const auto res = down(res_d), un = down(un_d), h = down(h_d);
+  double ref_rr = 0;
+  for (int k = 0; k < l.nz; ++k)
+    for (int j = 0; j < l.ny; ++j)
+      for (int i = 0; i < l.nx; ++i) {
+        const auto c = l.at(i, j, k);
+        const double a = ref_apply(l, s_, u, i, j, k);
+        expect_close(res[c], fsrc[c] - a);
+        expect_close(un[c], u[c] + (fsrc[c] - a) / s_.diag);
+        expect_close(h[c], u[c] - 1e-3 * a);
+        ref_rr += (fsrc[c] - a) * (fsrc[c] - a);
+      }
+  expect_close(rr, ref_rr, 1e-12);
+  expect_close(jr, ref_rr, 1e-12);
+}
+
+TEST_P(KernelTest, VectorUpdatesAndDot) {
+  const auto& l = f_.l;
+  const auto x = f_.random_field(), y = f_.random_field(), p = f_.random_field(), ap = f_.random_field();
+  Buffer x_d = up(x), y_d = up(y), p_d = up(p), ap_d = up(ap), r_d = up(y);
+  k_->dot(l, x_d.data(), y_d.data(), 2);
+  const double dot = sum_slot(2);
+  k_->axpby(l, 0.3, x_d.data(), -1.7, y_d.data());
+  k_->cg_update(l, 0.25, p_d.data(), ap_d.data(), x_d.data(), r_d.data(), 0);
+  const double rr = sum_slot(0);
+  const auto y2 = down(y_d), x2 = down(x_d), r2 = down(r_d);
+  double ref_dot = 0, ref_rr = 0;
+  for (int k = -1; k <= l.nz; ++k)
+    for (int j = -1; j <= l.ny; ++j)
+      for (int i = -1; i <= l.nx; ++i) {
+        const auto c = l.at(i, j, k);
+        const bool interior = i >= 0 && i < l.nx && j >= 0 && j < l.ny && k >= 0 && k < l.nz;
+        if (!interior) {  // ghosts are not the vector's: left alone
+          EXPECT_EQ(y2[c], y[c]);
+          EXPECT_EQ(x2[c], x[c]);
+          continue;
+        }
+        ref_dot += x[c] * y[c];
+        expect_close(y2[c], 0.3 * x[c] - 1.7 * y[c]);
+        expect_close(x2[c], x[c] + 0.25 * p[c]);
+        const double r = y[c] - 0.25 * ap[c];
+        expect_close(r2[c], r);
+        ref_rr += r * r;
+      }
+  expect_close(dot, ref_dot, 1e-12);
+  expect_close(rr, ref_rr, 1e-12);
+}
+
+TEST_P(KernelTest, PackUnpackEveryFace) {
+  const auto& l = f_.l;
+  const auto u = f_.random_field();
+  Buffer u_d = up(u);
+  for (int axis = 0; axis < 3; ++axis)
+    for (int side = 0; side < 2; ++side) {
+      const Face face{axis, side};
+      int na, nb;
+      ops::face_dims(l, face, na, nb);
+      Buffer buf(*k_, std::size_t(na) * nb);
+      k_->pack(l, face, u_d.data(), buf.data(), Lane::boundary);
+      const auto packed = down(buf);
+      const int n[3] = {l.nx, l.ny, l.nz};
+      for (int b = 0; b < nb; ++b)
+        for (int a = 0; a < na; ++a) {
+          int idx[3];
+          idx[axis] = side ? n[axis] - 1 : 0;
+          idx[axis == 0 ? 1 : 0] = a;
+          idx[axis == 2 ? 1 : 2] = b;
+          ASSERT_EQ(packed[a + std::size_t(na) * b], u[l.at(idx[0], idx[1], idx[2])]);
+        }
+      // Unpacking writes the ghost layer beyond the face, and nothing else.
+      auto target = f_.random_field();
+      Buffer t_d = up(target);
+      k_->unpack(l, face, buf.data(), t_d.data(), Lane::boundary);
+      const auto t = down(t_d);
+      std::size_t changed = 0;
+      for (std::size_t c = 0; c < t.size(); ++c) changed += t[c] != target[c];
+      EXPECT_EQ(changed, std::size_t(na) * nb);
+      for (int b = 0; b < nb; ++b)
+        for (int a = 0; a < na; ++a) {
+          int idx[3];
+          idx[axis] = side ? n[axis] : -1;
+          idx[axis == 0 ? 1 : 0] = a;
+          idx[axis == 2 ? 1 : 2] = b;
+          ASSERT_EQ(t[l.at(idx[0], idx[1], idx[2])], packed[a + std::size_t(na) * b]);
+        }
+    }
+}
+
+TEST_P(KernelTest, ReductionsAreOrderIndependent) {
+  // The double-double sum of many terms of mixed sign and size does not depend on how
+  // the points are split: summing two halves equals summing all.
+  Layout l{64, 33, 17};
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> d(-1, 1);
+  std::vector<double> x(l.padded_size()), y(l.padded_size());
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = std::ldexp(d(rng), int(i % 40) - 20), y[i] = d(rng);
+  Buffer x_d = up(x), y_d = up(y), out_d(*k_, x.size());
+  k_->apply(l, s_, Region::whole(l), x_d.data(), out_d.data(), 0, Lane::interior);
+  DD whole[1];
+  k_->read_slots(1, whole);
+  k_->apply(l, s_, Region{0, 64, 0, 33, 0, 9}, x_d.data(), out_d.data(), 0, Lane::interior);
+  k_->apply(l, s_, Region{0, 64, 0, 33, 9, 17}, x_d.data(), out_d.data(), 0, Lane::boundary);
+  DD halves[1];
+  k_->read_slots(1, halves);
+  EXPECT_EQ(whole[0].hi + whole[0].lo, halves[0].hi + halves[0].lo);
+}
+
+TEST(HostVsCuda, BitwiseIdenticalSweeps) {
+  auto h = make_backend("host");
+  auto c = make_backend("cuda");
+  if (!c) GTEST_SKIP() << "cuda backend not available here";
+  Fixture f;
+  f.l = Layout{67, 35, 19};
+  const auto u = f.random_field();
+  const Stencil s = Stencil::laplacian(0.01, 0.02, 0.03);
+  std::vector<double> outs[2];
+  double dots[2];
+  int n = 0;
+  for (Kernels* k : {h.get(), c.get()}) {
+    Buffer ud(*k, u.size()), od(*k, u.size());
+    k->copy(ud.data(), u.data(), u.size(), Lane::interior);
+    k->apply(f.l, s, Region::whole(f.l), ud.data(), od.data(), 0, Lane::interior);
+    DD v[1];
+    k->read_slots(1, v);
+    dots[n] = v[0].hi + v[0].lo;
+    outs[n].resize(u.size());
+    k->copy(outs[n].data(), od.data(), u.size(), Lane::interior);
+    k->synchronize();
+    ++n;
+  }
+  EXPECT_EQ(outs[0], outs[1]);
+  EXPECT_EQ(dots[0], dots[1]);
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, KernelTest, testing::Values("host", "cuda"),
+                         [](const auto& info) { return info.param; });
+
+}  // namespace
+}  // namespace halo3d

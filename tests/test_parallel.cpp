@@ -1,0 +1,291 @@
+// Multi-rank tests (run under mpirun with 1-4 ranks): halo exchange, decomposition
+// invariance, exact discrete solutions, second-order convergence, HDF5 round trip.
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "app.hpp"
+#include "hdf5_io.hpp"
+#include "problem.hpp"
+#include "runtime.hpp"
+#include "solvers.hpp"
+
+namespace halo3d {
+namespace {
+
+int world_size() { return comm_size(MPI_COMM_WORLD); }
+int world_rank() { return comm_rank(MPI_COMM_WORLD); }
+
+std::string backend_under_test() {
+  const char* b = std::getenv("HALO3D_TEST_BACKEND");
+  return b ? b : "host";
+}
+
+// All factorisations of n into three factors.
+std::vector<Int3> process_grids(int n) {
+  std::vector<Int3> out;
+  for (int a = 1; a <= n; ++a)
+    for (int b = 1; b <= n; ++b)
+      if (n % (a * b) == 0) out.push_back({a, b, n / (a * b)});
+  return out;
+}
+
+// Gathers a distributed field into a global [NZ][NY][NX] array on every rank.
+std::vector<double> gather(const Decomposition& d, const std::vector<double>& padded, MPI_Comm comm) {
+  const Layout l = d.layout();
+  std::vector<double> g(std::size_t(d.global_points()), 0.0);
+  for (int k = 0; k < l.nz; ++k)
+    for (int j = 0; j < l.ny; ++j)
+      for (int i = 0; i < l.nx; ++i)
+        g[(d.offset[0] + i) + std::size_t(d.grid[0]) * ((d.offset[1] + j) + std::size_t(d.grid[1]) * (d.offset[2] + k))] =
+            padded[l.at(i, j, k)];
+  MPI_Allreduce(MPI_IN_PLACE, g.data(), int(g.size()), MPI_DOUBLE, MPI_SUM, comm);
+  return g;
+}
+
+struct SolveOutcome {
+  std::vector<double> u;  // global
+  DriveResult result;
+  Int3 procs;
+};
+
+// The solver path of `halo3d solve`, in-process, on any communicator.
+SolveOutcome solve(SolveOptions o, MPI_Comm comm) {
+  Problem prob(o);
+  double dt = 0;
+  if (o.problem == "heat") {
+    dt = o.dt > 0 ? o.dt : 0.9 * prob.dt_limit(o.alpha);
+    prob.set_heat(o.steps, o.alpha, dt);
+  }
+  RuntimeOptions ro;
+  ro.grid = o.grid;
+  ro.procs = o.procs;
+  ro.backend = o.backend;
+  ro.halo = o.halo;
+  ro.overlap = o.overlap;
+  ro.stencil = prob.stencil();
+  auto rt = make_runtime(ro, comm);
+  std::vector<double> src;
+  prob.fill_source(rt->decomp, src);
+  Buffer b = upload(*rt->kernels, src);
+  std::unique_ptr<Method> m;
+  if (o.problem == "heat")
+    m = make_heat(*rt->op, rt->timers, b, o.alpha * dt);
+  else if (o.solver == "jacobi")
+    m = make_jacobi(*rt->op, rt->cart.get(), rt->timers, b, o.tol);
+  else
+    m = make_cg(*rt->op, rt->cart.get(), rt->timers, b, o.tol);
+  m->start();
+  DriveOptions dro;
+  dro.max_iters = o.problem == "heat" ? o.steps : o.max_iters;
+  SolveOutcome out;
+  out.result = drive(*m, rt->cart.get(), dro, 0, {});
+  out.u = gather(rt->decomp, download(*rt->kernels, m->solution()), rt->cart.get());
+  out.procs = rt->decomp.procs;
+  return out;
+}
+
+SolveOptions base_options() {
+  SolveOptions o;
+  o.backend = backend_under_test();
+  o.output = "none";
+  return o;
+}
+
+double max_abs_diff(const std::vector<double>& a, const std::vector<double>& b) {
+  double m = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) m = std::max(m, std::abs(a[i] - b[i]));
+  return m;
+}
+double max_abs(const std::vector<double>& a) {
+  double m = 0;
+  for (double v : a) m = std::max(m, std::abs(v));
+  return m;
+}
+
+std::vector<double> exact_discrete(const SolveOptions& o, double dt = 0) {
+  Problem p(o);
+  if (o.problem == "heat") p.set_heat(o.steps, o.alpha, dt > 0 ? dt : 0.9 * p.dt_limit(o.alpha));
+  std::vector<double> e;
+  for (int k = 0; k < o.grid[2]; ++k)
+    for (int j = 0; j < o.grid[1]; ++j)
+      for (int i = 0; i < o.grid[0]; ++i) e.push_back(p.exact_discrete(i, j, k));
+  return e;
+}
+
+TEST(Halo, GhostsHoldTheNeighboursValues) {
+  for (const Int3& procs : process_grids(world_size())) {
+    const Int3 grid{11, 6, 9};
+    RuntimeOptions ro;
+    ro.grid = grid;
+    ro.procs = procs;
+    ro.backend = backend_under_test();
+    ro.stencil = Stencil::laplacian(1, 1, 1);
+    if (procs[0] > grid[0] || procs[1] > grid[1] || procs[2] > grid[2]) continue;
+    auto rt = make_runtime(ro, MPI_COMM_WORLD);
+    const Decomposition& d = rt->decomp;
+    const Layout l = d.layout();
+    auto value = [&](int gi, int gj, int gk) {
+      const bool inside = gi >= 0 && gi < grid[0] && gj >= 0 && gj < grid[1] && gk >= 0 && gk < grid[2];
+      return inside ? random_value(3, std::uint64_t(gi) + 100 * (gj + 100 * std::uint64_t(gk))) : 0.0;
+    };
+    std::vector<double> h(l.padded_size(), 0.0);
+    for (int k = 0; k < l.nz; ++k)
+      for (int j = 0; j < l.ny; ++j)
+        for (int i = 0; i < l.nx; ++i) h[l.at(i, j, k)] = value(d.offset[0] + i, d.offset[1] + j, d.offset[2] + k);
+    Buffer u = upload(*rt->kernels, h);
+    auto transport = make_mpi_transport(*rt->kernels, HaloPlan::build(d), rt->cart.get());
+    transport->start(u.data());
+    transport->finish(u.data());
+    const auto got = download(*rt->kernels, u);
+    // Every face ghost (not edges/corners, which a 7-point stencil never reads).
+    for (int k = -1; k <= l.nz; ++k)
+      for (int j = -1; j <= l.ny; ++j)
+        for (int i = -1; i <= l.nx; ++i) {
+          const int outside = (i < 0 || i >= l.nx) + (j < 0 || j >= l.ny) + (k < 0 || k >= l.nz);
+          if (outside != 1) continue;
+          ASSERT_EQ(got[l.at(i, j, k)], value(d.offset[0] + i, d.offset[1] + j, d.offset[2] + k))
+              << "procs " << to_string(procs) << " ghost " << i << "," << j << "," << k;
+        }
+  }
+}
+
+TEST(Operator, OverlapOnAndOffGiveIdenticalResults) {
+  SolveOptions o = base_options();
+  o.grid = {19, 14, 23};
+  o.rhs = "random";
+  o.max_iters = 25;
+  o.tol = 1e-300;  // run exactly max_iters
+  o.overlap = false;
+  const auto off = solve(o, MPI_COMM_WORLD);
+  o.overlap = true;
+  const auto on = solve(o, MPI_COMM_WORLD);
+  EXPECT_EQ(off.u, on.u);
+  EXPECT_EQ(off.result.history, on.result.history);
+}
+
+TEST(Poisson, CgMatchesExactDiscreteSolution) {
+  SolveOptions o = base_options();
+  o.grid = {23, 17, 29};
+  o.modes = {{2, 3, 1}, {1, 1, 1}};
+  const auto out = solve(o, MPI_COMM_WORLD);
+  EXPECT_TRUE(out.result.converged);
+  EXPECT_LE(out.result.iterations, 3);  // two distinct eigenvalues
+  const auto exact = exact_discrete(o);
+  EXPECT_LT(max_abs_diff(out.u, exact), 1e-9 * max_abs(exact));
+}
+
+TEST(Poisson, SingleModeConvergesInOneIteration) {
+  SolveOptions o = base_options();
+  o.grid = {16, 16, 16};
+  o.modes = {{3, 1, 2}};
+  const auto out = solve(o, MPI_COMM_WORLD);
+  EXPECT_TRUE(out.result.converged);
+  EXPECT_EQ(out.result.iterations, 1);
+  const auto exact = exact_discrete(o);
+  EXPECT_LT(max_abs_diff(out.u, exact), 1e-12 * max_abs(exact));
+}
+
+TEST(Poisson, JacobiMatchesExactDiscreteSolution) {
+  SolveOptions o = base_options();
+  o.grid = {9, 8, 7};
+  o.solver = "jacobi";
+  o.tol = 1e-10;
+  const auto out = solve(o, MPI_COMM_WORLD);
+  EXPECT_TRUE(out.result.converged);
+  const auto exact = exact_discrete(o);
+  EXPECT_LT(max_abs_diff(out.u, exact), 1e-8 * max_abs(exact));
+}
+
+TEST(Poisson, SecondOrderAgainstTheContinuousSolution) {
+  // h = 1/8, 1/16, 1/32: the max error against sin(pi x) sin(pi y) sin(pi z) falls by 4.
+  std::vector<double> err;
+  for (int n : {7, 15, 31}) {
+    SolveOptions o = base_options();
+    o.grid = {n, n, n};
+    o.tol = 1e-12;
+    const auto out = solve(o, MPI_COMM_WORLD);
+    Problem p(o);
+    double e = 0;
+    for (int k = 0; k < n; ++k)
+      for (int j = 0; j < n; ++j)
+        for (int i = 0; i < n; ++i)
+          e = std::max(e, std::abs(out.u[i + n * (j + std::size_t(n) * k)] - p.exact_continuous(i, j, k)));
+    err.push_back(e);
+  }
+  for (std::size_t i = 1; i < err.size(); ++i) {
+    const double order = std::log2(err[i - 1] / err[i]);
+    EXPECT_NEAR(order, 2.0, 0.05) << "errors " << err[i - 1] << " -> " << err[i];
+  }
+}
+
+TEST(Heat, MatchesExactDiscreteSolution) {
+  SolveOptions o = base_options();
+  o.problem = "heat";
+  o.grid = {15, 12, 10};
+  o.modes = {{1, 1, 1}, {2, 1, 3}};
+  o.steps = 40;
+  o.alpha = 0.7;
+  const auto out = solve(o, MPI_COMM_WORLD);
+  EXPECT_EQ(out.result.iterations, 40);
+  const auto exact = exact_discrete(o);
+  EXPECT_LT(max_abs_diff(out.u, exact), 1e-12 * max_abs(exact));
+}
+
+TEST(Decomposition, RandomRhsIndependentOfProcessGrid) {
+  // Reference on one rank (every rank computes it alone), then every process grid of
+  // this job: same iteration count, same answer to rounding.
+  SolveOptions o = base_options();
+  o.grid = {17, 13, 11};
+  o.rhs = "random";
+  o.seed = 42;
+  const auto ref = solve(o, MPI_COMM_SELF);
+  ASSERT_TRUE(ref.result.converged);
+  for (const Int3& procs : process_grids(world_size())) {
+    o.procs = procs;
+    const auto out = solve(o, MPI_COMM_WORLD);
+    EXPECT_EQ(out.result.iterations, ref.result.iterations) << "procs " << to_string(procs);
+    EXPECT_LT(max_abs_diff(out.u, ref.u), 1e-13 * max_abs(ref.u)) << "procs " << to_string(procs);
+  }
+}
+
+TEST(Hdf5, SolutionFileRoundTrip) {
+  SolveOptions o = base_options();
+  o.grid = {12, 10, 7};
+  o.modes = {{1, 2, 1}};
+  o.output = "roundtrip_" + std::to_string(world_size()) + ".h5";
+  ASSERT_EQ(run_solve(o, MPI_COMM_WORLD), 0);
+  const auto in_process = solve(o, MPI_COMM_WORLD);
+  // Read back on one rank with a one-rank decomposition: the whole field.
+  if (world_rank() == 0) {
+    H5Id f = h5_open_read(o.output, MPI_COMM_SELF);
+    Decomposition whole;
+    whole.grid = whole.count = o.grid;
+    whole.procs = {1, 1, 1};
+    std::vector<double> u(whole.layout().padded_size());
+    h5_read_field(f.get(), "u", whole, u.data());
+    const Layout l = whole.layout();
+    std::vector<double> flat;
+    for (int k = 0; k < l.nz; ++k)
+      for (int j = 0; j < l.ny; ++j)
+        for (int i = 0; i < l.nx; ++i) flat.push_back(u[l.at(i, j, k)]);
+    EXPECT_EQ(flat, in_process.u);
+    EXPECT_EQ(h5_attr_ints(f.get(), "grid"), (std::vector<long long>{12, 10, 7}));
+    EXPECT_EQ(h5_attr_string(f.get(), "problem"), "poisson");
+    EXPECT_EQ(h5_attr_ints(f.get(), "converged"), std::vector<long long>{1});
+    EXPECT_LT(h5_attr_doubles(f.get(), "l2_error").at(0), 1e-10);
+    FILE* partial = std::fopen((o.output + ".partial").c_str(), "rb");
+    EXPECT_EQ(partial, nullptr) << "temporary file left behind";
+    if (partial) std::fclose(partial);
+    std::remove(o.output.c_str());
+    std::remove(("roundtrip_" + std::to_string(world_size()) + ".xdmf").c_str());
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+}  // namespace
+}  // namespace halo3d
