@@ -4,6 +4,7 @@
 #include <mpi.h>
 
 #include <array>
+#include <functional>
 #include <memory>
 
 #include "decomposition.hpp"
@@ -34,6 +35,14 @@ class DistributedOperator {
   void jacobi(const double* f, double* u, double* unew, int rr_slot);
   // unew = u - alpha_dt A u
   void heat(double alpha_dt, double* u, double* unew);
+
+  // Times (median of `reps`, slowest rank) of one operator application as compute only
+  // (no exchange), halo only (exchange, no sweep) and overlapped; hidden = the fraction of
+  // the halo time the overlapped application does not pay for.
+  struct OverlapTimes {
+    double compute_s = 0, halo_s = 0, overlapped_s = 0, sequential_s = 0, hidden_fraction = 0;
+  };
+  OverlapTimes measure_overlap(double* u, double* out, int reps, MPI_Comm comm);
 
   // The interior sweep region and the six boundary-shell slabs around it (disjoint,
   // covering the local box); public for tests.
