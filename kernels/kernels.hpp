@@ -33,6 +33,10 @@ class Kernels {
   virtual std::string device_name() const = 0;
   // True when Memory::device is not addressable by the host (MPI needs staging).
   virtual bool device_memory_is_remote() const = 0;
+  // The device ordinal (-1 on the host) and the lane's native queue (a cudaStream_t on
+  // CUDA, nullptr on the host): only halo transports that drive copies themselves use it.
+  virtual int device() const { return -1; }
+  virtual void* native_stream(Lane) const { return nullptr; }
 
   // Memory: zero-filled on allocation. Prefer Buffer, which owns it.
   virtual double* allocate(std::size_t n, Memory where) = 0;

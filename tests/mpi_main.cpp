@@ -24,6 +24,9 @@ class RankPrinter : public testing::EmptyTestEventListener {
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   testing::InitGoogleTest(&argc, argv);
+  // An exception on one rank must end the job, not leave the other ranks waiting in a
+  // collective of the next test: let it terminate the process, so mpirun aborts all.
+  GTEST_FLAG_SET(catch_exceptions, false);
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   auto& listeners = testing::UnitTest::GetInstance()->listeners();

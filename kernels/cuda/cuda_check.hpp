@@ -34,32 +34,34 @@ namespace detail {
 // that it is not silently lost.
 inline void log_cuda_failure(cudaError_t code, const char* expr, const char* file,
                              int line) noexcept {
+  // At process exit the runtime may already be gone; releasing then is moot, not an error.
+  if (code == cudaErrorCudartUnloading) return;
   std::fprintf(stderr, "halo3d: %s\n", CudaError::message(code, expr, file, line).c_str());
 }
 }  // namespace detail
 
 }  // namespace halo3d
 
-#define HALO3D_CUDA_CHECK(expr)                                                 \
-  do {                                                                          \
-    const cudaError_t halo3d_cuda_err_ = (expr);                                \
-    if (halo3d_cuda_err_ != cudaSuccess)                                        \
-      throw ::halo3d::CudaError(halo3d_cuda_err_, #expr, __FILE__, __LINE__);   \
+#define HALO3D_CUDA_CHECK(expr)                                               \
+  do {                                                                        \
+    const cudaError_t halo3d_cuda_err_ = (expr);                              \
+    if (halo3d_cuda_err_ != cudaSuccess)                                      \
+      throw ::halo3d::CudaError(halo3d_cuda_err_, #expr, __FILE__, __LINE__); \
   } while (false)
 
 // After every <<<>>>: a bad launch configuration is reported by the next runtime call
 // otherwise, far from its cause.
-#define HALO3D_CUDA_CHECK_LAUNCH()                                                       \
-  do {                                                                                   \
-    const cudaError_t halo3d_cuda_err_ = cudaGetLastError();                             \
-    if (halo3d_cuda_err_ != cudaSuccess)                                                 \
-      throw ::halo3d::CudaError(halo3d_cuda_err_, "kernel launch", __FILE__, __LINE__);  \
+#define HALO3D_CUDA_CHECK_LAUNCH()                                                      \
+  do {                                                                                  \
+    const cudaError_t halo3d_cuda_err_ = cudaGetLastError();                            \
+    if (halo3d_cuda_err_ != cudaSuccess)                                                \
+      throw ::halo3d::CudaError(halo3d_cuda_err_, "kernel launch", __FILE__, __LINE__); \
   } while (false)
 
 // The non-throwing form, for destructors and noexcept functions only.
-#define HALO3D_CUDA_CHECK_NOTHROW(expr)                                                   \
-  do {                                                                                    \
-    const cudaError_t halo3d_cuda_err_ = (expr);                                          \
-    if (halo3d_cuda_err_ != cudaSuccess)                                                  \
-      ::halo3d::detail::log_cuda_failure(halo3d_cuda_err_, #expr, __FILE__, __LINE__);    \
+#define HALO3D_CUDA_CHECK_NOTHROW(expr)                                                \
+  do {                                                                                 \
+    const cudaError_t halo3d_cuda_err_ = (expr);                                       \
+    if (halo3d_cuda_err_ != cudaSuccess)                                               \
+      ::halo3d::detail::log_cuda_failure(halo3d_cuda_err_, #expr, __FILE__, __LINE__); \
   } while (false)

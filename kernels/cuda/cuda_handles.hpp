@@ -28,6 +28,8 @@ class Owned {
   ~Owned() { reset(); }
 
   Handle get() const { return h_; }
+  // Gives up ownership (for memory handed to a caller that frees it explicitly).
+  Handle release() noexcept { return std::exchange(h_, Handle{}); }
   explicit operator bool() const { return h_ != Handle{}; }
   void reset() noexcept {
     if (h_ != Handle{}) Traits::release(h_);
@@ -66,7 +68,8 @@ inline Stream make_stream(int priority) {
 
 inline Event make_event(bool timing) {
   cudaEvent_t e = nullptr;
-  HALO3D_CUDA_CHECK(cudaEventCreateWithFlags(&e, timing ? cudaEventDefault : cudaEventDisableTiming));
+  HALO3D_CUDA_CHECK(
+      cudaEventCreateWithFlags(&e, timing ? cudaEventDefault : cudaEventDisableTiming));
   return Event(e);
 }
 

@@ -28,6 +28,12 @@ static_assert(kMarchX * kMarchY == kBlockThreads, "march tile must fill one bloc
 // thread is what keeps ~32 KB per SM outstanding at 1024 resident threads.
 inline constexpr int kMarchGroup = 4;
 
+// Register budget of the march sweep, as resident blocks per SM: 4 (1024 threads, <= 64
+// registers) keeps ~32 KB of loads in flight per SM; sweeps that also stream f carry twice
+// the column registers and twice the loads, so 3 blocks suffice for them.
+inline constexpr int kMarchMinBlocks = 4;
+inline constexpr int kMarchMinBlocksF = 3;
+
 // Vector kernels: x-points each thread loads before storing any (loads in flight).
 inline constexpr int kRowsUnroll = 2;
 
@@ -41,6 +47,7 @@ inline constexpr long long kSlotCapacity = 1 << 17;
 // Cap on the blocks of one reducing naive launch (it then loops over y and z).
 inline constexpr long long kMaxReduceBlocks = 8192;
 inline constexpr unsigned kMaxGridYZ = 65535;
+inline constexpr int kMaxBlockZ = 64;
 
 struct Shape {
   unsigned x = 1, y = 1, z = 1;
@@ -101,7 +108,7 @@ inline int march_planes(int nk, long long tiles, long long resident_blocks) {
 }
 
 // `resident_march_blocks`: how many march blocks of this kernel fit on the device at once.
-inline SweepLaunch sweep_launch(const Region& r, SweepVariant variant,
+inline SweepLaunch sweep_launch(const Layout& l, const Region& r, SweepVariant variant,
                                 long long resident_march_blocks, int kz_override, bool reduce) {
   const int ni = r.i1 - r.i0, nj = r.j1 - r.j0, nk = r.k1 - r.k0;
   SweepLaunch s;
@@ -109,20 +116,27 @@ inline SweepLaunch sweep_launch(const Region& r, SweepVariant variant,
   // Thin regions (the boundary shell's slabs) would leave most of a tile idle.
   const long long tiles_x = ceil_div(ni, kMarchX), tiles_y = ceil_div(nj, kMarchY);
   const bool thick = ni >= kMarchX / 2 && nj >= kMarchY / 2 && nk >= 2 * kMarchGroup;
-  if (variant == SweepVariant::march && thick && tiles_y <= kMaxGridYZ &&
+  // The march kernel addresses its column with 32-bit offsets of up to (2G+1) planes.
+  const bool small_planes = (2 * kMarchGroup + 1) * (long long)l.sz() <= 0x7fffffffLL;
+  if (variant == SweepVariant::march && thick && small_planes && tiles_y <= kMaxGridYZ &&
       (!reduce || tiles_x * tiles_y <= kMaxReduceBlocks)) {
     s.march = true;
-    s.kz = kz_override > 0 ? kz_override : march_planes(nk, tiles_x * tiles_y, resident_march_blocks);
+    s.kz =
+        kz_override > 0 ? kz_override : march_planes(nk, tiles_x * tiles_y, resident_march_blocks);
     s.block = {unsigned(kMarchX), unsigned(kMarchY), 1};
-    s.grid = {unsigned(tiles_x), unsigned(tiles_y), unsigned(std::min<long long>(ceil_div(nk, s.kz), kMaxGridYZ))};
+    s.grid = {unsigned(tiles_x), unsigned(tiles_y),
+              unsigned(std::min<long long>(ceil_div(nk, s.kz), kMaxGridYZ))};
     if (ceil_div(nk, s.kz) <= kMaxGridYZ) return s;
     s = SweepLaunch{};  // an override too small for this nk: fall back
   }
 
   // Block shape follows the region so that a slab of thickness 1 in any axis still fills
   // every thread: x first (coalescing), then y, then z.
-  const int bx = pow2_at_least(ni, 32);
+  int bx = pow2_at_least(ni, 32);
   const int by = pow2_at_least(nj, kBlockThreads / bx);
+  // blockDim.z is at most 64: a 1x1 column widens in x (idle threads) to keep 256 threads,
+  // which the reducing block sum needs.
+  while (kBlockThreads / (bx * by) > kMaxBlockZ) bx *= 2;
   const int bz = kBlockThreads / (bx * by);
   s.block = {unsigned(bx), unsigned(by), unsigned(bz)};
   const long long gx = ceil_div(ni, bx);
@@ -143,14 +157,15 @@ inline RowsLaunch rows_launch(const Layout& l, long long resident_blocks) {
   const int by = kBlockThreads / bx;
   const long long rows = (long long)l.ny * l.nz;
   // Exactly one wave: every block does the same number of rows (+-1), no tail.
-  const long long blocks =
-      std::max(1LL, std::min({ceil_div(rows, by), std::max(1LL, resident_blocks), kMaxReduceBlocks}));
+  const long long blocks = std::max(
+      1LL, std::min({ceil_div(rows, by), std::max(1LL, resident_blocks), kMaxReduceBlocks}));
   return {{unsigned(blocks), 1, 1}, {unsigned(bx), unsigned(by), 1}};
 }
 
 inline RowsLaunch face_launch(int na, int nb) {
-  return {{unsigned(ceil_div(na, 32)), unsigned(std::min<long long>(ceil_div(nb, 8), kMaxGridYZ)), 1},
-          {32, 8, 1}};
+  return {
+      {unsigned(ceil_div(na, 32)), unsigned(std::min<long long>(ceil_div(nb, 8), kMaxGridYZ)), 1},
+      {32, 8, 1}};
 }
 
 }  // namespace halo3d::cuda

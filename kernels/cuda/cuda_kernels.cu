@@ -1,0 +1,359 @@
+// CUDA backend: two prioritised streams, device-resident grids, and reductions that land
+// in per-slot scratch as one double-double per block, summed in a fixed order on demand.
+#include <cuda_runtime.h>
+
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <new>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+
+#include "cuda_check.hpp"
+#include "cuda_handles.hpp"
+#include "device_kernels.cuh"
+#include "kernels.hpp"
+#include "launch_config.hpp"
+
+namespace halo3d {
+namespace cuda {
+namespace {
+
+// HALO3D_CUDA_APPLY=naive|march picks the stencil-sweep variant (all four sweeps), so
+// both can be measured from one build.
+SweepVariant variant_from_env() {
+  const char* v = std::getenv("HALO3D_CUDA_APPLY");
+  if (!v || !*v || std::strcmp(v, "march") == 0) return SweepVariant::march;
+  if (std::strcmp(v, "naive") == 0) return SweepVariant::naive;
+  throw std::invalid_argument(std::string("HALO3D_CUDA_APPLY must be 'naive' or 'march', not '") +
+                              v + "'");
+}
+
+// HALO3D_CUDA_MARCH_KZ=n fixes the z-planes per march block (tuning only; default: chosen
+// per region by launch_config.hpp).
+int planes_from_env() {
+  const char* v = std::getenv("HALO3D_CUDA_MARCH_KZ");
+  if (!v || !*v) return 0;
+  char* end = nullptr;
+  const long n = std::strtol(v, &end, 10);
+  if (*end != '\0' || n < 1 || n > INT_MAX)
+    throw std::invalid_argument(
+        std::string("HALO3D_CUDA_MARCH_KZ must be a positive integer, not '") + v + "'");
+  return int(n);
+}
+
+dim3 to_dim3(const Shape& s) { return dim3(s.x, s.y, s.z); }
+
+class CudaKernels final : public Kernels {
+ public:
+  explicit CudaKernels(int device) : device_(device) {
+    HALO3D_CUDA_CHECK(cudaSetDevice(device));
+    cudaDeviceProp prop{};
+    HALO3D_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+    char bus[32] = {};
+    HALO3D_CUDA_CHECK(cudaDeviceGetPCIBusId(bus, sizeof bus, device));
+    device_name_ = std::string(prop.name) + " (GPU " + std::to_string(device) + ", " + bus +
+                   ", sm_" + std::to_string(prop.major) + std::to_string(prop.minor) + ")";
+    sms_ = prop.multiProcessorCount;
+    variant_ = variant_from_env();
+    kz_override_ = planes_from_env();
+
+    // Numerically lower is higher priority: halo faces and the shell jump ahead of the
+    // interior sweep, which then fills whatever the boundary work leaves idle.
+    int least = 0, greatest = 0;
+    HALO3D_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+    interior_ = make_stream(least);
+    boundary_ = make_stream(greatest);
+    for (Event& e : fence_) e = make_event(false);
+    join_ = make_event(false);
+    start_ = make_event(true);
+    stop_ = make_event(true);
+
+    scratch_ = make_device_memory(sizeof(double2) * kReductionSlots * kSlotCapacity);
+    results_ = make_pinned_memory(sizeof(double2) * kReductionSlots);
+    std::memset(results_.get(), 0, sizeof(double2) * kReductionSlots);
+    void* dev = nullptr;
+    HALO3D_CUDA_CHECK(cudaHostGetDevicePointer(&dev, results_.get(), 0));
+    results_dev_ = static_cast<double2*>(dev);
+  }
+
+  ~CudaKernels() override {
+    // Work may still read or write the scratch and result memory released below.
+    if (interior_) HALO3D_CUDA_CHECK_NOTHROW(cudaStreamSynchronize(interior_.get()));
+    if (boundary_) HALO3D_CUDA_CHECK_NOTHROW(cudaStreamSynchronize(boundary_.get()));
+  }
+
+  std::string name() const override { return "cuda"; }
+  std::string device_name() const override { return device_name_; }
+  bool device_memory_is_remote() const override { return true; }
+  int device() const override { return device_; }
+  void* native_stream(Lane lane) const override { return stream(lane); }
+
+  double* allocate(std::size_t n, Memory where) override {
+    if (n > (SIZE_MAX / sizeof(double)) - 1) throw std::bad_alloc();
+    const std::size_t bytes = (n ? n : 1) * sizeof(double);
+    if (where == Memory::host_pinned) {
+      void* p = nullptr;
+      HALO3D_CUDA_CHECK(cudaMallocHost(&p, bytes));
+      std::memset(p, 0, bytes);
+      return static_cast<double*>(p);
+    }
+    DeviceMemory m = make_device_memory(bytes);
+    // Waited for here, so the zeros are in place whichever lane first uses the buffer.
+    HALO3D_CUDA_CHECK(cudaMemsetAsync(m.get(), 0, bytes, interior_.get()));
+    HALO3D_CUDA_CHECK(cudaStreamSynchronize(interior_.get()));
+    return static_cast<double*>(m.release());
+  }
+
+  void deallocate(double* p, Memory where) noexcept override {
+    if (!p) return;
+    if (where == Memory::host_pinned)
+      HALO3D_CUDA_CHECK_NOTHROW(cudaFreeHost(p));
+    else
+      HALO3D_CUDA_CHECK_NOTHROW(cudaFree(p));
+  }
+
+  void copy(double* dst, const double* src, std::size_t n, Lane lane) override {
+    if (n == 0) return;
+    HALO3D_CUDA_CHECK(
+        cudaMemcpyAsync(dst, src, n * sizeof(double), cudaMemcpyDefault, stream(lane)));
+  }
+
+  void apply(const Layout& l, const Stencil& s, const Region& r, const double* u, double* out,
+             int slot, Lane lane) override {
+    sweep(l, r, ApplyOp{u, nullptr, out, s}, slot, lane);
+  }
+  void residual(const Layout& l, const Stencil& s, const Region& r, const double* f,
+                const double* u, double* res, int slot, Lane lane) override {
+    sweep(l, r, ResidualOp{u, f, res, s}, slot, lane);
+  }
+  void jacobi(const Layout& l, const Stencil& s, const Region& r, const double* f, const double* u,
+              double* unew, int slot, Lane lane) override {
+    // Divided on the host, as the host backend does, so the factor is bitwise the same.
+    sweep(l, r, JacobiOp{u, f, unew, s, 1.0 / s.diag}, slot, lane);
+  }
+  void heat(const Layout& l, const Stencil& s, const Region& r, double alpha_dt, const double* u,
+            double* unew, Lane lane) override {
+    sweep(l, r, HeatOp{u, nullptr, unew, s, alpha_dt}, kNoReduction, lane);
+  }
+
+  void axpby(const Layout& l, double a, const double* x, double b, double* y) override {
+    rows(l, AxpbyOp{a, b, x, y}, kNoReduction);
+  }
+  void cg_update(const Layout& l, double alpha, const double* p, const double* ap, double* x,
+                 double* r, int slot) override {
+    rows(l, CgUpdateOp{alpha, p, ap, x, r}, slot);
+  }
+  void dot(const Layout& l, const double* x, const double* y, int slot) override {
+    check_slot(slot);
+    if (slot != kNoReduction) rows(l, DotOp{x, y}, slot);
+  }
+
+  void pack(const Layout& l, Face f, const double* u, double* buf, Lane lane) override {
+    int na = 0, nb = 0;
+    ops::face_dims(l, f, na, nb);
+    if (na <= 0 || nb <= 0) return;
+    const RowsLaunch g = face_launch(na, nb);
+    resident_blocks(pack_face);
+    pack_face<<<to_dim3(g.grid), to_dim3(g.block), 0, stream(lane)>>>(l, f, na, nb, u, buf);
+    HALO3D_CUDA_CHECK_LAUNCH();
+  }
+  void unpack(const Layout& l, Face f, const double* buf, double* u, Lane lane) override {
+    int na = 0, nb = 0;
+    ops::face_dims(l, f, na, nb);
+    if (na <= 0 || nb <= 0) return;
+    const RowsLaunch g = face_launch(na, nb);
+    resident_blocks(unpack_face);
+    unpack_face<<<to_dim3(g.grid), to_dim3(g.block), 0, stream(lane)>>>(l, f, na, nb, buf, u);
+    HALO3D_CUDA_CHECK_LAUNCH();
+  }
+
+  void fence(Lane before, Lane after) override {
+    if (before == after) return;  // one stream is already ordered
+    cudaEvent_t e = fence_[int(before)].get();
+    HALO3D_CUDA_CHECK(cudaEventRecord(e, stream(before)));
+    HALO3D_CUDA_CHECK(cudaStreamWaitEvent(stream(after), e, 0));
+  }
+  void synchronize(Lane lane) override { HALO3D_CUDA_CHECK(cudaStreamSynchronize(stream(lane))); }
+  void synchronize() override {
+    synchronize(Lane::boundary);
+    synchronize(Lane::interior);
+  }
+
+  void read_slots(int n, DD* out) override {
+    if (n < 0 || n > kReductionSlots)
+      throw std::invalid_argument("read_slots: n = " + std::to_string(n) + " is outside [0, " +
+                                  std::to_string(kReductionSlots) + "]");
+    SlotCounts counts{};
+    bool any = false;
+    for (int i = 0; i < n; ++i) any |= (counts.n[i] = offset_[i]) > 0;
+    if (!any) {
+      synchronize();
+      for (int i = 0; i < n; ++i) out[i] = DD{};
+      return;
+    }
+    // One launch and one wait: the interior stream waits for the boundary stream, sums
+    // every slot in one kernel that writes the totals straight into mapped host memory.
+    fence(Lane::boundary, Lane::interior);
+    resident_blocks(finish_slots, kFinishThreads);
+    finish_slots<<<n, kFinishThreads, 0, interior_.get()>>>(
+        static_cast<const double2*>(scratch_.get()), counts, results_dev_);
+    HALO3D_CUDA_CHECK_LAUNCH();
+    HALO3D_CUDA_CHECK(cudaStreamSynchronize(interior_.get()));
+    const auto* res = static_cast<const double2*>(results_.get());
+    for (int i = 0; i < n; ++i) {
+      out[i] = {res[i].x, res[i].y};
+      offset_[i] = 0;
+    }
+  }
+
+  double elapsed_ms(const std::function<void()>& enqueue) override {
+    synchronize();
+    // Both lanes start after `start_` and `stop_` comes after both, so the span covers all
+    // the work enqueue puts on either lane.
+    HALO3D_CUDA_CHECK(cudaEventRecord(start_.get(), interior_.get()));
+    HALO3D_CUDA_CHECK(cudaStreamWaitEvent(boundary_.get(), start_.get(), 0));
+    enqueue();
+    HALO3D_CUDA_CHECK(cudaEventRecord(join_.get(), boundary_.get()));
+    HALO3D_CUDA_CHECK(cudaStreamWaitEvent(interior_.get(), join_.get(), 0));
+    HALO3D_CUDA_CHECK(cudaEventRecord(stop_.get(), interior_.get()));
+    HALO3D_CUDA_CHECK(cudaEventSynchronize(stop_.get()));
+    float ms = 0.0f;
+    HALO3D_CUDA_CHECK(cudaEventElapsedTime(&ms, start_.get(), stop_.get()));
+    synchronize();
+    return double(ms);
+  }
+
+ private:
+  cudaStream_t stream(Lane lane) const {
+    return lane == Lane::boundary ? boundary_.get() : interior_.get();
+  }
+
+  static void check_slot(int slot) {
+    if (slot != kNoReduction && (slot < 0 || slot >= kReductionSlots))
+      throw std::invalid_argument("reduction slot " + std::to_string(slot) + " is outside [0, " +
+                                  std::to_string(kReductionSlots) + ")");
+  }
+
+  static void check_region(const Layout& l, const Region& r) {
+    if (r.i0 < 0 || r.j0 < 0 || r.k0 < 0 || r.i1 > l.nx || r.j1 > l.ny || r.k1 > l.nz)
+      throw std::out_of_range("CUDA backend: region outside the local box");
+  }
+
+  // Reserves `blocks` partials in a slot; the launch writes them at the returned address.
+  double2* reserve(int slot, long long blocks) {
+    if (offset_[slot] + blocks > kSlotCapacity)
+      throw CudaError("reduction slot " + std::to_string(slot) + " would hold " +
+                      std::to_string(offset_[slot] + blocks) + " partial sums, more than its " +
+                      std::to_string(kSlotCapacity) + "; call read_slots more often");
+    double2* p = static_cast<double2*>(scratch_.get()) + slot * kSlotCapacity + offset_[slot];
+    offset_[slot] += blocks;
+    return p;
+  }
+
+  // Blocks of `kernel` (of `threads` threads) resident on the whole device at once. The
+  // first call also asks for the largest L1, for every kernel alike: they use almost no
+  // shared memory, get their neighbour reuse from L1, and kernels of one carveout can share
+  // an SM (the boundary lane's run beside the interior's).
+  template <class Kernel>
+  long long resident_blocks(Kernel* kernel, int threads = kBlockThreads) {
+    const void* key = reinterpret_cast<const void*>(kernel);
+    auto it = resident_.find(key);
+    if (it != resident_.end()) return it->second;
+    HALO3D_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                           int(cudaSharedmemCarveoutMaxL1)));
+    int per_sm = 0;
+    HALO3D_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0));
+    return resident_[key] = (long long)per_sm * sms_;
+  }
+
+  template <class Op>
+  void sweep(const Layout& l, const Region& r, const Op& op, int slot, Lane lane) {
+    check_slot(slot);
+    if (r.empty()) return;
+    check_region(l, r);
+    if (slot == kNoReduction)
+      launch_sweep<Op, false>(l, r, op, slot, stream(lane));
+    else
+      launch_sweep<Op, true>(l, r, op, slot, stream(lane));
+  }
+
+  template <class Op, bool kReduce>
+  void launch_sweep(const Layout& l, const Region& r, const Op& op, int slot, cudaStream_t st) {
+    auto* march = march_sweep<Op, kReduce>;
+    auto* naive = naive_sweep<Op, kReduce>;
+    const SweepLaunch g =
+        sweep_launch(l, r, variant_, resident_blocks(march), kz_override_, kReduce);
+    double2* partials = kReduce ? reserve(slot, g.grid.count()) : nullptr;
+    if (g.march) {
+      march<<<to_dim3(g.grid), to_dim3(g.block), 0, st>>>(l, r, g.kz, op, partials);
+    } else {
+      resident_blocks(naive);  // sets its L1 preference
+      naive<<<to_dim3(g.grid), to_dim3(g.block), 0, st>>>(l, r, op, partials);
+    }
+    HALO3D_CUDA_CHECK_LAUNCH();
+  }
+
+  template <class Op>
+  void rows(const Layout& l, const Op& op, int slot) {
+    check_slot(slot);
+    if (l.nx <= 0 || l.ny <= 0 || l.nz <= 0) return;
+    if ((long long)l.ny * l.nz > INT_MAX)
+      throw std::out_of_range("CUDA backend: ny*nz exceeds the row index range");
+    if (slot == kNoReduction)
+      launch_rows<Op, false>(l, op, slot);
+    else
+      launch_rows<Op, true>(l, op, slot);
+  }
+
+  template <class Op, bool kReduce>
+  void launch_rows(const Layout& l, const Op& op, int slot) {
+    auto* kernel = rows_kernel<Op, kReduce>;
+    const RowsLaunch g = rows_launch(l, resident_blocks(kernel));
+    double2* partials = kReduce ? reserve(slot, g.grid.count()) : nullptr;
+    kernel<<<to_dim3(g.grid), to_dim3(g.block), 0, interior_.get()>>>(l, op, partials);
+    HALO3D_CUDA_CHECK_LAUNCH();
+  }
+
+  int device_;
+  std::string device_name_;
+  int sms_ = 0;
+  SweepVariant variant_ = SweepVariant::march;
+  int kz_override_ = 0;
+  Stream interior_, boundary_;
+  Event fence_[2];  // indexed by the `before` lane
+  Event join_, start_, stop_;
+  DeviceMemory scratch_;  // kReductionSlots x kSlotCapacity block partials
+  PinnedMemory results_;  // one total per slot, written by finish_slots
+  double2* results_dev_ = nullptr;
+  long long offset_[kReductionSlots] = {};
+  std::unordered_map<const void*, long long> resident_;
+};
+
+}  // namespace
+}  // namespace cuda
+
+std::unique_ptr<Kernels> make_cuda_kernels(int device) {
+  int count = 0;
+  const cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();  // not sticky: leave no error behind for later calls
+    throw BackendUnavailable(std::string("--backend cuda: no usable CUDA device (") +
+                             cudaGetErrorString(e) + ")");
+  }
+  if (count == 0) throw BackendUnavailable("--backend cuda: no CUDA device visible");
+  if (device < 0 || device >= count)
+    throw BackendUnavailable("--backend cuda: device " + std::to_string(device) +
+                             " out of range (" + std::to_string(count) + " visible)");
+  try {
+    return std::make_unique<cuda::CudaKernels>(device);
+  } catch (const CudaError& e) {
+    // E.g. a GPU in exclusive-process mode held by another process, or out of memory.
+    throw BackendUnavailable("--backend cuda: GPU " + std::to_string(device) +
+                             " cannot be used: " + e.what());
+  }
+}
+
+}  // namespace halo3d
