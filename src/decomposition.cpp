@@ -4,6 +4,7 @@
 #include <limits>
 #include <numeric>
 #include <string>
+#include <vector>
 
 #include "errors.hpp"
 
@@ -59,16 +60,15 @@ Int3 choose_procs(const Int3& grid, int ranks, const Int3& requested) {
   // MPI_Dims_create's balanced factors, with the larger ones on the longer free axes.
   Int3 dims = requested;
   HALO3D_MPI_CHECK(MPI_Dims_create(ranks, 3, dims.data()));
-  std::array<int, 3> free_axes{};
-  int nfree = 0;
+  std::vector<int> free_axes, factors;
   for (int d = 0; d < 3; ++d)
-    if (requested[d] == 0) free_axes[nfree++] = d;
-  std::array<int, 3> factors{};
-  for (int i = 0; i < nfree; ++i) factors[i] = dims[free_axes[i]];
-  std::sort(factors.begin(), factors.begin() + nfree, std::greater<>());
-  std::sort(free_axes.begin(), free_axes.begin() + nfree,
-            [&](int a, int b) { return grid[a] > grid[b]; });
-  for (int i = 0; i < nfree; ++i) dims[free_axes[i]] = factors[i];
+    if (requested[d] == 0) free_axes.push_back(d), factors.push_back(dims[d]);
+  std::sort(factors.begin(), factors.end(), std::greater<>());
+  // On equal lengths split z first, then y: their faces are contiguous or row-strided,
+  // while an x face is a gather with a stride of a whole row.
+  std::sort(free_axes.begin(), free_axes.end(),
+            [&](int a, int b) { return grid[a] != grid[b] ? grid[a] > grid[b] : a > b; });
+  for (std::size_t i = 0; i < free_axes.size(); ++i) dims[free_axes[i]] = factors[i];
   if (fits(grid, dims)) return dims;
 
   // Thin grids: search every factorisation for the one with the least halo.
