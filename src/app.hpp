@@ -9,5 +9,6 @@ namespace halo3d {
 int run_solve(const SolveOptions& o, MPI_Comm world);
 int run_info(MPI_Comm world);
 int run_bench(const BenchOptions& o, MPI_Comm world);
+int run_probe(const ProbeOptions& o, MPI_Comm world);
 
 }  // namespace halo3d

@@ -19,6 +19,7 @@ int run_bench(const BenchOptions& o, MPI_Comm world) {
   ro.procs = o.procs;
   ro.backend = o.backend;
   ro.halo = o.halo;
+  ro.peer_access = o.peer_access;
   ro.overlap = o.overlap;
   ro.stencil = Stencil::laplacian(1.0 / (o.grid[0] + 1), 1.0 / (o.grid[1] + 1), 1.0 / (o.grid[2] + 1));
   auto rt = make_runtime(ro, world);
@@ -28,6 +29,7 @@ int run_bench(const BenchOptions& o, MPI_Comm world) {
   const Layout l = d.layout();
   const bool root = d.rank == 0;
   if (root && !rt->warnings.empty()) std::fputs(rt->warnings.c_str(), stderr);
+  if (root) print_halo_selection(rt->halo_selection);
 
   // Random data: zeros can run faster than real data and hide indexing errors.
   std::vector<double> host(l.padded_size(), 0.0);

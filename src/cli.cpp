@@ -71,6 +71,26 @@ Int3 parse_mode(const std::string& s) {
   return m;
 }
 
+// "8", "64K", "1M", "2G" (binary multiples) -> bytes, a multiple of 8 up to 1 GiB.
+std::size_t parse_bytes(const std::string& s) {
+  std::size_t pos = 0;
+  unsigned long long v = 0;
+  try {
+    v = std::stoull(s, &pos);
+  } catch (const std::exception&) {
+    throw BadInput("--sizes " + s + ": expected a byte count such as 8, 64K or 16M");
+  }
+  std::string suffix = s.substr(pos);
+  unsigned long long m = 1;
+  if (suffix == "K" || suffix == "k" || suffix == "KiB") m = 1ull << 10;
+  else if (suffix == "M" || suffix == "m" || suffix == "MiB") m = 1ull << 20;
+  else if (suffix == "G" || suffix == "g" || suffix == "GiB") m = 1ull << 30;
+  else if (!(suffix.empty() || suffix == "B")) throw BadInput("--sizes " + s + ": unknown suffix '" + suffix + "'");
+  if (v == 0 || v > (1ull << 30) / m) throw BadInput("--sizes " + s + ": must be between 8 B and 1 GiB");
+  if ((v * m) % 8 != 0) throw BadInput("--sizes " + s + ": must be a multiple of 8 bytes (faces are doubles)");
+  return std::size_t(v * m);
+}
+
 void add_grid_options(CLI::App& c, std::vector<int>& grid, std::vector<int>& procs) {
   c.add_option("--grid", grid, "Interior points NX,NY,NZ (x fastest)")
       ->delimiter(',')
@@ -83,11 +103,21 @@ void add_grid_options(CLI::App& c, std::vector<int>& grid, std::vector<int>& pro
       ->group("Parallel");
 }
 
-void add_parallel_options(CLI::App& c, std::string& backend, std::string& halo, std::string& overlap) {
+void add_backend_options(CLI::App& c, std::string& backend, std::string& peer_access) {
   c.add_option("--backend", backend, "Where kernels run (auto: cuda when a GPU is visible)")
       ->check(CLI::IsMember({"auto", "host", "cuda"}))
       ->group("Parallel");
-  c.add_option("--halo", halo, "Halo transport")
+  c.add_option("--peer-access", peer_access,
+               "CUDA peer access between different GPUs (off: never, e.g. to emulate a PCIe box without P2P; "
+               "HALO3D_PEER_ACCESS=off does the same)")
+      ->check(CLI::IsMember({"auto", "off"}))
+      ->group("Parallel");
+}
+
+void add_parallel_options(CLI::App& c, std::string& backend, std::string& halo, std::string& overlap,
+                          std::string& peer_access) {
+  add_backend_options(c, backend, peer_access);
+  c.add_option("--halo", halo, "Halo transport (auto: the fastest here, timed at start-up)")
       ->check(CLI::IsMember({"auto", "mpi", "mpi-cuda", "ipc", "nccl"}))
       ->group("Parallel");
   c.add_option("--overlap", overlap, "Overlap interior compute with the halo exchange")
@@ -140,7 +170,7 @@ Command parse_command_line(int argc, char** argv) {
   solve->add_option("--dt", o.dt, "Heat: time step (0 = 0.9 of the stability limit)")
       ->check(non_negative())
       ->group("Solver");
-  add_parallel_options(*solve, o.backend, o.halo, overlap);
+  add_parallel_options(*solve, o.backend, o.halo, overlap, o.peer_access);
   solve->add_option("--monitor", o.monitor, "Progress line every N iterations (0: none)")
       ->check(non_negative())
       ->group("Output");
@@ -159,7 +189,7 @@ Command parse_command_line(int argc, char** argv) {
   bench->option_defaults()->always_capture_default();
   bench->add_option("--config", bench_config, "Read options from this TOML file");
   add_grid_options(*bench, bgrid, bprocs);
-  add_parallel_options(*bench, b.backend, b.halo, boverlap);
+  add_parallel_options(*bench, b.backend, b.halo, boverlap, b.peer_access);
   bench->add_option("--reps", b.reps, "Timed repetitions (the median is reported)")
       ->check(positive())
       ->group("Benchmark");
@@ -169,6 +199,33 @@ Command parse_command_line(int argc, char** argv) {
   bench->add_option("--report", b.report, "JSON file for the results")->group("Output");
 
   app.add_subcommand("info", "Versions, backends compiled, and the rank-to-host/GPU map");
+
+  ProbeOptions& pr = cmd.probe;
+  std::vector<int> pgrid, pprocs{0, 0, 0};
+  std::vector<std::string> psizes;
+  CLI::App* probe = app.add_subcommand(
+      "probe", "Peer access, latency and bandwidth of each halo transport between every pair of ranks");
+  probe->option_defaults()->always_capture_default();
+  add_backend_options(*probe, pr.backend, pr.peer_access);
+  probe->add_option("--sizes", psizes, "Message sizes in bytes, K/M/G suffixes allowed (default 8 B to 64 MiB)")
+      ->delimiter(',')
+      ->group("Probe");
+  probe->add_option("--reps", pr.reps, "Timed round trips per size (the median is reported)")
+      ->check(positive())
+      ->group("Probe");
+  probe->add_option("--warmup", pr.warmup, "Untimed round trips first")->check(non_negative())->group("Probe");
+  probe->add_flag("--topology", pr.topology, "Also nvidia-smi topo -m and the CUDA P2P attributes of each GPU pair")
+      ->group("Probe");
+  probe->add_option("--grid", pgrid, "Estimate the halo time per iteration of this grid NX,NY,NZ")
+      ->delimiter(',')
+      ->expected(3)
+      ->group("Probe");
+  probe->add_option("--procs", pprocs, "Process grid for --grid (0 = chosen)")
+      ->delimiter(',')
+      ->expected(3)
+      ->check(non_negative())
+      ->group("Probe");
+  probe->add_option("--report", pr.report, "JSON file for the results")->group("Output");
 
   try {
     app.parse(argc, argv);
@@ -191,6 +248,16 @@ Command parse_command_line(int argc, char** argv) {
       b.overlap = boverlap == "on";
       for (int d = 0; d < 3; ++d)
         if (b.grid[d] < 1) throw BadInput("--grid " + to_string(b.grid) + ": every size must be >= 1");
+    } else if (probe->parsed()) {
+      cmd.name = "probe";
+      pr.sizes.clear();
+      for (const auto& s : psizes) pr.sizes.push_back(parse_bytes(s));
+      if (!pgrid.empty()) {
+        pr.grid = to_int3(pgrid, "--grid");
+        for (int d = 0; d < 3; ++d)
+          if (pr.grid[d] < 1) throw BadInput("--grid " + to_string(pr.grid) + ": every size must be >= 1");
+      }
+      pr.procs = to_int3(pprocs, "--procs");
     } else {
       cmd.name = "info";
     }

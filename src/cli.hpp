@@ -1,4 +1,4 @@
-// The command line (CLI11): subcommands solve, info, bench; every option also settable
+// The command line (CLI11): subcommands solve, info, bench, probe; every option also settable
 // from a TOML file given with --config.
 #pragma once
 #include <string>
@@ -8,9 +8,10 @@
 namespace halo3d {
 
 struct Command {
-  std::string name;  // solve | info | bench, empty when only --help/--version was asked
+  std::string name;  // solve | info | bench | probe, empty when only --help/--version was asked
   SolveOptions solve;
   BenchOptions bench;
+  ProbeOptions probe;
   int exit_code = -1;   // >= 0: parsing ended the program (help, version, error)
   std::string message;  // help text or the one-line error
 };

@@ -1,6 +1,7 @@
 #include "halo.hpp"
 
 #include "errors.hpp"
+#include "nvtx.hpp"
 #include "point_ops.hpp"
 
 namespace halo3d {
@@ -63,8 +64,13 @@ class MpiTransport final : public HaloTransport {
     }
   }
   std::string name() const override { return "mpi"; }
+  std::string describe() const override {
+    return "mpi: " + std::to_string(plan_.faces.size()) + " face(s)" +
+           (staged_ ? ", staged through pinned host buffers" : ", host memory");
+  }
 
   void start(const double* u) override {
+    HALO3D_NVTX_RANGE("mpi start (pack, send)");
     // The previous finish() may still be copying out of the receive buffers.
     if (staged_) k_.synchronize(Lane::boundary);
     // Receives first, so a neighbour's eager send lands in its buffer directly.
@@ -92,6 +98,7 @@ class MpiTransport final : public HaloTransport {
   }
 
   void finish(double* u) override {
+    HALO3D_NVTX_RANGE("mpi finish (wait, unpack)");
     recvs_.wait_all();
     for (std::size_t i = 0; i < plan_.faces.size(); ++i) {
       const auto& f = plan_.faces[i];

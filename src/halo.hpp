@@ -27,11 +27,14 @@ struct HaloPlan {
   static HaloPlan build(const Decomposition& d);
 };
 
-// A way to move packed faces between ranks (mpi now; mpi-cuda, ipc, nccl plug in here).
+// A way to move packed faces between ranks: mpi here; mpi-cuda, ipc, nccl and the choice
+// among them in transports/. start() and finish() leave their GPU work on Lane::boundary.
 class HaloTransport {
  public:
   virtual ~HaloTransport() = default;
   virtual std::string name() const = 0;
+  // What this rank detected and uses (one line, for the run's report).
+  virtual std::string describe() const { return name(); }
   // Send faces of u (interior boundary layers), receive into u's ghost layers.
   virtual void start(const double* u) = 0;
   virtual void finish(double* u) = 0;

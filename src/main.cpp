@@ -46,6 +46,7 @@ int main(int argc, char** argv) {
       return halo3d::run_solve(cmd.solve, MPI_COMM_WORLD);
     }
     if (cmd.name == "bench") return halo3d::run_bench(cmd.bench, MPI_COMM_WORLD);
+    if (cmd.name == "probe") return halo3d::run_probe(cmd.probe, MPI_COMM_WORLD);
     return halo3d::run_info(MPI_COMM_WORLD);
   } catch (const halo3d::Error& e) {
     return fail(e.what(), e.code(), e.collective());

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "errors.hpp"
+#include "nvtx.hpp"
 
 namespace halo3d {
 
@@ -39,27 +40,33 @@ template <class Sweep>
 void DistributedOperator::sweep_with_halo(double* u, const Sweep& sweep) {
   if (!overlap_) {
     {
+      HALO3D_NVTX_RANGE("halo exchange");
       ScopedTimer t(timers_.halo);
       transport_->start(u);
       transport_->finish(u);
       k_.fence(Lane::boundary, Lane::interior);
     }
+    HALO3D_NVTX_RANGE("sweep (whole box)");
     ScopedTimer t(timers_.compute);
     sweep(Region::whole(layout_), Lane::interior);
     return;
   }
   {
+    HALO3D_NVTX_RANGE("halo start");
     ScopedTimer t(timers_.halo);
     transport_->start(u);
   }
   {
+    HALO3D_NVTX_RANGE("interior");
     ScopedTimer t(timers_.compute);
     sweep(inner_, Lane::interior);
   }
   {
+    HALO3D_NVTX_RANGE("halo finish");
     ScopedTimer t(timers_.halo);
     transport_->finish(u);
   }
+  HALO3D_NVTX_RANGE("boundary shell");
   ScopedTimer t(timers_.compute);
   for (const Region& r : shell_)
     if (!r.empty()) sweep(r, Lane::boundary);

@@ -26,6 +26,7 @@ struct SolveOptions {
   Int3 procs{0, 0, 0};
   std::string backend = "auto";  // auto | host | cuda
   std::string halo = "auto";     // auto | mpi | mpi-cuda | ipc | nccl
+  std::string peer_access = "auto";  // auto | off
   bool overlap = true;
   // Output
   int monitor = 0;
@@ -44,9 +45,23 @@ struct BenchOptions {
   Int3 procs{0, 0, 0};
   std::string backend = "auto";
   std::string halo = "auto";
+  std::string peer_access = "auto";
   bool overlap = true;
   int reps = 20;
   int warmup = 3;
+  std::string report;
+};
+
+// halo3d probe: pairwise peer access, latency and bandwidth of each transport.
+struct ProbeOptions {
+  std::string backend = "auto";
+  std::string peer_access = "auto";
+  std::vector<std::size_t> sizes;  // bytes; empty: 8 B to 64 MiB (powers of 4, and 64 MiB)
+  int reps = 20;
+  int warmup = 3;
+  bool topology = false;
+  Int3 grid{0, 0, 0};  // optional: the "communication wall" estimate for this grid
+  Int3 procs{0, 0, 0};
   std::string report;
 };
 

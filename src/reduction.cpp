@@ -4,11 +4,13 @@
 
 #include "errors.hpp"
 #include "mpi_env.hpp"
+#include "nvtx.hpp"
 #include "point_ops.hpp"
 
 namespace halo3d {
 
 void global_sums(MPI_Comm comm, const DD* local, int n, double* out) {
+  HALO3D_NVTX_RANGE("global_sums (double-double MPI_Allgather)");
   const int ranks = comm_size(comm);
   std::vector<double> mine(2 * std::size_t(n)), all(2 * std::size_t(n) * ranks);
   for (int i = 0; i < n; ++i) mine[2 * i] = local[i].hi, mine[2 * i + 1] = local[i].lo;

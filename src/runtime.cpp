@@ -10,10 +10,8 @@ namespace halo3d {
 
 std::string version_string() { return HALO3D_VERSION; }
 
-namespace {
-
-std::unique_ptr<Kernels> select_kernels(const std::string& backend, const HostMap& hosts,
-                                        MPI_Comm world, int& gpu, std::string& warnings) {
+std::unique_ptr<Kernels> make_kernels(const std::string& backend, const HostMap& hosts, MPI_Comm world, int& gpu,
+                                      std::string& warnings) {
   if (backend == "host") return make_host_kernels();
   const auto gpus = cuda_devices();
   // Every rank must take the same decision, or the job would mix backends.
@@ -32,23 +30,16 @@ std::unique_ptr<Kernels> select_kernels(const std::string& backend, const HostMa
   return make_cuda_kernels(gpu);
 }
 
-std::unique_ptr<HaloTransport> select_transport(const std::string& halo, Kernels& k,
-                                                const HaloPlan& plan, MPI_Comm comm) {
-  if (halo == "auto" || halo == "mpi") return make_mpi_transport(k, plan, comm);
-  throw Error(kExitUnavailable, "--halo " + halo +
-                                    ": this transport is not implemented in this version of "
-                                    "halo3d; use --halo mpi");
-}
-
-}  // namespace
-
 std::unique_ptr<Runtime> make_runtime(const RuntimeOptions& o, MPI_Comm world) {
   auto rt = std::make_unique<Runtime>();
   rt->hosts = HostMap::build(world);
   rt->decomp = decompose(world, o.grid, o.procs, rt->cart);
-  rt->kernels = select_kernels(o.backend, rt->hosts, world, rt->gpu, rt->warnings);
+  rt->kernels = make_kernels(o.backend, rt->hosts, world, rt->gpu, rt->warnings);
   const HaloPlan plan = HaloPlan::build(rt->decomp);
-  auto transport = select_transport(o.halo, *rt->kernels, plan, rt->cart.get());
+  // The Cartesian communicator keeps the ranks of `world` (no reordering), so the host
+  // map indexes its ranks too.
+  const TransportContext tc{*rt->kernels, plan, rt->cart.get(), rt->hosts, peer_policy(o.peer_access, world)};
+  auto transport = select_transport(o.halo, tc, rt->halo_selection);
   rt->op = std::make_unique<DistributedOperator>(*rt->kernels, rt->decomp, o.stencil,
                                                  std::move(transport), o.overlap, rt->timers);
   return rt;

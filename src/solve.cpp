@@ -90,6 +90,7 @@ int run_solve(const SolveOptions& o, MPI_Comm world) {
   ro.procs = o.procs;
   ro.backend = o.backend;
   ro.halo = o.halo;
+  ro.peer_access = o.peer_access;
   ro.overlap = o.overlap;
   ro.stencil = prob.stencil();
   auto rt = make_runtime(ro, world);
@@ -132,6 +133,7 @@ int run_solve(const SolveOptions& o, MPI_Comm world) {
                 version_string().c_str(), o.problem.c_str(), solver.c_str(), to_string(o.grid).c_str(),
                 d.ranks, to_string(d.procs).c_str(), k.name().c_str(), k.device_name().c_str(),
                 rt->op->transport().name().c_str(), o.overlap ? "on" : "off");
+    print_halo_selection(rt->halo_selection);
     std::fflush(stdout);
   }
 
@@ -266,6 +268,12 @@ int run_solve(const SolveOptions& o, MPI_Comm world) {
                        {"gbytes_per_s", gbs},
                        {"gpoints_per_s", gpts}};
     j["halo_bytes_per_exchange_rank0"] = rt->op->plan().bytes_per_exchange();
+    const HaloSelection& hs = rt->halo_selection;
+    nlohmann::json cand = nlohmann::json::object(), skipped = nlohmann::json::object();
+    for (const auto& [n, s] : hs.candidates) cand[n] = s;
+    for (const auto& [n, why] : hs.skipped) skipped[n] = why;
+    j["halo_selection"] = {{"requested", hs.requested}, {"chosen", hs.chosen},  {"candidates", cand},
+                           {"skipped", skipped},        {"reason", hs.reason}, {"ranks", hs.details}};
     if (has_halo)
       j["overlap"] = {{"compute_only_s", ov.compute_s},       {"halo_only_s", ov.halo_s},
                       {"overlapped_s", ov.overlapped_s},      {"sequential_s", ov.sequential_s},

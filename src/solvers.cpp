@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "errors.hpp"
+#include "nvtx.hpp"
 #include "reduction.hpp"
 
 namespace halo3d {
@@ -17,6 +18,7 @@ class Reducer {
  public:
   Reducer(Kernels& k, MPI_Comm comm, Timers& t) : k_(k), comm_(comm), t_(t) {}
   double sum(int slot = 0) {
+    HALO3D_NVTX_RANGE("reduction");
     ScopedTimer timer(t_.reduction);
     DD local[kReductionSlots];
     k_.read_slots(slot + 1, local);

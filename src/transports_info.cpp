@@ -30,4 +30,16 @@ std::string cuda_aware_mpi_string() {
 #endif
 }
 
+bool cuda_aware_mpi_now() {
+#if defined(MPIX_CUDA_AWARE_SUPPORT)
+  // The macro says how the headers were built; the query asks the library loaded now.
+  return MPIX_Query_cuda_support() == 1;
+#elif defined(MPIX_GPU_SUPPORT_CUDA)
+  int yes = 0;  // MPICH >= 4
+  return MPIX_GPU_query_support(MPIX_GPU_SUPPORT_CUDA, &yes) == MPI_SUCCESS && yes == 1;
+#else
+  return false;
+#endif
+}
+
 }  // namespace halo3d

@@ -10,17 +10,19 @@ HALO3D, MPIEXEC = os.path.abspath(sys.argv[1]), sys.argv[2]
 failures = []
 
 
-def run(args, ranks=2, timeout=60, cwd=None):
+def run(args, ranks=2, timeout=60, cwd=None, env=None):
     cmd = [MPIEXEC, "-np", str(ranks), "--oversubscribe", HALO3D] + args
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=cwd)
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=cwd,
+                       env=None if env is None else {**os.environ, **env})
     return p.returncode, p.stdout, p.stderr
 
 
-def expect_error(name, args, code, needle, ranks=2, files_absent=()):
+def expect_error(name, args, code, needle, ranks=2, files_absent=(), env=None):
     with tempfile.TemporaryDirectory() as d:
         try:
-            rc, out, err = run(args + ["--output", os.path.join(d, "out.h5")] if "--output" not in args else args,
-                               ranks=ranks, cwd=d)
+            solve = args[:1] == ["solve"] and "--output" not in args
+            rc, out, err = run(args + ["--output", os.path.join(d, "out.h5")] if solve else args,
+                               ranks=ranks, cwd=d, env=env)
         except subprocess.TimeoutExpired:
             failures.append(f"{name}: hung")
             return
@@ -66,6 +68,73 @@ expect_error("unwritable output", ["solve", "--grid", "8,8,8", "--output", "/non
 expect_error("restart missing", ["solve", "--grid", "8,8,8", "--restart", "/nonexistent/c.h5"], 5, "c.h5")
 expect_error("cuda not available", ["solve", "--grid", "8,8,8", "--backend", "cuda"], 6, "cuda")
 expect_error("transport not available", ["solve", "--grid", "8,8,8", "--halo", "nccl"], 6, "nccl")
+# Transports the host backend cannot have (or this build lacks): exit 6, one line, all ranks alike.
+for t, ranks in (("nccl", 3), ("ipc", 3), ("mpi-cuda", 3), ("nccl", 1)):
+    expect_error(f"--halo {t} on the host backend, {ranks} rank(s)",
+                 ["solve", "--grid", "8,8,8", "--backend", "host", "--halo", t], 6, f"--halo {t}:", ranks=ranks)
+# (Each failing run costs mpirun ~2 s, so only the paths halo3d itself decides are here.)
+expect_error("bad HALO3D_PEER_ACCESS", ["solve", "--grid", "8,8,8"], 2, "HALO3D_PEER_ACCESS",
+             env={"HALO3D_PEER_ACCESS": "bogus"})
+expect_error("probe size not a multiple of 8", ["probe", "--sizes", "8,12"], 2, "--sizes")
+
+# --halo auto on the host backend is mpi: in the header, the report and the HDF5 attribute.
+with tempfile.TemporaryDirectory() as d:
+    out, rep = os.path.join(d, "u.h5"), os.path.join(d, "r.json")
+    rc, so, se = run(["solve", "--grid", "12,10,8", "--backend", "host", "--halo", "auto", "--output", out,
+                      "--report", rep])
+    import h5py
+    import json
+    if rc != 0:
+        failures.append(f"auto on host: exit {rc}: {se!r}")
+    else:
+        with open(rep) as f:
+            sel = json.load(f).get("halo_selection", {})
+        with h5py.File(out) as h:
+            attr = h.attrs["halo"]
+            attr = attr.decode() if isinstance(attr, bytes) else str(attr)
+        if sel.get("chosen") != "mpi" or sel.get("requested") != "auto" or attr != "mpi" or "halo mpi" not in so:
+            failures.append(f"auto on host: chosen {sel.get('chosen')!r}, HDF5 halo {attr!r}")
+        else:
+            print("ok   auto on the host backend is mpi (header, report, HDF5 attribute)")
+
+# probe on 2 ranks on the host backend: mpi only, a table, and a JSON report with sane numbers.
+with tempfile.TemporaryDirectory() as d:
+    rep = os.path.join(d, "probe.json")
+    sizes = [8, 1024, 65536, 1 << 20]
+    rc, so, se = run(["probe", "--backend", "host", "--sizes", "8,1K,64K,1M", "--reps", "5", "--warmup", "2",
+                      "--grid", "64,64,64", "--topology", "--report", rep], timeout=120)
+    problems = []
+    if rc != 0:
+        problems.append(f"exit {rc}: {se!r}")
+    else:
+        with open(rep) as f:
+            j = json.load(f)
+        pairs = j.get("pairs", [])
+        if len(pairs) != 1 or (pairs[0]["a"], pairs[0]["b"]) != (0, 1):
+            problems.append(f"pairs {pairs!r}")
+        else:
+            tr = pairs[0]["transports"]
+            if list(tr) != ["mpi"]:
+                problems.append(f"transports {list(tr)} on the host backend, expected mpi only")
+            rows = tr.get("mpi", [])
+            if [r["bytes"] for r in rows] != sizes:
+                problems.append(f"sizes {[r['bytes'] for r in rows]}")
+            for r in rows:
+                if not (0 < r["latency_s"] < 1 and r["bandwidth_gbytes_per_s"] > 0
+                        and abs(r["round_trip_s"] - 2 * r["latency_s"]) < 1e-12
+                        and abs(r["bandwidth_gbytes_per_s"] - r["bytes"] / r["latency_s"] / 1e9) < 1e-6 * r["bandwidth_gbytes_per_s"]):
+                    problems.append(f"row not sane: {r}")
+        if j.get("backend") != "host" or "topology" not in j or j["peer_access"][0][1] != "no GPU":
+            problems.append("backend/topology/peer_access fields")
+        wall = j.get("communication_wall") or {}
+        if wall.get("bytes_per_exchange") != 8 * 64 * 64 or "mpi" not in wall.get("seconds_per_iteration", {}):
+            problems.append(f"communication wall {wall!r}")
+        if "no GPU" not in so or "communication wall" not in so or "ranks 0-1" not in so:
+            problems.append("table or notes missing from stdout")
+    if problems:
+        failures.append("probe on 2 ranks: " + "; ".join(problems))
+    else:
+        print("ok   probe on 2 ranks (host): JSON and table sane")
 
 # Not converging is not a crash: the file is written with converged = 0, exit code 3.
 with tempfile.TemporaryDirectory() as d:

@@ -1,0 +1,603 @@
+// halo3d probe: for every pair of ranks, whether CUDA peer access is possible between their
+// GPUs, and the latency and bandwidth of every halo transport available to that pair,
+// measured by ping-pong (the other ranks wait): warm-up, repeated round trips, median;
+// one-way latency = median round trip / 2; bandwidth = bytes / one-way time.
+// --topology adds nvidia-smi topo -m and cudaDeviceGetP2PAttribute for each local pair;
+// --grid estimates the halo time per iteration ("communication wall") from the numbers.
+#include <algorithm>
+#include <chrono>
+#include <thread>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "app.hpp"
+#include "decomposition.hpp"
+#include "errors.hpp"
+#include "hdf5_io.hpp"
+#include "mpi_env.hpp"
+#include "runtime.hpp"
+#include "transports/transports.hpp"
+
+#ifdef HALO3D_HAVE_CUDA
+#include <cuda_runtime_api.h>
+
+#include "cuda/cuda_check.hpp"
+#include "transports/ipc_channel.hpp"
+#endif
+#ifdef HALO3D_HAVE_NCCL
+#include <nccl.h>
+#endif
+
+namespace halo3d {
+namespace {
+
+using nlohmann::json;
+
+constexpr int kTagPing = 9100, kTagResult = 9200, kTagNcclId = 9300;
+
+std::vector<std::size_t> default_sizes() {
+  std::vector<std::size_t> s;
+  for (std::size_t b = 8; b < (64u << 20); b *= 4) s.push_back(b);
+  s.push_back(64u << 20);
+  return s;
+}
+
+std::string human_bytes(std::size_t b) {
+  char buf[32];
+  if (b >= (1u << 20) && b % (1u << 20) == 0) std::snprintf(buf, sizeof buf, "%zu MiB", b >> 20);
+  else if (b >= 1024 && b % 1024 == 0) std::snprintf(buf, sizeof buf, "%zu KiB", b >> 10);
+  else std::snprintf(buf, sizeof buf, "%zu B", b);
+  return buf;
+}
+
+std::vector<std::string> allgather_strings(const std::string& mine, MPI_Comm comm) {
+  const int size = comm_size(comm);
+  int len = int(mine.size());
+  std::vector<int> lens(size), offs(size);
+  HALO3D_MPI_CHECK(MPI_Allgather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, comm));
+  int total = 0;
+  for (int r = 0; r < size; ++r) offs[r] = total, total += lens[r];
+  std::vector<char> all(std::size_t(std::max(total, 1)));
+  HALO3D_MPI_CHECK(MPI_Allgatherv(mine.data(), len, MPI_CHAR, all.data(), lens.data(), offs.data(), MPI_CHAR, comm));
+  std::vector<std::string> out;
+  for (int r = 0; r < size; ++r) out.emplace_back(&all[offs[r]], std::size_t(lens[r]));
+  return out;
+}
+
+void send_string(const std::string& s, int to, MPI_Comm comm) {
+  int len = int(s.size());
+  HALO3D_MPI_CHECK(MPI_Send(&len, 1, MPI_INT, to, kTagResult, comm));
+  HALO3D_MPI_CHECK(MPI_Send(s.data(), len, MPI_CHAR, to, kTagResult, comm));
+}
+// Ranks not in the measured pair wait here without spinning, so that they take no CPU
+// time from the pair (which matters on oversubscribed or small machines).
+void polite_wait(MPI_Request& r) {
+  int done = 0;
+  for (;;) {
+    HALO3D_MPI_CHECK(MPI_Test(&r, &done, MPI_STATUS_IGNORE));
+    if (done) return;
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+}
+void polite_barrier(MPI_Comm comm) {
+  MPI_Request r = MPI_REQUEST_NULL;
+  HALO3D_MPI_CHECK(MPI_Ibarrier(comm, &r));
+  polite_wait(r);
+}
+
+std::string recv_string(int from, MPI_Comm comm) {
+  int len = 0;
+  MPI_Request r = MPI_REQUEST_NULL;
+  HALO3D_MPI_CHECK(MPI_Irecv(&len, 1, MPI_INT, from, kTagResult, comm, &r));
+  polite_wait(r);
+  std::string s(std::size_t(len), '\0');
+  HALO3D_MPI_CHECK(MPI_Recv(s.data(), len, MPI_CHAR, from, kTagResult, comm, MPI_STATUS_IGNORE));
+  return s;
+}
+
+// How rank `me` sees peer access to rank `other`'s GPU.
+std::string peer_relation(const std::vector<RankGpu>& g, int me, int other, const PeerPolicy& policy, bool cuda) {
+  if (me == other) return "self";
+  if (g[me].host != g[other].host) return "other host";
+  if (!cuda) return "no GPU";
+  if (g[me].bus == g[other].bus) return "same GPU";
+#ifdef HALO3D_HAVE_CUDA
+  const int mine = ipc::device_by_bus_id(g[me].bus), theirs = ipc::device_by_bus_id(g[other].bus);
+  if (mine < 0 || theirs < 0) return "unknown (GPU " + g[other].bus + " not visible to rank " + std::to_string(me) + ")";
+  int can = 0;
+  HALO3D_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, mine, theirs));
+  if (!can) return "no";
+  return policy.allowed ? "yes" : "yes (not used: " + policy.why_off + ")";
+#else
+  (void)policy;
+  return "no GPU";
+#endif
+}
+
+struct Bufs {
+  Buffer pin_a, pin_b, dev_a, dev_b;  // pinned staging and device (cuda); host memory (host)
+};
+
+// One round trip of `bytes` between ping (role 0) and pong (role 1) over `how`.
+class PingPong {
+ public:
+  PingPong(Kernels& k, Bufs& b, MPI_Comm comm, int peer, bool ping) : k_(k), b_(b), comm_(comm), peer_(peer), ping_(ping) {}
+  virtual ~PingPong() = default;
+  virtual void round_trip(std::size_t bytes) = 0;
+
+ protected:
+  void send(const void* p, std::size_t bytes) {
+    HALO3D_MPI_CHECK(MPI_Send(p, int(bytes), MPI_BYTE, peer_, kTagPing, comm_));
+  }
+  void recv(void* p, std::size_t bytes) {
+    HALO3D_MPI_CHECK(MPI_Recv(p, int(bytes), MPI_BYTE, peer_, kTagPing, comm_, MPI_STATUS_IGNORE));
+  }
+  Kernels& k_;
+  Bufs& b_;
+  MPI_Comm comm_;
+  int peer_;
+  bool ping_;
+};
+
+// mpi: host memory as is; device memory staged through pinned buffers, as the transport does.
+class MpiPingPong final : public PingPong {
+ public:
+  using PingPong::PingPong;
+  void round_trip(std::size_t bytes) override {
+    const bool staged = k_.device_memory_is_remote();
+    const std::size_t n = bytes / sizeof(double);
+    auto to_host = [&](double* host, const double* dev) {
+      if (staged) k_.copy(host, dev, n, Lane::boundary), k_.synchronize(Lane::boundary);
+    };
+    auto to_dev = [&](double* dev, const double* host) {
+      if (staged) k_.copy(dev, host, n, Lane::boundary), k_.synchronize(Lane::boundary);
+    };
+    double* a = staged ? b_.pin_a.data() : b_.dev_a.data();
+    double* r = staged ? b_.pin_b.data() : b_.dev_b.data();
+    if (ping_) {
+      to_host(a, b_.dev_a.data());
+      send(a, bytes);
+      recv(r, bytes);
+      to_dev(b_.dev_b.data(), r);
+    } else {
+      recv(r, bytes);
+      to_dev(b_.dev_b.data(), r);
+      to_host(a, b_.dev_b.data());
+      send(a, bytes);
+    }
+  }
+};
+
+// mpi-cuda: device pointers to a CUDA-aware MPI.
+class MpiCudaPingPong final : public PingPong {
+ public:
+  using PingPong::PingPong;
+  void round_trip(std::size_t bytes) override {
+    if (ping_) {
+      send(b_.dev_a.data(), bytes);
+      recv(b_.dev_b.data(), bytes);
+    } else {
+      recv(b_.dev_b.data(), bytes);
+      send(b_.dev_b.data(), bytes);
+    }
+  }
+};
+
+#ifdef HALO3D_HAVE_CUDA
+// ipc: the transport's channel and protocol; the pong echoes its inbox back.
+class IpcPingPong final : public PingPong {
+ public:
+  IpcPingPong(Kernels& k, Bufs& b, MPI_Comm comm, int peer, bool ping, std::size_t capacity_doubles,
+              const PeerPolicy& policy)
+      : PingPong(k, b, comm, peer, ping), ch_(k, peer, 0, 0, capacity_doubles) {
+    ipc::connect({&ch_}, comm, policy);
+    stream_ = static_cast<cudaStream_t>(k.native_stream(Lane::boundary));
+  }
+  ~IpcPingPong() override {
+    try {
+      ipc::disconnect({&ch_}, k_);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "halo3d: probe: ipc teardown: %s\n", e.what());
+    }
+  }
+  bool ok() const { return ch_.ok(); }
+  const std::string& how() const { return ch_.how(); }
+  void round_trip(std::size_t bytes) override {
+    ch_.post();
+    if (ping_) {
+      HALO3D_MPI_CHECK(MPI_Wait(ch_.credit_request(), MPI_STATUS_IGNORE));
+      ch_.put(b_.dev_a.data(), bytes, stream_);
+      HALO3D_MPI_CHECK(MPI_Wait(ch_.notice_request(), MPI_STATUS_IGNORE));
+      ch_.arrived(stream_);
+      ch_.consumed(stream_);
+      HALO3D_CUDA_CHECK(cudaStreamSynchronize(stream_));  // the data is here
+    } else {
+      HALO3D_MPI_CHECK(MPI_Wait(ch_.notice_request(), MPI_STATUS_IGNORE));
+      ch_.arrived(stream_);
+      HALO3D_MPI_CHECK(MPI_Wait(ch_.credit_request(), MPI_STATUS_IGNORE));
+      ch_.put(ch_.inbox(), bytes, stream_);
+      ch_.consumed(stream_);
+    }
+    ch_.complete();
+  }
+
+ private:
+  ipc::Channel ch_;
+  cudaStream_t stream_ = nullptr;
+};
+#endif
+
+#ifdef HALO3D_HAVE_NCCL
+#define PROBE_NCCL_CHECK(expr)                                                                          \
+  do {                                                                                                  \
+    const ncclResult_t rc_ = (expr);                                                                    \
+    if (rc_ != ncclSuccess) throw std::runtime_error(std::string("NCCL: ") + #expr + ": " + ncclGetErrorString(rc_)); \
+  } while (false)
+
+// nccl: a two-rank communicator for the pair.
+class NcclPingPong final : public PingPong {
+ public:
+  NcclPingPong(Kernels& k, Bufs& b, MPI_Comm comm, int peer, bool ping) : PingPong(k, b, comm, peer, ping) {
+    ncclUniqueId id{};
+    if (ping_) {
+      PROBE_NCCL_CHECK(ncclGetUniqueId(&id));
+      HALO3D_MPI_CHECK(MPI_Send(&id, int(sizeof id), MPI_BYTE, peer_, kTagNcclId, comm_));
+    } else {
+      HALO3D_MPI_CHECK(MPI_Recv(&id, int(sizeof id), MPI_BYTE, peer_, kTagNcclId, comm_, MPI_STATUS_IGNORE));
+    }
+    PROBE_NCCL_CHECK(ncclCommInitRank(&nc_, 2, id, ping_ ? 0 : 1));
+    stream_ = static_cast<cudaStream_t>(k.native_stream(Lane::boundary));
+  }
+  ~NcclPingPong() override {
+    HALO3D_CUDA_CHECK_NOTHROW(cudaStreamSynchronize(stream_));
+    if (nc_) ncclCommDestroy(nc_);
+  }
+  void round_trip(std::size_t bytes) override {
+    const int other = ping_ ? 1 : 0;
+    if (ping_) {
+      PROBE_NCCL_CHECK(ncclSend(b_.dev_a.data(), bytes, ncclChar, other, nc_, stream_));
+      PROBE_NCCL_CHECK(ncclRecv(b_.dev_b.data(), bytes, ncclChar, other, nc_, stream_));
+    } else {
+      PROBE_NCCL_CHECK(ncclRecv(b_.dev_b.data(), bytes, ncclChar, other, nc_, stream_));
+      PROBE_NCCL_CHECK(ncclSend(b_.dev_b.data(), bytes, ncclChar, other, nc_, stream_));
+    }
+    HALO3D_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+
+ private:
+  ncclComm_t nc_ = nullptr;
+  cudaStream_t stream_ = nullptr;
+};
+#endif
+
+// Ping-pong over every size; on the ping rank, the rows of the table.
+json measure(PingPong& pp, bool ping, const std::vector<std::size_t>& sizes, int warmup, int reps) {
+  json rows = json::array();
+  for (std::size_t bytes : sizes) {
+    for (int i = 0; i < warmup; ++i) pp.round_trip(bytes);
+    std::vector<double> t;
+    for (int i = 0; i < reps; ++i) {
+      const double t0 = MPI_Wtime();
+      pp.round_trip(bytes);
+      t.push_back(MPI_Wtime() - t0);
+    }
+    if (!ping) continue;
+    std::sort(t.begin(), t.end());
+    const double rt = t[t.size() / 2], one_way = rt / 2;
+    rows.push_back({{"bytes", bytes},
+                    {"round_trip_s", rt},
+                    {"latency_s", one_way},
+                    {"bandwidth_gbytes_per_s", one_way > 0 ? double(bytes) / one_way / 1e9 : 0.0}});
+  }
+  return rows;
+}
+
+// This host's GPU topology (run by the first rank of each host).
+json local_topology(const HostMap& hosts) {
+  json t;
+  t["host"] = hosts.hosts.at(hosts.host_index);
+  std::string out;
+  bool present = false;
+  if (FILE* p = popen("command -v nvidia-smi 2>/dev/null", "r")) {
+    char b[512];
+    present = std::fgets(b, sizeof b, p) != nullptr;
+    pclose(p);
+  }
+  if (present) {
+    if (FILE* p = popen("nvidia-smi topo -m 2>&1", "r")) {
+      char b[512];
+      while (std::fgets(b, sizeof b, p)) out += b;
+      const int rc = pclose(p);
+      if (rc != 0) out += "(nvidia-smi exited with status " + std::to_string(rc) + ")\n";
+    }
+    t["nvidia_smi_topo"] = out;
+  } else {
+    t["nvidia_smi_topo"] = nullptr;
+    t["nvidia_smi_note"] = "nvidia-smi is absent on this host";
+  }
+  json p2p = json::array();
+#ifdef HALO3D_HAVE_CUDA
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) (void)cudaGetLastError(), n = 0;
+  for (int a = 0; a < n; ++a)
+    for (int b = 0; b < n; ++b) {
+      if (a == b) continue;
+      int access = 0, rank = 0, atomics = 0;
+      HALO3D_CUDA_CHECK(cudaDeviceGetP2PAttribute(&access, cudaDevP2PAttrAccessSupported, a, b));
+      HALO3D_CUDA_CHECK(cudaDeviceGetP2PAttribute(&rank, cudaDevP2PAttrPerformanceRank, a, b));
+      HALO3D_CUDA_CHECK(cudaDeviceGetP2PAttribute(&atomics, cudaDevP2PAttrNativeAtomicSupported, a, b));
+      p2p.push_back({{"from", a},
+                     {"to", b},
+                     {"from_bus", ipc::bus_id_of(a)},
+                     {"to_bus", ipc::bus_id_of(b)},
+                     {"access_supported", access != 0},
+                     {"performance_rank", rank},
+                     {"native_atomics", atomics != 0}});
+    }
+  t["visible_gpus"] = n;
+#else
+  t["visible_gpus"] = 0;
+#endif
+  t["p2p"] = p2p;
+  return t;
+}
+
+// One-way time for `bytes`, interpolated in the measured (size, time) table.
+double one_way_at(const json& rows, double bytes) {
+  std::vector<std::pair<double, double>> v;
+  for (const auto& r : rows) v.emplace_back(r["bytes"].get<double>(), r["latency_s"].get<double>());
+  std::sort(v.begin(), v.end());
+  if (v.empty()) return 0;
+  if (bytes <= v.front().first) return v.front().second;
+  if (bytes >= v.back().first) return v.back().second * bytes / v.back().first;
+  for (std::size_t i = 1; i < v.size(); ++i)
+    if (bytes <= v[i].first) {
+      const double f = (bytes - v[i - 1].first) / (v[i].first - v[i - 1].first);
+      return v[i - 1].second + f * (v[i].second - v[i - 1].second);
+    }
+  return v.back().second;
+}
+
+}  // namespace
+
+int run_probe(const ProbeOptions& o, MPI_Comm world) {
+  const int rank = comm_rank(world), size = comm_size(world);
+  const bool root = rank == 0;
+  const HostMap hosts = HostMap::build(world);
+  int gpu = -1;
+  std::string warnings;
+  auto kp = make_kernels(o.backend, hosts, world, gpu, warnings);
+  Kernels& k = *kp;
+  if (root && !warnings.empty()) std::fputs(warnings.c_str(), stderr);
+  const bool cuda = k.name() == "cuda";
+  const PeerPolicy policy = peer_policy(o.peer_access, world);
+  const bool cuda_aware = cuda && all_cuda_aware_mpi(world);
+  const std::vector<RankGpu> gpus = gather_rank_gpus(k, hosts, world);
+  const std::vector<std::string> devices = allgather_strings(k.device_name(), world);
+  if (!o.report.empty()) check_writable(o.report, world);  // before measuring, not after
+  // Validated now (collectively), used after the measurements.
+  const Int3 wall_procs = o.grid[0] > 0 && size > 1 ? choose_procs(o.grid, size, o.procs) : Int3{};
+  const std::vector<std::size_t> sizes = o.sizes.empty() ? default_sizes() : o.sizes;
+  const std::size_t max_bytes = *std::max_element(sizes.begin(), sizes.end());
+  const std::size_t cap = (max_bytes + sizeof(double) - 1) / sizeof(double);
+  MPI_Comm dup = MPI_COMM_NULL;
+  HALO3D_MPI_CHECK(MPI_Comm_dup(world, &dup));
+  Comm comm(dup);
+
+  // Peer access as each rank sees every other rank's GPU.
+  std::vector<std::string> row;
+  for (int j = 0; j < size; ++j) row.push_back(peer_relation(gpus, rank, j, policy, cuda));
+  json my_row = row;
+  std::vector<json> matrix;
+  for (const std::string& s : allgather_strings(my_row.dump(), world)) matrix.push_back(json::parse(s));
+
+  if (root) {
+    std::printf("halo3d probe %s: %d rank(s) on %zu host(s), backend %s; %s\n", version_string().c_str(), size,
+                hosts.hosts.size(), k.name().c_str(),
+                cuda ? ("peer access " + (policy.allowed ? std::string("allowed") : "off (" + policy.why_off + ")") +
+                        ", CUDA-aware MPI " + (cuda_aware ? "yes" : "no") + ", NCCL " +
+                        (nccl_compiled() ? "compiled" : "not compiled"))
+                           .c_str()
+                     : "no GPU: measuring mpi only");
+    for (int r = 0; r < size; ++r)
+      std::printf("  rank %d: host %s, %s\n", r, hosts.rank_host[r].c_str(), devices[r].c_str());
+    std::printf("sizes %s to %s, %d round trips per size after %d warm-up, median; latency = round trip / 2\n",
+                human_bytes(sizes.front()).c_str(), human_bytes(sizes.back()).c_str(), o.reps, o.warmup);
+    if (size == 1) std::printf("one rank: no pairs to measure\n");
+  }
+
+  Bufs b;
+  b.dev_a = Buffer(k, cap, Memory::device);
+  b.dev_b = Buffer(k, cap, Memory::device);
+  if (cuda) {
+    b.pin_a = Buffer(k, cap, Memory::host_pinned);
+    b.pin_b = Buffer(k, cap, Memory::host_pinned);
+  }
+  {
+    std::vector<double> fill(cap);
+    for (std::size_t i = 0; i < cap; ++i) fill[i] = double(i % 1000) + 0.5;
+    k.copy(b.dev_a.data(), fill.data(), cap, Lane::interior);
+    k.synchronize();
+  }
+
+  json pairs = json::array();
+  for (int i = 0; i < size; ++i)
+    for (int j = i + 1; j < size; ++j) {
+      if (rank == i || rank == j) {
+        const bool ping = rank == i;
+        const int peer = ping ? j : i;
+        const bool same_host = gpus[i].host == gpus[j].host;
+        const bool same_gpu = cuda && same_host && gpus[i].bus == gpus[j].bus;
+        json pr = {{"a", i}, {"b", j}, {"same_host", same_host}, {"same_gpu", same_gpu},
+                   {"peer_access", matrix[i][j]}, {"transports", json::object()}, {"skipped", json::object()}};
+        auto run = [&](const std::string& name, PingPong& pp) {
+          pr["transports"][name] = measure(pp, ping, sizes, std::max(o.warmup, 1), o.reps);
+        };
+        {
+          MpiPingPong pp(k, b, comm.get(), peer, ping);
+          run("mpi", pp);
+        }
+        if (cuda_aware) {
+          MpiCudaPingPong pp(k, b, comm.get(), peer, ping);
+          run("mpi-cuda", pp);
+        } else {
+          pr["skipped"]["mpi-cuda"] = cuda ? "the MPI is not CUDA-aware" : "no GPU";
+        }
+#ifdef HALO3D_HAVE_CUDA
+        if (cuda && same_host) {
+          IpcPingPong pp(k, b, comm.get(), peer, ping, cap, policy);
+          pr["ipc_how"] = pp.how();
+          if (pp.ok())
+            run("ipc", pp);
+          else
+            pr["skipped"]["ipc"] = pp.how();
+        } else
+#endif
+        {
+          pr["skipped"]["ipc"] = !cuda ? "no GPU" : "other host";
+        }
+#ifdef HALO3D_HAVE_NCCL
+        if (cuda && !same_gpu) {
+          NcclPingPong pp(k, b, comm.get(), peer, ping);
+          run("nccl", pp);
+        } else
+#endif
+        {
+          pr["skipped"]["nccl"] = !nccl_compiled() ? "not compiled" : !cuda ? "no GPU" : "same GPU (NCCL needs one GPU per rank)";
+        }
+        k.synchronize();
+        if (ping) {
+          if (root)
+            pairs.push_back(pr);
+          else
+            send_string(pr.dump(), 0, comm.get());
+        }
+      }
+      if (root && i != 0) pairs.push_back(json::parse(recv_string(i, comm.get())));
+      polite_barrier(world);  // the other ranks wait while a pair measures
+    }
+
+  json topology = json::array();
+  if (o.topology) {
+    const std::string mine = hosts.local_rank == 0 ? local_topology(hosts).dump() : std::string();
+    for (const std::string& s : allgather_strings(mine, world))
+      if (!s.empty()) topology.push_back(json::parse(s));
+  }
+
+  // The communication wall: the busiest rank's faces per iteration at the measured speeds.
+  json wall;
+  if (o.grid[0] > 0 && size > 1) {
+    const Int3 procs = wall_procs;
+    std::vector<double> worst_faces;
+    double worst_bytes = -1;
+    for (int c0 = 0; c0 < procs[0]; ++c0)
+      for (int c1 = 0; c1 < procs[1]; ++c1)
+        for (int c2 = 0; c2 < procs[2]; ++c2) {
+          const int c[3] = {c0, c1, c2};
+          double n[3];
+          for (int a = 0; a < 3; ++a) n[a] = split_axis(o.grid[a], procs[a], c[a]).count;
+          std::vector<double> faces;
+          for (int a = 0; a < 3; ++a)
+            for (int side = 0; side < 2; ++side)
+              if ((side == 0 && c[a] > 0) || (side == 1 && c[a] < procs[a] - 1))
+                faces.push_back(8.0 * n[(a + 1) % 3] * n[(a + 2) % 3]);
+          double total = 0;
+          for (double f : faces) total += f;
+          if (total > worst_bytes) worst_bytes = total, worst_faces = faces;
+        }
+    wall = {{"grid", {o.grid[0], o.grid[1], o.grid[2]}},
+            {"procs", {procs[0], procs[1], procs[2]}},
+            {"busiest_rank_face_bytes", worst_faces},
+            {"bytes_per_exchange", worst_bytes},
+            {"seconds_per_iteration", json::object()}};
+    if (root)
+      for (const std::string name : {"mpi", "mpi-cuda", "ipc", "nccl"}) {
+        double worst = -1;  // the slowest pair that measured this transport
+        for (const auto& p : pairs) {
+          if (!p["transports"].contains(name)) continue;
+          double t = 0;
+          for (double f : worst_faces) t += one_way_at(p["transports"][name], f);
+          worst = std::max(worst, t);
+        }
+        if (worst >= 0) wall["seconds_per_iteration"][name] = worst;
+      }
+  }
+
+  if (!root) return kExitOk;
+
+  for (const auto& p : pairs) {
+    std::printf("\nranks %d-%d: %s; peer access: %s\n", p["a"].get<int>(), p["b"].get<int>(),
+                !p["same_host"].get<bool>() ? "other host" : p["same_gpu"].get<bool>() ? "same host, same GPU" : "same host",
+                p["peer_access"].get<std::string>().c_str());
+    if (p.contains("ipc_how")) std::printf("  ipc: %s\n", p["ipc_how"].get<std::string>().c_str());
+    for (const auto& [n, why] : p["skipped"].items())
+      if (cuda) std::printf("  %s: not measured (%s)\n", n.c_str(), why.get<std::string>().c_str());
+    std::vector<std::string> names;
+    for (const auto& [n, rows] : p["transports"].items()) names.push_back(n);
+    std::printf("  %10s", "bytes");
+    for (const auto& n : names) std::printf(" | %8s lat us %8s GB/s", n.c_str(), "");
+    std::printf("\n");
+    for (std::size_t s = 0; s < sizes.size(); ++s) {
+      std::printf("  %10s", human_bytes(sizes[s]).c_str());
+      for (const auto& n : names) {
+        const auto& r = p["transports"][n][s];
+        std::printf(" | %15.2f %13.3f", r["latency_s"].get<double>() * 1e6, r["bandwidth_gbytes_per_s"].get<double>());
+      }
+      std::printf("\n");
+    }
+  }
+  if (o.topology)
+    for (const auto& t : topology) {
+      std::printf("\ntopology of host %s:\n", t["host"].get<std::string>().c_str());
+      if (t["nvidia_smi_topo"].is_null())
+        std::printf("  nvidia-smi topo -m: nvidia-smi is absent\n");
+      else
+        std::printf("%s", t["nvidia_smi_topo"].get<std::string>().c_str());
+      if (t["p2p"].empty()) std::printf("  CUDA P2P attributes: fewer than two GPUs visible\n");
+      for (const auto& q : t["p2p"])
+        std::printf("  GPU %d -> GPU %d: P2P access %s, performance rank %d, native atomics %s\n", q["from"].get<int>(),
+                    q["to"].get<int>(), q["access_supported"].get<bool>() ? "yes" : "no",
+                    q["performance_rank"].get<int>(), q["native_atomics"].get<bool>() ? "yes" : "no");
+    }
+  if (!wall.is_null()) {
+    std::printf("\ncommunication wall, --grid %s as %s: the busiest rank sends %zu face(s), %.3g MB per exchange "
+                "(one per CG iteration); halo alone, faces one after another, slowest pair:",
+                to_string(o.grid).c_str(), to_string(wall_procs).c_str(),
+                wall["busiest_rank_face_bytes"].size(), wall["bytes_per_exchange"].get<double>() / 1e6);
+    for (const auto& [n, t] : wall["seconds_per_iteration"].items()) std::printf(" %s %.3g ms", n.c_str(), t.get<double>() * 1e3);
+    std::printf("\n");
+  }
+  std::fflush(stdout);
+
+  if (!o.report.empty()) {
+    json j;
+    j["halo3d_version"] = version_string();
+    j["command"] = "probe";
+    j["backend"] = k.name();
+    j["ranks"] = size;
+    j["hosts"] = hosts.hosts;
+    json ranks = json::array();
+    for (int r = 0; r < size; ++r)
+      ranks.push_back({{"rank", r}, {"host", hosts.rank_host[r]}, {"device", devices[r]}, {"pci_bus_id", gpus[r].bus}});
+    j["rank_devices"] = ranks;
+    j["peer_access_policy"] = {{"allowed", policy.allowed}, {"why_off", policy.why_off}};
+    j["cuda_aware_mpi"] = cuda_aware;
+    j["nccl_compiled"] = nccl_compiled();
+    j["sizes"] = sizes;
+    j["reps"] = o.reps;
+    j["warmup"] = o.warmup;
+    j["peer_access"] = matrix;
+    j["pairs"] = pairs;
+    if (o.topology) j["topology"] = topology;
+    j["communication_wall"] = wall;
+    std::ofstream f(o.report);
+    f << j.dump(2) << "\n";
+    if (!f) throw IoError("cannot write " + o.report, false);
+  }
+  return kExitOk;
+}
+
+}  // namespace halo3d

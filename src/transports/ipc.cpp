@@ -1,0 +1,226 @@
+// The ipc transport: faces to ranks on the same host move GPU to GPU through CUDA IPC,
+// faces to other hosts over mpi (or mpi-cuda where the MPI is CUDA-aware): a composite.
+//
+// Set-up (once): every rank allocates, per same-host face, an inbox (cudaMalloc) and two
+// IPC events (cudaEventInterprocess | cudaEventDisableTiming): `consumed` (recorded after
+// it has unpacked its inbox) and `arrived` (recorded after its copy into the neighbour's
+// inbox). The handles go to the neighbour over MPI; each end maps the other's inbox and
+// events (ipc_channel.cpp: same GPU, P2P with peer access, or driver-staged peer copies
+// where peer access is impossible or switched off). A face is IPC only if both ends
+// mapped; otherwise it joins the MPI part, and the reason is reported.
+//
+// One exchange, for a face between sender S (its boundary layer) and receiver R (its
+// ghost layer) — each rank is both, once per face and direction:
+//   R, start:  Isend credit(e) to S. R recorded `consumed` after its unpack of exchange
+//              e-1 (in finish(e-1)), before this message, so the credit means "my inbox
+//              is free once my `consumed` fires".
+//   S, start:  packs the face into its own send buffer on the boundary stream; once
+//              credit(e) has arrived (tested in start, waited for in finish at the
+//              latest): cudaStreamWaitEvent(R.consumed), cudaMemcpyAsync into R's inbox,
+//              cudaEventRecord(S.arrived), then Isend notice(e).
+//   R, finish: waits for notice(e), cudaStreamWaitEvent(S.arrived), unpacks its inbox
+//              into u, cudaEventRecord(R.consumed); then waits for its own sends.
+// Why it is race-free:
+//  - cudaStreamWaitEvent waits for the event's most recent record *at the time of the
+//    call* and returns at once for an event never recorded. Every wait is issued only
+//    after the MPI message that says the matching record has been made (the message is
+//    sent after cudaEventRecord returned), so it waits for the right record; the first
+//    exchange's wait on a never-recorded `consumed` is correct, the inbox being unused.
+//  - No event is re-recorded before the other end has issued its wait on the previous
+//    record: S records `arrived` for e+1 only after credit(e+1), which R sends in
+//    start(e+1), after it issued the wait on `arrived`(e) in finish(e); R records
+//    `consumed` again, in finish(e+1), only after notice(e+1), which S sends after it
+//    issued its wait on R's `consumed` of exchange e.
+//  - S never overwrites R's inbox before R's unpack of the previous exchange ran (the
+//    wait on `consumed`), and R never unpacks before S's copy ran (the wait on `arrived`).
+//  - No deadlock: finish(e) of a rank needs only its neighbours' start(e); start(e) needs
+//    nothing of anyone. All messages of exchange e are received in exchange e, so nothing
+//    is outstanding between exchanges, and every message carries its exchange number
+//    (checked).
+//  - The face data never passes through host memory we stage; the host only sees the two
+//    8-byte notifications.
+// Teardown: both lanes are synchronized, a "bye" with each IPC neighbour, the imported
+// handles are closed, then a "closed" with each, so neither end frees memory or an event
+// the other may still use or map (ipc::disconnect).
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "errors.hpp"
+#include "nvtx.hpp"
+#include "transports/transports.hpp"
+
+#ifdef HALO3D_HAVE_CUDA
+#include "transports/ipc_channel.hpp"
+#endif
+
+namespace halo3d {
+
+#ifdef HALO3D_HAVE_CUDA
+namespace {
+
+const char* face_name(Face f) {
+  static const char* names[3][2] = {{"x-", "x+"}, {"y-", "y+"}, {"z-", "z+"}};
+  return names[f.axis][f.side];
+}
+
+class IpcTransport final : public HaloTransport {
+ public:
+  explicit IpcTransport(const TransportContext& c) : k_(c.k), layout_(c.plan.layout) {
+    MPI_Comm dup = MPI_COMM_NULL;
+    HALO3D_MPI_CHECK(MPI_Comm_dup(c.comm, &dup));
+    comm_ = Comm(dup);
+    stream_ = static_cast<cudaStream_t>(k_.native_stream(Lane::boundary));
+    std::vector<ipc::Channel*> chans;
+    for (const HaloFace& f : c.plan.faces) {
+      if (c.hosts.rank_host_index.at(f.neighbor) != c.hosts.host_index) continue;
+      Slot s;
+      s.face = f;
+      s.chan = std::make_unique<ipc::Channel>(k_, f.neighbor, code(f.face.axis, f.face.side),
+                                              code(f.face.axis, 1 - f.face.side), f.points);
+      s.send = Buffer(k_, f.points, Memory::device);
+      chans.push_back(s.chan.get());
+      slots_.push_back(std::move(s));
+    }
+    ipc::connect(chans, comm_.get(), c.peer);
+
+    HaloPlan net = c.plan;
+    net.faces.clear();
+    std::string d;
+    for (const HaloFace& f : c.plan.faces) {
+      auto it = std::find_if(slots_.begin(), slots_.end(), [&](const Slot& s) { return s.face.face.index() == f.face.index(); });
+      if (it != slots_.end() && it->chan->ok()) {
+        d += std::string(d.empty() ? "" : "; ") + face_name(f.face) + " rank " + std::to_string(f.neighbor) + ": " +
+             it->chan->how();
+        continue;
+      }
+      net.faces.push_back(f);
+      d += std::string(d.empty() ? "" : "; ") + face_name(f.face) + " rank " + std::to_string(f.neighbor) + ": " +
+           (it == slots_.end() ? std::string("other host") : it->chan->how()) + ", over %NET%";
+    }
+    // Unusable channels (both ends agree in connect()) carry no faces, but live until the
+    // teardown handshake: the neighbour may not have closed its mapping of them yet.
+    for (auto it = slots_.begin(); it != slots_.end();)
+      if (!it->chan->ok()) {
+        unused_.push_back(std::move(it->chan));
+        it = slots_.erase(it);
+      } else {
+        ++it;
+      }
+    // Collective: every rank takes part, whether or not it has network faces.
+    const bool cuda_aware = all_cuda_aware_mpi(c.comm);
+    const std::string net_name = cuda_aware ? "mpi-cuda" : "mpi";
+    for (std::size_t p; (p = d.find("%NET%")) != std::string::npos;) d.replace(p, 5, net_name);
+    if (!net.faces.empty())
+      net_ = cuda_aware ? make_mpi_cuda_transport_unchecked(k_, net, c.comm) : make_mpi_transport(k_, net, c.comm);
+    describe_ = "ipc: " + (d.empty() ? std::string("no neighbours") : d);
+  }
+
+  ~IpcTransport() override {
+    if (!clean_) return;  // an error mid-exchange: the job is being aborted; do not wait
+    std::vector<ipc::Channel*> chans;
+    for (Slot& s : slots_) chans.push_back(s.chan.get());
+    for (auto& c : unused_) chans.push_back(c.get());
+    try {
+      ipc::disconnect(chans, k_);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "halo3d: ipc transport teardown: %s\n", e.what());
+    }
+  }
+
+  std::string name() const override { return "ipc"; }
+  std::string describe() const override { return describe_; }
+
+  void start(const double* u) override {
+    clean_ = false;
+    if (net_) net_->start(u);
+    if (slots_.empty()) return;
+    {
+      HALO3D_NVTX_RANGE("ipc post");
+      for (Slot& s : slots_) s.chan->post(), s.put = false;
+    }
+    k_.fence(Lane::interior, Lane::boundary);
+    {
+      HALO3D_NVTX_RANGE("ipc pack");
+      for (Slot& s : slots_) k_.pack(layout_, s.face.face, u, s.send.data(), Lane::boundary);
+    }
+    HALO3D_NVTX_RANGE("ipc send");
+    for (Slot& s : slots_) {
+      int arrived = 0;
+      HALO3D_MPI_CHECK(MPI_Test(s.chan->credit_request(), &arrived, MPI_STATUS_IGNORE));
+      if (arrived) put(s);
+    }
+  }
+
+  void finish(double* u) override {
+    if (!slots_.empty()) {
+      {
+        HALO3D_NVTX_RANGE("ipc send (late credits)");
+        for (Slot& s : slots_)
+          if (!s.put) {
+            HALO3D_MPI_CHECK(MPI_Wait(s.chan->credit_request(), MPI_STATUS_IGNORE));
+            put(s);
+          }
+      }
+      HALO3D_NVTX_RANGE("ipc wait+unpack");
+      std::size_t left = slots_.size();
+      for (Slot& s : slots_) s.unpacked = false;
+      while (left > 0)
+        for (Slot& s : slots_) {
+          if (s.unpacked) continue;
+          int arrived = 0;
+          HALO3D_MPI_CHECK(MPI_Test(s.chan->notice_request(), &arrived, MPI_STATUS_IGNORE));
+          if (!arrived) continue;
+          s.chan->arrived(stream_);
+          k_.unpack(layout_, s.face.face, s.chan->inbox(), u, Lane::boundary);
+          s.chan->consumed(stream_);
+          s.unpacked = true;
+          --left;
+        }
+      for (Slot& s : slots_) s.chan->complete();
+    }
+    if (net_) net_->finish(u);
+    clean_ = true;
+  }
+
+ private:
+  struct Slot {
+    HaloFace face;
+    std::unique_ptr<ipc::Channel> chan;
+    Buffer send;
+    bool put = false, unpacked = false;
+  };
+  static int code(int axis, int side) { return 2 * axis + side; }
+  void put(Slot& s) {
+    s.chan->put(s.send.data(), s.face.points * sizeof(double), stream_);
+    s.put = true;
+  }
+
+  Kernels& k_;
+  Layout layout_;
+  Comm comm_;  // a duplicate: the notifications never meet other messages
+  cudaStream_t stream_ = nullptr;
+  std::vector<Slot> slots_;
+  std::vector<std::unique_ptr<ipc::Channel>> unused_;  // failed to map: no faces, kept for teardown
+  std::unique_ptr<HaloTransport> net_;
+  std::string describe_;
+  bool clean_ = true;
+};
+
+}  // namespace
+#endif  // HALO3D_HAVE_CUDA
+
+std::unique_ptr<HaloTransport> make_ipc_transport(const TransportContext& c) {
+  if (c.k.name() != "cuda")
+    throw Error(kExitUnavailable,
+                "--halo ipc: needs --backend cuda (CUDA IPC moves GPU memory; the host backend has none); use --halo mpi");
+#ifdef HALO3D_HAVE_CUDA
+  return std::make_unique<IpcTransport>(c);
+#else
+  throw Error(kExitUnavailable, "--halo ipc: this halo3d was built without CUDA; use --halo mpi");
+#endif
+}
+
+}  // namespace halo3d

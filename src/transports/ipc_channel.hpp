@@ -1,0 +1,122 @@
+// One CUDA-IPC channel between this rank and a neighbour on the same host, both ways:
+// this rank's receive buffer (the inbox, which the neighbour writes into), the
+// neighbour's inbox mapped here (which this rank writes into), and four IPC events.
+// Used by the ipc transport (one channel per face) and by `halo3d probe` (per pair).
+//
+// Protocol of one exchange, on both ends (race-free; see ipc.cpp for the whole story):
+//   post()      Irecv the neighbour's credit and notice; Isend our credit ("my inbox is
+//               free once my `consumed` event, recorded after my last read of it, fires")
+//   put()       after the neighbour's credit arrived: the stream waits for the
+//               neighbour's `consumed`, copies into its inbox, records our `arrived`,
+//               then Isend the notice ("`arrived` is recorded")
+//   arrived()   after the neighbour's notice arrived: the stream waits for its `arrived`
+//   consumed()  records our `consumed` after we have read our inbox
+//   complete()  waits for our two sends
+// Every message carries the exchange number and is checked, so a protocol slip is an
+// error, not silent corruption. Nothing is outstanding between exchanges.
+#pragma once
+#ifdef HALO3D_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#include <mpi.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cuda/cuda_handles.hpp"
+#include "kernels.hpp"
+#include "transports/transports.hpp"
+
+namespace halo3d::ipc {
+
+// Sets the current device for a scope and restores the previous one.
+class DeviceGuard {
+ public:
+  explicit DeviceGuard(int device);
+  ~DeviceGuard();
+  DeviceGuard(const DeviceGuard&) = delete;
+  DeviceGuard& operator=(const DeviceGuard&) = delete;
+
+ private:
+  int saved_ = -1;
+};
+
+// The ordinal, in this process, of the GPU with this PCI bus id; -1 if not visible.
+int device_by_bus_id(const std::string& bus);
+std::string bus_id_of(int device);
+
+class Channel {
+ public:
+  // The local half: allocates the inbox (capacity doubles) and our two IPC events.
+  // my_code/peer_code tell this channel's messages apart from others between the same
+  // two ranks (the ipc transport uses the face code of each end).
+  Channel(Kernels& k, int peer, int my_code, int peer_code, std::size_t capacity);
+  ~Channel();
+  Channel(const Channel&) = delete;
+  Channel& operator=(const Channel&) = delete;
+
+  int peer() const { return peer_; }
+  bool ok() const { return ok_; }                  // both ends mapped each other: usable
+  const std::string& how() const { return how_; }  // what was detected and used
+  double* inbox() { return inbox_.data(); }
+  std::size_t capacity() const { return capacity_; }
+
+  void post();
+  MPI_Request* credit_request() { return &credit_rx_; }
+  MPI_Request* notice_request() { return &notice_rx_; }
+  void put(const void* src, std::size_t bytes, cudaStream_t s);
+  void arrived(cudaStream_t s);
+  void consumed(cudaStream_t s);
+  void complete();
+
+ private:
+  friend void connect(const std::vector<Channel*>& chans, MPI_Comm comm, const PeerPolicy& policy);
+  friend void disconnect(const std::vector<Channel*>& chans, Kernels& k);
+
+  struct Record {
+    char bus[32];
+    cudaIpcMemHandle_t inbox;
+    cudaIpcEventHandle_t consumed, arrived;
+    std::uint64_t capacity;
+  };
+  Record record() const;
+  bool open(const Record& peer, const PeerPolicy& policy);  // false: how_ says why
+  void release_mapping() noexcept;
+  static void check(std::uint64_t got, std::uint64_t want, const char* what, int peer);
+
+  enum class Copy { same_device, direct, peer_staged };
+
+  Kernels& k_;
+  int peer_, my_code_, peer_code_;
+  std::size_t capacity_;
+  int device_;  // ours
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  Buffer inbox_;
+  cuda::Event consumed_, arrived_;            // ours, exported
+  cuda::Event peer_consumed_, peer_arrived_;  // the neighbour's, imported
+  void* peer_inbox_ = nullptr;                // the neighbour's inbox, mapped here
+  int peer_inbox_device_ = -1;                // the device it was opened on
+  int peer_device_ = -1;                      // the neighbour's GPU in this process, -1 if not visible
+  std::size_t peer_capacity_ = 0;
+  Copy copy_ = Copy::same_device;
+  bool ok_ = false;
+  std::string how_;
+  std::uint64_t seq_ = 0;
+  std::uint64_t credit_in_ = 0, notice_in_ = 0, credit_out_ = 0, notice_out_ = 0;
+  MPI_Request credit_rx_ = MPI_REQUEST_NULL, notice_rx_ = MPI_REQUEST_NULL;
+  MPI_Request credit_tx_ = MPI_REQUEST_NULL, notice_tx_ = MPI_REQUEST_NULL;
+};
+
+// Connects channels: exchanges the handles, maps them, and agrees per channel whether
+// both ends succeeded. Each channel's two ranks must both call it (with any other
+// channels, in any order: all messages are non-blocking). Channels that fail stay
+// unusable (ok() false) and their faces go elsewhere.
+void connect(const std::vector<Channel*>& chans, MPI_Comm comm, const PeerPolicy& policy);
+// Clean teardown before destruction (of every channel passed to connect(), usable or
+// not): waits for this rank's GPU work, a "bye" with each peer, closes the imported
+// handles, then a "closed" with each peer, so nobody frees memory or events that the
+// other may still use or map.
+void disconnect(const std::vector<Channel*>& chans, Kernels& k);
+
+}  // namespace halo3d::ipc
+#endif  // HALO3D_HAVE_CUDA

@@ -1,0 +1,89 @@
+// The mpi-cuda transport: faces packed into device buffers and handed to a CUDA-aware MPI
+// as device pointers (no staging by halo3d). Only built after all ranks' MPI said at run
+// time that it takes device pointers: a device pointer never reaches an MPI that cannot.
+#include <vector>
+
+#include "errors.hpp"
+#include "nvtx.hpp"
+#include "transports/transports.hpp"
+
+namespace halo3d {
+namespace {
+
+class MpiCudaTransport final : public HaloTransport {
+ public:
+  MpiCudaTransport(Kernels& k, const HaloPlan& plan, MPI_Comm comm) : k_(k), plan_(plan), comm_(comm) {
+    for (const auto& f : plan_.faces) {
+      send_.emplace_back(k_, f.points, Memory::device);
+      recv_.emplace_back(k_, f.points, Memory::device);
+    }
+  }
+  ~MpiCudaTransport() override {
+    for (auto* v : {&recvs_, &sends_})
+      for (MPI_Request& r : *v)
+        if (r != MPI_REQUEST_NULL) MPI_Cancel(&r), MPI_Request_free(&r);
+  }
+  std::string name() const override { return "mpi-cuda"; }
+  std::string describe() const override {
+    return "mpi-cuda: " + std::to_string(plan_.faces.size()) + " face(s), device buffers to a CUDA-aware MPI";
+  }
+
+  void start(const double* u) override {
+    HALO3D_NVTX_RANGE("mpi-cuda start");
+    // The previous finish() may still be unpacking from the receive buffers.
+    k_.synchronize(Lane::boundary);
+    recvs_.assign(plan_.faces.size(), MPI_REQUEST_NULL);
+    sends_.assign(plan_.faces.size(), MPI_REQUEST_NULL);
+    for (std::size_t i = 0; i < plan_.faces.size(); ++i) {
+      const auto& f = plan_.faces[i];
+      HALO3D_MPI_CHECK(MPI_Irecv(recv_[i].data(), int(f.points), MPI_DOUBLE, f.neighbor,
+                                 tag(f.face.axis, 1 - f.face.side), comm_, &recvs_[i]));
+    }
+    k_.fence(Lane::interior, Lane::boundary);
+    for (std::size_t i = 0; i < plan_.faces.size(); ++i)
+      k_.pack(plan_.layout, plan_.faces[i].face, u, send_[i].data(), Lane::boundary);
+    // MPI reads the buffers from the host's point of view: the packs must be done.
+    k_.synchronize(Lane::boundary);
+    for (std::size_t i = 0; i < plan_.faces.size(); ++i) {
+      const auto& f = plan_.faces[i];
+      HALO3D_MPI_CHECK(MPI_Isend(send_[i].data(), int(f.points), MPI_DOUBLE, f.neighbor,
+                                 tag(f.face.axis, f.face.side), comm_, &sends_[i]));
+    }
+  }
+
+  void finish(double* u) override {
+    HALO3D_NVTX_RANGE("mpi-cuda finish");
+    if (!recvs_.empty()) HALO3D_MPI_CHECK(MPI_Waitall(int(recvs_.size()), recvs_.data(), MPI_STATUSES_IGNORE));
+    for (std::size_t i = 0; i < plan_.faces.size(); ++i)
+      k_.unpack(plan_.layout, plan_.faces[i].face, recv_[i].data(), u, Lane::boundary);
+    if (!sends_.empty()) HALO3D_MPI_CHECK(MPI_Waitall(int(sends_.size()), sends_.data(), MPI_STATUSES_IGNORE));
+  }
+
+ private:
+  static int tag(int axis, int side) { return 100 + 2 * axis + side; }  // as the mpi transport
+
+  Kernels& k_;
+  HaloPlan plan_;
+  MPI_Comm comm_;
+  std::vector<Buffer> send_, recv_;
+  std::vector<MPI_Request> recvs_, sends_;
+};
+
+}  // namespace
+
+std::unique_ptr<HaloTransport> make_mpi_cuda_transport_unchecked(Kernels& k, const HaloPlan& plan, MPI_Comm comm) {
+  return std::make_unique<MpiCudaTransport>(k, plan, comm);
+}
+
+std::unique_ptr<HaloTransport> make_mpi_cuda_transport(const TransportContext& c) {
+  if (c.k.name() != "cuda")
+    throw Error(kExitUnavailable,
+                "--halo mpi-cuda: needs --backend cuda (there is no device memory on the host backend); use --halo mpi");
+  if (!all_cuda_aware_mpi(c.comm))
+    throw Error(kExitUnavailable,
+                "--halo mpi-cuda: this MPI is not CUDA-aware (MPIX_Query_cuda_support() is 0 on some rank, or the "
+                "MPI has no such query), so it must not be given device pointers; use --halo mpi or --halo ipc");
+  return make_mpi_cuda_transport_unchecked(c.k, c.plan, c.comm);
+}
+
+}  // namespace halo3d

@@ -1,0 +1,135 @@
+// The nccl transport: one NCCL communicator over the Cartesian communicator's ranks
+// (ncclUniqueId broadcast over MPI), faces packed on the boundary stream and sent with
+// grouped ncclSend/ncclRecv on that same stream; nothing waits on the host.
+//
+// Only the halo goes over NCCL. CG's dot products stay on halo3d's double-double MPI
+// reduction (reduction.cpp): ncclAllReduce sums in an order that depends on the ring or
+// tree NCCL picks for the rank count and topology, in plain double, so the scalars (and
+// hence iterates and iteration counts) would change with the decomposition, breaking the
+// README's promise of decomposition-independent sums. The reductions are two scalars per
+// iteration; they are latency-, not bandwidth-bound, and NCCL would not make them cheaper.
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "errors.hpp"
+#include "nvtx.hpp"
+#include "transports/transports.hpp"
+
+#ifdef HALO3D_HAVE_NCCL
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+
+#include "cuda/cuda_check.hpp"
+#endif
+
+namespace halo3d {
+
+bool nccl_compiled() {
+#ifdef HALO3D_HAVE_NCCL
+  return true;
+#else
+  return false;
+#endif
+}
+
+#ifdef HALO3D_HAVE_NCCL
+namespace {
+
+#define HALO3D_NCCL_CHECK(expr)                                                                       \
+  do {                                                                                                \
+    const ncclResult_t halo3d_nccl_rc_ = (expr);                                                      \
+    if (halo3d_nccl_rc_ != ncclSuccess)                                                               \
+      throw std::runtime_error(std::string("NCCL error: ") + #expr + " failed: " +                   \
+                               ncclGetErrorString(halo3d_nccl_rc_) + " at " + __FILE__ + ":" +        \
+                               std::to_string(__LINE__));                                             \
+  } while (false)
+
+class NcclTransport final : public HaloTransport {
+ public:
+  NcclTransport(Kernels& k, const HaloPlan& plan, MPI_Comm comm) : k_(k), plan_(plan) {
+    stream_ = static_cast<cudaStream_t>(k_.native_stream(Lane::boundary));
+    const int rank = comm_rank(comm), size = comm_size(comm);
+    ncclUniqueId id{};
+    if (rank == 0) HALO3D_NCCL_CHECK(ncclGetUniqueId(&id));
+    HALO3D_MPI_CHECK(MPI_Bcast(&id, int(sizeof id), MPI_BYTE, 0, comm));
+    HALO3D_CUDA_CHECK(cudaSetDevice(k_.device()));
+    HALO3D_NCCL_CHECK(ncclCommInitRank(&comm_, size, id, rank));
+    for (const auto& f : plan_.faces) {
+      send_.emplace_back(k_, f.points, Memory::device);
+      recv_.emplace_back(k_, f.points, Memory::device);
+    }
+  }
+  ~NcclTransport() override {
+    if (!comm_) return;
+    if (clean_) {
+      HALO3D_CUDA_CHECK_NOTHROW(cudaStreamSynchronize(stream_));
+      ncclCommDestroy(comm_);
+    } else {
+      ncclCommAbort(comm_);  // an error mid-exchange: the peers may never arrive
+    }
+  }
+  std::string name() const override { return "nccl"; }
+  std::string describe() const override {
+    return "nccl: " + std::to_string(plan_.faces.size()) + " face(s), grouped ncclSend/ncclRecv on the boundary stream";
+  }
+
+  void start(const double* u) override {
+    clean_ = false;
+    HALO3D_NVTX_RANGE("nccl start");
+    k_.fence(Lane::interior, Lane::boundary);
+    for (std::size_t i = 0; i < plan_.faces.size(); ++i)
+      k_.pack(plan_.layout, plan_.faces[i].face, u, send_[i].data(), Lane::boundary);
+    if (plan_.faces.empty()) return;
+    // Stream order protects the buffers: the next pack comes after these sends, the
+    // unpack after these receives, and the next receives after that unpack.
+    HALO3D_NCCL_CHECK(ncclGroupStart());
+    for (std::size_t i = 0; i < plan_.faces.size(); ++i) {
+      const auto& f = plan_.faces[i];
+      HALO3D_NCCL_CHECK(ncclRecv(recv_[i].data(), f.points, ncclDouble, f.neighbor, comm_, stream_));
+      HALO3D_NCCL_CHECK(ncclSend(send_[i].data(), f.points, ncclDouble, f.neighbor, comm_, stream_));
+    }
+    HALO3D_NCCL_CHECK(ncclGroupEnd());
+  }
+
+  void finish(double* u) override {
+    HALO3D_NVTX_RANGE("nccl finish");
+    for (std::size_t i = 0; i < plan_.faces.size(); ++i)
+      k_.unpack(plan_.layout, plan_.faces[i].face, recv_[i].data(), u, Lane::boundary);
+    clean_ = true;
+  }
+
+ private:
+  Kernels& k_;
+  HaloPlan plan_;
+  cudaStream_t stream_ = nullptr;
+  ncclComm_t comm_ = nullptr;
+  std::vector<Buffer> send_, recv_;
+  bool clean_ = true;
+};
+
+}  // namespace
+#endif  // HALO3D_HAVE_NCCL
+
+std::unique_ptr<HaloTransport> make_nccl_transport(const TransportContext& c) {
+  if (!nccl_compiled())
+    throw Error(kExitUnavailable,
+                "--halo nccl: this halo3d was built without NCCL (install NCCL and reconfigure with CUDA); use "
+                "--halo mpi or --halo ipc");
+  if (c.k.name() != "cuda")
+    throw Error(kExitUnavailable,
+                "--halo nccl: needs --backend cuda (NCCL moves GPU memory; the host backend has none); use --halo mpi");
+  // Checked before any NCCL call: NCCL refuses, or hangs in init, with two ranks on a GPU.
+  const std::string shared = shared_gpu(gather_rank_gpus(c.k, c.hosts, c.comm), c.hosts);
+  if (!shared.empty())
+    throw Error(kExitUnavailable, "--halo nccl: " + shared +
+                                      "; NCCL cannot put two ranks on one GPU; use --halo ipc or --halo mpi (both "
+                                      "work with shared GPUs), or run one rank per GPU");
+#ifdef HALO3D_HAVE_NCCL
+  return std::make_unique<NcclTransport>(c.k, c.plan, c.comm);
+#else
+  throw Error(kExitUnavailable, "--halo nccl: not compiled");
+#endif
+}
+
+}  // namespace halo3d

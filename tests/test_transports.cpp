@@ -1,0 +1,329 @@
+// Halo transports (run under mpirun with 1-4 ranks; HALO3D_TEST_BACKEND=host|cuda): every
+// transport available here, overlap on and off, gives bitwise the results of mpi with
+// overlap off on the same decomposition; repeated exchanges deliver the right ghosts; auto
+// picks an available one; unavailable ones fail alike on every rank with exit code 6.
+// A transport not available here is skipped (its error is collective, so all ranks skip).
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "errors.hpp"
+#include "problem.hpp"
+#include "runtime.hpp"
+#include "solvers.hpp"
+
+namespace halo3d {
+namespace {
+
+const std::vector<std::string> kTransports = {"mpi", "mpi-cuda", "ipc", "nccl"};
+
+int world_size() { return comm_size(MPI_COMM_WORLD); }
+
+std::string backend_under_test() {
+  const char* b = std::getenv("HALO3D_TEST_BACKEND");
+  return b ? b : "host";
+}
+
+std::vector<Int3> process_grids(int n) {
+  std::vector<Int3> out;
+  for (int a = 1; a <= n; ++a)
+    for (int b = 1; b <= n; ++b)
+      if (n % (a * b) == 0) out.push_back({a, b, n / (a * b)});
+  return out;
+}
+
+struct Outcome {
+  std::vector<double> u;        // this rank's interior, x fastest
+  std::vector<double> history;  // residuals
+  long iterations = 0;
+  std::string transport;
+};
+
+std::vector<double> interior(const Layout& l, const std::vector<double>& padded) {
+  std::vector<double> v;
+  for (int k = 0; k < l.nz; ++k)
+    for (int j = 0; j < l.ny; ++j)
+      for (int i = 0; i < l.nx; ++i) v.push_back(padded[l.at(i, j, k)]);
+  return v;
+}
+
+// The solve path in-process; nullopt (and why) when the transport is unavailable here.
+std::optional<Outcome> solve_with(SolveOptions o, const std::string& halo, bool overlap, std::string& why,
+                                  const std::string& peer_access = "auto") {
+  Problem prob(o);
+  double dt = 0;
+  if (o.problem == "heat") {
+    dt = 0.9 * prob.dt_limit(o.alpha);
+    prob.set_heat(o.steps, o.alpha, dt);
+  }
+  RuntimeOptions ro;
+  ro.grid = o.grid;
+  ro.procs = o.procs;
+  ro.backend = backend_under_test();
+  ro.halo = halo;
+  ro.peer_access = peer_access;
+  ro.overlap = overlap;
+  ro.stencil = prob.stencil();
+  std::unique_ptr<Runtime> rt;
+  try {
+    rt = make_runtime(ro, MPI_COMM_WORLD);
+  } catch (const Error& e) {
+    if (e.code() != kExitUnavailable) throw;
+    why = e.what();
+    return std::nullopt;
+  }
+  std::vector<double> src;
+  prob.fill_source(rt->decomp, src);
+  Buffer b = upload(*rt->kernels, src);
+  std::unique_ptr<Method> m;
+  if (o.problem == "heat")
+    m = make_heat(*rt->op, rt->timers, b, o.alpha * dt);
+  else
+    m = make_cg(*rt->op, rt->cart.get(), rt->timers, b, o.tol);
+  m->start();
+  DriveOptions dro;
+  dro.max_iters = o.problem == "heat" ? o.steps : o.max_iters;
+  const DriveResult r = drive(*m, rt->cart.get(), dro, 0, {});
+  Outcome out;
+  out.u = interior(rt->decomp.layout(), download(*rt->kernels, m->solution()));
+  out.history = r.history;
+  out.iterations = r.iterations;
+  out.transport = rt->op->transport().name();
+  return out;
+}
+
+SolveOptions cg_options(const Int3& procs) {
+  SolveOptions o;
+  o.grid = {13, 11, 9};
+  o.procs = procs;
+  o.rhs = "random";
+  o.seed = 11;
+  o.max_iters = 20;
+  o.tol = 1e-300;  // exactly max_iters iterations
+  o.output = "none";
+  return o;
+}
+
+bool all_equal(bool mine) {
+  int v = mine ? 1 : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  return v == 1;
+}
+
+void print0(const std::string& s) {
+  if (comm_rank(MPI_COMM_WORLD) == 0) std::printf("  %s\n", s.c_str());
+}
+
+TEST(Transports, CgBitwiseEqualToMpiWithOverlapOff) {
+  int tried = 0;
+  for (const Int3& procs : process_grids(world_size())) {
+    std::string why;
+    const auto ref = solve_with(cg_options(procs), "mpi", false, why);
+    ASSERT_TRUE(ref.has_value()) << why;
+    for (const std::string& t : kTransports)
+      for (bool overlap : {false, true}) {
+        const auto got = solve_with(cg_options(procs), t, overlap, why);
+        if (!got) {
+          if (procs == process_grids(world_size()).front()) print0(t + " not available here: " + why);
+          break;
+        }
+        ++tried;
+        EXPECT_EQ(got->transport, t);
+        EXPECT_EQ(got->iterations, ref->iterations);
+        // Bitwise, on every rank (EXPECT_EQ on doubles compares with ==; NaN would fail).
+        EXPECT_TRUE(all_equal(got->u == ref->u)) << t << " overlap " << overlap << " procs " << to_string(procs);
+        EXPECT_TRUE(all_equal(got->history == ref->history)) << t << " overlap " << overlap;
+      }
+  }
+  EXPECT_GT(tried, 0);
+}
+
+TEST(Transports, HeatBitwiseEqualToMpiWithOverlapOff) {
+  SolveOptions o;
+  o.problem = "heat";
+  o.grid = {12, 10, 11};
+  o.modes = {{1, 1, 1}, {2, 3, 1}};
+  o.steps = 15;
+  o.output = "none";
+  std::string why;
+  const auto ref = solve_with(o, "mpi", false, why);
+  ASSERT_TRUE(ref.has_value()) << why;
+  for (const std::string& t : kTransports)
+    for (bool overlap : {false, true}) {
+      const auto got = solve_with(o, t, overlap, why);
+      if (!got) break;
+      EXPECT_TRUE(all_equal(got->u == ref->u)) << t << " overlap " << overlap;
+    }
+}
+
+TEST(Transports, PeerAccessOffGivesTheSameResults) {
+  std::string why;
+  const auto ref = solve_with(cg_options({0, 0, 0}), "mpi", false, why);
+  ASSERT_TRUE(ref.has_value()) << why;
+  const auto got = solve_with(cg_options({0, 0, 0}), "ipc", true, why, "off");
+  if (!got) GTEST_SKIP() << why;
+  EXPECT_TRUE(all_equal(got->u == ref->u));
+}
+
+// Ghosts after several exchanges of changing data through the same transport object:
+// the per-exchange handshake must neither deliver stale data nor overwrite unread data.
+TEST(Transports, RepeatedExchangesDeliverTheNeighboursValues) {
+  const Int3 grid{11, 6, 9};
+  for (const Int3& procs : process_grids(world_size())) {
+    if (procs[0] > grid[0] || procs[1] > grid[1] || procs[2] > grid[2]) continue;
+    RuntimeOptions ro;
+    ro.grid = grid;
+    ro.procs = procs;
+    ro.backend = backend_under_test();
+    ro.halo = "mpi";
+    ro.stencil = Stencil::laplacian(1, 1, 1);
+    auto rt = make_runtime(ro, MPI_COMM_WORLD);
+    const Decomposition& d = rt->decomp;
+    const Layout l = d.layout();
+    const HaloPlan plan = HaloPlan::build(d);
+    const TransportContext tc{*rt->kernels, plan, rt->cart.get(), rt->hosts, peer_policy("auto", MPI_COMM_WORLD)};
+    for (const std::string& name : kTransports) {
+      std::unique_ptr<HaloTransport> t;
+      try {
+        t = make_named_transport(name, tc);
+      } catch (const Error& e) {
+        ASSERT_EQ(e.code(), kExitUnavailable);
+        continue;
+      }
+      // Two fields used alternately, new values every round.
+      Buffer fields[2] = {Buffer(*rt->kernels, l.padded_size()), Buffer(*rt->kernels, l.padded_size())};
+      for (int round = 0; round < 6; ++round) {
+        auto value = [&](int gi, int gj, int gk) {
+          const bool inside = gi >= 0 && gi < grid[0] && gj >= 0 && gj < grid[1] && gk >= 0 && gk < grid[2];
+          return inside ? random_value(100 + round, std::uint64_t(gi) + 100 * (gj + 100 * std::uint64_t(gk))) : 0.0;
+        };
+        std::vector<double> h(l.padded_size(), 0.0);
+        for (int k = 0; k < l.nz; ++k)
+          for (int j = 0; j < l.ny; ++j)
+            for (int i = 0; i < l.nx; ++i) h[l.at(i, j, k)] = value(d.offset[0] + i, d.offset[1] + j, d.offset[2] + k);
+        Buffer& u = fields[round % 2];
+        rt->kernels->copy(u.data(), h.data(), h.size(), Lane::interior);
+        t->start(u.data());
+        t->finish(u.data());
+        const auto got = download(*rt->kernels, u);
+        bool ok = true;
+        for (int k = -1; k <= l.nz && ok; ++k)
+          for (int j = -1; j <= l.ny && ok; ++j)
+            for (int i = -1; i <= l.nx && ok; ++i) {
+              const int outside = (i < 0 || i >= l.nx) + (j < 0 || j >= l.ny) + (k < 0 || k >= l.nz);
+              if (outside != 1) continue;
+              const double want = value(d.offset[0] + i, d.offset[1] + j, d.offset[2] + k);
+              if (got[l.at(i, j, k)] != want) {
+                ok = false;
+                ADD_FAILURE() << name << " procs " << to_string(procs) << " round " << round << " ghost " << i << ","
+                              << j << "," << k << ": " << got[l.at(i, j, k)] << " != " << want;
+              }
+            }
+      }
+    }
+  }
+}
+
+TEST(Transports, AutoPicksTheFastestAvailable) {
+  RuntimeOptions ro;
+  ro.grid = {16, 12, 10};
+  ro.backend = backend_under_test();
+  ro.halo = "auto";
+  ro.stencil = Stencil::laplacian(1, 1, 1);
+  auto rt = make_runtime(ro, MPI_COMM_WORLD);
+  const HaloSelection& s = rt->halo_selection;
+  EXPECT_EQ(s.requested, "auto");
+  EXPECT_EQ(s.chosen, rt->op->transport().name());
+  if (rt->kernels->name() != "cuda" || world_size() == 1) {
+    EXPECT_EQ(s.chosen, "mpi");
+    EXPECT_TRUE(s.candidates.empty());
+    return;
+  }
+  ASSERT_FALSE(s.candidates.empty());
+  double best = 1e300;
+  std::string best_name;
+  for (const auto& [n, t] : s.candidates)
+    if (t < best) best = t, best_name = n;
+  EXPECT_EQ(s.chosen, best_name);
+  for (const auto& [n, t] : s.candidates) print0("auto candidate " + n + ": " + std::to_string(t) + " s");
+}
+
+TEST(Transports, UnavailableTransportsFailAlikeWithExitCode6) {
+  auto attempt = [](const std::string& halo) -> std::optional<Error> {
+    RuntimeOptions ro;
+    ro.grid = {8, 8, 8};
+    ro.backend = backend_under_test();
+    ro.halo = halo;
+    ro.stencil = Stencil::laplacian(1, 1, 1);
+    try {
+      make_runtime(ro, MPI_COMM_WORLD);
+    } catch (const Error& e) {
+      return e;
+    }
+    return std::nullopt;
+  };
+  if (backend_under_test() == "host") {
+    for (const std::string& t : {"mpi-cuda", "ipc", "nccl"}) {
+      const auto e = attempt(t);
+      ASSERT_TRUE(e.has_value()) << t << " should be unavailable on the host backend";
+      EXPECT_EQ(e->code(), kExitUnavailable);
+      EXPECT_TRUE(e->collective());
+      EXPECT_NE(std::string(e->what()).find("--halo " + t), std::string::npos) << e->what();
+    }
+    return;
+  }
+  // CUDA: NCCL refuses two ranks on one GPU before calling NCCL (no hang).
+  RuntimeOptions ro;
+  ro.grid = {8, 8, 8};
+  ro.backend = "cuda";
+  ro.halo = "mpi";
+  ro.stencil = Stencil::laplacian(1, 1, 1);
+  auto rt = make_runtime(ro, MPI_COMM_WORLD);
+  const bool shared = !shared_gpu(gather_rank_gpus(*rt->kernels, rt->hosts, MPI_COMM_WORLD), rt->hosts).empty();
+  rt.reset();
+  if (shared && nccl_compiled()) {
+    const auto e = attempt("nccl");
+    ASSERT_TRUE(e.has_value());
+    EXPECT_EQ(e->code(), kExitUnavailable);
+    EXPECT_NE(std::string(e->what()).find("share GPU"), std::string::npos) << e->what();
+    EXPECT_NE(std::string(e->what()).find("ipc"), std::string::npos) << e->what();
+  }
+  if (!all_cuda_aware_mpi(MPI_COMM_WORLD)) {
+    const auto e = attempt("mpi-cuda");
+    ASSERT_TRUE(e.has_value());
+    EXPECT_EQ(e->code(), kExitUnavailable);
+    EXPECT_NE(std::string(e->what()).find("CUDA-aware"), std::string::npos) << e->what();
+  }
+}
+
+TEST(Transports, OverlapMeasurementWorksForEveryTransport) {
+  if (world_size() == 1) GTEST_SKIP() << "no halo on one rank";
+  for (const std::string& t : kTransports) {
+    RuntimeOptions ro;
+    ro.grid = {20, 16, 12};
+    ro.backend = backend_under_test();
+    ro.halo = t;
+    ro.stencil = Stencil::laplacian(1, 1, 1);
+    std::unique_ptr<Runtime> rt;
+    try {
+      rt = make_runtime(ro, MPI_COMM_WORLD);
+    } catch (const Error&) {
+      continue;
+    }
+    const Layout l = rt->decomp.layout();
+    Buffer u(*rt->kernels, l.padded_size()), out(*rt->kernels, l.padded_size());
+    const auto ov = rt->op->measure_overlap(u.data(), out.data(), 3, rt->cart.get());
+    EXPECT_GT(ov.halo_s, 0) << t;
+    EXPECT_GT(ov.overlapped_s, 0) << t;
+    EXPECT_GE(ov.hidden_fraction, 0) << t;
+    EXPECT_LE(ov.hidden_fraction, 1) << t;
+  }
+}
+
+}  // namespace
+}  // namespace halo3d
