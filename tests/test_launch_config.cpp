@@ -29,13 +29,30 @@ TEST(LaunchConfig, SweepShapesAreLegalForEveryRegionShape) {
       for (int nz : sizes) {
         const Layout l{nx, ny, nz};
         for (bool reduce : {false, true})
-          for (auto v : {SweepVariant::naive, SweepVariant::march}) {
+          for (auto v : {SweepVariant::naive, SweepVariant::march, SweepVariant::tile3d,
+                         SweepVariant::smem}) {
             // The whole box and thin slabs like the boundary shell's.
             for (const Region r : {Region::whole(l), Region{0, 1, 0, ny, 0, nz}, Region{0, nx, 0, 1, 0, nz},
                                    Region{0, nx, 0, ny, 0, 1}, Region{0, 1, 0, 1, 0, nz}}) {
               const SweepLaunch s = sweep_launch(l, r, v, 132 * 6, 0, reduce);
               expect_legal(s.block, s.grid);
               if (reduce && !s.march) EXPECT_EQ(s.block.count(), kBlockThreads);
+              if (reduce) EXPECT_LE(s.grid.count(), kSlotCapacity);
+              const long long ni = r.i1 - r.i0, nj = r.j1 - r.j0, nk = r.k1 - r.k0;
+              if (s.march) {
+                // Tiles cover the region's (i,j); z-chunks (strided over in tile3d) its k.
+                EXPECT_EQ(s.block.count(), kBlockThreads);
+                EXPECT_GE((long long)s.grid.x * s.block.x, ni);
+                EXPECT_GE((long long)s.grid.y * s.block.y, nj);
+                EXPECT_GT(s.kz, 0);
+                if (v == SweepVariant::smem) {
+                  EXPECT_GE((long long)s.grid.z * s.kz, nk);
+                  EXPECT_LT((long long)(s.grid.z - 1) * s.kz, nk);
+                }
+                if (v == SweepVariant::tile3d) EXPECT_LE(s.grid.z, ceil_div(nk, kTileZ));
+              } else {
+                EXPECT_GE((long long)s.grid.x * s.block.x, ni);
+              }
               if (HasFailure()) {
                 ADD_FAILURE() << "layout " << nx << "," << ny << "," << nz << " region " << r.i1 - r.i0
                               << "x" << r.j1 - r.j0 << "x" << r.k1 - r.k0;
@@ -45,7 +62,41 @@ TEST(LaunchConfig, SweepShapesAreLegalForEveryRegionShape) {
           }
         const RowsLaunch rl = rows_launch(l, 132 * 8);
         expect_legal(rl.block, rl.grid);
+        // flat/vec2: the x-chunks cover each row's units (the kernels loop over row groups
+        // where a reducing launch was capped).
+        for (bool reduce : {false, true})
+          for (int pairs : {0, 1})
+            for (int ur : {1, 2}) {
+              const long long units = pairs ? vec2_units(l) : nx;
+              const int ux = pairs ? kVec2X : kFlatX;
+              const RowsLaunch f = flat_launch(l, units, ux, ur, reduce);
+              expect_legal(f.block, f.grid);
+              EXPECT_EQ(f.block.count(), kBlockThreads);
+              EXPECT_GE((long long)f.grid.y * f.block.x * ux, units);
+              if (!reduce)
+                EXPECT_GE((long long)f.grid.x * f.block.y * ur, (long long)ny * nz);
+              else
+                EXPECT_LE(f.grid.count(), kMaxReduceBlocksFlat);
+            }
       }
+}
+
+// vec2 units: aligned pairs after an unaligned first point cover the rest of the row.
+TEST(LaunchConfig, Vec2UnitsCoverEveryRowParity) {
+  for (int nx = 1; nx < 70; ++nx) {
+    const Layout l{nx, 3, 3};
+    for (long long c0 : {10LL, 11LL}) {
+      const long long start = c0 + (c0 & 1), end = c0 + nx;
+      std::vector<int> seen(nx, 0);
+      if (c0 & 1) ++seen[0];  // unit 0's thread
+      for (long long m = 0; m < vec2_units(l); ++m) {
+        const long long e = start + 2 * m;
+        if (e < end) ++seen[e - c0];
+        if (e < end && e + 1 < end) ++seen[e + 1 - c0];
+      }
+      for (int i = 0; i < nx; ++i) EXPECT_EQ(seen[i], 1) << "nx " << nx << " c0 " << c0;
+    }
+  }
 }
 
 TEST(LaunchConfig, FaceShapesAreLegal) {

@@ -3,6 +3,7 @@
 #include <cuda_runtime.h>
 
 #include <climits>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -21,18 +22,38 @@ namespace halo3d {
 namespace cuda {
 namespace {
 
-// HALO3D_CUDA_APPLY=naive|march picks the stencil-sweep variant (all four sweeps), so
-// both can be measured from one build.
+// HALO3D_CUDA_APPLY=naive|march|tile3d|smem picks the stencil-sweep variant (all four
+// sweeps), HALO3D_CUDA_ROWS=wave|flat|vec2 the vector kernels' one, so all can be measured
+// from one build. Read once, in the constructor.
+// Unset or "auto": the variant measured fastest for each kind of sweep on an H200 at 512^3
+// (docs/PERFORMANCE.md, version 2): tile3d without a reduction (79% of the copy against
+// smem's 63%), smem with one (61% against 56%), which is what CG runs.
+bool auto_variant_from_env() {
+  const char* v = std::getenv("HALO3D_CUDA_APPLY");
+  return !v || !*v || std::strcmp(v, "auto") == 0;
+}
 SweepVariant variant_from_env() {
   const char* v = std::getenv("HALO3D_CUDA_APPLY");
-  if (!v || !*v || std::strcmp(v, "march") == 0) return SweepVariant::march;
+  if (!v || !*v || std::strcmp(v, "auto") == 0 || std::strcmp(v, "smem") == 0) return SweepVariant::smem;
   if (std::strcmp(v, "naive") == 0) return SweepVariant::naive;
-  throw std::invalid_argument(std::string("HALO3D_CUDA_APPLY must be 'naive' or 'march', not '") +
-                              v + "'");
+  if (std::strcmp(v, "march") == 0) return SweepVariant::march;
+  if (std::strcmp(v, "tile3d") == 0) return SweepVariant::tile3d;
+  throw std::invalid_argument(
+      std::string("HALO3D_CUDA_APPLY must be 'auto', 'naive', 'march', 'tile3d' or 'smem', not '") + v +
+      "'");
 }
 
-// HALO3D_CUDA_MARCH_KZ=n fixes the z-planes per march block (tuning only; default: chosen
-// per region by launch_config.hpp).
+RowsVariant rows_from_env() {
+  const char* v = std::getenv("HALO3D_CUDA_ROWS");
+  if (!v || !*v || std::strcmp(v, "vec2") == 0) return RowsVariant::vec2;
+  if (std::strcmp(v, "wave") == 0) return RowsVariant::wave;
+  if (std::strcmp(v, "flat") == 0) return RowsVariant::flat;
+  throw std::invalid_argument(
+      std::string("HALO3D_CUDA_ROWS must be 'wave', 'flat' or 'vec2', not '") + v + "'");
+}
+
+// HALO3D_CUDA_MARCH_KZ=n fixes the z-planes per march or smem block (tuning only; default:
+// chosen per region by launch_config.hpp).
 int planes_from_env() {
   const char* v = std::getenv("HALO3D_CUDA_MARCH_KZ");
   if (!v || !*v) return 0;
@@ -58,6 +79,8 @@ class CudaKernels final : public Kernels {
                    ", sm_" + std::to_string(prop.major) + std::to_string(prop.minor) + ")";
     sms_ = prop.multiProcessorCount;
     variant_ = variant_from_env();
+    auto_variant_ = auto_variant_from_env();
+    rows_variant_ = rows_from_env();
     kz_override_ = planes_from_env();
 
     // Numerically lower is higher priority: halo faces and the shell jump ahead of the
@@ -257,13 +280,16 @@ class CudaKernels final : public Kernels {
   // first call also asks for the largest L1, for every kernel alike: they use almost no
   // shared memory, get their neighbour reuse from L1, and kernels of one carveout can share
   // an SM (the boundary lane's run beside the interior's).
+  // The smem sweep asks for a quarter of the unified memory as shared instead (its tile
+  // buffers, 5.4 KB a block, must not cap its occupancy).
   template <class Kernel>
-  long long resident_blocks(Kernel* kernel, int threads = kBlockThreads) {
+  long long resident_blocks(Kernel* kernel, int threads = kBlockThreads,
+                            int carveout = int(cudaSharedmemCarveoutMaxL1)) {
     const void* key = reinterpret_cast<const void*>(kernel);
     auto it = resident_.find(key);
     if (it != resident_.end()) return it->second;
-    HALO3D_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                           int(cudaSharedmemCarveoutMaxL1)));
+    HALO3D_CUDA_CHECK(
+        cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, carveout));
     int per_sm = 0;
     HALO3D_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0));
     return resident_[key] = (long long)per_sm * sms_;
@@ -284,14 +310,26 @@ class CudaKernels final : public Kernels {
   void launch_sweep(const Layout& l, const Region& r, const Op& op, int slot, cudaStream_t st) {
     auto* march = march_sweep<Op, kReduce>;
     auto* naive = naive_sweep<Op, kReduce>;
-    const SweepLaunch g =
-        sweep_launch(l, r, variant_, resident_blocks(march), kz_override_, kReduce);
+    auto* tile3d = tile3d_sweep<Op, kReduce>;
+    auto* smem = smem_sweep<Op, kReduce>;
+    const SweepVariant v =
+        auto_variant_ ? (kReduce ? SweepVariant::smem : SweepVariant::tile3d) : variant_;
+    const long long resident =
+        v == SweepVariant::march ? resident_blocks(march) : 0;  // only march uses it
+    const SweepLaunch g = sweep_launch(l, r, v, resident, kz_override_, kReduce);
     double2* partials = kReduce ? reserve(slot, g.grid.count()) : nullptr;
-    if (g.march) {
-      march<<<to_dim3(g.grid), to_dim3(g.block), 0, st>>>(l, r, g.kz, op, partials);
+    const dim3 grid = to_dim3(g.grid), block = to_dim3(g.block);
+    if (g.march && v == SweepVariant::march) {
+      march<<<grid, block, 0, st>>>(l, r, g.kz, op, partials);
+    } else if (g.march && v == SweepVariant::tile3d) {
+      resident_blocks(tile3d);  // sets its L1 preference
+      tile3d<<<grid, block, 0, st>>>(l, r, op, partials);
+    } else if (g.march && v == SweepVariant::smem) {
+      resident_blocks(smem, kBlockThreads, 25);
+      smem<<<grid, block, 0, st>>>(l, r, g.kz, op, partials);
     } else {
       resident_blocks(naive);  // sets its L1 preference
-      naive<<<to_dim3(g.grid), to_dim3(g.block), 0, st>>>(l, r, op, partials);
+      naive<<<grid, block, 0, st>>>(l, r, op, partials);
     }
     HALO3D_CUDA_CHECK_LAUNCH();
   }
@@ -310,17 +348,46 @@ class CudaKernels final : public Kernels {
 
   template <class Op, bool kReduce>
   void launch_rows(const Layout& l, const Op& op, int slot) {
-    auto* kernel = rows_kernel<Op, kReduce>;
-    const RowsLaunch g = rows_launch(l, resident_blocks(kernel));
-    double2* partials = kReduce ? reserve(slot, g.grid.count()) : nullptr;
-    kernel<<<to_dim3(g.grid), to_dim3(g.block), 0, interior_.get()>>>(l, op, partials);
+    RowsVariant v = rows_variant_;
+    // vec2 needs every array 16-byte aligned (cudaMalloc's are); else it runs as flat.
+    if (v == RowsVariant::vec2 && !op_aligned16(op)) v = RowsVariant::flat;
+    cudaStream_t st = interior_.get();
+    if (v == RowsVariant::wave) {
+      auto* kernel = rows_kernel<Op, kReduce>;
+      const RowsLaunch g = rows_launch(l, resident_blocks(kernel));
+      double2* partials = kReduce ? reserve(slot, g.grid.count()) : nullptr;
+      kernel<<<to_dim3(g.grid), to_dim3(g.block), 0, st>>>(l, op, partials);
+    } else {
+      const bool pairs = v == RowsVariant::vec2;
+      const long long units = pairs ? vec2_units(l) : l.nx;
+      const RowsLaunch g = flat_launch(l, units, pairs ? kVec2X : kFlatX, Op::kFlatRows, kReduce);
+      double2* partials = kReduce ? reserve(slot, g.grid.count()) : nullptr;
+      if (pairs) {
+        auto* kernel = flat_kernel<Op, kReduce, true>;
+        resident_blocks(kernel);  // sets its L1 preference
+        kernel<<<to_dim3(g.grid), to_dim3(g.block), 0, st>>>(l, units, op, partials);
+      } else {
+        auto* kernel = flat_kernel<Op, kReduce, false>;
+        resident_blocks(kernel);
+        kernel<<<to_dim3(g.grid), to_dim3(g.block), 0, st>>>(l, units, op, partials);
+      }
+    }
     HALO3D_CUDA_CHECK_LAUNCH();
   }
+
+  static bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
+  static bool op_aligned16(const AxpbyOp& o) { return aligned16(o.x) && aligned16(o.y); }
+  static bool op_aligned16(const CgUpdateOp& o) {
+    return aligned16(o.p) && aligned16(o.ap) && aligned16(o.x) && aligned16(o.r);
+  }
+  static bool op_aligned16(const DotOp& o) { return aligned16(o.x) && aligned16(o.y); }
 
   int device_;
   std::string device_name_;
   int sms_ = 0;
-  SweepVariant variant_ = SweepVariant::march;
+  SweepVariant variant_ = SweepVariant::smem;
+  bool auto_variant_ = true;
+  RowsVariant rows_variant_ = RowsVariant::vec2;
   int kz_override_ = 0;
   Stream interior_, boundary_;
   Event fence_[2];  // indexed by the `before` lane

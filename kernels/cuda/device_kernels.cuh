@@ -11,6 +11,39 @@
 #include "layout.hpp"
 #include "point_ops.hpp"
 
+// ---- Why march (45.7% of copy) lost to naive (54.6%), and what the new variants do ----
+// (Reasoned from the code and the 512^3 numbers; to be confirmed by the lead's measurements.)
+// * naive is L2-bandwidth bound, not DRAM bound: per point it pulls about 5 rows of u
+//   through L2 (centre/x-neighbours 1, z-neighbours 2 whole other planes, y-neighbours up to
+//   2 when the other warp's line is not in L1 yet), i.e. ~40 B + an 8 B store, +12.5% sector
+//   waste because rows start 8 B off a sector (odd double offset; sy = nx+2 = 2 mod 4, so even
+//   the ghost alternates between 0 and 16 B mod 32). 2.29 TB/s of useful 16 B/pt is ~7 TB/s
+//   of L2->SM traffic, about H200's L2 limit. Reaching 90% of copy needs <~25 B/pt through L2.
+// * march cuts that traffic but ptxas gives it 40 registers (8 blocks/SM), so march_planes
+//   picks 2 z-chunks: 2048 blocks that each live for 256 planes. Over that time the blocks
+//   drift apart in z (no coupling between blocks), so (a) the y-halo rows (2 of 8) and x-halo
+//   sectors (2 of ~9 per row) of a tile, which neighbouring tiles loaded at a different time,
+//   are L2 misses -> up to ~1.4x DRAM reads of u, and (b) the DRAM sees ~2000 independent
+//   streams of 256 B pieces (8 rows x 4 planes per step, per block) at scattered addresses:
+//   poor row-buffer locality. (c) The in-plane neighbours are plain loads that only hit L1
+//   if the sibling warp that loads that row as its prefetched column is already past it; warps
+//   are not synchronised, so many are L1 misses to an in-flight line, and each step then
+//   waits a full memory latency; the one-step-ahead prefetch (G = 4 loads per thread, ~32 KB
+//   per SM) is barely the bytes in flight HBM needs (~25 KB/SM) even before those stalls.
+//   (d) A 256-point serial chain per thread leaves no slack to absorb any of it; the tail of
+//   the last wave is another ~5%.
+// * tile3d: one thread per kTileZ (4) points, all 22 loads issued before any compute (4
+//   independent chains), blocks exit after one chunk, grid z slowest: the ~1000 blocks
+//   resident at once cover ~one 4-plane slab, so planes and halos are shared in L2 and DRAM
+//   reads stay ~1x; z-neighbour traffic drops from 2 to 0.5 rows per point.
+// * smem (2.5D): a 34x10 shared tile per plane, one barrier per plane (two buffers), centre
+//   column in registers, loads one group of 4 planes ahead, 64-plane chunks launched z-slow.
+//   L2->SM traffic ~1.35 rows of u + the store, so it should no longer be L2 bound.
+// * Vector kernels (wave, 73%): one row step per thread at a time (2 points, loads cannot be
+//   hoisted above the previous step's stores since the arrays may alias), so each step costs
+//   a full memory latency; flat/vec2 issue 16 independent 8-B (8 16-B) loads per thread
+//   with no loop, and vec2 halves the instructions and sector waste per byte.
+
 namespace halo3d::cuda {
 
 // ---- Fixed-order reductions ----------------------------------------------------------
@@ -235,12 +268,171 @@ __global__ void __launch_bounds__(kBlockThreads, Op::kReadsF ? kMarchMinBlocksF 
   if constexpr (kReduce) store_block_partial(acc, partials);
 }
 
+// tile3d: 32x8 (i,j) tiles like march, but each thread does kTileZ consecutive planes and
+// exits (or, in a capped reducing launch, strides on by gridDim.z chunks): all 6 column and
+// 4*kTileZ in-plane loads are issued before any point is computed, giving kTileZ
+// independent chains, and the grid's z is its slowest axis, so the blocks resident at once
+// cover a few whole planes and share them (and every tile halo) in L2.
+template <class Op, bool kReduce>
+__global__ void __launch_bounds__(kBlockThreads)
+    tile3d_sweep(Layout l, Region r, Op op, double2* partials) {
+  constexpr int T = kTileZ;
+  const int i = r.i0 + blockIdx.x * kMarchX + threadIdx.x;
+  const int j = r.j0 + blockIdx.y * kMarchY + threadIdx.y;
+  const int chunks = (r.k1 - r.k0 + T - 1) / T;
+  DD acc{};
+  if (i < r.i1 && j < r.j1) {
+    const std::ptrdiff_t sy = l.sy(), sz = l.sz();
+    for (int ch = blockIdx.z; ch < chunks; ch += gridDim.z) {
+      const int k0 = r.k0 + ch * T;
+      const int n = min(T, r.k1 - k0);  // planes k0 .. k0+n-1; plane k0+n <= nz exists
+      const std::ptrdiff_t base = l.at(i, j, k0);
+      const double* __restrict__ u = op.u + base;
+      double col[T + 2], xm[T], xp[T], ym[T], yp[T], fv[T];
+#pragma unroll
+      for (int p = 0; p < T + 2; ++p) col[p] = p - 1 <= n ? __ldg(u + (p - 1) * sz) : 0.0;
+#pragma unroll
+      for (int g = 0; g < T; ++g) {
+        const bool in = g < n;
+        const double* ug = u + g * sz;
+        xm[g] = in ? __ldg(ug - 1) : 0.0;
+        xp[g] = in ? __ldg(ug + 1) : 0.0;
+        ym[g] = in ? __ldg(ug - sy) : 0.0;
+        yp[g] = in ? __ldg(ug + sy) : 0.0;
+        fv[g] = Op::kReadsF && in ? __ldg(op.f + base + g * sz) : 0.0;
+      }
+#pragma unroll
+      for (int g = 0; g < T; ++g) {
+        if (g < n) {
+          const double w[7] = {col[g], ym[g], xm[g], col[g + 1], xp[g], yp[g], col[g + 2]};
+          const double fw[4] = {0.0, 0.0, 0.0, fv[g]};
+          double ow[4];
+          const double v = op(w, fw, ow, 3, 2, 3);
+          op.out[base + g * sz] = ow[3];
+          if constexpr (kReduce) acc = ops::dd_add(acc, v);
+        }
+      }
+    }
+  }
+  if constexpr (kReduce) store_block_partial(acc, partials);
+}
+
+// smem (2.5D): a block owns a 32x8 (i,j) tile and kz planes (short chunks: blocks are
+// short-lived and launched z-slowest, so resident blocks stay at nearby z). Per plane each
+// thread puts its own u into a (32+2)x(8+2) shared tile, the edge threads the tile's halo,
+// and after one barrier computes its point from the tile (x,y neighbours) and registers
+// (z neighbours). Global traffic per point: one u (+ 1/4 + 1/16 halo, mostly L2 hits), one
+// store, f where read. Loads run one group of kSmemDepth planes ahead of the compute, as
+// in march; the two tile buffers alternate by plane so one barrier per plane suffices.
+//
+// Tile cells: a thread with i <= r.i1 and j <= r.j1 loads its own cell (the region's high
+// neighbours i = r.i1 / j = r.j1 may be cells of this tile); 80 threads load one halo cell
+// each where a computed point reads it. Every cell a computed point reads is loaded
+// (corners are never read).
+template <class Op, bool kReduce>
+__global__ void __launch_bounds__(kBlockThreads, Op::kReadsF ? kSmemMinBlocksF : kSmemMinBlocks)
+    smem_sweep(Layout l, Region r, int kz, Op op, double2* partials) {
+  constexpr int D = kSmemDepth, TX = kMarchX, TY = kMarchY;
+  __shared__ double tile[2][TY + 2][TX + 2];
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  const int i = r.i0 + blockIdx.x * TX + tx;
+  const int j = r.j0 + blockIdx.y * TY + ty;
+  const int kb = r.k0 + blockIdx.z * kz;
+  const int ke = min(kb + kz, r.k1);
+  const bool active = i < r.i1 && j < r.j1;
+  const bool has_c = i <= r.i1 && j <= r.j1;
+  // Threads t < 80 (t = tx + 32 ty) own one halo cell each: warps 0 and 1 the rows below
+  // and above the tile, lanes 0-15 of warp 2 the columns left and right of it.
+  const int t = tx + TX * ty, it = r.i0 + blockIdx.x * TX, jt = r.j0 + blockIdx.y * TY;
+  int hi = 0, hj = 0, hrow = 0, hcol = 0;
+  bool has_h = false;
+  if (t < TX) {
+    hi = it + t, hj = jt - 1, hrow = 0, hcol = t + 1;
+    has_h = hi < r.i1;
+  } else if (t < 2 * TX) {
+    hi = it + t - TX, hj = jt + TY, hrow = TY + 1, hcol = t - TX + 1;
+    has_h = hi < r.i1 && hj <= r.j1;
+  } else if (t < 2 * TX + TY) {
+    hi = it - 1, hj = jt + t - 2 * TX, hrow = hj - jt + 1, hcol = 0;
+    has_h = hj < r.j1;
+  } else if (t < 2 * TX + 2 * TY) {
+    hi = it + TX, hj = jt + t - 2 * TX - TY, hrow = hj - jt + 1, hcol = TX + 1;
+    has_h = hi <= r.i1 && hj < r.j1;
+  }
+  DD acc{};
+  const std::ptrdiff_t sz = l.sz();
+  // Pointers are only dereferenced under the flags above.
+  const std::ptrdiff_t c = l.at(i, j, kb);
+  const double* __restrict__ uc = op.u + c;
+  const double* __restrict__ uh = op.u + l.at(hi, hj, kb);
+  const double* __restrict__ fc = (Op::kReadsF ? op.f : op.u) + c;
+  double* __restrict__ out = op.out + c;
+  // ucol[p]: u at plane k-1+p; h[p], fcol[p]: at plane k+p. Planes past ke read 0.
+  double ucol[2 * D + 2], h[2 * D], fcol[2 * D];
+#pragma unroll
+  for (int p = 0; p < D + 2; ++p)
+    ucol[p] = has_c && kb - 1 + p <= ke ? __ldg(uc + (p - 1) * sz) : 0.0;
+#pragma unroll
+  for (int p = 0; p < D; ++p) {
+    h[p] = has_h && kb + p < ke ? __ldg(uh + p * sz) : 0.0;
+    fcol[p] = Op::kReadsF && active && kb + p < ke ? __ldg(fc + p * sz) : 0.0;
+  }
+  for (int k = kb; k < ke; k += D) {
+    const std::ptrdiff_t o = std::ptrdiff_t(k - kb) * sz;
+#pragma unroll
+    for (int p = D + 2; p < 2 * D + 2; ++p)
+      ucol[p] = has_c && k - 1 + p <= ke ? __ldg(uc + o + (p - 1) * sz) : 0.0;
+#pragma unroll
+    for (int p = D; p < 2 * D; ++p) {
+      h[p] = has_h && k + p < ke ? __ldg(uh + o + p * sz) : 0.0;
+      fcol[p] = Op::kReadsF && active && k + p < ke ? __ldg(fc + o + p * sz) : 0.0;
+    }
+#pragma unroll
+    for (int g = 0; g < D; ++g) {
+      if (k + g >= ke) break;  // uniform across the block
+      double(*s)[TX + 2] = tile[g & 1];
+      if (has_c) s[ty + 1][tx + 1] = ucol[g + 1];
+      if (has_h) s[hrow][hcol] = h[g];
+      __syncthreads();
+      if (active) {
+        const double w[7] = {ucol[g],           s[ty][tx + 1],     s[ty + 1][tx], ucol[g + 1],
+                             s[ty + 1][tx + 2], s[ty + 2][tx + 1], ucol[g + 2]};
+        const double fw[4] = {0.0, 0.0, 0.0, fcol[g]};
+        double ow[4];
+        const double v = op(w, fw, ow, 3, 2, 3);
+        out[o + g * sz] = ow[3];
+        if constexpr (kReduce) acc = ops::dd_add(acc, v);
+      }
+    }
+#pragma unroll
+    for (int p = 0; p < D + 2; ++p) ucol[p] = ucol[p + D];
+#pragma unroll
+    for (int p = 0; p < D; ++p) {
+      h[p] = h[p + D];
+      fcol[p] = fcol[p + D];
+    }
+  }
+  if constexpr (kReduce) store_block_partial(acc, partials);
+}
+
 // ---- Vector kernels over the interior ------------------------------------------------
+// Aligned pair accesses for vec2 (the caller guarantees 16-byte alignment).
+__device__ __forceinline__ double2 ld2(const double* p) {
+  return *reinterpret_cast<const double2*>(p);
+}
+__device__ __forceinline__ double2 ldg2(const double* p) {
+  return __ldg(reinterpret_cast<const double2*>(p));
+}
+__device__ __forceinline__ void st2(double* p, double a, double b) {
+  *reinterpret_cast<double2*>(p) = make_double2(a, b);
+}
+
 // An op loads a point's inputs (load) and then stores and returns its reduction term
 // (finish); the kernel loads kRowsUnroll points before finishing any, since stores to
 // possibly aliasing arrays would otherwise serialise the loads.
 
 struct AxpbyOp {
+  static constexpr int kFlatRows = 2;  // flat/vec2 rows per thread: 16 loads (8 vec2) each
   double a, b;
   const double* x;
   double* y;
@@ -252,9 +444,21 @@ struct AxpbyOp {
     y[c] = ops::mul(a, v.x) + ops::mul(b, v.y);
     return 0.0;
   }
+  // Points c, c+1 (c even: 16-byte aligned).
+  __device__ void load2(std::ptrdiff_t c, In& v0, In& v1) const {
+    const double2 xx = ld2(x + c), yy = ld2(y + c);
+    v0 = {xx.x, yy.x};
+    v1 = {xx.y, yy.y};
+  }
+  __device__ void finish2(std::ptrdiff_t c, const In& v0, const In& v1, double& t0,
+                          double& t1) const {
+    st2(y + c, ops::mul(a, v0.x) + ops::mul(b, v0.y), ops::mul(a, v1.x) + ops::mul(b, v1.y));
+    t0 = t1 = 0.0;
+  }
 };
 
 struct CgUpdateOp {
+  static constexpr int kFlatRows = 1;
   double alpha;
   const double* p;
   const double* ap;
@@ -271,9 +475,24 @@ struct CgUpdateOp {
     r[c] = rn;
     return ops::mul(rn, rn);
   }
+  __device__ void load2(std::ptrdiff_t c, In& v0, In& v1) const {
+    const double2 pp = ldg2(p + c), aa = ldg2(ap + c), xx = ld2(x + c), rr = ld2(r + c);
+    v0 = {pp.x, aa.x, xx.x, rr.x};
+    v1 = {pp.y, aa.y, xx.y, rr.y};
+  }
+  __device__ void finish2(std::ptrdiff_t c, const In& v0, const In& v1, double& t0,
+                          double& t1) const {
+    const double rn0 = v0.r - ops::mul(alpha, v0.ap);
+    const double rn1 = v1.r - ops::mul(alpha, v1.ap);
+    st2(x + c, v0.x + ops::mul(alpha, v0.p), v1.x + ops::mul(alpha, v1.p));
+    st2(r + c, rn0, rn1);
+    t0 = ops::mul(rn0, rn0);
+    t1 = ops::mul(rn1, rn1);
+  }
 };
 
 struct DotOp {
+  static constexpr int kFlatRows = 2;
   const double* x;
   const double* y;
   struct In {
@@ -281,6 +500,16 @@ struct DotOp {
   };
   __device__ In load(std::ptrdiff_t c) const { return {__ldg(x + c), __ldg(y + c)}; }
   __device__ double finish(std::ptrdiff_t, const In& v) const { return ops::mul(v.x, v.y); }
+  __device__ void load2(std::ptrdiff_t c, In& v0, In& v1) const {
+    const double2 xx = ldg2(x + c), yy = ldg2(y + c);
+    v0 = {xx.x, yy.x};
+    v1 = {xx.y, yy.y};
+  }
+  __device__ void finish2(std::ptrdiff_t, const In& v0, const In& v1, double& t0,
+                          double& t1) const {
+    t0 = ops::mul(v0.x, v0.y);
+    t1 = ops::mul(v1.x, v1.y);
+  }
 };
 
 // Blocks stride over rows (j,k); threadIdx.x strides along the row's nx points.
@@ -301,6 +530,93 @@ __global__ void __launch_bounds__(kBlockThreads) rows_kernel(Layout l, Op op, do
         if (i0 + u * int(blockDim.x) < l.nx) {
           const double t = op.finish(c0 + i0 + u * blockDim.x, v[u]);
           if constexpr (kReduce) acc = ops::dd_add(acc, t);
+        }
+      }
+    }
+  }
+  if constexpr (kReduce) store_block_partial(acc, partials);
+}
+
+// flat (kPairs false) / vec2 (kPairs true): see flat_launch. Each thread loads all of its
+// UX x Op::kFlatRows units before it finishes (stores) any, and a block does one row group
+// unless a reducing launch was capped. vec2 units are aligned pairs from the row's first
+// even index; where the row starts at an odd index its first point is done, as a scalar, by
+// the thread of unit 0; a pair of which only the first point is in the row, likewise.
+template <class Op, bool kReduce, bool kPairs>
+__global__ void __launch_bounds__(kBlockThreads, kFlatMinBlocks)
+    flat_kernel(Layout l, long long units, Op op, double2* partials) {
+  constexpr int UX = kPairs ? kVec2X : kFlatX;
+  constexpr int UR = Op::kFlatRows;
+  const long long rows = (long long)l.ny * l.nz;
+  const int bx = int(blockDim.x), by = int(blockDim.y);
+  const long long groups = (rows + (long long)by * UR - 1) / ((long long)by * UR);
+  const long long chunks = (units + (long long)bx * UX - 1) / ((long long)bx * UX);
+  DD acc{};
+  for (long long xc = blockIdx.y; xc < chunks; xc += gridDim.y) {
+    const long long m0 = xc * bx * UX + threadIdx.x;  // unit of u = 0
+    for (long long g = blockIdx.x; g < groups; g += gridDim.x) {
+      std::ptrdiff_t c0[UR];
+      bool ok[UR];
+#pragma unroll
+      for (int q = 0; q < UR; ++q) {
+        const long long row = g * by * UR + (long long)q * by + threadIdx.y;
+        ok[q] = row < rows;
+        c0[q] = ok[q] ? l.at(0, int(row % l.ny), int(row / l.ny)) : 0;
+      }
+      if constexpr (!kPairs) {
+        typename Op::In v[UR][UX]{};
+#pragma unroll
+        for (int q = 0; q < UR; ++q)
+#pragma unroll
+          for (int u = 0; u < UX; ++u) {
+            const long long i = m0 + (long long)u * bx;
+            if (ok[q] && i < l.nx) v[q][u] = op.load(c0[q] + i);
+          }
+#pragma unroll
+        for (int q = 0; q < UR; ++q)
+#pragma unroll
+          for (int u = 0; u < UX; ++u) {
+            const long long i = m0 + (long long)u * bx;
+            if (ok[q] && i < l.nx) {
+              const double t = op.finish(c0[q] + i, v[q][u]);
+              if constexpr (kReduce) acc = ops::dd_add(acc, t);
+            }
+          }
+      } else {
+        typename Op::In v[UR][UX][2]{};
+        typename Op::In head[UR]{};
+#pragma unroll
+        for (int q = 0; q < UR; ++q) {
+          const std::ptrdiff_t start = c0[q] + (c0[q] & 1), end = c0[q] + l.nx;
+#pragma unroll
+          for (int u = 0; u < UX; ++u) {
+            const std::ptrdiff_t e = start + 2 * (m0 + (long long)u * bx);
+            // e + 1 <= end: at worst the row's high ghost, which is in the array.
+            if (ok[q] && e < end) op.load2(e, v[q][u][0], v[q][u][1]);
+          }
+          if (ok[q] && m0 == 0 && (c0[q] & 1)) head[q] = op.load(c0[q]);
+        }
+#pragma unroll
+        for (int q = 0; q < UR; ++q) {
+          const std::ptrdiff_t start = c0[q] + (c0[q] & 1), end = c0[q] + l.nx;
+#pragma unroll
+          for (int u = 0; u < UX; ++u) {
+            const std::ptrdiff_t e = start + 2 * (m0 + (long long)u * bx);
+            if (ok[q] && e < end) {
+              if (e + 1 < end) {
+                double t0, t1;
+                op.finish2(e, v[q][u][0], v[q][u][1], t0, t1);
+                if constexpr (kReduce) acc = ops::dd_add(ops::dd_add(acc, t0), t1);
+              } else {
+                const double t = op.finish(e, v[q][u][0]);
+                if constexpr (kReduce) acc = ops::dd_add(acc, t);
+              }
+            }
+          }
+          if (ok[q] && m0 == 0 && (c0[q] & 1)) {
+            const double t = op.finish(c0[q], head[q]);
+            if constexpr (kReduce) acc = ops::dd_add(acc, t);
+          }
         }
       }
     }

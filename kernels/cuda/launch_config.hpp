@@ -12,8 +12,17 @@
 namespace halo3d::cuda {
 
 enum class SweepVariant {
-  naive,  // one thread per point, all seven loads through L1/L2
-  march   // (x,y) tiles marching along z, z-neighbours kept in registers
+  naive,   // one thread per point, all seven loads through L1/L2
+  march,   // (x,y) tiles marching along z, z-neighbours kept in registers
+  tile3d,  // one thread per kTileZ z-consecutive points, all loads issued first, z-slow grid
+  smem     // 2.5D: (x,y) tile + halo in shared memory, short z-chunks, z-neighbours in registers
+};
+
+// The vector kernels (axpby, cg_update, dot).
+enum class RowsVariant {
+  wave,  // one wave of blocks looping over rows, kRowsUnroll points per thread per step
+  flat,  // a block per kFlatRows*by rows: kFlatX x kFlatRows points per thread, loads first
+  vec2   // as flat, but 16-byte aligned pairs (double2), scalar at a row's unaligned ends
 };
 
 // Every reducing kernel uses blocks of this size, which the fixed-order block sum assumes.
@@ -37,13 +46,33 @@ inline constexpr int kMarchMinBlocksF = 3;
 // Vector kernels: x-points each thread loads before storing any (loads in flight).
 inline constexpr int kRowsUnroll = 2;
 
+// flat/vec2: x-points (vec2: pairs) and rows each thread loads before storing any.
+// (Rows per thread are the op's kFlatRows: 2 for axpby and dot, 1 for cg_update's 4 arrays.)
+inline constexpr int kFlatX = 4;
+inline constexpr int kVec2X = 2;
+inline constexpr int kFlatMinBlocks = 3;  // <= 80 registers: 768 threads, 16 loads each
+// Cap on the blocks (= partials) of one reducing flat/vec2 launch; blocks then loop.
+inline constexpr long long kMaxReduceBlocksFlat = 32768;
+
+// tile3d: z-points per thread (independent chains, loads all issued before any compute).
+inline constexpr int kTileZ = 4;
+// smem: z-planes loaded one group ahead; default planes per block (short-lived blocks, so
+// the resident ones stay at nearby z and share planes and tile halos in L2).
+inline constexpr int kSmemDepth = 4;
+static_assert(kSmemDepth % 2 == 0, "smem double-buffers by plane parity within a group");
+inline constexpr int kSmemPlanes = 64;
+inline constexpr int kSmemMinBlocks = 4;   // <= 64 registers: 1024 threads per SM
+inline constexpr int kSmemMinBlocksF = 3;
+// Cap on the blocks (= partials) of one reducing tile3d/smem launch.
+inline constexpr long long kMaxReduceBlocksTile = 16384;
+
 // The slot-finishing kernel: one block per slot.
 inline constexpr int kFinishThreads = 1024;
-inline constexpr int kFinishUnroll = 4;
+inline constexpr int kFinishUnroll = 8;
 
-// Partial sums each slot can hold between two read_slots: a 512^3 CG iteration adds about
-// 8k per sweep, so this is many sweeps' worth; 2 MiB per slot.
-inline constexpr long long kSlotCapacity = 1 << 17;
+// Partial sums each slot can hold between two read_slots: a 512^3 CG iteration adds at most
+// ~33k per sweep (flat/vec2), so this is many sweeps' worth; 16 MiB per slot.
+inline constexpr long long kSlotCapacity = 1 << 20;
 // Cap on the blocks of one reducing naive launch (it then loops over y and z).
 inline constexpr long long kMaxReduceBlocks = 8192;
 inline constexpr unsigned kMaxGridYZ = 65535;
@@ -55,9 +84,9 @@ struct Shape {
 };
 
 struct SweepLaunch {
-  bool march = false;
+  bool march = false;  // true: the variant asked for runs (march, tile3d or smem), else naive
   Shape grid, block;
-  int kz = 0;  // march: z-planes per block
+  int kz = 0;  // march, smem: z-planes per block
 };
 
 struct RowsLaunch {
@@ -130,6 +159,32 @@ inline SweepLaunch sweep_launch(const Layout& l, const Region& r, SweepVariant v
     s = SweepLaunch{};  // an override too small for this nk: fall back
   }
 
+  // tile3d / smem: the same 32x8 tiles; thin slabs go to the naive shape below.
+  const bool tile_thick = ni >= kMarchX / 2 && nj >= kMarchY / 2 && nk >= 1;
+  const long long tiles = tiles_x * tiles_y;
+  if ((variant == SweepVariant::tile3d || variant == SweepVariant::smem) && tile_thick &&
+      tiles_y <= kMaxGridYZ && (!reduce || tiles <= kMaxReduceBlocksTile)) {
+    s.march = true;
+    s.block = {unsigned(kMarchX), unsigned(kMarchY), 1};
+    long long gz = 0;
+    if (variant == SweepVariant::tile3d) {
+      // Blocks stride over z-chunks of kTileZ planes (only when capped).
+      const long long chunks = ceil_div(nk, kTileZ);
+      gz = std::min<long long>(chunks, kMaxGridYZ);
+      if (reduce) gz = std::max(1LL, std::min(gz, kMaxReduceBlocksTile / tiles));
+      s.kz = kTileZ;
+    } else {
+      long long kz = kz_override > 0 ? kz_override : kSmemPlanes;
+      kz = std::min<long long>(kz, nk);
+      kz = std::max(kz, ceil_div(nk, kMaxGridYZ));
+      if (reduce) kz = std::max(kz, ceil_div(nk, std::max(1LL, kMaxReduceBlocksTile / tiles)));
+      s.kz = int(kz);
+      gz = ceil_div(nk, kz);
+    }
+    s.grid = {unsigned(tiles_x), unsigned(tiles_y), unsigned(gz)};
+    return s;
+  }
+
   // Block shape follows the region so that a slab of thickness 1 in any axis still fills
   // every thread: x first (coalescing), then y, then z.
   int bx = pow2_at_least(ni, 32);
@@ -161,6 +216,24 @@ inline RowsLaunch rows_launch(const Layout& l, long long resident_blocks) {
       1LL, std::min({ceil_div(rows, by), std::max(1LL, resident_blocks), kMaxReduceBlocks}));
   return {{unsigned(blocks), 1, 1}, {unsigned(bx), unsigned(by), 1}};
 }
+
+// flat / vec2: block (bx, by) of kBlockThreads; thread (tx, ty) of block (gx, gy) handles
+// units tx + u*bx (u < ux: kFlatX or kVec2X) of the x-chunk gy, in rows ty + q*by (q < ur) of row
+// group gx (+ gridDim.x per loop step, only where a reducing launch was capped). A unit is
+// one point (flat) or one aligned pair (vec2); `units` is the most a row can have.
+inline RowsLaunch flat_launch(const Layout& l, long long units, int ux, int ur, bool reduce) {
+  const int bx = std::max(32, pow2_at_least(ceil_div(units, ux), kBlockThreads));
+  const int by = kBlockThreads / bx;
+  const long long rows = (long long)l.ny * l.nz;
+  const long long gy = std::min<long long>(ceil_div(units, (long long)bx * ux), kMaxGridYZ);
+  long long gx = std::max(1LL, ceil_div(rows, (long long)by * ur));
+  gx = std::min<long long>(gx, 0x7fffffffLL);
+  if (reduce) gx = std::max(1LL, std::min(gx, kMaxReduceBlocksFlat / gy));
+  return {{unsigned(gx), unsigned(gy), 1}, {unsigned(bx), unsigned(by), 1}};
+}
+// Units of a vec2 row: the aligned pairs after the row's first point where that point is
+// unaligned (unit 0's thread then does it as well), a half pair at an unaligned end.
+inline long long vec2_units(const Layout& l) { return (l.nx + 1) / 2; }
 
 inline RowsLaunch face_launch(int na, int nb) {
   return {

@@ -2,7 +2,7 @@
 # halo3d's checks and benchmarks on a machine with a GPU, in one go (a lent GPU has little
 # time: everything that belongs together runs in one call). Usage:
 #   tests/gpu/device_checks.sh BIN_DIR [OUT_DIR]
-# BIN_DIR holds halo3d, test_kernels, test_parallel (built with the gpu preset);
+# BIN_DIR holds halo3d and tests/test_* (a build dir of the gpu preset);
 # OUT_DIR (default $OUT or /tmp/halo3d-gpu) receives log.txt and the bench/solve JSONs.
 set -uo pipefail
 bin=$1
@@ -28,22 +28,22 @@ work=$(mktemp -d)
 { nvidia-smi; nvcc --version 2>/dev/null | tail -1; lscpu | head -15; } >>"$log" 2>&1
 sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 
-# Benchmarks at 512^3: the default (march) kernels, then the naive ones.
-step bench_march "$bin/halo3d" bench --backend cuda --grid 512,512,512 --reps 30 --report "$out/bench_march.json"
-HALO3D_CUDA_APPLY=naive step bench_naive "$bin/halo3d" bench --backend cuda --grid 512,512,512 --reps 30 \
-  --report "$out/bench_naive.json"
+# Benchmark at 512^3 with the default kernels (tests/gpu/kernel_variants.sh compares variants).
+step bench "$bin/halo3d" bench --backend cuda --grid 512,512,512 --reps 30 --report "$out/bench.json"
 step solve512 "$bin/halo3d" solve --backend cuda --config "${HALO3D_INPUTS:-inputs}/poisson-large.toml" \
   --max-iters 200 --output none --report "$out/solve512.json"
 step info mpirun --oversubscribe -np 2 "$bin/halo3d" info
-step kernels "$bin/test_kernels" '--gtest_filter=*cuda*:HostVsCuda*'
+step kernels "$bin/tests/test_kernels" '--gtest_filter=*cuda*:HostVsCuda*'
 for n in 1 2 3 4; do
-  step "parallel_cuda_np$n" mpirun --oversubscribe -np "$n" -x HALO3D_TEST_BACKEND=cuda "$bin/test_parallel"
+  step "parallel_cuda_np$n" mpirun --oversubscribe -np "$n" -x HALO3D_TEST_BACKEND=cuda "$bin/tests/test_parallel"
 done
-step memcheck "$sanitizer" --tool memcheck --error-exitcode 9 "$bin/test_kernels" '--gtest_filter=*cuda*:HostVsCuda*'
-step racecheck "$sanitizer" --tool racecheck --error-exitcode 9 "$bin/test_kernels" '--gtest_filter=*cuda*'
-step synccheck "$sanitizer" --tool synccheck --error-exitcode 9 "$bin/test_kernels" '--gtest_filter=*cuda*'
+step memcheck "$sanitizer" --tool memcheck --error-exitcode 9 "$bin/tests/test_kernels" '--gtest_filter=*cuda*:HostVsCuda*'
+for a in smem tile3d march naive; do
+  HALO3D_CUDA_APPLY=$a step "racecheck_$a" "$sanitizer" --tool racecheck --error-exitcode 9 "$bin/tests/test_kernels" '--gtest_filter=*cuda*'
+done
+step synccheck "$sanitizer" --tool synccheck --error-exitcode 9 "$bin/tests/test_kernels" '--gtest_filter=*cuda*'
 step memcheck_mpi2 mpirun --oversubscribe -np 2 -x HALO3D_TEST_BACKEND=cuda "$sanitizer" --tool memcheck \
-  --error-exitcode 9 "$bin/test_parallel" '--gtest_filter=Poisson.*:Halo.*:Operator.*'
+  --error-exitcode 9 "$bin/tests/test_parallel" '--gtest_filter=Poisson.*:Halo.*:Operator.*'
 
 # The issue's acceptance run: 2 ranks, 256^3, CUDA against host, /u compared bitwise.
 for be in cuda host; do
@@ -57,5 +57,10 @@ for be in cuda host; do
 done
 step compare_random h5diff -r "$work/r_cuda.h5" "$work/r_host.h5" /u /u
 
+# The halo transports on this GPU (ipc, nccl, auto, probe; ranks share the GPU).
+for n in 1 2 3 4; do
+  step "transports_cuda_np$n" mpirun --oversubscribe -np "$n" -x HALO3D_TEST_BACKEND=cuda "$bin/tests/test_transports"
+done
+STEP_TIMEOUT=300 step transports_script bash "$(dirname "$0")/transports.sh" "$bin" mpirun
 rm -rf "$work"
 echo "=== failed steps: $fails" | tee -a "$log"
