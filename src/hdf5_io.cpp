@@ -48,10 +48,11 @@ void select_box(const Decomposition& d, H5Id& file_space, H5Id& mem_space, hid_t
   const hsize_t start[3] = {hsize_t(d.offset[2]), hsize_t(d.offset[1]), hsize_t(d.offset[0])};
   const hsize_t count[3] = {hsize_t(d.count[2]), hsize_t(d.count[1]), hsize_t(d.count[0])};
   HALO3D_H5_CHECK(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start, nullptr, count, nullptr));
-  const hsize_t pdims[3] = {count[0] + 2, count[1] + 2, count[2] + 2};
+  const Layout l = d.layout();
+  const hsize_t pdims[3] = {count[0] + 2, count[1] + 2, hsize_t(l.sy())};
   mem_space = H5Id(H5Screate_simple(3, pdims, nullptr), H5Sclose);
-  const hsize_t one[3] = {1, 1, 1};
-  HALO3D_H5_CHECK(H5Sselect_hyperslab(mem_space.get(), H5S_SELECT_SET, one, nullptr, count, nullptr));
+  const hsize_t first[3] = {1, 1, hsize_t(Layout::kRowOffset)};
+  HALO3D_H5_CHECK(H5Sselect_hyperslab(mem_space.get(), H5S_SELECT_SET, first, nullptr, count, nullptr));
 }
 
 }  // namespace
