@@ -14,15 +14,7 @@
 namespace halo3d {
 
 int run_bench(const BenchOptions& o, MPI_Comm world) {
-  RuntimeOptions ro;
-  ro.grid = o.grid;
-  ro.procs = o.procs;
-  ro.backend = o.backend;
-  ro.halo = o.halo;
-  ro.peer_access = o.peer_access;
-  ro.overlap = o.overlap;
-  ro.stencil = Stencil::laplacian(1.0 / (o.grid[0] + 1), 1.0 / (o.grid[1] + 1), 1.0 / (o.grid[2] + 1));
-  auto rt = make_runtime(ro, world);
+  auto rt = make_runtime(runtime_options(o, Stencil::laplacian(1.0 / (o.grid[0] + 1), 1.0 / (o.grid[1] + 1), 1.0 / (o.grid[2] + 1))), world);
   MPI_Comm comm = rt->cart.get();
   Kernels& k = *rt->kernels;
   const Decomposition& d = rt->decomp;

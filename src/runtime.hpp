@@ -22,6 +22,20 @@ struct RuntimeOptions {
   Stencil stencil;
 };
 
+// The parallel settings solve, bench and the tests share, from any options struct that has them.
+template <class Options>
+RuntimeOptions runtime_options(const Options& o, const Stencil& stencil) {
+  RuntimeOptions ro;
+  ro.grid = o.grid;
+  ro.procs = o.procs;
+  ro.backend = o.backend;
+  ro.halo = o.halo;
+  ro.peer_access = o.peer_access;
+  ro.overlap = o.overlap;
+  ro.stencil = stencil;
+  return ro;
+}
+
 struct Runtime {
   HostMap hosts;
   Comm cart;

@@ -85,15 +85,7 @@ int run_solve(const SolveOptions& o, MPI_Comm world) {
     prob.set_heat(o.steps, o.alpha, dt);
   }
 
-  RuntimeOptions ro;
-  ro.grid = o.grid;
-  ro.procs = o.procs;
-  ro.backend = o.backend;
-  ro.halo = o.halo;
-  ro.peer_access = o.peer_access;
-  ro.overlap = o.overlap;
-  ro.stencil = prob.stencil();
-  auto rt = make_runtime(ro, world);
+  auto rt = make_runtime(runtime_options(o, prob.stencil()), world);
   MPI_Comm comm = rt->cart.get();
   Kernels& k = *rt->kernels;
   const Decomposition& d = rt->decomp;

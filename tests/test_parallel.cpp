@@ -12,27 +12,17 @@
 #include "hdf5_io.hpp"
 #include "problem.hpp"
 #include "runtime.hpp"
+#include "test_support.hpp"
 #include "solvers.hpp"
 
 namespace halo3d {
 namespace {
 
-int world_size() { return comm_size(MPI_COMM_WORLD); }
-int world_rank() { return comm_rank(MPI_COMM_WORLD); }
+using test::backend_under_test;
+using test::process_grids;
+using test::world_rank;
+using test::world_size;
 
-std::string backend_under_test() {
-  const char* b = std::getenv("HALO3D_TEST_BACKEND");
-  return b ? b : "host";
-}
-
-// All factorisations of n into three factors.
-std::vector<Int3> process_grids(int n) {
-  std::vector<Int3> out;
-  for (int a = 1; a <= n; ++a)
-    for (int b = 1; b <= n; ++b)
-      if (n % (a * b) == 0) out.push_back({a, b, n / (a * b)});
-  return out;
-}
 
 // Gathers a distributed field into a global [NZ][NY][NX] array on every rank.
 std::vector<double> gather(const Decomposition& d, const std::vector<double>& padded, MPI_Comm comm) {
@@ -61,14 +51,7 @@ SolveOutcome solve(SolveOptions o, MPI_Comm comm) {
     dt = o.dt > 0 ? o.dt : 0.9 * prob.dt_limit(o.alpha);
     prob.set_heat(o.steps, o.alpha, dt);
   }
-  RuntimeOptions ro;
-  ro.grid = o.grid;
-  ro.procs = o.procs;
-  ro.backend = o.backend;
-  ro.halo = o.halo;
-  ro.overlap = o.overlap;
-  ro.stencil = prob.stencil();
-  auto rt = make_runtime(ro, comm);
+  auto rt = make_runtime(runtime_options(o, prob.stencil()), comm);
   std::vector<double> src;
   prob.fill_source(rt->decomp, src);
   Buffer b = upload(*rt->kernels, src);

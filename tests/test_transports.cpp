@@ -15,27 +15,19 @@
 #include "errors.hpp"
 #include "problem.hpp"
 #include "runtime.hpp"
+#include "test_support.hpp"
 #include "solvers.hpp"
 
 namespace halo3d {
 namespace {
 
+using test::backend_under_test;
+using test::process_grids;
+using test::world_rank;
+using test::world_size;
+
 const std::vector<std::string> kTransports = {"mpi", "mpi-cuda", "ipc", "nccl"};
 
-int world_size() { return comm_size(MPI_COMM_WORLD); }
-
-std::string backend_under_test() {
-  const char* b = std::getenv("HALO3D_TEST_BACKEND");
-  return b ? b : "host";
-}
-
-std::vector<Int3> process_grids(int n) {
-  std::vector<Int3> out;
-  for (int a = 1; a <= n; ++a)
-    for (int b = 1; b <= n; ++b)
-      if (n % (a * b) == 0) out.push_back({a, b, n / (a * b)});
-  return out;
-}
 
 struct Outcome {
   std::vector<double> u;        // this rank's interior, x fastest
