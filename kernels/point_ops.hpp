@@ -69,9 +69,12 @@ HALO3D_HD inline std::ptrdiff_t face_point(const Layout& l, Face f, int a, int b
   const int n[3] = {l.nx, l.ny, l.nz};
   const int layer = f.side == 0 ? (ghost ? -1 : 0) : (ghost ? n[f.axis] : n[f.axis] - 1);
   switch (f.axis) {
-    case 0: return l.at(layer, a, b);
-    case 1: return l.at(a, layer, b);
-    default: return l.at(a, b, layer);
+    case 0:
+      return l.at(layer, a, b);
+    case 1:
+      return l.at(a, layer, b);
+    default:
+      return l.at(a, b, layer);
   }
 }
 

@@ -14,7 +14,10 @@
 namespace halo3d {
 
 int run_bench(const BenchOptions& o, MPI_Comm world) {
-  auto rt = make_runtime(runtime_options(o, Stencil::laplacian(1.0 / (o.grid[0] + 1), 1.0 / (o.grid[1] + 1), 1.0 / (o.grid[2] + 1))), world);
+  auto rt = make_runtime(
+      runtime_options(o, Stencil::laplacian(1.0 / (o.grid[0] + 1), 1.0 / (o.grid[1] + 1),
+                                            1.0 / (o.grid[2] + 1))),
+      world);
   MPI_Comm comm = rt->cart.get();
   Kernels& k = *rt->kernels;
   const Decomposition& d = rt->decomp;
@@ -28,8 +31,10 @@ int run_bench(const BenchOptions& o, MPI_Comm world) {
   for (int kk = 0; kk < l.nz; ++kk)
     for (int j = 0; j < l.ny; ++j)
       for (int i = 0; i < l.nx; ++i)
-        host[l.at(i, j, kk)] = random_value(7, std::uint64_t(d.offset[0] + i) +
-                                                   std::uint64_t(d.grid[0]) * (d.offset[1] + j + std::uint64_t(d.grid[1]) * (d.offset[2] + kk)));
+        host[l.at(i, j, kk)] = random_value(
+            7, std::uint64_t(d.offset[0] + i) +
+                   std::uint64_t(d.grid[0]) *
+                       (d.offset[1] + j + std::uint64_t(d.grid[1]) * (d.offset[2] + kk)));
   Buffer u = upload(k, host), b = upload(k, host), x = upload(k, host), y = upload(k, host);
   Buffer out(k, l.padded_size()), src = upload(k, host), dst(k, l.padded_size());
   DD sink[kReductionSlots];
@@ -57,7 +62,8 @@ int run_bench(const BenchOptions& o, MPI_Comm world) {
 
   const Region all = Region::whole(l);
   const Stencil s = rt->op->stencil();
-  measure("copy", "device-to-device copy of one padded field (ceiling)", 16.0 * double(l.padded_size()),
+  measure("copy", "device-to-device copy of one padded field (ceiling)",
+          16.0 * double(l.padded_size()),
           [&] { k.copy(dst.data(), src.data(), l.padded_size(), Lane::interior); });
   measure("apply", "out = A u, kernel only", 16.0 * pts,
           [&] { k.apply(l, s, all, u.data(), out.data(), kNoReduction, Lane::interior); });
@@ -74,8 +80,8 @@ int run_bench(const BenchOptions& o, MPI_Comm world) {
           [&] { rt->op->apply(u.data(), out.data()); });
   auto cg = make_cg(*rt->op, comm, rt->timers, b, 1e-300);
   cg->start();
-  measure("cg_iteration", "one CG iteration: apply+dot, update+dot, p update, 2 all-reduces", 88.0 * pts,
-          [&] { cg->step(); });
+  measure("cg_iteration", "one CG iteration: apply+dot, update+dot, p update, 2 all-reduces",
+          88.0 * pts, [&] { cg->step(); });
 
   const double copy_gbs = rows[0].bytes / (rows[0].median_ms * 1e-3) / 1e9;
   nlohmann::json j;
@@ -90,16 +96,19 @@ int run_bench(const BenchOptions& o, MPI_Comm world) {
   j["warmup"] = o.warmup;
   j["copy_gbytes_per_s"] = copy_gbs;
   if (root) {
-    std::printf("halo3d bench %s: grid %s on %d rank(s) as %s, backend %s (%s), %d reps (median), %d warm-up\n",
-                version_string().c_str(), to_string(o.grid).c_str(), d.ranks, to_string(d.procs).c_str(),
-                k.name().c_str(), k.device_name().c_str(), o.reps, o.warmup);
-    std::printf("%-14s %12s %12s %10s %9s  %s\n", "kernel", "bytes", "median ms", "GB/s", "of copy", "what");
+    std::printf(
+        "halo3d bench %s: grid %s on %d rank(s) as %s, backend %s (%s), %d reps (median), %d "
+        "warm-up\n",
+        version_string().c_str(), to_string(o.grid).c_str(), d.ranks, to_string(d.procs).c_str(),
+        k.name().c_str(), k.device_name().c_str(), o.reps, o.warmup);
+    std::printf("%-14s %12s %12s %10s %9s  %s\n", "kernel", "bytes", "median ms", "GB/s", "of copy",
+                "what");
   }
   for (const Row& r : rows) {
     const double gbs = r.bytes / (r.median_ms * 1e-3) / 1e9;
     if (root)
-      std::printf("%-14s %12.4g %12.4f %10.1f %8.1f%%  %s\n", r.name.c_str(), r.bytes, r.median_ms, gbs,
-                  100.0 * gbs / copy_gbs, r.what.c_str());
+      std::printf("%-14s %12.4g %12.4f %10.1f %8.1f%%  %s\n", r.name.c_str(), r.bytes, r.median_ms,
+                  gbs, 100.0 * gbs / copy_gbs, r.what.c_str());
     j["results"].push_back({{"name", r.name},
                             {"what", r.what},
                             {"bytes", r.bytes},

@@ -22,8 +22,8 @@ struct RunIdentity {
   static RunIdentity of(const SolveOptions& o, const std::string& solver, double dt);
 };
 
-void write_checkpoint(const std::string& path, MPI_Comm comm, const Decomposition& d,
-                      Kernels& k, Method& m, const RunIdentity& id, long iteration,
+void write_checkpoint(const std::string& path, MPI_Comm comm, const Decomposition& d, Kernels& k,
+                      Method& m, const RunIdentity& id, long iteration,
                       const std::vector<double>& history);
 
 // Restores the method's state; returns the iteration to continue from and fills

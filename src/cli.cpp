@@ -14,7 +14,8 @@ CLI::Validator positive() {
   return CLI::Validator(
       [](std::string& v) {
         double x = 0;
-        return CLI::detail::lexical_cast(v, x) && x > 0 ? std::string() : "must be a number > 0, got " + v;
+        return CLI::detail::lexical_cast(v, x) && x > 0 ? std::string()
+                                                        : "must be a number > 0, got " + v;
       },
       "> 0");
 }
@@ -22,7 +23,8 @@ CLI::Validator non_negative() {
   return CLI::Validator(
       [](std::string& v) {
         double x = 0;
-        return CLI::detail::lexical_cast(v, x) && x >= 0 ? std::string() : "must be a number >= 0, got " + v;
+        return CLI::detail::lexical_cast(v, x) && x >= 0 ? std::string()
+                                                         : "must be a number >= 0, got " + v;
       },
       ">= 0");
 }
@@ -82,12 +84,18 @@ std::size_t parse_bytes(const std::string& s) {
   }
   std::string suffix = s.substr(pos);
   unsigned long long m = 1;
-  if (suffix == "K" || suffix == "k" || suffix == "KiB") m = 1ull << 10;
-  else if (suffix == "M" || suffix == "m" || suffix == "MiB") m = 1ull << 20;
-  else if (suffix == "G" || suffix == "g" || suffix == "GiB") m = 1ull << 30;
-  else if (!(suffix.empty() || suffix == "B")) throw BadInput("--sizes " + s + ": unknown suffix '" + suffix + "'");
-  if (v == 0 || v > (1ull << 30) / m) throw BadInput("--sizes " + s + ": must be between 8 B and 1 GiB");
-  if ((v * m) % 8 != 0) throw BadInput("--sizes " + s + ": must be a multiple of 8 bytes (faces are doubles)");
+  if (suffix == "K" || suffix == "k" || suffix == "KiB")
+    m = 1ull << 10;
+  else if (suffix == "M" || suffix == "m" || suffix == "MiB")
+    m = 1ull << 20;
+  else if (suffix == "G" || suffix == "g" || suffix == "GiB")
+    m = 1ull << 30;
+  else if (!(suffix.empty() || suffix == "B"))
+    throw BadInput("--sizes " + s + ": unknown suffix '" + suffix + "'");
+  if (v == 0 || v > (1ull << 30) / m)
+    throw BadInput("--sizes " + s + ": must be between 8 B and 1 GiB");
+  if ((v * m) % 8 != 0)
+    throw BadInput("--sizes " + s + ": must be a multiple of 8 bytes (faces are doubles)");
   return std::size_t(v * m);
 }
 
@@ -108,14 +116,15 @@ void add_backend_options(CLI::App& c, std::string& backend, std::string& peer_ac
       ->check(CLI::IsMember({"auto", "host", "cuda"}))
       ->group("Parallel");
   c.add_option("--peer-access", peer_access,
-               "CUDA peer access between different GPUs (off: never, e.g. to emulate a PCIe box without P2P; "
+               "CUDA peer access between different GPUs (off: never, e.g. to emulate a PCIe box "
+               "without P2P; "
                "HALO3D_PEER_ACCESS=off does the same)")
       ->check(CLI::IsMember({"auto", "off"}))
       ->group("Parallel");
 }
 
-void add_parallel_options(CLI::App& c, std::string& backend, std::string& halo, std::string& overlap,
-                          std::string& peer_access) {
+void add_parallel_options(CLI::App& c, std::string& backend, std::string& halo,
+                          std::string& overlap, std::string& peer_access) {
   add_backend_options(c, backend, peer_access);
   c.add_option("--halo", halo, "Halo transport (auto: the fastest here, timed at start-up)")
       ->check(CLI::IsMember({"auto", "mpi", "mpi-cuda", "ipc", "nccl"}))
@@ -143,7 +152,8 @@ Command parse_command_line(int argc, char** argv) {
   CLI::App* solve = app.add_subcommand("solve", "Solve a Poisson or heat problem");
   solve->option_defaults()->always_capture_default();
   std::string solve_config, bench_config;
-  solve->add_option("--config", solve_config, "Read options from this TOML file (keys = long option names)");
+  solve->add_option("--config", solve_config,
+                    "Read options from this TOML file (keys = long option names)");
   add_grid_options(*solve, grid, procs);
   solve->add_option("--problem", o.problem, "poisson: -lap u = f; heat: u_t = alpha lap u")
       ->check(CLI::IsMember({"poisson", "heat"}))
@@ -177,7 +187,9 @@ Command parse_command_line(int argc, char** argv) {
   solve->add_option("--output", output, "Solution file (HDF5), or 'none'")->group("Output");
   solve->add_option("--report", o.report, "JSON report of the run")->group("Output");
   solve->add_option("--checkpoint", o.checkpoint, "Checkpoint file (HDF5)")->group("Checkpoint");
-  solve->add_option("--checkpoint-every", o.checkpoint_every, "Checkpoint every N iterations (0: only on a signal)")
+  solve
+      ->add_option("--checkpoint-every", o.checkpoint_every,
+                   "Checkpoint every N iterations (0: only on a signal)")
       ->check(non_negative())
       ->group("Checkpoint");
   solve->add_option("--restart", o.restart, "Continue from this checkpoint")->group("Checkpoint");
@@ -185,7 +197,8 @@ Command parse_command_line(int argc, char** argv) {
   BenchOptions& b = cmd.bench;
   std::vector<int> bgrid{b.grid.begin(), b.grid.end()}, bprocs{b.procs.begin(), b.procs.end()};
   std::string boverlap = "on";
-  CLI::App* bench = app.add_subcommand("bench", "Measure kernel and CG-iteration bandwidth against a copy ceiling");
+  CLI::App* bench = app.add_subcommand(
+      "bench", "Measure kernel and CG-iteration bandwidth against a copy ceiling");
   bench->option_defaults()->always_capture_default();
   bench->add_option("--config", bench_config, "Read options from this TOML file");
   add_grid_options(*bench, bgrid, bprocs);
@@ -204,17 +217,24 @@ Command parse_command_line(int argc, char** argv) {
   std::vector<int> pgrid, pprocs{0, 0, 0};
   std::vector<std::string> psizes;
   CLI::App* probe = app.add_subcommand(
-      "probe", "Peer access, latency and bandwidth of each halo transport between every pair of ranks");
+      "probe",
+      "Peer access, latency and bandwidth of each halo transport between every pair of ranks");
   probe->option_defaults()->always_capture_default();
   add_backend_options(*probe, pr.backend, pr.peer_access);
-  probe->add_option("--sizes", psizes, "Message sizes in bytes, K/M/G suffixes allowed (default 8 B to 64 MiB)")
+  probe
+      ->add_option("--sizes", psizes,
+                   "Message sizes in bytes, K/M/G suffixes allowed (default 8 B to 64 MiB)")
       ->delimiter(',')
       ->group("Probe");
   probe->add_option("--reps", pr.reps, "Timed round trips per size (the median is reported)")
       ->check(positive())
       ->group("Probe");
-  probe->add_option("--warmup", pr.warmup, "Untimed round trips first")->check(non_negative())->group("Probe");
-  probe->add_flag("--topology", pr.topology, "Also nvidia-smi topo -m and the CUDA P2P attributes of each GPU pair")
+  probe->add_option("--warmup", pr.warmup, "Untimed round trips first")
+      ->check(non_negative())
+      ->group("Probe");
+  probe
+      ->add_flag("--topology", pr.topology,
+                 "Also nvidia-smi topo -m and the CUDA P2P attributes of each GPU pair")
       ->group("Probe");
   probe->add_option("--grid", pgrid, "Estimate the halo time per iteration of this grid NX,NY,NZ")
       ->delimiter(',')
@@ -247,7 +267,8 @@ Command parse_command_line(int argc, char** argv) {
       b.procs = to_int3(bprocs, "--procs");
       b.overlap = boverlap == "on";
       for (int d = 0; d < 3; ++d)
-        if (b.grid[d] < 1) throw BadInput("--grid " + to_string(b.grid) + ": every size must be >= 1");
+        if (b.grid[d] < 1)
+          throw BadInput("--grid " + to_string(b.grid) + ": every size must be >= 1");
     } else if (probe->parsed()) {
       cmd.name = "probe";
       pr.sizes.clear();
@@ -255,7 +276,8 @@ Command parse_command_line(int argc, char** argv) {
       if (!pgrid.empty()) {
         pr.grid = to_int3(pgrid, "--grid");
         for (int d = 0; d < 3; ++d)
-          if (pr.grid[d] < 1) throw BadInput("--grid " + to_string(pr.grid) + ": every size must be >= 1");
+          if (pr.grid[d] < 1)
+            throw BadInput("--grid " + to_string(pr.grid) + ": every size must be >= 1");
       }
       pr.procs = to_int3(pprocs, "--procs");
     } else {
@@ -263,7 +285,8 @@ Command parse_command_line(int argc, char** argv) {
     }
   } catch (const CLI::CallForHelp&) {
     cmd.exit_code = kExitOk;
-    cmd.message = (app.get_subcommands().empty() ? app.help() : app.get_subcommands().front()->help());
+    cmd.message =
+        (app.get_subcommands().empty() ? app.help() : app.get_subcommands().front()->help());
   } catch (const CLI::CallForAllHelp&) {
     cmd.exit_code = kExitOk;
     cmd.message = app.help("", CLI::AppFormatMode::All);

@@ -16,9 +16,9 @@ void throw_mpi_error(int rc, const char* expr, const char* file, int line) {
 }
 
 void throw_hdf5_error(const char* expr, const char* file, int line) {
-  throw IoError(std::string("HDF5 call failed: ") + expr + " (" + file + ":" +
-                    std::to_string(line) + ")",
-                false);
+  throw IoError(
+      std::string("HDF5 call failed: ") + expr + " (" + file + ":" + std::to_string(line) + ")",
+      false);
 }
 
 }  // namespace halo3d

@@ -43,16 +43,17 @@ struct IoError : Error {
 
 }  // namespace halo3d
 
-#define HALO3D_MPI_CHECK(expr)                                                  \
-  do {                                                                          \
-    const int halo3d_rc_ = (expr);                                              \
-    if (halo3d_rc_ != MPI_SUCCESS) ::halo3d::throw_mpi_error(halo3d_rc_, #expr, __FILE__, __LINE__); \
+#define HALO3D_MPI_CHECK(expr)                                          \
+  do {                                                                  \
+    const int halo3d_rc_ = (expr);                                      \
+    if (halo3d_rc_ != MPI_SUCCESS)                                      \
+      ::halo3d::throw_mpi_error(halo3d_rc_, #expr, __FILE__, __LINE__); \
   } while (0)
 
 // HDF5 calls return a negative value on failure.
-#define HALO3D_H5_CHECK(expr)                                                   \
-  ([&]() {                                                                      \
-    auto halo3d_v_ = (expr);                                                    \
-    if (halo3d_v_ < 0) ::halo3d::throw_hdf5_error(#expr, __FILE__, __LINE__);   \
-    return halo3d_v_;                                                           \
+#define HALO3D_H5_CHECK(expr)                                                 \
+  ([&]() {                                                                    \
+    auto halo3d_v_ = (expr);                                                  \
+    if (halo3d_v_ < 0) ::halo3d::throw_hdf5_error(#expr, __FILE__, __LINE__); \
+    return halo3d_v_;                                                         \
   }())

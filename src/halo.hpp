@@ -22,7 +22,7 @@ struct HaloFace {
 
 struct HaloPlan {
   Layout layout;
-  std::vector<HaloFace> faces;  // only faces with a neighbour, in (axis, side) order
+  std::vector<HaloFace> faces;             // only faces with a neighbour, in (axis, side) order
   std::size_t bytes_per_exchange() const;  // sent by this rank per exchange
   static HaloPlan build(const Decomposition& d);
 };

@@ -42,17 +42,20 @@ void select_box(const Decomposition& d, H5Id& file_space, H5Id& mem_space, hid_t
   file_space = H5Id(H5Dget_space(dset), H5Sclose);
   hsize_t gdims[3];
   HALO3D_H5_CHECK(H5Sget_simple_extent_dims(file_space.get(), gdims, nullptr));
-  if (gdims[0] != hsize_t(d.grid[2]) || gdims[1] != hsize_t(d.grid[1]) || gdims[2] != hsize_t(d.grid[0]))
+  if (gdims[0] != hsize_t(d.grid[2]) || gdims[1] != hsize_t(d.grid[1]) ||
+      gdims[2] != hsize_t(d.grid[0]))
     throw IoError("dataset shape [" + std::to_string(gdims[0]) + "][" + std::to_string(gdims[1]) +
                   "][" + std::to_string(gdims[2]) + "] does not match grid " + to_string(d.grid));
   const hsize_t start[3] = {hsize_t(d.offset[2]), hsize_t(d.offset[1]), hsize_t(d.offset[0])};
   const hsize_t count[3] = {hsize_t(d.count[2]), hsize_t(d.count[1]), hsize_t(d.count[0])};
-  HALO3D_H5_CHECK(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start, nullptr, count, nullptr));
+  HALO3D_H5_CHECK(
+      H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start, nullptr, count, nullptr));
   const Layout l = d.layout();
   const hsize_t pdims[3] = {count[0] + 2, count[1] + 2, hsize_t(l.sy())};
   mem_space = H5Id(H5Screate_simple(3, pdims, nullptr), H5Sclose);
   const hsize_t first[3] = {1, 1, hsize_t(Layout::kRowOffset)};
-  HALO3D_H5_CHECK(H5Sselect_hyperslab(mem_space.get(), H5S_SELECT_SET, first, nullptr, count, nullptr));
+  HALO3D_H5_CHECK(
+      H5Sselect_hyperslab(mem_space.get(), H5S_SELECT_SET, first, nullptr, count, nullptr));
 }
 
 }  // namespace
@@ -71,7 +74,8 @@ H5Id h5_open_read(const std::string& path, MPI_Comm comm) {
   return H5Id(f, H5Fclose);
 }
 
-void h5_write_field(hid_t file, const std::string& name, const Decomposition& d, const double* local) {
+void h5_write_field(hid_t file, const std::string& name, const Decomposition& d,
+                    const double* local) {
   const hsize_t gdims[3] = {hsize_t(d.grid[2]), hsize_t(d.grid[1]), hsize_t(d.grid[0])};
   H5Id space(H5Screate_simple(3, gdims, nullptr), H5Sclose);
   H5Id dset(H5Dcreate2(file, name.c_str(), H5T_IEEE_F64LE, space.get(), H5P_DEFAULT, H5P_DEFAULT,
@@ -108,7 +112,8 @@ void h5_write_vector(hid_t file, const std::string& name, const std::vector<doub
     HALO3D_H5_CHECK(H5Sselect_none(ms.get()));
   }
   auto xfer = collective_xfer();
-  HALO3D_H5_CHECK(H5Dwrite(dset.get(), H5T_NATIVE_DOUBLE, ms.get(), fs.get(), xfer.get(), v.data()));
+  HALO3D_H5_CHECK(
+      H5Dwrite(dset.get(), H5T_NATIVE_DOUBLE, ms.get(), fs.get(), xfer.get(), v.data()));
 }
 
 std::vector<double> h5_read_vector(hid_t file, const std::string& name) {
@@ -118,7 +123,9 @@ std::vector<double> h5_read_vector(hid_t file, const std::string& name) {
   hsize_t n = 0;
   HALO3D_H5_CHECK(H5Sget_simple_extent_dims(fs.get(), &n, nullptr));
   std::vector<double> v(n);
-  if (n) HALO3D_H5_CHECK(H5Dread(dset.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()));
+  if (n)
+    HALO3D_H5_CHECK(
+        H5Dread(dset.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()));
   return v;
 }
 
@@ -131,21 +138,24 @@ void h5_attr(hid_t obj, const std::string& name, const std::string& value) {
   HALO3D_H5_CHECK(H5Tset_size(type.get(), value.empty() ? 1 : value.size()));
   HALO3D_H5_CHECK(H5Tset_strpad(type.get(), H5T_STR_NULLPAD));
   H5Id space(H5Screate(H5S_SCALAR), H5Sclose);
-  H5Id a(H5Acreate2(obj, name.c_str(), type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+  H5Id a(H5Acreate2(obj, name.c_str(), type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT),
+         H5Aclose);
   HALO3D_H5_CHECK(H5Awrite(a.get(), type.get(), value.empty() ? "" : value.data()));
 }
 
 void h5_attr(hid_t obj, const std::string& name, const std::vector<long long>& value) {
   const hsize_t n = value.size();
   H5Id space(H5Screate_simple(1, &n, nullptr), H5Sclose);
-  H5Id a(H5Acreate2(obj, name.c_str(), H5T_STD_I64LE, space.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+  H5Id a(H5Acreate2(obj, name.c_str(), H5T_STD_I64LE, space.get(), H5P_DEFAULT, H5P_DEFAULT),
+         H5Aclose);
   HALO3D_H5_CHECK(H5Awrite(a.get(), H5T_NATIVE_LLONG, value.data()));
 }
 
 void h5_attr(hid_t obj, const std::string& name, const std::vector<double>& value) {
   const hsize_t n = value.size();
   H5Id space(H5Screate_simple(1, &n, nullptr), H5Sclose);
-  H5Id a(H5Acreate2(obj, name.c_str(), H5T_IEEE_F64LE, space.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+  H5Id a(H5Acreate2(obj, name.c_str(), H5T_IEEE_F64LE, space.get(), H5P_DEFAULT, H5P_DEFAULT),
+         H5Aclose);
   HALO3D_H5_CHECK(H5Awrite(a.get(), H5T_NATIVE_DOUBLE, value.data()));
 }
 
@@ -154,7 +164,8 @@ void h5_attr_matrix(hid_t obj, const std::string& name, const std::vector<Int3>&
   std::vector<long long> flat;
   for (const auto& r : rows) flat.insert(flat.end(), r.begin(), r.end());
   H5Id space(H5Screate_simple(2, dims, nullptr), H5Sclose);
-  H5Id a(H5Acreate2(obj, name.c_str(), H5T_STD_I64LE, space.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+  H5Id a(H5Acreate2(obj, name.c_str(), H5T_STD_I64LE, space.get(), H5P_DEFAULT, H5P_DEFAULT),
+         H5Aclose);
   HALO3D_H5_CHECK(H5Awrite(a.get(), H5T_NATIVE_LLONG, flat.data()));
 }
 
@@ -212,10 +223,12 @@ void AtomicH5File::commit() {
   int rank = 0, ok = 1;
   MPI_Comm_rank(comm_, &rank);
   std::string why;
-  if (rank == 0 && std::rename(tmp_.c_str(), path_.c_str()) != 0) ok = 0, why = std::strerror(errno);
+  if (rank == 0 && std::rename(tmp_.c_str(), path_.c_str()) != 0)
+    ok = 0, why = std::strerror(errno);
   HALO3D_MPI_CHECK(MPI_Bcast(&ok, 1, MPI_INT, 0, comm_));
   committed_ = true;
-  if (!ok) throw IoError("cannot rename " + tmp_ + " to " + path_ + (why.empty() ? "" : ": " + why));
+  if (!ok)
+    throw IoError("cannot rename " + tmp_ + " to " + path_ + (why.empty() ? "" : ": " + why));
 }
 
 void check_writable(const std::string& path, MPI_Comm comm) {
@@ -240,23 +253,32 @@ void check_writable(const std::string& path, MPI_Comm comm) {
 }
 
 void write_xdmf(const std::string& h5_path, const Int3& grid, const std::array<double, 3>& h) {
-  const std::string xdmf = h5_path.substr(0, h5_path.rfind('.') == std::string::npos ? h5_path.size() : h5_path.rfind('.')) + ".xdmf";
+  const std::string xdmf =
+      h5_path.substr(
+          0, h5_path.rfind('.') == std::string::npos ? h5_path.size() : h5_path.rfind('.')) +
+      ".xdmf";
   const std::string base = h5_path.substr(h5_path.find_last_of('/') + 1);
   const std::string tmp = xdmf + ".partial";
   {
     std::ofstream o(tmp);
-    const std::string dims = std::to_string(grid[2]) + " " + std::to_string(grid[1]) + " " + std::to_string(grid[0]);
-    o << "<?xml version=\"1.0\" ?>\n<Xdmf Version=\"3.0\">\n <Domain>\n  <Grid Name=\"halo3d\" GridType=\"Uniform\">\n"
+    const std::string dims =
+        std::to_string(grid[2]) + " " + std::to_string(grid[1]) + " " + std::to_string(grid[0]);
+    o << "<?xml version=\"1.0\" ?>\n<Xdmf Version=\"3.0\">\n <Domain>\n  <Grid Name=\"halo3d\" "
+         "GridType=\"Uniform\">\n"
       << "   <Topology TopologyType=\"3DCoRectMesh\" Dimensions=\"" << dims << "\"/>\n"
       << "   <Geometry GeometryType=\"ORIGIN_DXDYDZ\">\n"
-      << "    <DataItem Dimensions=\"3\" NumberType=\"Float\" Precision=\"8\" Format=\"XML\">" << h[2] << " " << h[1] << " " << h[0] << "</DataItem>\n"
-      << "    <DataItem Dimensions=\"3\" NumberType=\"Float\" Precision=\"8\" Format=\"XML\">" << h[2] << " " << h[1] << " " << h[0] << "</DataItem>\n"
+      << "    <DataItem Dimensions=\"3\" NumberType=\"Float\" Precision=\"8\" Format=\"XML\">"
+      << h[2] << " " << h[1] << " " << h[0] << "</DataItem>\n"
+      << "    <DataItem Dimensions=\"3\" NumberType=\"Float\" Precision=\"8\" Format=\"XML\">"
+      << h[2] << " " << h[1] << " " << h[0] << "</DataItem>\n"
       << "   </Geometry>\n   <Attribute Name=\"u\" AttributeType=\"Scalar\" Center=\"Node\">\n"
-      << "    <DataItem Dimensions=\"" << dims << "\" NumberType=\"Float\" Precision=\"8\" Format=\"HDF\">" << base << ":/u</DataItem>\n"
+      << "    <DataItem Dimensions=\"" << dims
+      << "\" NumberType=\"Float\" Precision=\"8\" Format=\"HDF\">" << base << ":/u</DataItem>\n"
       << "   </Attribute>\n  </Grid>\n </Domain>\n</Xdmf>\n";
     if (!o) throw IoError("cannot write " + tmp, false);
   }
-  if (std::rename(tmp.c_str(), xdmf.c_str()) != 0) throw IoError("cannot rename " + tmp + " to " + xdmf, false);
+  if (std::rename(tmp.c_str(), xdmf.c_str()) != 0)
+    throw IoError("cannot rename " + tmp + " to " + xdmf, false);
 }
 
 }  // namespace halo3d

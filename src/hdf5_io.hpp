@@ -45,7 +45,8 @@ H5Id h5_create(const std::string& path, MPI_Comm comm);
 H5Id h5_open_read(const std::string& path, MPI_Comm comm);
 
 // /name as float64 [NZ][NY][NX]; `local` is the rank's padded array (ghosts skipped).
-void h5_write_field(hid_t file, const std::string& name, const Decomposition& d, const double* local);
+void h5_write_field(hid_t file, const std::string& name, const Decomposition& d,
+                    const double* local);
 void h5_read_field(hid_t file, const std::string& name, const Decomposition& d, double* local);
 // A small 1D dataset every rank holds identically (rank 0 writes it).
 void h5_write_vector(hid_t file, const std::string& name, const std::vector<double>& v,

@@ -23,9 +23,10 @@ int run_info(MPI_Comm world) {
   const auto gpus = cuda_devices();
 
   // One line per rank: host, node-local rank, and the GPU it would bind to.
-  std::string line = "rank " + std::to_string(rank) + ": host " + hosts.rank_host[rank] + " (host " +
-                     std::to_string(hosts.host_index) + ", local rank " + std::to_string(hosts.local_rank) +
-                     " of " + std::to_string(hosts.local_size) + ")";
+  std::string line = "rank " + std::to_string(rank) + ": host " + hosts.rank_host[rank] +
+                     " (host " + std::to_string(hosts.host_index) + ", local rank " +
+                     std::to_string(hosts.local_rank) + " of " + std::to_string(hosts.local_size) +
+                     ")";
   if (!gpus.empty()) {
     const GpuInfo& g = gpus[hosts.local_rank % gpus.size()];
     line += ", GPU " + std::to_string(g.ordinal) + " " + g.name + " [" + g.pci_bus_id + "] sm_" +
@@ -52,14 +53,17 @@ int run_info(MPI_Comm world) {
   std::printf("halo3d %s\n", version_string().c_str());
   std::printf("MPI: %s\n", mpi.c_str());
   std::printf("HDF5: %u.%u.%u (parallel)\n", h5maj, h5min, h5rel);
-  std::printf("CUDA: %s\n", cuda_compiled() ? ("runtime " + cuda_runtime_version() + ", driver " +
-                                               (cuda_driver_version().empty() ? "none" : cuda_driver_version()))
-                                                  .c_str()
-                                            : "not compiled");
+  std::printf("CUDA: %s\n", cuda_compiled()
+                                ? ("runtime " + cuda_runtime_version() + ", driver " +
+                                   (cuda_driver_version().empty() ? "none" : cuda_driver_version()))
+                                      .c_str()
+                                : "not compiled");
   std::printf("NCCL: %s\n", nccl_version_string().c_str());
   std::printf("CUDA-aware MPI: %s\n", cuda_aware_mpi_string().c_str());
   std::printf("backends: host (OpenMP, %d threads)%s\n", threads,
-              cuda_compiled() ? (", cuda (" + std::to_string(gpus.size()) + " GPU(s) visible)").c_str() : "");
+              cuda_compiled()
+                  ? (", cuda (" + std::to_string(gpus.size()) + " GPU(s) visible)").c_str()
+                  : "");
   std::printf("ranks: %d on %zu host(s)\n", size, hosts.hosts.size());
   for (int r = 0; r < size; ++r) std::printf("  %s\n", &all[std::size_t(r) * 256]);
   return kExitOk;

@@ -32,7 +32,8 @@ int Comm::size() const { return comm_size(c_); }
 HostMap HostMap::build(MPI_Comm comm) {
   HostMap m;
   MPI_Comm shared;
-  HALO3D_MPI_CHECK(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, comm_rank(comm), MPI_INFO_NULL, &shared));
+  HALO3D_MPI_CHECK(
+      MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, comm_rank(comm), MPI_INFO_NULL, &shared));
   Comm owner(shared);
   m.local_rank = owner.rank();
   m.local_size = owner.size();

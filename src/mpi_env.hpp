@@ -50,10 +50,10 @@ int comm_size(MPI_Comm c);
 // the host names of all ranks, and a dense host index per rank.
 struct HostMap {
   int local_rank = 0, local_size = 1;
-  int host_index = 0;                     // of this rank
-  std::vector<std::string> rank_host;     // host name of every rank
-  std::vector<int> rank_host_index;       // host index of every rank
-  std::vector<std::string> hosts;         // distinct host names, by first rank
+  int host_index = 0;                  // of this rank
+  std::vector<std::string> rank_host;  // host name of every rank
+  std::vector<int> rank_host_index;    // host index of every rank
+  std::vector<std::string> hosts;      // distinct host names, by first rank
   static HostMap build(MPI_Comm comm);
 };
 

@@ -36,7 +36,8 @@ class NvtxRange {
 }  // namespace halo3d
 #define HALO3D_NVTX_CAT2(a, b) a##b
 #define HALO3D_NVTX_CAT(a, b) HALO3D_NVTX_CAT2(a, b)
-#define HALO3D_NVTX_RANGE(name) ::halo3d::NvtxRange HALO3D_NVTX_CAT(halo3d_nvtx_range_, __LINE__)(name)
+#define HALO3D_NVTX_RANGE(name) \
+  ::halo3d::NvtxRange HALO3D_NVTX_CAT(halo3d_nvtx_range_, __LINE__)(name)
 #else
 #define HALO3D_NVTX_RANGE(name) static_cast<void>(0)
 #endif

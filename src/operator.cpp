@@ -74,9 +74,8 @@ void DistributedOperator::sweep_with_halo(double* u, const Sweep& sweep) {
 }
 
 void DistributedOperator::apply(double* u, double* out, int slot) {
-  sweep_with_halo(u, [&](const Region& r, Lane lane) {
-    k_.apply(layout_, stencil_, r, u, out, slot, lane);
-  });
+  sweep_with_halo(
+      u, [&](const Region& r, Lane lane) { k_.apply(layout_, stencil_, r, u, out, slot, lane); });
 }
 
 void DistributedOperator::residual(const double* f, double* u, double* res, int slot) {
@@ -130,9 +129,12 @@ DistributedOperator::OverlapTimes DistributedOperator::measure_overlap(double* u
   overlap_ = saved;
   double v[4] = {r.compute_s, r.halo_s, r.overlapped_s, r.sequential_s};
   HALO3D_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, v, 4, MPI_DOUBLE, MPI_MAX, comm));
-  r.compute_s = v[0] * 1e-3, r.halo_s = v[1] * 1e-3, r.overlapped_s = v[2] * 1e-3, r.sequential_s = v[3] * 1e-3;
+  r.compute_s = v[0] * 1e-3, r.halo_s = v[1] * 1e-3, r.overlapped_s = v[2] * 1e-3,
+  r.sequential_s = v[3] * 1e-3;
   // Paying compute + halo would hide nothing; paying max(compute, halo) hides it all.
-  r.hidden_fraction = r.halo_s > 0 ? std::clamp((r.compute_s + r.halo_s - r.overlapped_s) / r.halo_s, 0.0, 1.0) : 0.0;
+  r.hidden_fraction =
+      r.halo_s > 0 ? std::clamp((r.compute_s + r.halo_s - r.overlapped_s) / r.halo_s, 0.0, 1.0)
+                   : 0.0;
   return r;
 }
 

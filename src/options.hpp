@@ -24,8 +24,8 @@ struct SolveOptions {
   double dt = 0.0;     // heat; 0 = 0.9 of the stability limit
   // Parallel
   Int3 procs{0, 0, 0};
-  std::string backend = "auto";  // auto | host | cuda
-  std::string halo = "auto";     // auto | mpi | mpi-cuda | ipc | nccl
+  std::string backend = "auto";      // auto | host | cuda
+  std::string halo = "auto";         // auto | mpi | mpi-cuda | ipc | nccl
   std::string peer_access = "auto";  // auto | off
   bool overlap = true;
   // Output

@@ -6,11 +6,11 @@
 // --grid estimates the halo time per iteration ("communication wall") from the numbers.
 #include <algorithm>
 #include <chrono>
-#include <thread>
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "app.hpp"
@@ -47,9 +47,12 @@ std::vector<std::size_t> default_sizes() {
 
 std::string human_bytes(std::size_t b) {
   char buf[32];
-  if (b >= (1u << 20) && b % (1u << 20) == 0) std::snprintf(buf, sizeof buf, "%zu MiB", b >> 20);
-  else if (b >= 1024 && b % 1024 == 0) std::snprintf(buf, sizeof buf, "%zu KiB", b >> 10);
-  else std::snprintf(buf, sizeof buf, "%zu B", b);
+  if (b >= (1u << 20) && b % (1u << 20) == 0)
+    std::snprintf(buf, sizeof buf, "%zu MiB", b >> 20);
+  else if (b >= 1024 && b % 1024 == 0)
+    std::snprintf(buf, sizeof buf, "%zu KiB", b >> 10);
+  else
+    std::snprintf(buf, sizeof buf, "%zu B", b);
   return buf;
 }
 
@@ -61,7 +64,8 @@ std::vector<std::string> allgather_strings(const std::string& mine, MPI_Comm com
   int total = 0;
   for (int r = 0; r < size; ++r) offs[r] = total, total += lens[r];
   std::vector<char> all(std::size_t(std::max(total, 1)));
-  HALO3D_MPI_CHECK(MPI_Allgatherv(mine.data(), len, MPI_CHAR, all.data(), lens.data(), offs.data(), MPI_CHAR, comm));
+  HALO3D_MPI_CHECK(MPI_Allgatherv(mine.data(), len, MPI_CHAR, all.data(), lens.data(), offs.data(),
+                                  MPI_CHAR, comm));
   std::vector<std::string> out;
   for (int r = 0; r < size; ++r) out.emplace_back(&all[offs[r]], std::size_t(lens[r]));
   return out;
@@ -99,14 +103,16 @@ std::string recv_string(int from, MPI_Comm comm) {
 }
 
 // How rank `me` sees peer access to rank `other`'s GPU.
-std::string peer_relation(const std::vector<RankGpu>& g, int me, int other, const PeerPolicy& policy, bool cuda) {
+std::string peer_relation(const std::vector<RankGpu>& g, int me, int other,
+                          const PeerPolicy& policy, bool cuda) {
   if (me == other) return "self";
   if (g[me].host != g[other].host) return "other host";
   if (!cuda) return "no GPU";
   if (g[me].bus == g[other].bus) return "same GPU";
 #ifdef HALO3D_HAVE_CUDA
   const int mine = ipc::device_by_bus_id(g[me].bus), theirs = ipc::device_by_bus_id(g[other].bus);
-  if (mine < 0 || theirs < 0) return "unknown (GPU " + g[other].bus + " not visible to rank " + std::to_string(me) + ")";
+  if (mine < 0 || theirs < 0)
+    return "unknown (GPU " + g[other].bus + " not visible to rank " + std::to_string(me) + ")";
   int can = 0;
   HALO3D_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, mine, theirs));
   if (!can) return "no";
@@ -124,7 +130,8 @@ struct Bufs {
 // One round trip of `bytes` between ping (role 0) and pong (role 1) over `how`.
 class PingPong {
  public:
-  PingPong(Kernels& k, Bufs& b, MPI_Comm comm, int peer, bool ping) : k_(k), b_(b), comm_(comm), peer_(peer), ping_(ping) {}
+  PingPong(Kernels& k, Bufs& b, MPI_Comm comm, int peer, bool ping)
+      : k_(k), b_(b), comm_(comm), peer_(peer), ping_(ping) {}
   virtual ~PingPong() = default;
   virtual void round_trip(std::size_t bytes) = 0;
 
@@ -231,22 +238,25 @@ class IpcPingPong final : public PingPong {
 #endif
 
 #ifdef HALO3D_HAVE_NCCL
-#define PROBE_NCCL_CHECK(expr)                                                                          \
-  do {                                                                                                  \
-    const ncclResult_t rc_ = (expr);                                                                    \
-    if (rc_ != ncclSuccess) throw std::runtime_error(std::string("NCCL: ") + #expr + ": " + ncclGetErrorString(rc_)); \
+#define PROBE_NCCL_CHECK(expr)                                                                  \
+  do {                                                                                          \
+    const ncclResult_t rc_ = (expr);                                                            \
+    if (rc_ != ncclSuccess)                                                                     \
+      throw std::runtime_error(std::string("NCCL: ") + #expr + ": " + ncclGetErrorString(rc_)); \
   } while (false)
 
 // nccl: a two-rank communicator for the pair.
 class NcclPingPong final : public PingPong {
  public:
-  NcclPingPong(Kernels& k, Bufs& b, MPI_Comm comm, int peer, bool ping) : PingPong(k, b, comm, peer, ping) {
+  NcclPingPong(Kernels& k, Bufs& b, MPI_Comm comm, int peer, bool ping)
+      : PingPong(k, b, comm, peer, ping) {
     ncclUniqueId id{};
     if (ping_) {
       PROBE_NCCL_CHECK(ncclGetUniqueId(&id));
       HALO3D_MPI_CHECK(MPI_Send(&id, int(sizeof id), MPI_BYTE, peer_, kTagNcclId, comm_));
     } else {
-      HALO3D_MPI_CHECK(MPI_Recv(&id, int(sizeof id), MPI_BYTE, peer_, kTagNcclId, comm_, MPI_STATUS_IGNORE));
+      HALO3D_MPI_CHECK(
+          MPI_Recv(&id, int(sizeof id), MPI_BYTE, peer_, kTagNcclId, comm_, MPI_STATUS_IGNORE));
     }
     PROBE_NCCL_CHECK(ncclCommInitRank(&nc_, 2, id, ping_ ? 0 : 1));
     stream_ = static_cast<cudaStream_t>(k.native_stream(Lane::boundary));
@@ -328,7 +338,8 @@ json local_topology(const HostMap& hosts) {
       int access = 0, rank = 0, atomics = 0;
       HALO3D_CUDA_CHECK(cudaDeviceGetP2PAttribute(&access, cudaDevP2PAttrAccessSupported, a, b));
       HALO3D_CUDA_CHECK(cudaDeviceGetP2PAttribute(&rank, cudaDevP2PAttrPerformanceRank, a, b));
-      HALO3D_CUDA_CHECK(cudaDeviceGetP2PAttribute(&atomics, cudaDevP2PAttrNativeAtomicSupported, a, b));
+      HALO3D_CUDA_CHECK(
+          cudaDeviceGetP2PAttribute(&atomics, cudaDevP2PAttrNativeAtomicSupported, a, b));
       p2p.push_back({{"from", a},
                      {"to", b},
                      {"from_bus", ipc::bus_id_of(a)},
@@ -392,20 +403,24 @@ int run_probe(const ProbeOptions& o, MPI_Comm world) {
   for (int j = 0; j < size; ++j) row.push_back(peer_relation(gpus, rank, j, policy, cuda));
   json my_row = row;
   std::vector<json> matrix;
-  for (const std::string& s : allgather_strings(my_row.dump(), world)) matrix.push_back(json::parse(s));
+  for (const std::string& s : allgather_strings(my_row.dump(), world))
+    matrix.push_back(json::parse(s));
 
   if (root) {
-    std::printf("halo3d probe %s: %d rank(s) on %zu host(s), backend %s; %s\n", version_string().c_str(), size,
-                hosts.hosts.size(), k.name().c_str(),
-                cuda ? ("peer access " + (policy.allowed ? std::string("allowed") : "off (" + policy.why_off + ")") +
+    std::printf("halo3d probe %s: %d rank(s) on %zu host(s), backend %s; %s\n",
+                version_string().c_str(), size, hosts.hosts.size(), k.name().c_str(),
+                cuda ? ("peer access " +
+                        (policy.allowed ? std::string("allowed") : "off (" + policy.why_off + ")") +
                         ", CUDA-aware MPI " + (cuda_aware ? "yes" : "no") + ", NCCL " +
                         (nccl_compiled() ? "compiled" : "not compiled"))
                            .c_str()
                      : "no GPU: measuring mpi only");
     for (int r = 0; r < size; ++r)
       std::printf("  rank %d: host %s, %s\n", r, hosts.rank_host[r].c_str(), devices[r].c_str());
-    std::printf("sizes %s to %s, %d round trips per size after %d warm-up, median; latency = round trip / 2\n",
-                human_bytes(sizes.front()).c_str(), human_bytes(sizes.back()).c_str(), o.reps, o.warmup);
+    std::printf(
+        "sizes %s to %s, %d round trips per size after %d warm-up, median; latency = round trip / "
+        "2\n",
+        human_bytes(sizes.front()).c_str(), human_bytes(sizes.back()).c_str(), o.reps, o.warmup);
     if (size == 1) std::printf("one rank: no pairs to measure\n");
   }
 
@@ -431,8 +446,13 @@ int run_probe(const ProbeOptions& o, MPI_Comm world) {
         const int peer = ping ? j : i;
         const bool same_host = gpus[i].host == gpus[j].host;
         const bool same_gpu = cuda && same_host && gpus[i].bus == gpus[j].bus;
-        json pr = {{"a", i}, {"b", j}, {"same_host", same_host}, {"same_gpu", same_gpu},
-                   {"peer_access", matrix[i][j]}, {"transports", json::object()}, {"skipped", json::object()}};
+        json pr = {{"a", i},
+                   {"b", j},
+                   {"same_host", same_host},
+                   {"same_gpu", same_gpu},
+                   {"peer_access", matrix[i][j]},
+                   {"transports", json::object()},
+                   {"skipped", json::object()}};
         auto run = [&](const std::string& name, PingPong& pp) {
           pr["transports"][name] = measure(pp, ping, sizes, std::max(o.warmup, 1), o.reps);
         };
@@ -466,7 +486,9 @@ int run_probe(const ProbeOptions& o, MPI_Comm world) {
         } else
 #endif
         {
-          pr["skipped"]["nccl"] = !nccl_compiled() ? "not compiled" : !cuda ? "no GPU" : "same GPU (NCCL needs one GPU per rank)";
+          pr["skipped"]["nccl"] = !nccl_compiled() ? "not compiled"
+                                  : !cuda          ? "no GPU"
+                                                   : "same GPU (NCCL needs one GPU per rank)";
         }
         k.synchronize();
         if (ping) {
@@ -530,7 +552,9 @@ int run_probe(const ProbeOptions& o, MPI_Comm world) {
 
   for (const auto& p : pairs) {
     std::printf("\nranks %d-%d: %s; peer access: %s\n", p["a"].get<int>(), p["b"].get<int>(),
-                !p["same_host"].get<bool>() ? "other host" : p["same_gpu"].get<bool>() ? "same host, same GPU" : "same host",
+                !p["same_host"].get<bool>() ? "other host"
+                : p["same_gpu"].get<bool>() ? "same host, same GPU"
+                                            : "same host",
                 p["peer_access"].get<std::string>().c_str());
     if (p.contains("ipc_how")) std::printf("  ipc: %s\n", p["ipc_how"].get<std::string>().c_str());
     for (const auto& [n, why] : p["skipped"].items())
@@ -544,7 +568,8 @@ int run_probe(const ProbeOptions& o, MPI_Comm world) {
       std::printf("  %10s", human_bytes(sizes[s]).c_str());
       for (const auto& n : names) {
         const auto& r = p["transports"][n][s];
-        std::printf(" | %15.2f %13.3f", r["latency_s"].get<double>() * 1e6, r["bandwidth_gbytes_per_s"].get<double>());
+        std::printf(" | %15.2f %13.3f", r["latency_s"].get<double>() * 1e6,
+                    r["bandwidth_gbytes_per_s"].get<double>());
       }
       std::printf("\n");
     }
@@ -558,16 +583,21 @@ int run_probe(const ProbeOptions& o, MPI_Comm world) {
         std::printf("%s", t["nvidia_smi_topo"].get<std::string>().c_str());
       if (t["p2p"].empty()) std::printf("  CUDA P2P attributes: fewer than two GPUs visible\n");
       for (const auto& q : t["p2p"])
-        std::printf("  GPU %d -> GPU %d: P2P access %s, performance rank %d, native atomics %s\n", q["from"].get<int>(),
-                    q["to"].get<int>(), q["access_supported"].get<bool>() ? "yes" : "no",
-                    q["performance_rank"].get<int>(), q["native_atomics"].get<bool>() ? "yes" : "no");
+        std::printf("  GPU %d -> GPU %d: P2P access %s, performance rank %d, native atomics %s\n",
+                    q["from"].get<int>(), q["to"].get<int>(),
+                    q["access_supported"].get<bool>() ? "yes" : "no",
+                    q["performance_rank"].get<int>(),
+                    q["native_atomics"].get<bool>() ? "yes" : "no");
     }
   if (!wall.is_null()) {
-    std::printf("\ncommunication wall, --grid %s as %s: the busiest rank sends %zu face(s), %.3g MB per exchange "
-                "(one per CG iteration); halo alone, faces one after another, slowest pair:",
-                to_string(o.grid).c_str(), to_string(wall_procs).c_str(),
-                wall["busiest_rank_face_bytes"].size(), wall["bytes_per_exchange"].get<double>() / 1e6);
-    for (const auto& [n, t] : wall["seconds_per_iteration"].items()) std::printf(" %s %.3g ms", n.c_str(), t.get<double>() * 1e3);
+    std::printf(
+        "\ncommunication wall, --grid %s as %s: the busiest rank sends %zu face(s), %.3g MB per "
+        "exchange "
+        "(one per CG iteration); halo alone, faces one after another, slowest pair:",
+        to_string(o.grid).c_str(), to_string(wall_procs).c_str(),
+        wall["busiest_rank_face_bytes"].size(), wall["bytes_per_exchange"].get<double>() / 1e6);
+    for (const auto& [n, t] : wall["seconds_per_iteration"].items())
+      std::printf(" %s %.3g ms", n.c_str(), t.get<double>() * 1e3);
     std::printf("\n");
   }
   std::fflush(stdout);
@@ -581,7 +611,10 @@ int run_probe(const ProbeOptions& o, MPI_Comm world) {
     j["hosts"] = hosts.hosts;
     json ranks = json::array();
     for (int r = 0; r < size; ++r)
-      ranks.push_back({{"rank", r}, {"host", hosts.rank_host[r]}, {"device", devices[r]}, {"pci_bus_id", gpus[r].bus}});
+      ranks.push_back({{"rank", r},
+                       {"host", hosts.rank_host[r]},
+                       {"device", devices[r]},
+                       {"pci_bus_id", gpus[r].bus}});
     j["rank_devices"] = ranks;
     j["peer_access_policy"] = {{"allowed", policy.allowed}, {"why_off", policy.why_off}};
     j["cuda_aware_mpi"] = cuda_aware;

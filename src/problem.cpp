@@ -46,12 +46,15 @@ void Problem::fill_source(const Decomposition& d, std::vector<double>& padded) c
         const int gi = d.offset[0] + i, gj = d.offset[1] + j, gk = d.offset[2] + k;
         double v = 0;
         if (rhs_ == "random") {
-          const std::uint64_t index = std::uint64_t(gi) + std::uint64_t(grid_[0]) * (gj + std::uint64_t(grid_[1]) * gk);
+          const std::uint64_t index =
+              std::uint64_t(gi) + std::uint64_t(grid_[0]) * (gj + std::uint64_t(grid_[1]) * gk);
           v = random_value(seed_, index);
         } else {
           for (const Int3& m : modes_) {
             const double s = mode_value(m, gi, gj, gk);
-            v += problem_ == "heat" ? s : kPi * kPi * double(m[0] * m[0] + m[1] * m[1] + m[2] * m[2]) * s;
+            v += problem_ == "heat"
+                     ? s
+                     : kPi * kPi * double(m[0] * m[0] + m[1] * m[1] + m[2] * m[2]) * s;
           }
         }
         padded[l.at(i, j, k)] = v;

@@ -14,7 +14,8 @@ void global_sums(MPI_Comm comm, const DD* local, int n, double* out) {
   const int ranks = comm_size(comm);
   std::vector<double> mine(2 * std::size_t(n)), all(2 * std::size_t(n) * ranks);
   for (int i = 0; i < n; ++i) mine[2 * i] = local[i].hi, mine[2 * i + 1] = local[i].lo;
-  HALO3D_MPI_CHECK(MPI_Allgather(mine.data(), 2 * n, MPI_DOUBLE, all.data(), 2 * n, MPI_DOUBLE, comm));
+  HALO3D_MPI_CHECK(
+      MPI_Allgather(mine.data(), 2 * n, MPI_DOUBLE, all.data(), 2 * n, MPI_DOUBLE, comm));
   for (int i = 0; i < n; ++i) {
     DD s{};
     for (int r = 0; r < ranks; ++r) {

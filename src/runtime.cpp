@@ -10,8 +10,8 @@ namespace halo3d {
 
 std::string version_string() { return HALO3D_VERSION; }
 
-std::unique_ptr<Kernels> make_kernels(const std::string& backend, const HostMap& hosts, MPI_Comm world, int& gpu,
-                                      std::string& warnings) {
+std::unique_ptr<Kernels> make_kernels(const std::string& backend, const HostMap& hosts,
+                                      MPI_Comm world, int& gpu, std::string& warnings) {
   if (backend == "host") return make_host_kernels();
   const auto gpus = cuda_devices();
   // Every rank must take the same decision, or the job would mix backends.
@@ -38,7 +38,8 @@ std::unique_ptr<Runtime> make_runtime(const RuntimeOptions& o, MPI_Comm world) {
   const HaloPlan plan = HaloPlan::build(rt->decomp);
   // The Cartesian communicator keeps the ranks of `world` (no reordering), so the host
   // map indexes its ranks too.
-  const TransportContext tc{*rt->kernels, plan, rt->cart.get(), rt->hosts, peer_policy(o.peer_access, world)};
+  const TransportContext tc{*rt->kernels, plan, rt->cart.get(), rt->hosts,
+                            peer_policy(o.peer_access, world)};
   auto transport = select_transport(o.halo, tc, rt->halo_selection);
   rt->op = std::make_unique<DistributedOperator>(*rt->kernels, rt->decomp, o.stencil,
                                                  std::move(transport), o.overlap, rt->timers);

@@ -43,15 +43,15 @@ struct Runtime {
   std::unique_ptr<Kernels> kernels;
   Timers timers;
   std::unique_ptr<DistributedOperator> op;
-  std::string warnings;  // printed once by rank 0
-  int gpu = -1;          // device ordinal bound to this rank, -1 on the host backend
+  std::string warnings;          // printed once by rank 0
+  int gpu = -1;                  // device ordinal bound to this rank, -1 on the host backend
   HaloSelection halo_selection;  // what --halo asked for and what was built (auto: timings)
 };
 
 // The backend part of make_runtime (also used by probe): --backend auto|host|cuda, GPU
 // bound by node-local rank. Collective over world.
-std::unique_ptr<Kernels> make_kernels(const std::string& backend, const HostMap& hosts, MPI_Comm world, int& gpu,
-                                      std::string& warnings);
+std::unique_ptr<Kernels> make_kernels(const std::string& backend, const HostMap& hosts,
+                                      MPI_Comm world, int& gpu, std::string& warnings);
 
 // Picks the backend (--backend auto: cuda when compiled and a GPU is visible), binds a
 // GPU by node-local rank, decomposes, builds the halo transport and the operator.

@@ -63,7 +63,8 @@ void write_text_atomically(const std::string& path, const std::string& text) {
     o << text;
     if (!o) throw IoError("cannot write " + tmp, false);
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) throw IoError("cannot rename " + tmp + " to " + path, false);
+  if (std::rename(tmp.c_str(), path.c_str()) != 0)
+    throw IoError("cannot rename " + tmp + " to " + path, false);
 }
 
 }  // namespace
@@ -80,8 +81,9 @@ int run_solve(const SolveOptions& o, MPI_Comm world) {
     const double limit = prob.dt_limit(o.alpha);
     dt = o.dt > 0 ? o.dt : 0.9 * limit;
     if (dt > limit)
-      throw BadInput("--dt " + std::to_string(o.dt) + " is above the explicit-Euler stability limit " +
-                     std::to_string(limit) + " = 1/(alpha*2*(1/hx^2+1/hy^2+1/hz^2))");
+      throw BadInput("--dt " + std::to_string(o.dt) +
+                     " is above the explicit-Euler stability limit " + std::to_string(limit) +
+                     " = 1/(alpha*2*(1/hx^2+1/hy^2+1/hz^2))");
     prob.set_heat(o.steps, o.alpha, dt);
   }
 
@@ -121,10 +123,11 @@ int run_solve(const SolveOptions& o, MPI_Comm world) {
   }
 
   if (root) {
-    std::printf("halo3d %s: %s/%s on grid %s, %d ranks as %s, backend %s (%s), halo %s, overlap %s\n",
-                version_string().c_str(), o.problem.c_str(), solver.c_str(), to_string(o.grid).c_str(),
-                d.ranks, to_string(d.procs).c_str(), k.name().c_str(), k.device_name().c_str(),
-                rt->op->transport().name().c_str(), o.overlap ? "on" : "off");
+    std::printf(
+        "halo3d %s: %s/%s on grid %s, %d ranks as %s, backend %s (%s), halo %s, overlap %s\n",
+        version_string().c_str(), o.problem.c_str(), solver.c_str(), to_string(o.grid).c_str(),
+        d.ranks, to_string(d.procs).c_str(), k.name().c_str(), k.device_name().c_str(),
+        rt->op->transport().name().c_str(), o.overlap ? "on" : "off");
     print_halo_selection(rt->halo_selection);
     std::fflush(stdout);
   }
@@ -210,19 +213,24 @@ int run_solve(const SolveOptions& o, MPI_Comm world) {
   const double gpts = per_iter > 0 ? rt->op->global_points() / per_iter / 1e9 : 0.0;
 
   if (root) {
-    std::printf("%s after %ld iterations: relative residual %.3e", res.converged ? "converged" : (heat ? "done" : "NOT converged"),
-                res.iterations, heat ? 0.0 : res.relative_residual);
+    std::printf("%s after %ld iterations: relative residual %.3e",
+                res.converged ? "converged" : (heat ? "done" : "NOT converged"), res.iterations,
+                heat ? 0.0 : res.relative_residual);
     if (!heat) std::printf(" (true %.3e)", true_rel);
     std::printf("\n");
     if (prob.has_exact())
-      std::printf("error vs exact discrete: l2 %.3e max %.3e; vs continuous: l2 %.3e max %.3e\n", err.l2,
-                  err.max, err.l2_cont, err.max_cont);
-    std::printf("time: solve %.4f s, %.3e s/iteration; compute %.4f, halo %.4f, reductions %.4f, io %.4f s\n",
-                res.solve_seconds, per_iter, t.compute, t.halo, t.reduction, t.io);
+      std::printf("error vs exact discrete: l2 %.3e max %.3e; vs continuous: l2 %.3e max %.3e\n",
+                  err.l2, err.max, err.l2_cont, err.max_cont);
+    std::printf(
+        "time: solve %.4f s, %.3e s/iteration; compute %.4f, halo %.4f, reductions %.4f, io %.4f "
+        "s\n",
+        res.solve_seconds, per_iter, t.compute, t.halo, t.reduction, t.io);
     std::printf("throughput: %.2f GB/s of vector traffic, %.3f Gpoints/s\n", gbs, gpts);
     if (has_halo)
-      std::printf("overlap: operator %.3e s compute-only, %.3e s halo-only, %.3e s overlapped, %.3e s sequential: %.0f%% of halo hidden\n",
-                  ov.compute_s, ov.halo_s, ov.overlapped_s, ov.sequential_s, 100 * ov.hidden_fraction);
+      std::printf(
+          "overlap: operator %.3e s compute-only, %.3e s halo-only, %.3e s overlapped, %.3e s "
+          "sequential: %.0f%% of halo hidden\n",
+          ov.compute_s, ov.halo_s, ov.overlapped_s, ov.sequential_s, 100 * ov.hidden_fraction);
     if (write_output) std::printf("wrote %s\n", o.output.c_str());
     std::fflush(stdout);
   }
@@ -231,11 +239,21 @@ int run_solve(const SolveOptions& o, MPI_Comm world) {
     nlohmann::json j;
     j["halo3d_version"] = version_string();
     j["command"] = "solve";
-    j["config"] = {{"grid", to_json(o.grid)},   {"problem", o.problem}, {"solver", solver},
-                   {"rhs", o.rhs},              {"seed", o.seed},       {"tol", o.tol},
-                   {"max_iters", o.max_iters},  {"steps", o.steps},     {"alpha", o.alpha},
-                   {"dt", dt},                  {"backend", k.name()},  {"halo", rt->op->transport().name()},
-                   {"overlap", o.overlap},      {"output", o.output},   {"config_file", o.config_file}};
+    j["config"] = {{"grid", to_json(o.grid)},
+                   {"problem", o.problem},
+                   {"solver", solver},
+                   {"rhs", o.rhs},
+                   {"seed", o.seed},
+                   {"tol", o.tol},
+                   {"max_iters", o.max_iters},
+                   {"steps", o.steps},
+                   {"alpha", o.alpha},
+                   {"dt", dt},
+                   {"backend", k.name()},
+                   {"halo", rt->op->transport().name()},
+                   {"overlap", o.overlap},
+                   {"output", o.output},
+                   {"config_file", o.config_file}};
     nlohmann::json modes = nlohmann::json::array();
     for (const auto& m : o.modes) modes.push_back(to_json(m));
     j["config"]["modes"] = modes;
@@ -243,18 +261,22 @@ int run_solve(const SolveOptions& o, MPI_Comm world) {
     j["procs"] = to_json(d.procs);
     j["hosts"] = rt->hosts.hosts.size();
     j["device"] = k.device_name();
-    j["result"] = {{"iterations", res.iterations},
-                   {"iterations_this_run", done},
-                   {"restarted_from", first},
-                   {"converged", res.converged},
-                   {"relative_residual", heat ? nlohmann::json() : nlohmann::json(res.relative_residual)},
-                   {"true_relative_residual", heat ? nlohmann::json() : nlohmann::json(true_rel)},
-                   {"l2_error", prob.has_exact() ? nlohmann::json(err.l2) : nlohmann::json()},
-                   {"max_error", prob.has_exact() ? nlohmann::json(err.max) : nlohmann::json()},
-                   {"l2_error_continuous", prob.has_exact() ? nlohmann::json(err.l2_cont) : nlohmann::json()}};
-    j["timing"] = {{"total_s", now_seconds() - t_start}, {"solve_s", res.solve_seconds},
-                   {"per_iteration_s", per_iter},       {"compute_s", t.compute},
-                   {"halo_s", t.halo},                  {"reduction_s", t.reduction},
+    j["result"] = {
+        {"iterations", res.iterations},
+        {"iterations_this_run", done},
+        {"restarted_from", first},
+        {"converged", res.converged},
+        {"relative_residual", heat ? nlohmann::json() : nlohmann::json(res.relative_residual)},
+        {"true_relative_residual", heat ? nlohmann::json() : nlohmann::json(true_rel)},
+        {"l2_error", prob.has_exact() ? nlohmann::json(err.l2) : nlohmann::json()},
+        {"max_error", prob.has_exact() ? nlohmann::json(err.max) : nlohmann::json()},
+        {"l2_error_continuous", prob.has_exact() ? nlohmann::json(err.l2_cont) : nlohmann::json()}};
+    j["timing"] = {{"total_s", now_seconds() - t_start},
+                   {"solve_s", res.solve_seconds},
+                   {"per_iteration_s", per_iter},
+                   {"compute_s", t.compute},
+                   {"halo_s", t.halo},
+                   {"reduction_s", t.reduction},
                    {"io_s", t.io}};
     j["throughput"] = {{"bytes_per_iteration", method->bytes_per_iteration()},
                        {"gbytes_per_s", gbs},
@@ -264,12 +286,16 @@ int run_solve(const SolveOptions& o, MPI_Comm world) {
     nlohmann::json cand = nlohmann::json::object(), skipped = nlohmann::json::object();
     for (const auto& [n, s] : hs.candidates) cand[n] = s;
     for (const auto& [n, why] : hs.skipped) skipped[n] = why;
-    j["halo_selection"] = {{"requested", hs.requested}, {"chosen", hs.chosen},  {"candidates", cand},
-                           {"skipped", skipped},        {"reason", hs.reason}, {"ranks", hs.details}};
+    j["halo_selection"] = {{"requested", hs.requested}, {"chosen", hs.chosen},
+                           {"candidates", cand},        {"skipped", skipped},
+                           {"reason", hs.reason},       {"ranks", hs.details}};
     if (has_halo)
-      j["overlap"] = {{"compute_only_s", ov.compute_s},       {"halo_only_s", ov.halo_s},
-                      {"overlapped_s", ov.overlapped_s},      {"sequential_s", ov.sequential_s},
-                      {"hidden_fraction", ov.hidden_fraction}, {"what", "one operator application, median of 5, slowest rank"}};
+      j["overlap"] = {{"compute_only_s", ov.compute_s},
+                      {"halo_only_s", ov.halo_s},
+                      {"overlapped_s", ov.overlapped_s},
+                      {"sequential_s", ov.sequential_s},
+                      {"hidden_fraction", ov.hidden_fraction},
+                      {"what", "one operator application, median of 5, slowest rank"}};
     else
       j["overlap"] = nullptr;
     write_text_atomically(o.report, j.dump(2) + "\n");
@@ -277,8 +303,10 @@ int run_solve(const SolveOptions& o, MPI_Comm world) {
 
   if (!res.converged) {
     if (root)
-      std::fprintf(stderr, "halo3d: warning: not converged to --tol %.3e within --max-iters %ld (residual %.3e)\n",
-                   o.tol, o.max_iters, res.relative_residual);
+      std::fprintf(
+          stderr,
+          "halo3d: warning: not converged to --tol %.3e within --max-iters %ld (residual %.3e)\n",
+          o.tol, o.max_iters, res.relative_residual);
     return kExitNotConverged;
   }
   return kExitOk;

@@ -36,8 +36,16 @@ class Reducer {
 class Cg final : public Method {
  public:
   Cg(DistributedOperator& op, MPI_Comm comm, Timers& t, const Buffer& b, double tol)
-      : op_(op), k_(op.kernels()), red_(k_, comm, t), t_(t), b_(b), tol_(tol),
-        x_(k_, b.size()), r_(k_, b.size()), p_(k_, b.size()), ap_(k_, b.size()),
+      : op_(op),
+        k_(op.kernels()),
+        red_(k_, comm, t),
+        t_(t),
+        b_(b),
+        tol_(tol),
+        x_(k_, b.size()),
+        r_(k_, b.size()),
+        p_(k_, b.size()),
+        ap_(k_, b.size()),
         points_(op.global_points()) {
     k_.dot(op_.layout(), b_.data(), b_.data(), 0);
     bnorm_ = std::sqrt(red_.sum());
@@ -96,8 +104,14 @@ class Cg final : public Method {
 class Jacobi final : public Method {
  public:
   Jacobi(DistributedOperator& op, MPI_Comm comm, Timers& t, const Buffer& f, double tol)
-      : op_(op), k_(op.kernels()), red_(k_, comm, t), f_(f), tol_(tol), u_(k_, f.size()),
-        unew_(k_, f.size()), points_(op.global_points()) {
+      : op_(op),
+        k_(op.kernels()),
+        red_(k_, comm, t),
+        f_(f),
+        tol_(tol),
+        u_(k_, f.size()),
+        unew_(k_, f.size()),
+        points_(op.global_points()) {
     k_.dot(op_.layout(), f_.data(), f_.data(), 0);
     fnorm_ = std::sqrt(red_.sum());
   }
@@ -133,8 +147,14 @@ class Jacobi final : public Method {
 class Heat final : public Method {
  public:
   Heat(DistributedOperator& op, Timers& t, const Buffer& u0, double alpha_dt)
-      : op_(op), k_(op.kernels()), t_(t), u0_(u0), c_(alpha_dt), u_(k_, u0.size()),
-        unew_(k_, u0.size()), points_(op.global_points()) {}
+      : op_(op),
+        k_(op.kernels()),
+        t_(t),
+        u0_(u0),
+        c_(alpha_dt),
+        u_(k_, u0.size()),
+        unew_(k_, u0.size()),
+        points_(op.global_points()) {}
   std::string name() const override { return "euler"; }
   bool has_residual() const override { return false; }
   void start() override {
@@ -164,10 +184,12 @@ class Heat final : public Method {
 
 }  // namespace
 
-std::unique_ptr<Method> make_cg(DistributedOperator& op, MPI_Comm comm, Timers& t, const Buffer& b, double tol) {
+std::unique_ptr<Method> make_cg(DistributedOperator& op, MPI_Comm comm, Timers& t, const Buffer& b,
+                                double tol) {
   return std::make_unique<Cg>(op, comm, t, b, tol);
 }
-std::unique_ptr<Method> make_jacobi(DistributedOperator& op, MPI_Comm comm, Timers& t, const Buffer& f, double tol) {
+std::unique_ptr<Method> make_jacobi(DistributedOperator& op, MPI_Comm comm, Timers& t,
+                                    const Buffer& f, double tol) {
   return std::make_unique<Jacobi>(op, comm, t, f, tol);
 }
 std::unique_ptr<Method> make_heat(DistributedOperator& op, Timers& t, const Buffer& u0,

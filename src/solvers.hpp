@@ -43,14 +43,16 @@ class Method {
 };
 
 // Source is the right-hand side (Poisson) or initial condition (heat), interior filled.
-std::unique_ptr<Method> make_cg(DistributedOperator& op, MPI_Comm comm, Timers& t, const Buffer& b, double tol);
-std::unique_ptr<Method> make_jacobi(DistributedOperator& op, MPI_Comm comm, Timers& t, const Buffer& f, double tol);
+std::unique_ptr<Method> make_cg(DistributedOperator& op, MPI_Comm comm, Timers& t, const Buffer& b,
+                                double tol);
+std::unique_ptr<Method> make_jacobi(DistributedOperator& op, MPI_Comm comm, Timers& t,
+                                    const Buffer& f, double tol);
 std::unique_ptr<Method> make_heat(DistributedOperator& op, Timers& t, const Buffer& u0,
                                   double alpha_dt);
 
 struct DriveOptions {
-  long max_iters = 0;     // iterations (or steps) to run at most, counted from 0
-  int monitor = 0;        // progress line every N iterations on rank 0 (0: none)
+  long max_iters = 0;  // iterations (or steps) to run at most, counted from 0
+  int monitor = 0;     // progress line every N iterations on rank 0 (0: none)
   long checkpoint_every = 0;
   std::function<void(long iteration, const std::vector<double>& history)> checkpoint;
 };

@@ -16,8 +16,8 @@ inline std::unique_ptr<Kernels> make_backend(const std::string& name) {
   return make_cuda_kernels(0);
 }
 
-#define HALO3D_REQUIRE_BACKEND(ptr, name)                                 \
-  auto ptr = ::halo3d::test::make_backend(name);                          \
+#define HALO3D_REQUIRE_BACKEND(ptr, name)        \
+  auto ptr = ::halo3d::test::make_backend(name); \
   if (!ptr) GTEST_SKIP() << "backend " << (name) << " not available here"
 
 }  // namespace halo3d::test

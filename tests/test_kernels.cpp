@@ -25,7 +25,8 @@ struct Fixture {
 };
 
 // A reference: (A u) straight from the definition, no shared code.
-double ref_apply(const Layout& l, const Stencil& s, const std::vector<double>& u, int i, int j, int k) {
+double ref_apply(const Layout& l, const Stencil& s, const std::vector<double>& u, int i, int j,
+                 int k) {
   auto U = [&](int a, int b, int c) { return u[l.at(a, b, c)]; };
   return s.diag * U(i, j, k) - s.cx * (U(i - 1, j, k) + U(i + 1, j, k)) -
          s.cy * (U(i, j - 1, k) + U(i, j + 1, k)) - s.cz * (U(i, j, k - 1) + U(i, j, k + 1));
@@ -84,7 +85,8 @@ TEST_P(KernelTest, ApplyOverRegionsMatchesReference) {
           expect_close(out[c], a);
           ref_dot += u[c] * a;
         } else {
-          EXPECT_EQ(out[c], out_h[c]) << "wrote outside the region at " << i << "," << j << "," << k;
+          EXPECT_EQ(out[c], out_h[c])
+              << "wrote outside the region at " << i << "," << j << "," << k;
         }
       }
   expect_close(dot, ref_dot, 1e-12);
@@ -118,7 +120,8 @@ TEST_P(KernelTest, ResidualJacobiHeat) {
 
 TEST_P(KernelTest, VectorUpdatesAndDot) {
   const auto& l = f_.l;
-  const auto x = f_.random_field(), y = f_.random_field(), p = f_.random_field(), ap = f_.random_field();
+  const auto x = f_.random_field(), y = f_.random_field(), p = f_.random_field(),
+             ap = f_.random_field();
   Buffer x_d = up(x), y_d = up(y), p_d = up(p), ap_d = up(ap), r_d = up(y);
   k_->dot(l, x_d.data(), y_d.data(), 2);
   const double dot = sum_slot(2);
@@ -195,7 +198,8 @@ TEST_P(KernelTest, ReductionsAreOrderIndependent) {
   std::mt19937_64 rng(7);
   std::uniform_real_distribution<double> d(-1, 1);
   std::vector<double> x(l.padded_size()), y(l.padded_size());
-  for (std::size_t i = 0; i < x.size(); ++i) x[i] = std::ldexp(d(rng), int(i % 40) - 20), y[i] = d(rng);
+  for (std::size_t i = 0; i < x.size(); ++i)
+    x[i] = std::ldexp(d(rng), int(i % 40) - 20), y[i] = d(rng);
   Buffer x_d = up(x), y_d = up(y), out_d(*k_, x.size());
   k_->apply(l, s_, Region::whole(l), x_d.data(), out_d.data(), 0, Lane::interior);
   DD whole[1];

@@ -32,8 +32,9 @@ TEST(LaunchConfig, SweepShapesAreLegalForEveryRegionShape) {
           for (auto v : {SweepVariant::naive, SweepVariant::march, SweepVariant::tile3d,
                          SweepVariant::smem}) {
             // The whole box and thin slabs like the boundary shell's.
-            for (const Region r : {Region::whole(l), Region{0, 1, 0, ny, 0, nz}, Region{0, nx, 0, 1, 0, nz},
-                                   Region{0, nx, 0, ny, 0, 1}, Region{0, 1, 0, 1, 0, nz}}) {
+            for (const Region r :
+                 {Region::whole(l), Region{0, 1, 0, ny, 0, nz}, Region{0, nx, 0, 1, 0, nz},
+                  Region{0, nx, 0, ny, 0, 1}, Region{0, 1, 0, 1, 0, nz}}) {
               const SweepLaunch s = sweep_launch(l, r, v, 132 * 6, 0, reduce);
               expect_legal(s.block, s.grid);
               if (reduce && !s.march) EXPECT_EQ(s.block.count(), kBlockThreads);
@@ -54,8 +55,8 @@ TEST(LaunchConfig, SweepShapesAreLegalForEveryRegionShape) {
                 EXPECT_GE((long long)s.grid.x * s.block.x, ni);
               }
               if (HasFailure()) {
-                ADD_FAILURE() << "layout " << nx << "," << ny << "," << nz << " region " << r.i1 - r.i0
-                              << "x" << r.j1 - r.j0 << "x" << r.k1 - r.k0;
+                ADD_FAILURE() << "layout " << nx << "," << ny << "," << nz << " region "
+                              << r.i1 - r.i0 << "x" << r.j1 - r.j0 << "x" << r.k1 - r.k0;
                 return;
               }
             }

@@ -12,8 +12,8 @@
 #include "hdf5_io.hpp"
 #include "problem.hpp"
 #include "runtime.hpp"
-#include "test_support.hpp"
 #include "solvers.hpp"
+#include "test_support.hpp"
 
 namespace halo3d {
 namespace {
@@ -23,15 +23,17 @@ using test::process_grids;
 using test::world_rank;
 using test::world_size;
 
-
 // Gathers a distributed field into a global [NZ][NY][NX] array on every rank.
-std::vector<double> gather(const Decomposition& d, const std::vector<double>& padded, MPI_Comm comm) {
+std::vector<double> gather(const Decomposition& d, const std::vector<double>& padded,
+                           MPI_Comm comm) {
   const Layout l = d.layout();
   std::vector<double> g(std::size_t(d.global_points()), 0.0);
   for (int k = 0; k < l.nz; ++k)
     for (int j = 0; j < l.ny; ++j)
       for (int i = 0; i < l.nx; ++i)
-        g[(d.offset[0] + i) + std::size_t(d.grid[0]) * ((d.offset[1] + j) + std::size_t(d.grid[1]) * (d.offset[2] + k))] =
+        g[(d.offset[0] + i) +
+          std::size_t(d.grid[0]) *
+              ((d.offset[1] + j) + std::size_t(d.grid[1]) * (d.offset[2] + k))] =
             padded[l.at(i, j, k)];
   MPI_Allreduce(MPI_IN_PLACE, g.data(), int(g.size()), MPI_DOUBLE, MPI_SUM, comm);
   return g;
@@ -113,13 +115,16 @@ TEST(Halo, GhostsHoldTheNeighboursValues) {
     const Decomposition& d = rt->decomp;
     const Layout l = d.layout();
     auto value = [&](int gi, int gj, int gk) {
-      const bool inside = gi >= 0 && gi < grid[0] && gj >= 0 && gj < grid[1] && gk >= 0 && gk < grid[2];
-      return inside ? random_value(3, std::uint64_t(gi) + 100 * (gj + 100 * std::uint64_t(gk))) : 0.0;
+      const bool inside =
+          gi >= 0 && gi < grid[0] && gj >= 0 && gj < grid[1] && gk >= 0 && gk < grid[2];
+      return inside ? random_value(3, std::uint64_t(gi) + 100 * (gj + 100 * std::uint64_t(gk)))
+                    : 0.0;
     };
     std::vector<double> h(l.padded_size(), 0.0);
     for (int k = 0; k < l.nz; ++k)
       for (int j = 0; j < l.ny; ++j)
-        for (int i = 0; i < l.nx; ++i) h[l.at(i, j, k)] = value(d.offset[0] + i, d.offset[1] + j, d.offset[2] + k);
+        for (int i = 0; i < l.nx; ++i)
+          h[l.at(i, j, k)] = value(d.offset[0] + i, d.offset[1] + j, d.offset[2] + k);
     Buffer u = upload(*rt->kernels, h);
     auto transport = make_mpi_transport(*rt->kernels, HaloPlan::build(d), rt->cart.get());
     transport->start(u.data());
@@ -197,7 +202,8 @@ TEST(Poisson, SecondOrderAgainstTheContinuousSolution) {
     for (int k = 0; k < n; ++k)
       for (int j = 0; j < n; ++j)
         for (int i = 0; i < n; ++i)
-          e = std::max(e, std::abs(out.u[i + n * (j + std::size_t(n) * k)] - p.exact_continuous(i, j, k)));
+          e = std::max(
+              e, std::abs(out.u[i + n * (j + std::size_t(n) * k)] - p.exact_continuous(i, j, k)));
     err.push_back(e);
   }
   for (std::size_t i = 1; i < err.size(); ++i) {

@@ -15,8 +15,8 @@
 #include "errors.hpp"
 #include "problem.hpp"
 #include "runtime.hpp"
-#include "test_support.hpp"
 #include "solvers.hpp"
+#include "test_support.hpp"
 
 namespace halo3d {
 namespace {
@@ -27,7 +27,6 @@ using test::world_rank;
 using test::world_size;
 
 const std::vector<std::string> kTransports = {"mpi", "mpi-cuda", "ipc", "nccl"};
-
 
 struct Outcome {
   std::vector<double> u;        // this rank's interior, x fastest
@@ -45,8 +44,8 @@ std::vector<double> interior(const Layout& l, const std::vector<double>& padded)
 }
 
 // The solve path in-process; nullopt (and why) when the transport is unavailable here.
-std::optional<Outcome> solve_with(SolveOptions o, const std::string& halo, bool overlap, std::string& why,
-                                  const std::string& peer_access = "auto") {
+std::optional<Outcome> solve_with(SolveOptions o, const std::string& halo, bool overlap,
+                                  std::string& why, const std::string& peer_access = "auto") {
   Problem prob(o);
   double dt = 0;
   if (o.problem == "heat") {
@@ -121,14 +120,16 @@ TEST(Transports, CgBitwiseEqualToMpiWithOverlapOff) {
       for (bool overlap : {false, true}) {
         const auto got = solve_with(cg_options(procs), t, overlap, why);
         if (!got) {
-          if (procs == process_grids(world_size()).front()) print0(t + " not available here: " + why);
+          if (procs == process_grids(world_size()).front())
+            print0(t + " not available here: " + why);
           break;
         }
         ++tried;
         EXPECT_EQ(got->transport, t);
         EXPECT_EQ(got->iterations, ref->iterations);
         // Bitwise, on every rank (EXPECT_EQ on doubles compares with ==; NaN would fail).
-        EXPECT_TRUE(all_equal(got->u == ref->u)) << t << " overlap " << overlap << " procs " << to_string(procs);
+        EXPECT_TRUE(all_equal(got->u == ref->u))
+            << t << " overlap " << overlap << " procs " << to_string(procs);
         EXPECT_TRUE(all_equal(got->history == ref->history)) << t << " overlap " << overlap;
       }
   }
@@ -178,7 +179,8 @@ TEST(Transports, RepeatedExchangesDeliverTheNeighboursValues) {
     const Decomposition& d = rt->decomp;
     const Layout l = d.layout();
     const HaloPlan plan = HaloPlan::build(d);
-    const TransportContext tc{*rt->kernels, plan, rt->cart.get(), rt->hosts, peer_policy("auto", MPI_COMM_WORLD)};
+    const TransportContext tc{*rt->kernels, plan, rt->cart.get(), rt->hosts,
+                              peer_policy("auto", MPI_COMM_WORLD)};
     for (const std::string& name : kTransports) {
       std::unique_ptr<HaloTransport> t;
       try {
@@ -188,16 +190,21 @@ TEST(Transports, RepeatedExchangesDeliverTheNeighboursValues) {
         continue;
       }
       // Two fields used alternately, new values every round.
-      Buffer fields[2] = {Buffer(*rt->kernels, l.padded_size()), Buffer(*rt->kernels, l.padded_size())};
+      Buffer fields[2] = {Buffer(*rt->kernels, l.padded_size()),
+                          Buffer(*rt->kernels, l.padded_size())};
       for (int round = 0; round < 6; ++round) {
         auto value = [&](int gi, int gj, int gk) {
-          const bool inside = gi >= 0 && gi < grid[0] && gj >= 0 && gj < grid[1] && gk >= 0 && gk < grid[2];
-          return inside ? random_value(100 + round, std::uint64_t(gi) + 100 * (gj + 100 * std::uint64_t(gk))) : 0.0;
+          const bool inside =
+              gi >= 0 && gi < grid[0] && gj >= 0 && gj < grid[1] && gk >= 0 && gk < grid[2];
+          return inside ? random_value(100 + round,
+                                       std::uint64_t(gi) + 100 * (gj + 100 * std::uint64_t(gk)))
+                        : 0.0;
         };
         std::vector<double> h(l.padded_size(), 0.0);
         for (int k = 0; k < l.nz; ++k)
           for (int j = 0; j < l.ny; ++j)
-            for (int i = 0; i < l.nx; ++i) h[l.at(i, j, k)] = value(d.offset[0] + i, d.offset[1] + j, d.offset[2] + k);
+            for (int i = 0; i < l.nx; ++i)
+              h[l.at(i, j, k)] = value(d.offset[0] + i, d.offset[1] + j, d.offset[2] + k);
         Buffer& u = fields[round % 2];
         rt->kernels->copy(u.data(), h.data(), h.size(), Lane::interior);
         t->start(u.data());
@@ -207,13 +214,15 @@ TEST(Transports, RepeatedExchangesDeliverTheNeighboursValues) {
         for (int k = -1; k <= l.nz && ok; ++k)
           for (int j = -1; j <= l.ny && ok; ++j)
             for (int i = -1; i <= l.nx && ok; ++i) {
-              const int outside = (i < 0 || i >= l.nx) + (j < 0 || j >= l.ny) + (k < 0 || k >= l.nz);
+              const int outside =
+                  (i < 0 || i >= l.nx) + (j < 0 || j >= l.ny) + (k < 0 || k >= l.nz);
               if (outside != 1) continue;
               const double want = value(d.offset[0] + i, d.offset[1] + j, d.offset[2] + k);
               if (got[l.at(i, j, k)] != want) {
                 ok = false;
-                ADD_FAILURE() << name << " procs " << to_string(procs) << " round " << round << " ghost " << i << ","
-                              << j << "," << k << ": " << got[l.at(i, j, k)] << " != " << want;
+                ADD_FAILURE() << name << " procs " << to_string(procs) << " round " << round
+                              << " ghost " << i << "," << j << "," << k << ": "
+                              << got[l.at(i, j, k)] << " != " << want;
               }
             }
       }
@@ -242,7 +251,8 @@ TEST(Transports, AutoPicksTheFastestAvailable) {
   for (const auto& [n, t] : s.candidates)
     if (t < best) best = t, best_name = n;
   EXPECT_EQ(s.chosen, best_name);
-  for (const auto& [n, t] : s.candidates) print0("auto candidate " + n + ": " + std::to_string(t) + " s");
+  for (const auto& [n, t] : s.candidates)
+    print0("auto candidate " + n + ": " + std::to_string(t) + " s");
 }
 
 TEST(Transports, UnavailableTransportsFailAlikeWithExitCode6) {
@@ -276,7 +286,8 @@ TEST(Transports, UnavailableTransportsFailAlikeWithExitCode6) {
   ro.halo = "mpi";
   ro.stencil = Stencil::laplacian(1, 1, 1);
   auto rt = make_runtime(ro, MPI_COMM_WORLD);
-  const bool shared = !shared_gpu(gather_rank_gpus(*rt->kernels, rt->hosts, MPI_COMM_WORLD), rt->hosts).empty();
+  const bool shared =
+      !shared_gpu(gather_rank_gpus(*rt->kernels, rt->hosts, MPI_COMM_WORLD), rt->hosts).empty();
   rt.reset();
   if (shared && nccl_compiled()) {
     const auto e = attempt("nccl");

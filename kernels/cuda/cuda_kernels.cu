@@ -34,13 +34,14 @@ bool auto_variant_from_env() {
 }
 SweepVariant variant_from_env() {
   const char* v = std::getenv("HALO3D_CUDA_APPLY");
-  if (!v || !*v || std::strcmp(v, "auto") == 0 || std::strcmp(v, "smem") == 0) return SweepVariant::smem;
+  if (!v || !*v || std::strcmp(v, "auto") == 0 || std::strcmp(v, "smem") == 0)
+    return SweepVariant::smem;
   if (std::strcmp(v, "naive") == 0) return SweepVariant::naive;
   if (std::strcmp(v, "march") == 0) return SweepVariant::march;
   if (std::strcmp(v, "tile3d") == 0) return SweepVariant::tile3d;
   throw std::invalid_argument(
-      std::string("HALO3D_CUDA_APPLY must be 'auto', 'naive', 'march', 'tile3d' or 'smem', not '") + v +
-      "'");
+      std::string("HALO3D_CUDA_APPLY must be 'auto', 'naive', 'march', 'tile3d' or 'smem', not '") +
+      v + "'");
 }
 
 RowsVariant rows_from_env() {

@@ -61,7 +61,7 @@ inline constexpr int kTileZ = 4;
 inline constexpr int kSmemDepth = 4;
 static_assert(kSmemDepth % 2 == 0, "smem double-buffers by plane parity within a group");
 inline constexpr int kSmemPlanes = 64;
-inline constexpr int kSmemMinBlocks = 4;   // <= 64 registers: 1024 threads per SM
+inline constexpr int kSmemMinBlocks = 4;  // <= 64 registers: 1024 threads per SM
 inline constexpr int kSmemMinBlocksF = 3;
 // Cap on the blocks (= partials) of one reducing tile3d/smem launch.
 inline constexpr long long kMaxReduceBlocksTile = 16384;

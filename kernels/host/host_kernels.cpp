@@ -92,7 +92,8 @@ class HostKernels final : public Kernels {
     // In parallel, as the kernels run: one thread's memcpy is no ceiling for them.
     const std::size_t chunk = 1 << 16;
 #pragma omp parallel for schedule(static)
-    for (std::size_t b = 0; b < n; b += chunk) std::memcpy(dst + b, src + b, std::min(chunk, n - b) * sizeof(double));
+    for (std::size_t b = 0; b < n; b += chunk)
+      std::memcpy(dst + b, src + b, std::min(chunk, n - b) * sizeof(double));
   }
 
   void apply(const Layout& l, const Stencil& s, const Region& r, const double* u, double* out,
@@ -140,7 +141,8 @@ class HostKernels final : public Kernels {
             double* unew, Lane) override {
     const auto sy = l.sy(), sz = l.sz();
     for_rows(l, r, [&](std::ptrdiff_t c0, int n, DD acc) {
-      for (std::ptrdiff_t c = c0; c < c0 + n; ++c) unew[c] = ops::heat_point(u, c, sy, sz, s, alpha_dt);
+      for (std::ptrdiff_t c = c0; c < c0 + n; ++c)
+        unew[c] = ops::heat_point(u, c, sy, sz, s, alpha_dt);
       return acc;
     });
   }
@@ -174,14 +176,16 @@ class HostKernels final : public Kernels {
     ops::face_dims(l, f, na, nb);
 #pragma omp parallel for schedule(static)
     for (int b = 0; b < nb; ++b)
-      for (int a = 0; a < na; ++a) buf[a + std::ptrdiff_t(na) * b] = u[ops::face_point(l, f, a, b, false)];
+      for (int a = 0; a < na; ++a)
+        buf[a + std::ptrdiff_t(na) * b] = u[ops::face_point(l, f, a, b, false)];
   }
   void unpack(const Layout& l, Face f, const double* buf, double* u, Lane) override {
     int na, nb;
     ops::face_dims(l, f, na, nb);
 #pragma omp parallel for schedule(static)
     for (int b = 0; b < nb; ++b)
-      for (int a = 0; a < na; ++a) u[ops::face_point(l, f, a, b, true)] = buf[a + std::ptrdiff_t(na) * b];
+      for (int a = 0; a < na; ++a)
+        u[ops::face_point(l, f, a, b, true)] = buf[a + std::ptrdiff_t(na) * b];
   }
 
   // Host work is synchronous: nothing to order or wait for.

@@ -90,14 +90,16 @@ class IpcTransport final : public HaloTransport {
     net.faces.clear();
     std::string d;
     for (const HaloFace& f : c.plan.faces) {
-      auto it = std::find_if(slots_.begin(), slots_.end(), [&](const Slot& s) { return s.face.face.index() == f.face.index(); });
+      auto it = std::find_if(slots_.begin(), slots_.end(),
+                             [&](const Slot& s) { return s.face.face.index() == f.face.index(); });
       if (it != slots_.end() && it->chan->ok()) {
-        d += std::string(d.empty() ? "" : "; ") + face_name(f.face) + " rank " + std::to_string(f.neighbor) + ": " +
-             it->chan->how();
+        d += std::string(d.empty() ? "" : "; ") + face_name(f.face) + " rank " +
+             std::to_string(f.neighbor) + ": " + it->chan->how();
         continue;
       }
       net.faces.push_back(f);
-      d += std::string(d.empty() ? "" : "; ") + face_name(f.face) + " rank " + std::to_string(f.neighbor) + ": " +
+      d += std::string(d.empty() ? "" : "; ") + face_name(f.face) + " rank " +
+           std::to_string(f.neighbor) + ": " +
            (it == slots_.end() ? std::string("other host") : it->chan->how()) + ", over %NET%";
     }
     // Unusable channels (both ends agree in connect()) carry no faces, but live until the
@@ -114,7 +116,8 @@ class IpcTransport final : public HaloTransport {
     const std::string net_name = cuda_aware ? "mpi-cuda" : "mpi";
     for (std::size_t p; (p = d.find("%NET%")) != std::string::npos;) d.replace(p, 5, net_name);
     if (!net.faces.empty())
-      net_ = cuda_aware ? make_mpi_cuda_transport_unchecked(k_, net, c.comm) : make_mpi_transport(k_, net, c.comm);
+      net_ = cuda_aware ? make_mpi_cuda_transport_unchecked(k_, net, c.comm)
+                        : make_mpi_transport(k_, net, c.comm);
     describe_ = "ipc: " + (d.empty() ? std::string("no neighbours") : d);
   }
 
@@ -215,7 +218,8 @@ class IpcTransport final : public HaloTransport {
 std::unique_ptr<HaloTransport> make_ipc_transport(const TransportContext& c) {
   if (c.k.name() != "cuda")
     throw Error(kExitUnavailable,
-                "--halo ipc: needs --backend cuda (CUDA IPC moves GPU memory; the host backend has none); use --halo mpi");
+                "--halo ipc: needs --backend cuda (CUDA IPC moves GPU memory; the host backend has "
+                "none); use --halo mpi");
 #ifdef HALO3D_HAVE_CUDA
   return std::make_unique<IpcTransport>(c);
 #else

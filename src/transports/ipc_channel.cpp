@@ -1,9 +1,10 @@
 #include "transports/ipc_channel.hpp"
 #ifdef HALO3D_HAVE_CUDA
 
+#include <strings.h>
+
 #include <cstring>
 #include <stdexcept>
-#include <strings.h>
 
 #include "errors.hpp"
 
@@ -11,11 +12,14 @@ namespace halo3d::ipc {
 namespace {
 
 // Message tags (a channel's code, 0-7, is added).
-constexpr int kSetup = 7100, kStatus = 7200, kCredit = 7300, kNotice = 7400, kBye = 7500, kClosed = 7600;
+constexpr int kSetup = 7100, kStatus = 7200, kCredit = 7300, kNotice = 7400, kBye = 7500,
+              kClosed = 7600;
 
 void clear_error() { (void)cudaGetLastError(); }
 
-std::string error_text(cudaError_t e) { return std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e); }
+std::string error_text(cudaError_t e) {
+  return std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e);
+}
 
 }  // namespace
 
@@ -25,7 +29,8 @@ DeviceGuard::DeviceGuard(int device) {
 }
 DeviceGuard::~DeviceGuard() {
   int now = -1;
-  if (cudaGetDevice(&now) == cudaSuccess && now != saved_) HALO3D_CUDA_CHECK_NOTHROW(cudaSetDevice(saved_));
+  if (cudaGetDevice(&now) == cudaSuccess && now != saved_)
+    HALO3D_CUDA_CHECK_NOTHROW(cudaSetDevice(saved_));
 }
 
 std::string bus_id_of(int device) {
@@ -49,7 +54,12 @@ int device_by_bus_id(const std::string& bus) {
 }
 
 Channel::Channel(Kernels& k, int peer, int my_code, int peer_code, std::size_t capacity)
-    : k_(k), peer_(peer), my_code_(my_code), peer_code_(peer_code), capacity_(capacity), device_(k.device()) {
+    : k_(k),
+      peer_(peer),
+      my_code_(my_code),
+      peer_code_(peer_code),
+      capacity_(capacity),
+      device_(k.device()) {
   // Its own cudaMalloc, so the IPC handle covers exactly this buffer from its base.
   inbox_ = Buffer(k_, capacity_, Memory::device);
   auto ipc_event = [] {
@@ -125,15 +135,18 @@ bool Channel::open(const Record& peer, const PeerPolicy& policy) {
     } else {
       copy_ = Copy::peer_staged;
       open_on = peer_device_;
-      how_ = pair + (can ? "peer access possible but switched off (" + policy.why_off + ")"
-                         : std::string("no peer access (cudaDeviceCanAccessPeer = 0)")) +
+      how_ = pair +
+             (can ? "peer access possible but switched off (" + policy.why_off + ")"
+                  : std::string("no peer access (cudaDeviceCanAccessPeer = 0)")) +
              ", CUDA IPC with copies staged through host by the driver";
     }
   } else if (policy.allowed) {
     copy_ = Copy::direct;
-    how_ = "GPU " + my_bus + " -> GPU " + peer_bus + " (not visible to this process): CUDA IPC with lazy peer access";
+    how_ = "GPU " + my_bus + " -> GPU " + peer_bus +
+           " (not visible to this process): CUDA IPC with lazy peer access";
   } else {
-    how_ = "GPU " + peer_bus + " is not visible to this process and peer access is off (" + policy.why_off + ")";
+    how_ = "GPU " + peer_bus + " is not visible to this process and peer access is off (" +
+           policy.why_off + ")";
     return false;
   }
   DeviceGuard guard(open_on);
@@ -148,7 +161,8 @@ bool Channel::open(const Record& peer, const PeerPolicy& policy) {
   }
   peer_inbox_device_ = open_on;
   cudaEvent_t ev = nullptr;
-  for (auto [handle, into] : {std::pair{peer.consumed, &peer_consumed_}, std::pair{peer.arrived, &peer_arrived_}}) {
+  for (auto [handle, into] :
+       {std::pair{peer.consumed, &peer_consumed_}, std::pair{peer.arrived, &peer_arrived_}}) {
     e = cudaIpcOpenEventHandle(&ev, handle);
     if (e != cudaSuccess) {
       clear_error();
@@ -163,23 +177,27 @@ bool Channel::open(const Record& peer, const PeerPolicy& policy) {
 void Channel::check(std::uint64_t got, std::uint64_t want, const char* what, int peer) {
   if (got != want)
     throw std::runtime_error(std::string("ipc transport: protocol error: ") + what + " from rank " +
-                             std::to_string(peer) + " is for exchange " + std::to_string(got) + ", expected " +
-                             std::to_string(want));
+                             std::to_string(peer) + " is for exchange " + std::to_string(got) +
+                             ", expected " + std::to_string(want));
 }
 
 void Channel::post() {
   ++seq_;
-  HALO3D_MPI_CHECK(MPI_Irecv(&credit_in_, 1, MPI_UINT64_T, peer_, kCredit + peer_code_, comm_, &credit_rx_));
-  HALO3D_MPI_CHECK(MPI_Irecv(&notice_in_, 1, MPI_UINT64_T, peer_, kNotice + peer_code_, comm_, &notice_rx_));
+  HALO3D_MPI_CHECK(
+      MPI_Irecv(&credit_in_, 1, MPI_UINT64_T, peer_, kCredit + peer_code_, comm_, &credit_rx_));
+  HALO3D_MPI_CHECK(
+      MPI_Irecv(&notice_in_, 1, MPI_UINT64_T, peer_, kNotice + peer_code_, comm_, &notice_rx_));
   credit_out_ = seq_;
-  HALO3D_MPI_CHECK(MPI_Isend(&credit_out_, 1, MPI_UINT64_T, peer_, kCredit + my_code_, comm_, &credit_tx_));
+  HALO3D_MPI_CHECK(
+      MPI_Isend(&credit_out_, 1, MPI_UINT64_T, peer_, kCredit + my_code_, comm_, &credit_tx_));
 }
 
 void Channel::put(const void* src, std::size_t bytes, cudaStream_t s) {
   check(credit_in_, seq_, "credit", peer_);
   if (bytes > peer_capacity_ * sizeof(double))
     throw std::runtime_error("ipc transport: " + std::to_string(bytes) + " bytes do not fit rank " +
-                             std::to_string(peer_) + "'s buffer of " + std::to_string(peer_capacity_) + " doubles");
+                             std::to_string(peer_) + "'s buffer of " +
+                             std::to_string(peer_capacity_) + " doubles");
   // The neighbour's last read of its inbox, recorded before it sent this credit.
   HALO3D_CUDA_CHECK(cudaStreamWaitEvent(s, peer_consumed_.get(), 0));
   if (copy_ == Copy::peer_staged)
@@ -189,7 +207,8 @@ void Channel::put(const void* src, std::size_t bytes, cudaStream_t s) {
   HALO3D_CUDA_CHECK(cudaEventRecord(arrived_.get(), s));
   // Sent only once the record is made, so the neighbour's wait sees this record.
   notice_out_ = seq_;
-  HALO3D_MPI_CHECK(MPI_Isend(&notice_out_, 1, MPI_UINT64_T, peer_, kNotice + my_code_, comm_, &notice_tx_));
+  HALO3D_MPI_CHECK(
+      MPI_Isend(&notice_out_, 1, MPI_UINT64_T, peer_, kNotice + my_code_, comm_, &notice_tx_));
 }
 
 void Channel::arrived(cudaStream_t s) {
@@ -213,10 +232,10 @@ void connect(const std::vector<Channel*>& chans, MPI_Comm comm, const PeerPolicy
     Channel& c = *chans[i];
     c.comm_ = comm;
     mine[i] = c.record();
-    HALO3D_MPI_CHECK(MPI_Irecv(&theirs[i], int(sizeof(Channel::Record)), MPI_BYTE, c.peer_, kSetup + c.peer_code_,
-                               comm, &req.emplace_back()));
-    HALO3D_MPI_CHECK(MPI_Isend(&mine[i], int(sizeof(Channel::Record)), MPI_BYTE, c.peer_, kSetup + c.my_code_, comm,
-                               &req.emplace_back()));
+    HALO3D_MPI_CHECK(MPI_Irecv(&theirs[i], int(sizeof(Channel::Record)), MPI_BYTE, c.peer_,
+                               kSetup + c.peer_code_, comm, &req.emplace_back()));
+    HALO3D_MPI_CHECK(MPI_Isend(&mine[i], int(sizeof(Channel::Record)), MPI_BYTE, c.peer_,
+                               kSetup + c.my_code_, comm, &req.emplace_back()));
   }
   if (!req.empty()) HALO3D_MPI_CHECK(MPI_Waitall(int(req.size()), req.data(), MPI_STATUSES_IGNORE));
   req.clear();
@@ -226,14 +245,17 @@ void connect(const std::vector<Channel*>& chans, MPI_Comm comm, const PeerPolicy
   for (std::size_t i = 0; i < n; ++i) ok[i] = chans[i]->open(theirs[i], policy) ? 1 : 0;
   for (std::size_t i = 0; i < n; ++i) {
     Channel& c = *chans[i];
-    HALO3D_MPI_CHECK(MPI_Irecv(&peer_ok[i], 1, MPI_INT, c.peer_, kStatus + c.peer_code_, comm, &req.emplace_back()));
-    HALO3D_MPI_CHECK(MPI_Isend(&ok[i], 1, MPI_INT, c.peer_, kStatus + c.my_code_, comm, &req.emplace_back()));
+    HALO3D_MPI_CHECK(MPI_Irecv(&peer_ok[i], 1, MPI_INT, c.peer_, kStatus + c.peer_code_, comm,
+                               &req.emplace_back()));
+    HALO3D_MPI_CHECK(
+        MPI_Isend(&ok[i], 1, MPI_INT, c.peer_, kStatus + c.my_code_, comm, &req.emplace_back()));
   }
   if (!req.empty()) HALO3D_MPI_CHECK(MPI_Waitall(int(req.size()), req.data(), MPI_STATUSES_IGNORE));
   for (std::size_t i = 0; i < n; ++i) {
     Channel& c = *chans[i];
     c.ok_ = ok[i] && peer_ok[i];
-    if (ok[i] && !peer_ok[i]) c.how_ += "; but rank " + std::to_string(c.peer_) + " could not map this rank's buffers";
+    if (ok[i] && !peer_ok[i])
+      c.how_ += "; but rank " + std::to_string(c.peer_) + " could not map this rank's buffers";
     if (!c.ok_) c.release_mapping();
   }
 }
@@ -246,10 +268,13 @@ void disconnect(const std::vector<Channel*>& chans, Kernels& k) {
     for (std::size_t i = 0; i < chans.size(); ++i) {
       Channel& c = *chans[i];
       if (c.comm_ == MPI_COMM_NULL || (only_usable && !c.ok_)) continue;
-      HALO3D_MPI_CHECK(MPI_Irecv(&in[i], 1, MPI_INT, c.peer_, tag + c.peer_code_, c.comm_, &req.emplace_back()));
-      HALO3D_MPI_CHECK(MPI_Isend(&out[i], 1, MPI_INT, c.peer_, tag + c.my_code_, c.comm_, &req.emplace_back()));
+      HALO3D_MPI_CHECK(
+          MPI_Irecv(&in[i], 1, MPI_INT, c.peer_, tag + c.peer_code_, c.comm_, &req.emplace_back()));
+      HALO3D_MPI_CHECK(
+          MPI_Isend(&out[i], 1, MPI_INT, c.peer_, tag + c.my_code_, c.comm_, &req.emplace_back()));
     }
-    if (!req.empty()) HALO3D_MPI_CHECK(MPI_Waitall(int(req.size()), req.data(), MPI_STATUSES_IGNORE));
+    if (!req.empty())
+      HALO3D_MPI_CHECK(MPI_Waitall(int(req.size()), req.data(), MPI_STATUSES_IGNORE));
   };
   // 1. After our synchronize, none of our copies into a neighbour's inbox and none of our
   //    streams' waits on its events is pending; after its bye, none of its on ours.

@@ -96,7 +96,7 @@ class Channel {
   cuda::Event peer_consumed_, peer_arrived_;  // the neighbour's, imported
   void* peer_inbox_ = nullptr;                // the neighbour's inbox, mapped here
   int peer_inbox_device_ = -1;                // the device it was opened on
-  int peer_device_ = -1;                      // the neighbour's GPU in this process, -1 if not visible
+  int peer_device_ = -1;  // the neighbour's GPU in this process, -1 if not visible
   std::size_t peer_capacity_ = 0;
   Copy copy_ = Copy::same_device;
   bool ok_ = false;

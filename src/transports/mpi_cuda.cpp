@@ -12,7 +12,8 @@ namespace {
 
 class MpiCudaTransport final : public HaloTransport {
  public:
-  MpiCudaTransport(Kernels& k, const HaloPlan& plan, MPI_Comm comm) : k_(k), plan_(plan), comm_(comm) {
+  MpiCudaTransport(Kernels& k, const HaloPlan& plan, MPI_Comm comm)
+      : k_(k), plan_(plan), comm_(comm) {
     for (const auto& f : plan_.faces) {
       send_.emplace_back(k_, f.points, Memory::device);
       recv_.emplace_back(k_, f.points, Memory::device);
@@ -25,7 +26,8 @@ class MpiCudaTransport final : public HaloTransport {
   }
   std::string name() const override { return "mpi-cuda"; }
   std::string describe() const override {
-    return "mpi-cuda: " + std::to_string(plan_.faces.size()) + " face(s), device buffers to a CUDA-aware MPI";
+    return "mpi-cuda: " + std::to_string(plan_.faces.size()) +
+           " face(s), device buffers to a CUDA-aware MPI";
   }
 
   void start(const double* u) override {
@@ -53,10 +55,12 @@ class MpiCudaTransport final : public HaloTransport {
 
   void finish(double* u) override {
     HALO3D_NVTX_RANGE("mpi-cuda finish");
-    if (!recvs_.empty()) HALO3D_MPI_CHECK(MPI_Waitall(int(recvs_.size()), recvs_.data(), MPI_STATUSES_IGNORE));
+    if (!recvs_.empty())
+      HALO3D_MPI_CHECK(MPI_Waitall(int(recvs_.size()), recvs_.data(), MPI_STATUSES_IGNORE));
     for (std::size_t i = 0; i < plan_.faces.size(); ++i)
       k_.unpack(plan_.layout, plan_.faces[i].face, recv_[i].data(), u, Lane::boundary);
-    if (!sends_.empty()) HALO3D_MPI_CHECK(MPI_Waitall(int(sends_.size()), sends_.data(), MPI_STATUSES_IGNORE));
+    if (!sends_.empty())
+      HALO3D_MPI_CHECK(MPI_Waitall(int(sends_.size()), sends_.data(), MPI_STATUSES_IGNORE));
   }
 
  private:
@@ -71,18 +75,22 @@ class MpiCudaTransport final : public HaloTransport {
 
 }  // namespace
 
-std::unique_ptr<HaloTransport> make_mpi_cuda_transport_unchecked(Kernels& k, const HaloPlan& plan, MPI_Comm comm) {
+std::unique_ptr<HaloTransport> make_mpi_cuda_transport_unchecked(Kernels& k, const HaloPlan& plan,
+                                                                 MPI_Comm comm) {
   return std::make_unique<MpiCudaTransport>(k, plan, comm);
 }
 
 std::unique_ptr<HaloTransport> make_mpi_cuda_transport(const TransportContext& c) {
   if (c.k.name() != "cuda")
     throw Error(kExitUnavailable,
-                "--halo mpi-cuda: needs --backend cuda (there is no device memory on the host backend); use --halo mpi");
+                "--halo mpi-cuda: needs --backend cuda (there is no device memory on the host "
+                "backend); use --halo mpi");
   if (!all_cuda_aware_mpi(c.comm))
     throw Error(kExitUnavailable,
-                "--halo mpi-cuda: this MPI is not CUDA-aware (MPIX_Query_cuda_support() is 0 on some rank, or the "
-                "MPI has no such query), so it must not be given device pointers; use --halo mpi or --halo ipc");
+                "--halo mpi-cuda: this MPI is not CUDA-aware (MPIX_Query_cuda_support() is 0 on "
+                "some rank, or the "
+                "MPI has no such query), so it must not be given device pointers; use --halo mpi "
+                "or --halo ipc");
   return make_mpi_cuda_transport_unchecked(c.k, c.plan, c.comm);
 }
 

@@ -36,13 +36,13 @@ bool nccl_compiled() {
 #ifdef HALO3D_HAVE_NCCL
 namespace {
 
-#define HALO3D_NCCL_CHECK(expr)                                                                       \
-  do {                                                                                                \
-    const ncclResult_t halo3d_nccl_rc_ = (expr);                                                      \
-    if (halo3d_nccl_rc_ != ncclSuccess)                                                               \
-      throw std::runtime_error(std::string("NCCL error: ") + #expr + " failed: " +                   \
-                               ncclGetErrorString(halo3d_nccl_rc_) + " at " + __FILE__ + ":" +        \
-                               std::to_string(__LINE__));                                             \
+#define HALO3D_NCCL_CHECK(expr)                                                             \
+  do {                                                                                      \
+    const ncclResult_t halo3d_nccl_rc_ = (expr);                                            \
+    if (halo3d_nccl_rc_ != ncclSuccess)                                                     \
+      throw std::runtime_error(std::string("NCCL error: ") + #expr +                        \
+                               " failed: " + ncclGetErrorString(halo3d_nccl_rc_) + " at " + \
+                               __FILE__ + ":" + std::to_string(__LINE__));                  \
   } while (false)
 
 class NcclTransport final : public HaloTransport {
@@ -71,7 +71,8 @@ class NcclTransport final : public HaloTransport {
   }
   std::string name() const override { return "nccl"; }
   std::string describe() const override {
-    return "nccl: " + std::to_string(plan_.faces.size()) + " face(s), grouped ncclSend/ncclRecv on the boundary stream";
+    return "nccl: " + std::to_string(plan_.faces.size()) +
+           " face(s), grouped ncclSend/ncclRecv on the boundary stream";
   }
 
   void start(const double* u) override {
@@ -86,8 +87,10 @@ class NcclTransport final : public HaloTransport {
     HALO3D_NCCL_CHECK(ncclGroupStart());
     for (std::size_t i = 0; i < plan_.faces.size(); ++i) {
       const auto& f = plan_.faces[i];
-      HALO3D_NCCL_CHECK(ncclRecv(recv_[i].data(), f.points, ncclDouble, f.neighbor, comm_, stream_));
-      HALO3D_NCCL_CHECK(ncclSend(send_[i].data(), f.points, ncclDouble, f.neighbor, comm_, stream_));
+      HALO3D_NCCL_CHECK(
+          ncclRecv(recv_[i].data(), f.points, ncclDouble, f.neighbor, comm_, stream_));
+      HALO3D_NCCL_CHECK(
+          ncclSend(send_[i].data(), f.points, ncclDouble, f.neighbor, comm_, stream_));
     }
     HALO3D_NCCL_CHECK(ncclGroupEnd());
   }
@@ -114,17 +117,20 @@ class NcclTransport final : public HaloTransport {
 std::unique_ptr<HaloTransport> make_nccl_transport(const TransportContext& c) {
   if (!nccl_compiled())
     throw Error(kExitUnavailable,
-                "--halo nccl: this halo3d was built without NCCL (install NCCL and reconfigure with CUDA); use "
+                "--halo nccl: this halo3d was built without NCCL (install NCCL and reconfigure "
+                "with CUDA); use "
                 "--halo mpi or --halo ipc");
   if (c.k.name() != "cuda")
     throw Error(kExitUnavailable,
-                "--halo nccl: needs --backend cuda (NCCL moves GPU memory; the host backend has none); use --halo mpi");
+                "--halo nccl: needs --backend cuda (NCCL moves GPU memory; the host backend has "
+                "none); use --halo mpi");
   // Checked before any NCCL call: NCCL refuses, or hangs in init, with two ranks on a GPU.
   const std::string shared = shared_gpu(gather_rank_gpus(c.k, c.hosts, c.comm), c.hosts);
   if (!shared.empty())
-    throw Error(kExitUnavailable, "--halo nccl: " + shared +
-                                      "; NCCL cannot put two ranks on one GPU; use --halo ipc or --halo mpi (both "
-                                      "work with shared GPUs), or run one rank per GPU");
+    throw Error(kExitUnavailable,
+                "--halo nccl: " + shared +
+                    "; NCCL cannot put two ranks on one GPU; use --halo ipc or --halo mpi (both "
+                    "work with shared GPUs), or run one rank per GPU");
 #ifdef HALO3D_HAVE_NCCL
   return std::make_unique<NcclTransport>(c.k, c.plan, c.comm);
 #else

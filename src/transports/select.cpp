@@ -15,20 +15,27 @@ namespace halo3d {
 PeerPolicy peer_policy(const std::string& option, MPI_Comm comm) {
   // 0: allowed, 1: off by the option, 2: off by the environment, 4: malformed environment
   int flags = 0;
-  if (option == "off") flags |= 1;
-  else if (option != "auto" && option != "on") throw BadInput("--peer-access " + option + ": expected auto or off");
+  if (option == "off")
+    flags |= 1;
+  else if (option != "auto" && option != "on")
+    throw BadInput("--peer-access " + option + ": expected auto or off");
   if (const char* e = std::getenv("HALO3D_PEER_ACCESS")) {
     std::string v(e);
     for (char& ch : v) ch = char(std::tolower(static_cast<unsigned char>(ch)));
-    if (v == "off" || v == "0" || v == "no") flags |= 2;
-    else if (!(v.empty() || v == "auto" || v == "on" || v == "1" || v == "yes")) flags |= 4;
+    if (v == "off" || v == "0" || v == "no")
+      flags |= 2;
+    else if (!(v.empty() || v == "auto" || v == "on" || v == "1" || v == "yes"))
+      flags |= 4;
   }
   HALO3D_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &flags, 1, MPI_INT, MPI_BOR, comm));
-  if (flags & 4) throw BadInput("HALO3D_PEER_ACCESS: expected auto or off (on some rank it is neither)");
+  if (flags & 4)
+    throw BadInput("HALO3D_PEER_ACCESS: expected auto or off (on some rank it is neither)");
   PeerPolicy p;
   p.allowed = !(flags & 3);
-  if (flags & 1) p.why_off = "--peer-access off";
-  else if (flags & 2) p.why_off = "HALO3D_PEER_ACCESS=off";
+  if (flags & 1)
+    p.why_off = "--peer-access off";
+  else if (flags & 2)
+    p.why_off = "HALO3D_PEER_ACCESS=off";
   return p;
 }
 
@@ -59,8 +66,8 @@ std::string shared_gpu(const std::vector<RankGpu>& g, const HostMap& hosts) {
   for (std::size_t i = 0; i < g.size(); ++i)
     for (std::size_t j = i + 1; j < g.size(); ++j)
       if (!g[i].bus.empty() && g[i].host == g[j].host && g[i].bus == g[j].bus)
-        return "ranks " + std::to_string(i) + " and " + std::to_string(j) + " share GPU " + g[i].bus + " on host " +
-               hosts.hosts.at(g[i].host);
+        return "ranks " + std::to_string(i) + " and " + std::to_string(j) + " share GPU " +
+               g[i].bus + " on host " + hosts.hosts.at(g[i].host);
   return "";
 }
 
@@ -85,7 +92,8 @@ double time_exchange(HaloTransport& t, Kernels& k, double* u, int warmup, int re
   return median;
 }
 
-std::unique_ptr<HaloTransport> make_named_transport(const std::string& name, const TransportContext& c) {
+std::unique_ptr<HaloTransport> make_named_transport(const std::string& name,
+                                                    const TransportContext& c) {
   if (name == "mpi") return make_mpi_transport(c.k, c.plan, c.comm);
   if (name == "mpi-cuda") return make_mpi_cuda_transport(c);
   if (name == "ipc") return make_ipc_transport(c);
@@ -106,9 +114,11 @@ std::vector<std::string> gather_strings(const std::string& mine, MPI_Comm comm) 
     for (int r = 0; r < size; ++r) offs[r] = total, total += lens[r];
     all.resize(std::size_t(std::max(total, 1)));
   }
-  HALO3D_MPI_CHECK(MPI_Gatherv(mine.data(), len, MPI_CHAR, all.data(), lens.data(), offs.data(), MPI_CHAR, 0, comm));
+  HALO3D_MPI_CHECK(MPI_Gatherv(mine.data(), len, MPI_CHAR, all.data(), lens.data(), offs.data(),
+                               MPI_CHAR, 0, comm));
   std::vector<std::string> out;
-  for (int r = 0; r < (rank == 0 ? size : 0); ++r) out.emplace_back(&all[offs[r]], std::size_t(lens[r]));
+  for (int r = 0; r < (rank == 0 ? size : 0); ++r)
+    out.emplace_back(&all[offs[r]], std::size_t(lens[r]));
   return out;
 }
 
@@ -118,7 +128,8 @@ std::unique_ptr<HaloTransport> select_auto(const TransportContext& c, HaloSelect
     return make_mpi_transport(c.k, c.plan, c.comm);
   }
   long long faces = (long long)c.plan.faces.size(), same_host = 0;
-  for (const HaloFace& f : c.plan.faces) same_host += c.hosts.rank_host_index.at(f.neighbor) == c.hosts.host_index;
+  for (const HaloFace& f : c.plan.faces)
+    same_host += c.hosts.rank_host_index.at(f.neighbor) == c.hosts.host_index;
   long long v[2] = {faces, same_host};
   HALO3D_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_LONG_LONG, MPI_SUM, c.comm));
   if (v[0] == 0) {
@@ -160,14 +171,15 @@ std::unique_ptr<HaloTransport> select_auto(const TransportContext& c, HaloSelect
     sel.candidates.emplace_back(n, s);
     if (!best || s < best_s) best = std::move(t), best_s = s;  // identical on all ranks
   }
-  sel.reason = "fastest median exchange of the slowest rank (30 timed after 10 warm-up, real faces)";
+  sel.reason =
+      "fastest median exchange of the slowest rank (30 timed after 10 warm-up, real faces)";
   return best;
 }
 
 }  // namespace
 
-std::unique_ptr<HaloTransport> select_transport(const std::string& requested, const TransportContext& c,
-                                                HaloSelection& sel) {
+std::unique_ptr<HaloTransport> select_transport(const std::string& requested,
+                                                const TransportContext& c, HaloSelection& sel) {
   sel = HaloSelection{};
   sel.requested = requested;
   auto t = requested == "auto" ? select_auto(c, sel) : make_named_transport(requested, c);
@@ -188,11 +200,13 @@ void print_halo_selection(const HaloSelection& s) {
       }
     }
     std::printf("%s\n", line.c_str());
-    for (const auto& [n, why] : s.skipped) std::printf("halo auto: not tried: %s (%s)\n", n.c_str(), why.c_str());
+    for (const auto& [n, why] : s.skipped)
+      std::printf("halo auto: not tried: %s (%s)\n", n.c_str(), why.c_str());
   }
   // What each rank detected and uses, where there is more than one way (ipc, mixed).
   if (s.chosen == "ipc" && s.details.size() <= 16)
-    for (std::size_t r = 0; r < s.details.size(); ++r) std::printf("halo rank %zu: %s\n", r, s.details[r].c_str());
+    for (std::size_t r = 0; r < s.details.size(); ++r)
+      std::printf("halo rank %zu: %s\n", r, s.details[r].c_str());
   std::fflush(stdout);
 }
 

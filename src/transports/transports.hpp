@@ -36,7 +36,7 @@ PeerPolicy peer_policy(const std::string& option, MPI_Comm comm);
 struct TransportContext {
   Kernels& k;
   const HaloPlan& plan;
-  MPI_Comm comm;         // the Cartesian communicator (its ranks = the HostMap's ranks)
+  MPI_Comm comm;  // the Cartesian communicator (its ranks = the HostMap's ranks)
   const HostMap& hosts;
   PeerPolicy peer;
 };
@@ -44,17 +44,19 @@ struct TransportContext {
 // What was asked for, what was built, and (auto) what each candidate took.
 struct HaloSelection {
   std::string requested, chosen;
-  std::vector<std::pair<std::string, double>> candidates;  // name, seconds per exchange
-  std::vector<std::pair<std::string, std::string>> skipped; // name, why not tried
-  std::string reason;                                      // one line, for auto
-  std::vector<std::string> details;                        // describe() of every rank (rank 0 only)
+  std::vector<std::pair<std::string, double>> candidates;    // name, seconds per exchange
+  std::vector<std::pair<std::string, std::string>> skipped;  // name, why not tried
+  std::string reason;                                        // one line, for auto
+  std::vector<std::string> details;  // describe() of every rank (rank 0 only)
 };
 
 // Builds the transport `requested` names (auto included). Collective over ctx.comm.
-std::unique_ptr<HaloTransport> select_transport(const std::string& requested, const TransportContext& ctx,
+std::unique_ptr<HaloTransport> select_transport(const std::string& requested,
+                                                const TransportContext& ctx,
                                                 HaloSelection& selection);
 // Builds one named transport (not auto). Collective; throws Error(kExitUnavailable).
-std::unique_ptr<HaloTransport> make_named_transport(const std::string& name, const TransportContext& ctx);
+std::unique_ptr<HaloTransport> make_named_transport(const std::string& name,
+                                                    const TransportContext& ctx);
 // Prints (call on rank 0) what select_transport chose, why, and what ipc detected.
 void print_halo_selection(const HaloSelection& s);
 
@@ -63,7 +65,8 @@ std::unique_ptr<HaloTransport> make_mpi_cuda_transport(const TransportContext& c
 std::unique_ptr<HaloTransport> make_ipc_transport(const TransportContext& ctx);
 std::unique_ptr<HaloTransport> make_nccl_transport(const TransportContext& ctx);
 // mpi-cuda without its checks, for the faces the ipc transport sends over the network.
-std::unique_ptr<HaloTransport> make_mpi_cuda_transport_unchecked(Kernels& k, const HaloPlan& plan, MPI_Comm comm);
+std::unique_ptr<HaloTransport> make_mpi_cuda_transport_unchecked(Kernels& k, const HaloPlan& plan,
+                                                                 MPI_Comm comm);
 
 // True on every rank when every rank's MPI takes device pointers (MPIX_Query_cuda_support
 // or MPIX_GPU_query_support at run time). Collective.
