@@ -1,5 +1,6 @@
 #include <hdf5.h>
 
+#include <csignal>
 #include <cstdio>
 #include <exception>
 
@@ -30,6 +31,9 @@ int fail(const char* what, int code, bool collective) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Before MPI starts, so a SIGUSR1/SIGTERM that lands during start-up (a job preempted
+  // at once) is remembered and turns into a checkpoint-and-exit, not a killed rank.
+  halo3d::install_stop_signal_handlers();
   halo3d::MpiSession mpi(&argc, &argv);
   // Errors are reported as one line by halo3d, not as HDF5's error stack.
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
@@ -41,10 +45,10 @@ int main(int argc, char** argv) {
     return cmd.exit_code;
   }
   try {
-    if (cmd.name == "solve") {
-      halo3d::install_stop_signal_handlers();
-      return halo3d::run_solve(cmd.solve, MPI_COMM_WORLD);
-    }
+    if (cmd.name == "solve") return halo3d::run_solve(cmd.solve, MPI_COMM_WORLD);
+    // Only solve can stop cleanly on a signal; the other commands keep the default action.
+    std::signal(SIGTERM, SIG_DFL);
+    std::signal(SIGUSR1, SIG_DFL);
     if (cmd.name == "bench") return halo3d::run_bench(cmd.bench, MPI_COMM_WORLD);
     if (cmd.name == "probe") return halo3d::run_probe(cmd.probe, MPI_COMM_WORLD);
     return halo3d::run_info(MPI_COMM_WORLD);

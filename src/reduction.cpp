@@ -56,7 +56,7 @@ StopVote::~StopVote() {
   if (req_ != MPI_REQUEST_NULL) MPI_Wait(&req_, MPI_STATUS_IGNORE);
 }
 void StopVote::begin() {
-  local_ = stop_signal_received() ? 1 : 0;
+  local_ = stop_signal_number();  // 0, or the signal: all ranks learn which one it was
   HALO3D_MPI_CHECK(MPI_Iallreduce(&local_, &global_, 1, MPI_INT, MPI_MAX, comm_, &req_));
 }
 bool StopVote::end() {

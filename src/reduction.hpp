@@ -29,6 +29,7 @@ class StopVote {
   ~StopVote();
   void begin();
   bool end();  // true when any rank had received a stop signal at begin()
+  int signal() const { return global_; }  // after end(): the largest signal number seen
  private:
   MPI_Comm comm_;
   MPI_Request req_ = MPI_REQUEST_NULL;

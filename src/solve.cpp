@@ -146,7 +146,7 @@ int run_solve(const SolveOptions& o, MPI_Comm world) {
   if (res.stopped_by_signal) {
     if (root)
       std::fprintf(stderr, "halo3d: stopped by signal %d at iteration %ld; %s; exit code %d\n",
-                   stop_signal_number() ? stop_signal_number() : 0, res.iterations,
+                   res.stop_signal, res.iterations,
                    o.checkpoint.empty() ? "no --checkpoint given, state not saved"
                                         : ("checkpoint written to " + o.checkpoint).c_str(),
                    kExitCheckpointed);

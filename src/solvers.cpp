@@ -235,6 +235,7 @@ DriveResult drive(Method& m, MPI_Comm comm, const DriveOptions& o, long first,
     if (o.checkpoint && (periodic || stop)) o.checkpoint(res.iterations, res.history);
     if (stop) {
       res.stopped_by_signal = true;
+      res.stop_signal = vote.signal();
       break;
     }
   }

@@ -61,6 +61,7 @@ struct DriveResult {
   long iterations = 0;
   bool converged = false;
   bool stopped_by_signal = false;
+  int stop_signal = 0;  // the signal number the ranks agreed on
   double relative_residual = 0;
   std::vector<double> history;  // relative residual after each iteration
   double solve_seconds = 0;

@@ -1,0 +1,65 @@
+#!/bin/bash
+# Stop signals without Slurm: a signal to ONE rank stops ALL ranks cleanly after a checkpoint
+# (exit 75), and the chain of restarts ends bitwise where an uninterrupted run ends.
+#   1. SIGUSR1 to rank 1's pid only       -> every rank exits, 75, checkpoint at iteration K1
+#   2. restart; SIGTERM to rank 2 only     -> 75, checkpoint at K2 > K1
+#   3. restart; SIGUSR1 to mpirun itself   -> mpirun forwards it to every rank -> 75, K3 > K2
+#   4. restart and finish                  -> /u bitwise the uninterrupted run's
+# shellcheck source=tests/production/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+need_python_h5py
+new_workdir signal
+cd "$WORK"
+
+# ~5 s of Jacobi iterations on 3 ranks of 2 cores: long enough to signal it mid-solve.
+P=(--solver jacobi --grid 40,40,40 --mode 1,1,1 --tol 1e-9 --max-iters 8000 --procs 3,1,1 --monitor 250)
+
+log "reference: uninterrupted on 3 ranks"
+start_ranks ref 3 "${P[@]}" --output ref.h5
+finish ref 120
+[[ $rc == 0 || $rc == 3 ]] || fail "reference run: exit $rc: $(tail -n3 ref.err)"
+ref_rc=$rc
+
+# interrupt NAME HOW RESTART_ARGS...: starts the run, waits for it to be well into the solve,
+# sends the signal, and checks every rank stopped with 75 and a fresh checkpoint.
+last_k=0
+interrupt() {
+  local name=$1 how=$2
+  shift 2
+  start_ranks "$name" 3 "${P[@]}" --output "$name.h5" --checkpoint ck.h5 "$@"
+  local from
+  from=$(progress "$name")
+  wait_for 60 "$name to iterate" eval "(( \$(progress $name) >= $from + 500 ))"
+  local target
+  case $how in
+    USR1:rank1) target=$(rank_pid "$name" 1); kill -USR1 "$target" ;;
+    TERM:rank2) target=$(rank_pid "$name" 2); kill -TERM "$target" ;;
+    USR1:mpirun) target=$MPI_PID; kill -USR1 "$target" ;;
+  esac
+  local t0=$SECONDS
+  log "$name: sent SIG${how%%:*} to ${how#*:} (pid $target) at iteration ~$(progress "$name")"
+  finish "$name" 30
+  expect_rc 75 "$rc" "$name after SIG${how%%:*} to ${how#*:} ($(tail -n3 "$name.err"))"
+  for r in 0 1 2; do alive "$(rank_pid "$name" $r)" && fail "$name: rank $r still runs after mpirun exited"; done
+  grep -q 'stopped by signal .* checkpoint written to ck.h5; exit code 75' "$name.err" ||
+    fail "$name: no 'stopped by signal ... checkpoint written' line: $(cat "$name.err")"
+  [[ ! -e $name.h5 ]] || fail "$name: a solution file was written by a stopped run"
+  local k
+  k=$(h5 checkpoint ck.h5) || fail "$name: ck.h5 is not a readable checkpoint: $k"
+  ((k > last_k)) || fail "$name: checkpoint at iteration $k, not after the previous $last_k"
+  log "$name: all 3 ranks stopped in $((SECONDS - t0)) s with exit 75; checkpoint at iteration $k"
+  last_k=$k
+}
+
+interrupt a USR1:rank1
+interrupt b TERM:rank2 --restart ck.h5
+interrupt c USR1:mpirun --restart ck.h5
+
+log "final restart runs to the end"
+start_ranks d 3 "${P[@]}" --output final.h5 --restart ck.h5 --report final.json
+finish d 120
+expect_rc "$ref_rc" "$rc" "final restart ($(tail -n3 d.err))"
+grep -q "\"restarted_from\": $last_k" final.json || fail "final report does not say restarted_from $last_k"
+h5 same ref.h5 final.h5 || fail "three times interrupted and restarted is not bitwise the uninterrupted run"
+log "PASS signal"
+cleanup_workdir_on_success
