@@ -82,6 +82,88 @@ TEST(LaunchConfig, SweepShapesAreLegalForEveryRegionShape) {
       }
 }
 
+// The tuning knobs (HALO3D_CUDA_TILE, HALO3D_CUDA_TILE_Z): every tile3d/smem shape covers the
+// region, reducing launches stay few and made of whole warps, and thin slabs go to naive.
+TEST(LaunchConfig, TunedTileShapesCoverEveryRegion) {
+  const TileShape tiles[] = {{32, 8}, {64, 4}, {32, 4}, {128, 2}, {256, 1}, {64, 2}};
+  EXPECT_TRUE(smem_tile_ok({32, 8}));
+  EXPECT_TRUE(smem_tile_ok({64, 4}));
+  EXPECT_TRUE(smem_tile_ok({32, 4}));
+  EXPECT_FALSE(smem_tile_ok({128, 2}));
+  EXPECT_FALSE(tile_shape_ok({16, 16}));
+  EXPECT_FALSE(tile_shape_ok({64, 8}));
+  for (int z : {1, 2, 4, 8}) EXPECT_TRUE(tile_z_ok(z));
+  for (int z : {0, 3, 16}) EXPECT_FALSE(tile_z_ok(z));
+  const int sizes[] = {1, 2, 3, 7, 31, 33, 64, 130, 513};
+  for (const TileShape t : tiles) {
+    ASSERT_TRUE(tile_shape_ok(t));
+    for (int tz : {1, 2, 4, 8})
+      for (int nx : sizes)
+        for (int ny : sizes)
+          for (int nz : {1, 2, 5, 9, 64}) {
+            const Layout l{nx, ny, nz};
+            for (bool reduce : {false, true})
+              for (auto v : {SweepVariant::tile3d, SweepVariant::smem}) {
+                if (v == SweepVariant::smem && (!smem_tile_ok(t) || tz != kTileZ)) continue;
+                for (const Region r :
+                     {Region::whole(l), Region{0, 1, 0, ny, 0, nz}, Region{0, nx, 0, 1, 0, nz},
+                      Region{0, nx, 0, ny, 0, 1}, Region{0, 1, 0, 1, 0, nz},
+                      Region{nx / 3, nx, ny / 2, ny, nz / 4, nz}}) {
+                  if (r.empty()) continue;  // the backend returns before choosing a shape
+                  const SweepLaunch s = sweep_launch(l, r, v, 0, 0, reduce, t, tz);
+                  const long long ni = r.i1 - r.i0, nj = r.j1 - r.j0, nk = r.k1 - r.k0;
+                  expect_legal(s.block, s.grid);
+                  if (reduce) EXPECT_LE(s.grid.count(), kSlotCapacity);
+                  if (ni == 1 || nj == 1) EXPECT_FALSE(s.march);  // 1-thick: naive
+                  if (s.march) {
+                    EXPECT_EQ(s.block.x, unsigned(t.x));
+                    EXPECT_EQ(s.block.y, unsigned(t.y));
+                    EXPECT_EQ(s.block.z, 1u);
+                    EXPECT_EQ(s.block.count() % 32, 0);  // whole warps (block sum)
+                    EXPECT_LE(s.block.count(), kBlockThreads);
+                    EXPECT_GE((long long)s.grid.x * s.block.x, ni);
+                    EXPECT_LT((long long)(s.grid.x - 1) * s.block.x, ni);
+                    EXPECT_GE((long long)s.grid.y * s.block.y, nj);
+                    EXPECT_LT((long long)(s.grid.y - 1) * s.block.y, nj);
+                    if (reduce) EXPECT_LE(s.grid.count(), kMaxReduceBlocksTile);
+                    if (v == SweepVariant::tile3d) {
+                      EXPECT_EQ(s.kz, tz);
+                      EXPECT_LE(s.grid.z, ceil_div(nk, tz));
+                      if (!reduce) EXPECT_EQ(s.grid.z, ceil_div(nk, tz));
+                    } else {
+                      EXPECT_GE((long long)s.grid.z * s.kz, nk);
+                      EXPECT_LT((long long)(s.grid.z - 1) * s.kz, nk);
+                    }
+                  } else {
+                    EXPECT_EQ(s.block.count(), kBlockThreads);
+                    EXPECT_GE((long long)s.grid.x * s.block.x, ni);
+                  }
+                  if (HasFailure()) {
+                    ADD_FAILURE() << "tile " << t.x << "x" << t.y << " z " << tz << " layout " << nx
+                                  << "," << ny << "," << nz << " region " << ni << "x" << nj << "x"
+                                  << nk << " reduce " << reduce;
+                    return;
+                  }
+                }
+              }
+          }
+  }
+}
+
+// The defaults of the knobs are the shapes used before they existed.
+TEST(LaunchConfig, DefaultTuningIsTheFixedShape) {
+  const Layout l{512, 512, 512};
+  for (bool reduce : {false, true}) {
+    const SweepLaunch s = sweep_launch(l, Region::whole(l), SweepVariant::tile3d, 0, 0, reduce);
+    EXPECT_EQ(s.block.x, unsigned(kMarchX));
+    EXPECT_EQ(s.block.y, unsigned(kMarchY));
+    EXPECT_EQ(s.kz, kTileZ);
+    EXPECT_EQ(s.grid.x, 16u);
+    EXPECT_EQ(s.grid.y, 64u);
+    EXPECT_EQ(s.grid.z, reduce ? 16u : 128u);
+  }
+}
+
 // vec2 units: aligned pairs after an unaligned first point cover the rest of the row.
 TEST(LaunchConfig, Vec2UnitsCoverEveryRowParity) {
   for (int nx = 1; nx < 70; ++nx) {

@@ -66,6 +66,78 @@ int planes_from_env() {
   return int(n);
 }
 
+// Tuning knobs, read once in the constructor; unset = the defaults of launch_config.hpp.
+// HALO3D_CUDA_TILE_Z=1|2|4|8: tile3d z-points per thread (default kTileZ = 4).
+int tile_z_from_env() {
+  const char* v = std::getenv("HALO3D_CUDA_TILE_Z");
+  if (!v || !*v) return kTileZ;
+  char* end = nullptr;
+  const long n = std::strtol(v, &end, 10);
+  if (*end != '\0' || !tile_z_ok(int(n)) || n != long(int(n)))
+    throw std::invalid_argument(std::string("HALO3D_CUDA_TILE_Z must be 1, 2, 4 or 8, not '") + v +
+                                "'");
+  return int(n);
+}
+
+// smem tiles compiled (each a template instance); tile3d takes any tile_shape_ok shape.
+bool smem_tile_compiled(const TileShape& t) {
+  return (t.x == 32 && t.y == 8) || (t.x == 64 && t.y == 4) || (t.x == 32 && t.y == 4);
+}
+
+// HALO3D_CUDA_TILE=XxY: the tile3d (and smem) (i,j) tile. X a multiple of 32,
+// X*Y <= 256 (e.g. 32x8, 64x4, 32x4, 128x2, 256x1); smem only 32x8, 64x4, 32x4.
+// Default 32x8, the shape every sanitizer run checked; 64x4 measured 1-3% faster on an
+// H200 (docs/PERFORMANCE.md, version 4) and is the candidate for the next default.
+TileShape tile_from_env() {
+  const char* v = std::getenv("HALO3D_CUDA_TILE");
+  if (!v || !*v) return TileShape{};
+  char* end = nullptr;
+  const long x = std::strtol(v, &end, 10);
+  long y = 0;
+  bool ok = end != v && (*end == 'x' || *end == 'X');
+  if (ok) {
+    const char* ys = end + 1;
+    y = std::strtol(ys, &end, 10);
+    ok = end != ys && *end == '\0' && x > 0 && x <= kBlockThreads && y > 0 && y <= kBlockThreads;
+  }
+  const TileShape t{int(ok ? x : 0), int(ok ? y : 0)};
+  if (!ok || !tile_shape_ok(t))
+    throw std::invalid_argument(
+        std::string("HALO3D_CUDA_TILE must be XxY with X a multiple of 32 and X*Y <= ") +
+        std::to_string(kBlockThreads) + " (e.g. 32x8, 64x4, 32x4, 128x2), not '" + v + "'");
+  return t;
+}
+
+// HALO3D_CUDA_STORE=plain|stream: the sweeps' output stored plainly or with st.global.cs.
+bool stream_store_from_env() {
+  const char* v = std::getenv("HALO3D_CUDA_STORE");
+  if (!v || !*v || std::strcmp(v, "plain") == 0) return false;
+  if (std::strcmp(v, "stream") == 0) return true;
+  throw std::invalid_argument(std::string("HALO3D_CUDA_STORE must be 'plain' or 'stream', not '") +
+                              v + "'");
+}
+
+template <class Op, bool kReduce, bool kStream>
+auto tile3d_kernel(int z) {
+  switch (z) {
+    case 1:
+      return tile3d_sweep<Op, kReduce, 1, kStream>;
+    case 2:
+      return tile3d_sweep<Op, kReduce, 2, kStream>;
+    case 8:
+      return tile3d_sweep<Op, kReduce, 8, kStream>;
+    default:
+      return tile3d_sweep<Op, kReduce, 4, kStream>;
+  }
+}
+
+template <class Op, bool kReduce, bool kStream>
+auto smem_kernel(const TileShape& t) {
+  if (t.x == 64 && t.y == 4) return smem_sweep<Op, kReduce, 64, 4, kStream>;
+  if (t.x == 32 && t.y == 4) return smem_sweep<Op, kReduce, 32, 4, kStream>;
+  return smem_sweep<Op, kReduce, 32, 8, kStream>;  // the constructor allowed no other
+}
+
 dim3 to_dim3(const Shape& s) { return dim3(s.x, s.y, s.z); }
 
 class CudaKernels final : public Kernels {
@@ -83,6 +155,14 @@ class CudaKernels final : public Kernels {
     auto_variant_ = auto_variant_from_env();
     rows_variant_ = rows_from_env();
     kz_override_ = planes_from_env();
+    tile_z_ = tile_z_from_env();
+    tile_ = tile_from_env();
+    stream_store_ = stream_store_from_env();
+    if ((auto_variant_ || variant_ == SweepVariant::smem) && !smem_tile_compiled(tile_))
+      throw std::invalid_argument(
+          "HALO3D_CUDA_TILE=" + std::to_string(tile_.x) + "x" + std::to_string(tile_.y) +
+          " is not a smem tile (32x8, 64x4 or 32x4); smem runs with HALO3D_CUDA_APPLY=smem and, " +
+          "for reducing sweeps, auto: set HALO3D_CUDA_APPLY=tile3d");
 
     // Numerically lower is higher priority: halo faces and the shell jump ahead of the
     // interior sweep, which then fills whatever the boundary work leaves idle.
@@ -301,32 +381,39 @@ class CudaKernels final : public Kernels {
     check_slot(slot);
     if (r.empty()) return;
     check_region(l, r);
-    if (slot == kNoReduction)
-      launch_sweep<Op, false>(l, r, op, slot, stream(lane));
-    else
-      launch_sweep<Op, true>(l, r, op, slot, stream(lane));
+    if (slot == kNoReduction) {
+      if (stream_store_)
+        launch_sweep<Op, false, true>(l, r, op, slot, stream(lane));
+      else
+        launch_sweep<Op, false, false>(l, r, op, slot, stream(lane));
+    } else {
+      if (stream_store_)
+        launch_sweep<Op, true, true>(l, r, op, slot, stream(lane));
+      else
+        launch_sweep<Op, true, false>(l, r, op, slot, stream(lane));
+    }
   }
 
-  template <class Op, bool kReduce>
+  template <class Op, bool kReduce, bool kStream>
   void launch_sweep(const Layout& l, const Region& r, const Op& op, int slot, cudaStream_t st) {
-    auto* march = march_sweep<Op, kReduce>;
-    auto* naive = naive_sweep<Op, kReduce>;
-    auto* tile3d = tile3d_sweep<Op, kReduce>;
-    auto* smem = smem_sweep<Op, kReduce>;
+    auto* march = march_sweep<Op, kReduce, kStream>;
+    auto* naive = naive_sweep<Op, kReduce, kStream>;
+    auto* tile3d = tile3d_kernel<Op, kReduce, kStream>(tile_z_);
+    auto* smem = smem_kernel<Op, kReduce, kStream>(tile_);
     const SweepVariant v =
         auto_variant_ ? (kReduce ? SweepVariant::smem : SweepVariant::tile3d) : variant_;
     const long long resident =
         v == SweepVariant::march ? resident_blocks(march) : 0;  // only march uses it
-    const SweepLaunch g = sweep_launch(l, r, v, resident, kz_override_, kReduce);
+    const SweepLaunch g = sweep_launch(l, r, v, resident, kz_override_, kReduce, tile_, tile_z_);
     double2* partials = kReduce ? reserve(slot, g.grid.count()) : nullptr;
     const dim3 grid = to_dim3(g.grid), block = to_dim3(g.block);
     if (g.march && v == SweepVariant::march) {
       march<<<grid, block, 0, st>>>(l, r, g.kz, op, partials);
     } else if (g.march && v == SweepVariant::tile3d) {
-      resident_blocks(tile3d);  // sets its L1 preference
+      resident_blocks(tile3d, int(g.block.count()));  // sets its L1 preference
       tile3d<<<grid, block, 0, st>>>(l, r, op, partials);
     } else if (g.march && v == SweepVariant::smem) {
-      resident_blocks(smem, kBlockThreads, 25);
+      resident_blocks(smem, int(g.block.count()), 25);
       smem<<<grid, block, 0, st>>>(l, r, g.kz, op, partials);
     } else {
       resident_blocks(naive);  // sets its L1 preference
@@ -390,6 +477,9 @@ class CudaKernels final : public Kernels {
   bool auto_variant_ = true;
   RowsVariant rows_variant_ = RowsVariant::vec2;
   int kz_override_ = 0;
+  int tile_z_ = kTileZ;        // HALO3D_CUDA_TILE_Z
+  TileShape tile_{};           // HALO3D_CUDA_TILE
+  bool stream_store_ = false;  // HALO3D_CUDA_STORE=stream
   Stream interior_, boundary_;
   Event fence_[2];  // indexed by the `before` lane
   Event join_, start_, stop_;

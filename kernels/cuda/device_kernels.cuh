@@ -86,6 +86,38 @@ __device__ __forceinline__ void store_block_partial(DD v, double2* partials) {
   }
 }
 
+// As store_block_partial, for blocks of any whole number of warps up to kBlockThreads (the
+// tunable tile3d/smem tiles). For 256 threads it is the same tree, so the same sum.
+__device__ __forceinline__ void store_block_partial_any(DD v, double2* partials) {
+  constexpr int kMaxWarps = kBlockThreads / 32;
+  __shared__ double2 warp_total[kMaxWarps];
+  const int t = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+  const int warps = int(blockDim.x * blockDim.y * blockDim.z) / 32;
+  v = warp_sum(v);
+  if (t % 32 == 0) warp_total[t / 32] = make_double2(v.hi, v.lo);
+  __syncthreads();
+  if (t < 32) {
+    DD total{};
+    if (t < warps) total = {warp_total[t].x, warp_total[t].y};
+    total = warp_sum(total);
+    if (t == 0) {
+      const long long b =
+          blockIdx.x + (long long)gridDim.x * (blockIdx.y + (long long)gridDim.y * blockIdx.z);
+      partials[b] = make_double2(total.hi, total.lo);
+    }
+  }
+}
+
+// The sweeps' output store: plain, or (kStream, HALO3D_CUDA_STORE=stream) st.global.cs,
+// evict-first, so the written array does not push u's planes out of L2.
+template <bool kStream>
+__device__ __forceinline__ void store_out(double* p, double v) {
+  if constexpr (kStream)
+    __stcs(p, v);
+  else
+    *p = v;
+}
+
 struct SlotCounts {
   long long n[kReductionSlots];
 };
@@ -179,7 +211,7 @@ struct HeatOp {
 
 // Baseline: the region's points spread over a 3D grid, looping over y and z only when the
 // grid was capped (reductions). Every neighbour load goes to the memory system.
-template <class Op, bool kReduce>
+template <class Op, bool kReduce, bool kStream = false>
 __global__ void __launch_bounds__(kBlockThreads)
     naive_sweep(Layout l, Region r, Op op, double2* partials) {
   const std::ptrdiff_t sy = l.sy(), sz = l.sz();
@@ -191,7 +223,16 @@ __global__ void __launch_bounds__(kBlockThreads)
       for (int k = r.k0 + blockIdx.z * blockDim.z + threadIdx.z; k < r.k1;
            k += gridDim.z * blockDim.z) {
         const std::ptrdiff_t c = l.at(i, j, k);
-        const double v = op(op.u, op.f, op.out, c, sy, sz);
+        double v;
+        if constexpr (kStream) {
+          // The same point update on the grids, its output to a register, then stored
+          // evict-first. (w, fw shifted so that index 3 is the point; both stay inside u/f.)
+          double ow[4];
+          v = op(op.u + (c - 3), (Op::kReadsF ? op.f : op.u) + (c - 3), ow, 3, sy, sz);
+          store_out<true>(op.out + c, ow[3]);
+        } else {
+          v = op(op.u, op.f, op.out, c, sy, sz);
+        }
         if constexpr (kReduce) acc = ops::dd_add(acc, v);
       }
     }
@@ -209,7 +250,7 @@ __global__ void __launch_bounds__(kBlockThreads)
 // step's points, which other threads of the tile loaded one step earlier, are L1 hits.
 // Because the prefetched values are only used in the next iteration, the compiler cannot
 // sink those loads to their use.
-template <class Op, bool kReduce>
+template <class Op, bool kReduce, bool kStream = false>
 __global__ void __launch_bounds__(kBlockThreads, Op::kReadsF ? kMarchMinBlocksF : kMarchMinBlocks)
     march_sweep(Layout l, Region r, int kz, Op op, double2* partials) {
   constexpr int G = kMarchGroup;
@@ -254,7 +295,7 @@ __global__ void __launch_bounds__(kBlockThreads, Op::kReadsF ? kMarchMinBlocksF 
         const double fw[4] = {0.0, 0.0, 0.0, Op::kReadsF ? fcol[g] : 0.0};
         double ow[4];
         const double v = op(w, fw, ow, 3, 2, 3);
-        out[g * isz] = ow[3];
+        store_out<kStream>(out + g * isz, ow[3]);
         if constexpr (kReduce) acc = ops::dd_add(acc, v);
       }
 #pragma unroll
@@ -273,12 +314,14 @@ __global__ void __launch_bounds__(kBlockThreads, Op::kReadsF ? kMarchMinBlocksF 
 // 4*kTileZ in-plane loads are issued before any point is computed, giving kTileZ
 // independent chains, and the grid's z is its slowest axis, so the blocks resident at once
 // cover a few whole planes and share them (and every tile halo) in L2.
-template <class Op, bool kReduce>
+//
+// Tuning: T = HALO3D_CUDA_TILE_Z (default kTileZ); the tile is the block's shape
+// (HALO3D_CUDA_TILE, default 32x8, any whole number of warps <= kBlockThreads threads).
+template <class Op, bool kReduce, int T = kTileZ, bool kStream = false>
 __global__ void __launch_bounds__(kBlockThreads)
     tile3d_sweep(Layout l, Region r, Op op, double2* partials) {
-  constexpr int T = kTileZ;
-  const int i = r.i0 + blockIdx.x * kMarchX + threadIdx.x;
-  const int j = r.j0 + blockIdx.y * kMarchY + threadIdx.y;
+  const int i = r.i0 + blockIdx.x * blockDim.x + threadIdx.x;
+  const int j = r.j0 + blockIdx.y * blockDim.y + threadIdx.y;
   const int chunks = (r.k1 - r.k0 + T - 1) / T;
   DD acc{};
   if (i < r.i1 && j < r.j1) {
@@ -308,13 +351,13 @@ __global__ void __launch_bounds__(kBlockThreads)
           const double fw[4] = {0.0, 0.0, 0.0, fv[g]};
           double ow[4];
           const double v = op(w, fw, ow, 3, 2, 3);
-          op.out[base + g * sz] = ow[3];
+          store_out<kStream>(op.out + base + g * sz, ow[3]);
           if constexpr (kReduce) acc = ops::dd_add(acc, v);
         }
       }
     }
   }
-  if constexpr (kReduce) store_block_partial(acc, partials);
+  if constexpr (kReduce) store_block_partial_any(acc, partials);
 }
 
 // smem (2.5D): a block owns a 32x8 (i,j) tile and kz planes (short chunks: blocks are
@@ -329,10 +372,17 @@ __global__ void __launch_bounds__(kBlockThreads)
 // neighbours i = r.i1 / j = r.j1 may be cells of this tile); 80 threads load one halo cell
 // each where a computed point reads it. Every cell a computed point reads is loaded
 // (corners are never read).
-template <class Op, bool kReduce>
-__global__ void __launch_bounds__(kBlockThreads, Op::kReadsF ? kSmemMinBlocksF : kSmemMinBlocks)
+//
+// Tuning: the tile TX x TY (HALO3D_CUDA_TILE; default 32x8; needs 2(TX+TY) <= TX*TY halo
+// threads) and kStream (HALO3D_CUDA_STORE). The register budget stays that of 32x8: as many
+// resident threads per SM.
+template <class Op, bool kReduce, int TX = kMarchX, int TY = kMarchY, bool kStream = false>
+__global__ void __launch_bounds__(TX* TY, (Op::kReadsF ? kSmemMinBlocksF : kSmemMinBlocks) *
+                                              kBlockThreads / (TX * TY))
     smem_sweep(Layout l, Region r, int kz, Op op, double2* partials) {
-  constexpr int D = kSmemDepth, TX = kMarchX, TY = kMarchY;
+  static_assert(TX % 32 == 0 && TX * TY <= kBlockThreads && 2 * (TX + TY) <= TX * TY,
+                "smem tile: whole warps, one halo cell per thread at most");
+  constexpr int D = kSmemDepth;
   __shared__ double tile[2][TY + 2][TX + 2];
   const int tx = threadIdx.x, ty = threadIdx.y;
   const int i = r.i0 + blockIdx.x * TX + tx;
@@ -400,7 +450,7 @@ __global__ void __launch_bounds__(kBlockThreads, Op::kReadsF ? kSmemMinBlocksF :
         const double fw[4] = {0.0, 0.0, 0.0, fcol[g]};
         double ow[4];
         const double v = op(w, fw, ow, 3, 2, 3);
-        out[o + g * sz] = ow[3];
+        store_out<kStream>(out + o + g * sz, ow[3]);
         if constexpr (kReduce) acc = ops::dd_add(acc, v);
       }
     }
@@ -412,7 +462,12 @@ __global__ void __launch_bounds__(kBlockThreads, Op::kReadsF ? kSmemMinBlocksF :
       fcol[p] = fcol[p + D];
     }
   }
-  if constexpr (kReduce) store_block_partial(acc, partials);
+  if constexpr (kReduce) {
+    if constexpr (TX * TY == kBlockThreads)
+      store_block_partial(acc, partials);
+    else
+      store_block_partial_any(acc, partials);
+  }
 }
 
 // ---- Vector kernels over the interior ------------------------------------------------

@@ -78,6 +78,22 @@ inline constexpr long long kMaxReduceBlocks = 8192;
 inline constexpr unsigned kMaxGridYZ = 65535;
 inline constexpr int kMaxBlockZ = 64;
 
+// Tuning knobs (HALO3D_CUDA_TILE, HALO3D_CUDA_TILE_Z; defaults = the shapes above).
+// tile3d/smem (i,j) tile: x a multiple of 32 (whole warps along a row, 256-byte runs),
+// x*y <= kBlockThreads threads (the block sum handles any whole number of warps).
+struct TileShape {
+  int x = kMarchX, y = kMarchY;
+};
+inline bool tile_shape_ok(const TileShape& t) {
+  return t.x >= 32 && t.x % 32 == 0 && t.y >= 1 && (long long)t.x * t.y <= kBlockThreads;
+}
+// smem's halo is loaded one cell per thread: 2(x+y) cells must not exceed the threads.
+inline bool smem_tile_ok(const TileShape& t) {
+  return tile_shape_ok(t) && 2LL * (t.x + t.y) <= (long long)t.x * t.y;
+}
+// tile3d z-points per thread compiled (HALO3D_CUDA_TILE_Z).
+inline bool tile_z_ok(int z) { return z == 1 || z == 2 || z == 4 || z == 8; }
+
 struct Shape {
   unsigned x = 1, y = 1, z = 1;
   long long count() const { return (long long)x * y * z; }
@@ -137,8 +153,10 @@ inline int march_planes(int nk, long long tiles, long long resident_blocks) {
 }
 
 // `resident_march_blocks`: how many march blocks of this kernel fit on the device at once.
+// `tile`, `tile_z`: tile3d/smem tile and tile3d z-points (tuning; see TileShape).
 inline SweepLaunch sweep_launch(const Layout& l, const Region& r, SweepVariant variant,
-                                long long resident_march_blocks, int kz_override, bool reduce) {
+                                long long resident_march_blocks, int kz_override, bool reduce,
+                                TileShape tile = {}, int tile_z = kTileZ) {
   const int ni = r.i1 - r.i0, nj = r.j1 - r.j0, nk = r.k1 - r.k0;
   SweepLaunch s;
 
@@ -159,20 +177,22 @@ inline SweepLaunch sweep_launch(const Layout& l, const Region& r, SweepVariant v
     s = SweepLaunch{};  // an override too small for this nk: fall back
   }
 
-  // tile3d / smem: the same 32x8 tiles; thin slabs go to the naive shape below.
-  const bool tile_thick = ni >= kMarchX / 2 && nj >= kMarchY / 2 && nk >= 1;
-  const long long tiles = tiles_x * tiles_y;
+  // tile3d / smem: tile.x x tile.y tiles (default 32x8, as march); thin slabs go to the
+  // naive shape below (1-thick ones always, whatever the tile).
+  const long long ttx = ceil_div(ni, tile.x), tty = ceil_div(nj, tile.y);
+  const bool tile_thick = ni >= tile.x / 2 && nj >= std::max(2, tile.y / 2) && ni >= 2 && nk >= 1;
+  const long long tiles = ttx * tty;
   if ((variant == SweepVariant::tile3d || variant == SweepVariant::smem) && tile_thick &&
-      tiles_y <= kMaxGridYZ && (!reduce || tiles <= kMaxReduceBlocksTile)) {
+      ttx <= 0x7fffffffLL && tty <= kMaxGridYZ && (!reduce || tiles <= kMaxReduceBlocksTile)) {
     s.march = true;
-    s.block = {unsigned(kMarchX), unsigned(kMarchY), 1};
+    s.block = {unsigned(tile.x), unsigned(tile.y), 1};
     long long gz = 0;
     if (variant == SweepVariant::tile3d) {
-      // Blocks stride over z-chunks of kTileZ planes (only when capped).
-      const long long chunks = ceil_div(nk, kTileZ);
+      // Blocks stride over z-chunks of tile_z planes (only when capped).
+      const long long chunks = ceil_div(nk, tile_z);
       gz = std::min<long long>(chunks, kMaxGridYZ);
       if (reduce) gz = std::max(1LL, std::min(gz, kMaxReduceBlocksTile / tiles));
-      s.kz = kTileZ;
+      s.kz = tile_z;
     } else {
       long long kz = kz_override > 0 ? kz_override : kSmemPlanes;
       kz = std::min<long long>(kz, nk);
@@ -181,7 +201,7 @@ inline SweepLaunch sweep_launch(const Layout& l, const Region& r, SweepVariant v
       s.kz = int(kz);
       gz = ceil_div(nk, kz);
     }
-    s.grid = {unsigned(tiles_x), unsigned(tiles_y), unsigned(gz)};
+    s.grid = {unsigned(ttx), unsigned(tty), unsigned(gz)};
     return s;
   }
 
