@@ -39,7 +39,7 @@ h3d_find_bin() {
     printf '%s\n' "$c"
     return
   fi
-  for c in build build-cpu build-gpu build-prod; do
+  for c in build build-ci build-cpu build-gpu build-prod; do
     if [[ -x $jobs_dir/../$c/halo3d ]]; then
       (cd "$jobs_dir/../$c" && printf '%s/halo3d\n' "$PWD")
       return

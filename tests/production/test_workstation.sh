@@ -7,6 +7,8 @@
 #           CUDA_VISIBLE_DEVICES by index and by UUID; and real halo3d runs through that path
 # shellcheck source=tests/production/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# Run the binary under test, not whichever build folder the launcher would find first.
+export HALO3D_BIN=$BIN
 new_workdir workstation
 cd "$WORK"
 export HALO3D_MPIRUN_FLAGS="--oversubscribe"
