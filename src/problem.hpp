@@ -15,6 +15,8 @@ class Problem {
   const std::array<double, 3>& h() const { return h_; }
   Stencil stencil() const { return Stencil::laplacian(h_[0], h_[1], h_[2]); }
   bool has_exact() const { return rhs_ == "modes"; }
+  // Heat: the run's step count, diffusivity and (resolved) time step, for its exact answers.
+  void set_heat(long steps, double alpha, double dt) { steps_ = steps, alpha_ = alpha, dt_ = dt; }
 
   // Eigenvalue of A = -lap_h for mode k: sum_d (4/h_d^2) sin^2(K_d pi h_d / 2).
   double lambda(const Int3& k) const;
@@ -38,9 +40,6 @@ class Problem {
   std::array<double, 3> h_;
   long steps_ = 0;
   double alpha_ = 0, dt_ = 0;
-
- public:
-  void set_heat(long steps, double alpha, double dt) { steps_ = steps, alpha_ = alpha, dt_ = dt; }
 };
 
 // Reproducible value in [-1, 1) for global point index `index` (splitmix64).
