@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "errors.hpp"
+
 namespace halo3d {
 
 namespace {
@@ -19,6 +21,15 @@ double random_value(std::uint64_t seed, std::uint64_t index) {
 Problem::Problem(const SolveOptions& o)
     : problem_(o.problem), rhs_(o.rhs), modes_(o.modes), seed_(o.seed), grid_(o.grid) {
   for (int d = 0; d < 3; ++d) h_[d] = 1.0 / (grid_[d] + 1);
+  if (problem_ != "heat") return;
+  const double limit = dt_limit(o.alpha);
+  steps_ = o.steps;
+  alpha_ = o.alpha;
+  dt_ = o.dt > 0 ? o.dt : 0.9 * limit;
+  if (dt_ > limit)
+    throw BadInput("--dt " + std::to_string(o.dt) +
+                   " is above the explicit-Euler stability limit " + std::to_string(limit) +
+                   " = 1/(alpha*2*(1/hx^2+1/hy^2+1/hz^2))");
 }
 
 double Problem::lambda(const Int3& k) const {

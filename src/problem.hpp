@@ -10,18 +10,19 @@ namespace halo3d {
 
 class Problem {
  public:
+  // Throws BadInput when a heat problem's --dt is above the stability limit.
   explicit Problem(const SolveOptions& o);
 
   const std::array<double, 3>& h() const { return h_; }
   Stencil stencil() const { return Stencil::laplacian(h_[0], h_[1], h_[2]); }
   bool has_exact() const { return rhs_ == "modes"; }
-  // Heat: the run's step count, diffusivity and (resolved) time step, for its exact answers.
-  void set_heat(long steps, double alpha, double dt) { steps_ = steps, alpha_ = alpha, dt_ = dt; }
 
   // Eigenvalue of A = -lap_h for mode k: sum_d (4/h_d^2) sin^2(K_d pi h_d / 2).
   double lambda(const Int3& k) const;
   // Largest stable explicit-Euler step for u_t = alpha lap u (classical 1/(alpha*diag)).
   double dt_limit(double alpha) const;
+  // Heat: the time step used (--dt, or 0.9 of the limit when --dt is 0); 0 for Poisson.
+  double dt() const { return dt_; }
 
   // Fills the interior of a padded host array with the Poisson right-hand side or the
   // heat initial condition, from global indices (independent of the decomposition).

@@ -75,18 +75,8 @@ int run_solve(const SolveOptions& o, MPI_Comm world) {
   const bool heat = o.problem == "heat";
   const std::string solver = heat ? "euler" : o.solver;
 
-  Problem prob(o);
-  double dt = 0;
-  if (heat) {
-    const double limit = prob.dt_limit(o.alpha);
-    dt = o.dt > 0 ? o.dt : 0.9 * limit;
-    if (dt > limit)
-      throw BadInput("--dt " + std::to_string(o.dt) +
-                     " is above the explicit-Euler stability limit " + std::to_string(limit) +
-                     " = 1/(alpha*2*(1/hx^2+1/hy^2+1/hz^2))");
-    prob.set_heat(o.steps, o.alpha, dt);
-  }
-
+  const Problem prob(o);
+  const double dt = prob.dt();
   auto rt = make_runtime(runtime_options(o, prob.stencil()), world);
   MPI_Comm comm = rt->cart.get();
   Kernels& k = *rt->kernels;
@@ -103,13 +93,7 @@ int run_solve(const SolveOptions& o, MPI_Comm world) {
   prob.fill_source(d, source);
   Buffer b = upload(k, source);
 
-  std::unique_ptr<Method> method;
-  if (heat)
-    method = make_heat(*rt->op, rt->timers, b, o.alpha * dt);
-  else if (o.solver == "jacobi")
-    method = make_jacobi(*rt->op, comm, rt->timers, b, o.tol);
-  else
-    method = make_cg(*rt->op, comm, rt->timers, b, o.tol);
+  std::unique_ptr<Method> method = make_method(o, dt, *rt->op, comm, rt->timers, b);
 
   const RunIdentity id = RunIdentity::of(o, solver, dt);
   long first = 0;

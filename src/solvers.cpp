@@ -197,6 +197,13 @@ std::unique_ptr<Method> make_heat(DistributedOperator& op, Timers& t, const Buff
   return std::make_unique<Heat>(op, t, u0, alpha_dt);
 }
 
+std::unique_ptr<Method> make_method(const SolveOptions& o, double dt, DistributedOperator& op,
+                                    MPI_Comm comm, Timers& t, const Buffer& source) {
+  if (o.problem == "heat") return make_heat(op, t, source, o.alpha * dt);
+  if (o.solver == "jacobi") return make_jacobi(op, comm, t, source, o.tol);
+  return make_cg(op, comm, t, source, o.tol);
+}
+
 DriveResult drive(Method& m, MPI_Comm comm, const DriveOptions& o, long first,
                   std::vector<double> history) {
   DriveResult res;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "operator.hpp"
+#include "options.hpp"
 #include "timers.hpp"
 
 namespace halo3d {
@@ -49,6 +50,10 @@ std::unique_ptr<Method> make_jacobi(DistributedOperator& op, MPI_Comm comm, Time
                                     const Buffer& f, double tol);
 std::unique_ptr<Method> make_heat(DistributedOperator& op, Timers& t, const Buffer& u0,
                                   double alpha_dt);
+
+// The method `o` asks for (CG, Jacobi, or explicit Euler with the problem's dt).
+std::unique_ptr<Method> make_method(const SolveOptions& o, double dt, DistributedOperator& op,
+                                    MPI_Comm comm, Timers& t, const Buffer& source);
 
 struct DriveOptions {
   long max_iters = 0;  // iterations (or steps) to run at most, counted from 0

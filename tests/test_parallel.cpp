@@ -45,32 +45,12 @@ struct SolveOutcome {
   Int3 procs;
 };
 
-// The solver path of `halo3d solve`, in-process, on any communicator.
-SolveOutcome solve(SolveOptions o, MPI_Comm comm) {
-  Problem prob(o);
-  double dt = 0;
-  if (o.problem == "heat") {
-    dt = o.dt > 0 ? o.dt : 0.9 * prob.dt_limit(o.alpha);
-    prob.set_heat(o.steps, o.alpha, dt);
-  }
-  auto rt = make_runtime(runtime_options(o, prob.stencil()), comm);
-  std::vector<double> src;
-  prob.fill_source(rt->decomp, src);
-  Buffer b = upload(*rt->kernels, src);
-  std::unique_ptr<Method> m;
-  if (o.problem == "heat")
-    m = make_heat(*rt->op, rt->timers, b, o.alpha * dt);
-  else if (o.solver == "jacobi")
-    m = make_jacobi(*rt->op, rt->cart.get(), rt->timers, b, o.tol);
-  else
-    m = make_cg(*rt->op, rt->cart.get(), rt->timers, b, o.tol);
-  m->start();
-  DriveOptions dro;
-  dro.max_iters = o.problem == "heat" ? o.steps : o.max_iters;
+SolveOutcome solve(const SolveOptions& o, MPI_Comm comm) {
+  test::InProcessSolve run = test::solve_in_process(o, comm);
   SolveOutcome out;
-  out.result = drive(*m, rt->cart.get(), dro, 0, {});
-  out.u = gather(rt->decomp, download(*rt->kernels, m->solution()), rt->cart.get());
-  out.procs = rt->decomp.procs;
+  out.result = run.result;
+  out.u = gather(run.rt->decomp, run.solution(), run.rt->cart.get());
+  out.procs = run.rt->decomp.procs;
   return out;
 }
 
@@ -92,9 +72,8 @@ double max_abs(const std::vector<double>& a) {
   return m;
 }
 
-std::vector<double> exact_discrete(const SolveOptions& o, double dt = 0) {
-  Problem p(o);
-  if (o.problem == "heat") p.set_heat(o.steps, o.alpha, dt > 0 ? dt : 0.9 * p.dt_limit(o.alpha));
+std::vector<double> exact_discrete(const SolveOptions& o) {
+  const Problem p(o);
   std::vector<double> e;
   for (int k = 0; k < o.grid[2]; ++k)
     for (int j = 0; j < o.grid[1]; ++j)

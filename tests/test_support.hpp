@@ -1,11 +1,15 @@
 // Helpers shared by the multi-rank tests.
 #pragma once
 #include <cstdlib>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "decomposition.hpp"
 #include "mpi_env.hpp"
+#include "problem.hpp"
+#include "runtime.hpp"
+#include "solvers.hpp"
 
 namespace halo3d::test {
 
@@ -25,6 +29,33 @@ inline std::vector<Int3> process_grids(int n) {
     for (int b = 1; b <= n; ++b)
       if (n % (a * b) == 0) out.push_back({a, b, n / (a * b)});
   return out;
+}
+
+// The solver path of `halo3d solve`, in-process, on any communicator, without files.
+// Members in this order so the method goes before its source, and both before the runtime;
+// all on the heap, since the method refers to its source and the source to the kernels,
+// and the struct itself is moved around.
+struct InProcessSolve {
+  std::unique_ptr<Runtime> rt;
+  std::unique_ptr<Buffer> source;
+  std::unique_ptr<Method> method;
+  DriveResult result;
+  std::vector<double> solution() { return download(*rt->kernels, method->solution()); }
+};
+
+inline InProcessSolve solve_in_process(const SolveOptions& o, MPI_Comm comm) {
+  const Problem prob(o);
+  InProcessSolve s;
+  s.rt = make_runtime(runtime_options(o, prob.stencil()), comm);
+  std::vector<double> src;
+  prob.fill_source(s.rt->decomp, src);
+  s.source = std::make_unique<Buffer>(upload(*s.rt->kernels, src));
+  s.method = make_method(o, prob.dt(), *s.rt->op, s.rt->cart.get(), s.rt->timers, *s.source);
+  s.method->start();
+  DriveOptions dro;
+  dro.max_iters = o.problem == "heat" ? o.steps : o.max_iters;
+  s.result = drive(*s.method, s.rt->cart.get(), dro, 0, {});
+  return s;
 }
 
 }  // namespace halo3d::test

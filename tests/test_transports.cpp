@@ -46,42 +46,22 @@ std::vector<double> interior(const Layout& l, const std::vector<double>& padded)
 // The solve path in-process; nullopt (and why) when the transport is unavailable here.
 std::optional<Outcome> solve_with(SolveOptions o, const std::string& halo, bool overlap,
                                   std::string& why, const std::string& peer_access = "auto") {
-  Problem prob(o);
-  double dt = 0;
-  if (o.problem == "heat") {
-    dt = 0.9 * prob.dt_limit(o.alpha);
-    prob.set_heat(o.steps, o.alpha, dt);
-  }
-  RuntimeOptions ro;
-  ro.grid = o.grid;
-  ro.procs = o.procs;
-  ro.backend = backend_under_test();
-  ro.halo = halo;
-  ro.peer_access = peer_access;
-  ro.overlap = overlap;
-  ro.stencil = prob.stencil();
-  std::unique_ptr<Runtime> rt;
+  o.backend = backend_under_test();
+  o.halo = halo;
+  o.overlap = overlap;
+  o.peer_access = peer_access;
+  std::optional<test::InProcessSolve> run;
   try {
-    rt = make_runtime(ro, MPI_COMM_WORLD);
+    run = test::solve_in_process(o, MPI_COMM_WORLD);
   } catch (const Error& e) {
     if (e.code() != kExitUnavailable) throw;
     why = e.what();
     return std::nullopt;
   }
-  std::vector<double> src;
-  prob.fill_source(rt->decomp, src);
-  Buffer b = upload(*rt->kernels, src);
-  std::unique_ptr<Method> m;
-  if (o.problem == "heat")
-    m = make_heat(*rt->op, rt->timers, b, o.alpha * dt);
-  else
-    m = make_cg(*rt->op, rt->cart.get(), rt->timers, b, o.tol);
-  m->start();
-  DriveOptions dro;
-  dro.max_iters = o.problem == "heat" ? o.steps : o.max_iters;
-  const DriveResult r = drive(*m, rt->cart.get(), dro, 0, {});
+  const DriveResult& r = run->result;
+  auto& rt = run->rt;
   Outcome out;
-  out.u = interior(rt->decomp.layout(), download(*rt->kernels, m->solution()));
+  out.u = interior(rt->decomp.layout(), run->solution());
   out.history = r.history;
   out.iterations = r.iterations;
   out.transport = rt->op->transport().name();
