@@ -92,6 +92,86 @@ TEST_P(KernelTest, ApplyOverRegionsMatchesReference) {
   expect_close(dot, ref_dot, 1e-12);
 }
 
+// Regions big enough for the tiled CUDA sweeps (HALO3D_CUDA_APPLY picks which): partial
+// tiles in x and y, odd offsets, the shell's thin slabs, with and without a reduction.
+TEST_P(KernelTest, TiledSweepsOverRegions) {
+  Fixture f;
+  f.l = Layout{75, 37, 21};
+  const auto& l = f.l;
+  const auto u = f.random_field(), fsrc = f.random_field();
+  const auto poison = f.random_field();
+  Buffer u_d = up(u), f_d = up(fsrc);
+  for (const Region r : {Region::whole(l), Region{1, 74, 1, 36, 1, 20}, Region{5, 75, 3, 37, 2, 21},
+                         Region{0, 75, 0, 37, 0, 1}, Region{0, 75, 0, 2, 0, 21},
+                         Region{0, 1, 0, 37, 0, 21}, Region{0, 75, 35, 37, 3, 18}}) {
+    for (const int slot : {0, kNoReduction}) {
+      Buffer out_d = up(poison), res_d = up(poison), jac_d = up(poison);
+      k_->apply(l, s_, r, u_d.data(), out_d.data(), slot, Lane::interior);
+      const double dot = slot == 0 ? sum_slot(0) : 0.0;
+      k_->residual(l, s_, r, f_d.data(), u_d.data(), res_d.data(), slot, Lane::interior);
+      const double rr = slot == 0 ? sum_slot(0) : 0.0;
+      k_->jacobi(l, s_, r, f_d.data(), u_d.data(), jac_d.data(), slot, Lane::interior);
+      const double jr = slot == 0 ? sum_slot(0) : 0.0;
+      const auto out = down(out_d), res = down(res_d), jac = down(jac_d);
+      double ref_dot = 0, ref_rr = 0;
+      for (int k = 0; k < l.nz; ++k)
+        for (int j = 0; j < l.ny; ++j)
+          for (int i = 0; i < l.nx; ++i) {
+            const auto c = l.at(i, j, k);
+            if (i >= r.i0 && i < r.i1 && j >= r.j0 && j < r.j1 && k >= r.k0 && k < r.k1) {
+              const double a = ref_apply(l, s_, u, i, j, k);
+              expect_close(out[c], a);
+              expect_close(res[c], fsrc[c] - a);
+              expect_close(jac[c], u[c] + (fsrc[c] - a) / s_.diag);
+              ref_dot += u[c] * a;
+              ref_rr += (fsrc[c] - a) * (fsrc[c] - a);
+            } else {
+              EXPECT_EQ(out[c], poison[c])
+                  << "wrote outside the region at " << i << "," << j << "," << k;
+              EXPECT_EQ(res[c], poison[c]);
+              EXPECT_EQ(jac[c], poison[c]);
+            }
+          }
+      if (slot == 0) {
+        expect_close(dot, ref_dot, 1e-12);
+        expect_close(rr, ref_rr, 1e-12);
+        expect_close(jr, ref_rr, 1e-12);
+      }
+      if (HasFailure()) {
+        ADD_FAILURE() << "region " << r.i0 << ".." << r.i1 << " x " << r.j0 << ".." << r.j1 << " x "
+                      << r.k0 << ".." << r.k1 << (slot == 0 ? " reducing" : "");
+        return;
+      }
+    }
+  }
+}
+
+// A reducing sweep over a plane of more tiles than one launch may have partials for, so
+// each block strides over several z-chunks (as CG's at 512^3 does). GPU only: it is large.
+TEST_P(KernelTest, CappedReducingSweepStridesOverChunks) {
+  if (GetParam() != "cuda") GTEST_SKIP() << "the cap only shapes CUDA launches";
+  Fixture f;
+  f.l = Layout{1030, 515, 64};  // 17 x 129 tiles of 64x4 (33 x 65 of 32x8): capped
+  const auto& l = f.l;
+  const auto u = f.random_field();
+  Buffer u_d = up(u), out_d(*k_, u.size());
+  k_->apply(l, s_, Region::whole(l), u_d.data(), out_d.data(), 0, Lane::interior);
+  const double dot = sum_slot(0);
+  const auto out = down(out_d);
+  double ref_dot = 0;
+  long long bad = 0;
+  for (int k = 0; k < l.nz; ++k)
+    for (int j = 0; j < l.ny; ++j)
+      for (int i = 0; i < l.nx; ++i) {
+        const auto c = l.at(i, j, k);
+        const double a = ref_apply(l, s_, u, i, j, k);
+        bad += std::abs(out[c] - a) > 1e-13 * std::max(1.0, std::abs(a));
+        ref_dot += u[c] * a;
+      }
+  EXPECT_EQ(bad, 0);
+  expect_close(dot, ref_dot, 1e-11);
+}
+
 TEST_P(KernelTest, ResidualJacobiHeat) {
   const auto& l = f_.l;
   const auto u = f_.random_field(), fsrc = f_.random_field();

@@ -30,7 +30,7 @@ TEST(LaunchConfig, SweepShapesAreLegalForEveryRegionShape) {
         const Layout l{nx, ny, nz};
         for (bool reduce : {false, true})
           for (auto v : {SweepVariant::naive, SweepVariant::march, SweepVariant::tile3d,
-                         SweepVariant::smem}) {
+                         SweepVariant::smem, SweepVariant::slab, SweepVariant::shfl}) {
             // The whole box and thin slabs like the boundary shell's.
             for (const Region r :
                  {Region::whole(l), Region{0, 1, 0, ny, 0, nz}, Region{0, nx, 0, 1, 0, nz},
@@ -50,7 +50,8 @@ TEST(LaunchConfig, SweepShapesAreLegalForEveryRegionShape) {
                   EXPECT_GE((long long)s.grid.z * s.kz, nk);
                   EXPECT_LT((long long)(s.grid.z - 1) * s.kz, nk);
                 }
-                if (v == SweepVariant::tile3d) EXPECT_LE(s.grid.z, ceil_div(nk, kTileZ));
+                if (v == SweepVariant::tile3d || v == SweepVariant::slab || v == SweepVariant::shfl)
+                  EXPECT_LE(s.grid.z, ceil_div(nk, kTileZ));
               } else {
                 EXPECT_GE((long long)s.grid.x * s.block.x, ni);
               }
@@ -103,8 +104,10 @@ TEST(LaunchConfig, TunedTileShapesCoverEveryRegion) {
           for (int nz : {1, 2, 5, 9, 64}) {
             const Layout l{nx, ny, nz};
             for (bool reduce : {false, true})
-              for (auto v : {SweepVariant::tile3d, SweepVariant::smem}) {
+              for (auto v : {SweepVariant::tile3d, SweepVariant::smem, SweepVariant::slab,
+                             SweepVariant::shfl}) {
                 if (v == SweepVariant::smem && (!smem_tile_ok(t) || tz != kTileZ)) continue;
+                if (v == SweepVariant::slab && !smem_tile_ok(t)) continue;
                 for (const Region r :
                      {Region::whole(l), Region{0, 1, 0, ny, 0, nz}, Region{0, nx, 0, 1, 0, nz},
                       Region{0, nx, 0, ny, 0, 1}, Region{0, 1, 0, 1, 0, nz},
@@ -126,7 +129,7 @@ TEST(LaunchConfig, TunedTileShapesCoverEveryRegion) {
                     EXPECT_GE((long long)s.grid.y * s.block.y, nj);
                     EXPECT_LT((long long)(s.grid.y - 1) * s.block.y, nj);
                     if (reduce) EXPECT_LE(s.grid.count(), kMaxReduceBlocksTile);
-                    if (v == SweepVariant::tile3d) {
+                    if (v != SweepVariant::smem) {
                       EXPECT_EQ(s.kz, tz);
                       EXPECT_LE(s.grid.z, ceil_div(nk, tz));
                       if (!reduce) EXPECT_EQ(s.grid.z, ceil_div(nk, tz));
@@ -148,6 +151,23 @@ TEST(LaunchConfig, TunedTileShapesCoverEveryRegion) {
               }
           }
   }
+}
+
+// shfl with two rows per thread: the tiles are blockDim.y * 2 rows high and still cover nj.
+TEST(LaunchConfig, TwoRowsPerThreadCoverEveryRegion) {
+  for (int nj : {1, 2, 3, 7, 8, 9, 33, 130})
+    for (bool reduce : {false, true}) {
+      const Layout l{70, nj, 9};
+      const SweepLaunch s =
+          sweep_launch(l, Region::whole(l), SweepVariant::shfl, 0, 0, reduce, {64, 4}, 4, 2);
+      expect_legal(s.block, s.grid);
+      if (s.march) {
+        EXPECT_GE((long long)s.grid.y * s.block.y * 2, nj);
+        EXPECT_LT((long long)(s.grid.y - 1) * s.block.y * 2, nj);
+      } else {
+        EXPECT_GE((long long)s.grid.y * s.block.y, nj);
+      }
+    }
 }
 
 // The defaults of the knobs are the shapes used before they existed.

@@ -39,9 +39,11 @@ SweepVariant variant_from_env() {
   if (std::strcmp(v, "naive") == 0) return SweepVariant::naive;
   if (std::strcmp(v, "march") == 0) return SweepVariant::march;
   if (std::strcmp(v, "tile3d") == 0) return SweepVariant::tile3d;
-  throw std::invalid_argument(
-      std::string("HALO3D_CUDA_APPLY must be 'auto', 'naive', 'march', 'tile3d' or 'smem', not '") +
-      v + "'");
+  if (std::strcmp(v, "slab") == 0) return SweepVariant::slab;
+  if (std::strcmp(v, "shfl") == 0) return SweepVariant::shfl;
+  throw std::invalid_argument(std::string("HALO3D_CUDA_APPLY must be 'auto', 'naive', 'march', "
+                                          "'tile3d', 'smem', 'slab' or 'shfl', not '") +
+                              v + "'");
 }
 
 RowsVariant rows_from_env() {
@@ -139,6 +141,51 @@ auto smem_kernel(const TileShape& t) {
   return smem_sweep<Op, kReduce, 32, 8, kStream>;  // the constructor allowed no other
 }
 
+// slab instances compiled: z-points 4 or 8, tiles 64x4 or 32x8.
+bool slab_compiled(const TileShape& t, int z) {
+  return (z == 4 || z == 8) && ((t.x == 64 && t.y == 4) || (t.x == 32 && t.y == 8));
+}
+
+template <class Op, bool kReduce>
+auto slab_kernel(const TileShape& t, int z) {
+  if (z == 8)
+    return t.x == 64 ? slab_sweep<Op, kReduce, 8, 64, 4> : slab_sweep<Op, kReduce, 8, 32, 8>;
+  return t.x == 64 ? slab_sweep<Op, kReduce, 4, 64, 4> : slab_sweep<Op, kReduce, 4, 32, 8>;
+}
+
+// shfl instances compiled: (z-points, rows per thread) (4,1), (8,1), (2,2), (4,2).
+bool shfl_compiled(int z, int rows) {
+  return (rows == 1 && (z == 4 || z == 8)) || (rows == 2 && (z == 2 || z == 4));
+}
+
+template <class Op, bool kReduce>
+auto shfl_kernel(int z, int rows) {
+  if (rows == 2) return z == 2 ? shfl_sweep<Op, kReduce, 2, 2> : shfl_sweep<Op, kReduce, 4, 2>;
+  return z == 8 ? shfl_sweep<Op, kReduce, 8, 1> : shfl_sweep<Op, kReduce, 4, 1>;
+}
+
+// HALO3D_CUDA_SHFL_ROWS=1|2: rows per thread of the shfl sweep (tuning).
+int shfl_rows_from_env() {
+  const char* v = std::getenv("HALO3D_CUDA_SHFL_ROWS");
+  if (!v || !*v) return 1;
+  if (std::strcmp(v, "1") == 0) return 1;
+  if (std::strcmp(v, "2") == 0) return 2;
+  throw std::invalid_argument(std::string("HALO3D_CUDA_SHFL_ROWS must be 1 or 2, not '") + v + "'");
+}
+
+// HALO3D_CUDA_CARVEOUT=0..100: the shared-memory carveout (percent) of the slab sweep
+// (tuning; default: the most shared memory).
+int carveout_from_env() {
+  const char* v = std::getenv("HALO3D_CUDA_CARVEOUT");
+  if (!v || !*v) return int(cudaSharedmemCarveoutMaxShared);
+  char* end = nullptr;
+  const long n = std::strtol(v, &end, 10);
+  if (*end != '\0' || n < 0 || n > 100)
+    throw std::invalid_argument(std::string("HALO3D_CUDA_CARVEOUT must be 0..100, not '") + v +
+                                "'");
+  return int(n);
+}
+
 dim3 to_dim3(const Shape& s) { return dim3(s.x, s.y, s.z); }
 
 class CudaKernels final : public Kernels {
@@ -164,6 +211,16 @@ class CudaKernels final : public Kernels {
           "HALO3D_CUDA_TILE=" + std::to_string(tile_.x) + "x" + std::to_string(tile_.y) +
           " is not a smem tile (32x8, 64x4 or 32x4); smem runs with HALO3D_CUDA_APPLY=smem and, " +
           "for reducing sweeps, auto: set HALO3D_CUDA_APPLY=tile3d");
+    shfl_rows_ = shfl_rows_from_env();
+    carveout_ = carveout_from_env();
+    if (variant_ == SweepVariant::shfl && !auto_variant_ && !shfl_compiled(tile_z_, shfl_rows_))
+      throw std::invalid_argument(
+          "HALO3D_CUDA_APPLY=shfl runs with (HALO3D_CUDA_TILE_Z, HALO3D_CUDA_SHFL_ROWS) "
+          "(4,1), (8,1), (2,2) or (4,2)");
+    if (variant_ == SweepVariant::slab && !auto_variant_ && !slab_compiled(tile_, tile_z_))
+      throw std::invalid_argument(
+          "HALO3D_CUDA_APPLY=slab runs with HALO3D_CUDA_TILE 64x4 or 32x8 "
+          "and HALO3D_CUDA_TILE_Z 4 or 8");
 
     // Numerically lower is higher priority: halo faces and the shell jump ahead of the
     // interior sweep, which then fills whatever the boundary work leaves idle.
@@ -401,11 +458,14 @@ class CudaKernels final : public Kernels {
     auto* naive = naive_sweep<Op, kReduce, kStream>;
     auto* tile3d = tile3d_kernel<Op, kReduce, kStream>(tile_z_);
     auto* smem = smem_kernel<Op, kReduce, kStream>(tile_);
+    auto* slab = slab_kernel<Op, kReduce>(tile_, tile_z_);
+    auto* shfl = shfl_kernel<Op, kReduce>(tile_z_, shfl_rows_);
     const SweepVariant v =
         auto_variant_ ? (kReduce ? SweepVariant::smem : SweepVariant::tile3d) : variant_;
     const long long resident =
         v == SweepVariant::march ? resident_blocks(march) : 0;  // only march uses it
-    const SweepLaunch g = sweep_launch(l, r, v, resident, kz_override_, kReduce, tile_, tile_z_);
+    const SweepLaunch g =
+        sweep_launch(l, r, v, resident, kz_override_, kReduce, tile_, tile_z_, shfl_rows_);
     double2* partials = kReduce ? reserve(slot, g.grid.count()) : nullptr;
     const dim3 grid = to_dim3(g.grid), block = to_dim3(g.block);
     if (g.march && v == SweepVariant::march) {
@@ -413,6 +473,13 @@ class CudaKernels final : public Kernels {
     } else if (g.march && v == SweepVariant::tile3d) {
       resident_blocks(tile3d, int(g.block.count()));  // sets its L1 preference
       tile3d<<<grid, block, 0, st>>>(l, r, op, partials);
+    } else if (g.march && v == SweepVariant::slab) {
+      // Shared memory first: its tile is the reuse; its global loads are each used once.
+      resident_blocks(slab, int(g.block.count()), carveout_);
+      slab<<<grid, block, 0, st>>>(l, r, op, partials);
+    } else if (g.march && v == SweepVariant::shfl) {
+      resident_blocks(shfl, int(g.block.count()));  // sets its L1 preference
+      shfl<<<grid, block, 0, st>>>(l, r, op, partials);
     } else if (g.march && v == SweepVariant::smem) {
       resident_blocks(smem, int(g.block.count()), 25);
       smem<<<grid, block, 0, st>>>(l, r, g.kz, op, partials);
@@ -480,6 +547,8 @@ class CudaKernels final : public Kernels {
   int kz_override_ = 0;
   int tile_z_ = kTileZ;        // HALO3D_CUDA_TILE_Z
   TileShape tile_{};           // HALO3D_CUDA_TILE
+  int shfl_rows_ = 1;          // HALO3D_CUDA_SHFL_ROWS
+  int carveout_ = 100;         // HALO3D_CUDA_CARVEOUT
   bool stream_store_ = false;  // HALO3D_CUDA_STORE=stream
   Stream interior_, boundary_;
   Event fence_[2];  // indexed by the `before` lane

@@ -470,6 +470,170 @@ __global__ void __launch_bounds__(TX* TY, (Op::kReadsF ? kSmemMinBlocksF : kSmem
   }
 }
 
+// slab: tile3d's shape (a TX x TY tile, T planes per thread, z-slowest grid, short-lived
+// blocks) with smem's reuse. Each thread issues the loads of its whole column (T+2 planes)
+// and, for the 2(TX+TY) halo threads, of one halo cell's T planes, all before any compute;
+// one barrier after the T planes are in a shared [T][TY+2][TX+2] tile, then each point reads
+// its x and y neighbours from shared memory and its z ones from registers.
+// Why: tile3d's in-plane loads (4 of its ~5.5 per point) are issued together with the
+// centre loads they would hit in L1, so they mostly go to L2: ~38 B/point of L2->SM traffic
+// for 16 B of DRAM traffic. Here that is ~(T+2)/T rows of u + 2/TY rows of y halo + the
+// store, ~25 B/point at T = 4, 64x4, with as many loads in flight per thread as tile3d.
+//
+// Cells: as smem_sweep (a thread with i <= r.i1, j <= r.j1 loads its own cell; the halo
+// threads the cells left/below of the tile and right/above it where a computed point reads
+// them). In a capped reducing launch a block strides over chunks, with a barrier before the
+// tile is reused.
+template <class Op, bool kReduce, int T, int TX, int TY>
+__global__ void __launch_bounds__(TX* TY) slab_sweep(Layout l, Region r, Op op, double2* partials) {
+  static_assert(TX % 32 == 0 && TX * TY <= kBlockThreads && 2 * (TX + TY) <= TX * TY,
+                "slab tile: whole warps, one halo cell per thread at most");
+  __shared__ double tile[T][TY + 2][TX + 2];
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  const int it = r.i0 + blockIdx.x * TX, jt = r.j0 + blockIdx.y * TY;
+  const int i = it + tx, j = jt + ty;
+  const bool active = i < r.i1 && j < r.j1;
+  const bool has_c = i <= r.i1 && j <= r.j1;
+  const int t = tx + TX * ty;
+  int hi = 0, hj = 0, hrow = 0, hcol = 0;
+  bool has_h = false;
+  if (t < TX) {  // the row below the tile
+    hi = it + t, hj = jt - 1, hrow = 0, hcol = t + 1;
+    has_h = hi < r.i1;
+  } else if (t < 2 * TX) {  // the row above
+    hi = it + t - TX, hj = jt + TY, hrow = TY + 1, hcol = t - TX + 1;
+    has_h = hi < r.i1 && hj <= r.j1;
+  } else if (t < 2 * TX + TY) {  // the column left of it
+    hi = it - 1, hj = jt + t - 2 * TX, hrow = hj - jt + 1, hcol = 0;
+    has_h = hj < r.j1;
+  } else if (t < 2 * TX + 2 * TY) {  // the column right of it
+    hi = it + TX, hj = jt + t - 2 * TX - TY, hrow = hj - jt + 1, hcol = TX + 1;
+    has_h = hi <= r.i1 && hj < r.j1;
+  }
+  const int chunks = (r.k1 - r.k0 + T - 1) / T;
+  const std::ptrdiff_t sz = l.sz();
+  DD acc{};
+  for (int ch = blockIdx.z; ch < chunks; ch += gridDim.z) {
+    const int k0 = r.k0 + ch * T;
+    const int n = min(T, r.k1 - k0);  // planes k0 .. k0+n-1; plane k0+n <= nz exists
+    // Pointers are only dereferenced under the flags above.
+    const std::ptrdiff_t c = l.at(i, j, k0);
+    const double* __restrict__ uc = op.u + c;
+    const double* __restrict__ uh = op.u + l.at(hi, hj, k0);
+    double col[T + 2], h[T], fv[T];
+#pragma unroll
+    for (int p = 0; p < T + 2; ++p) col[p] = has_c && p - 1 <= n ? __ldg(uc + (p - 1) * sz) : 0.0;
+#pragma unroll
+    for (int g = 0; g < T; ++g) {
+      h[g] = has_h && g < n ? __ldg(uh + g * sz) : 0.0;
+      fv[g] = Op::kReadsF && active && g < n ? __ldg(op.f + c + g * sz) : 0.0;
+    }
+    if (ch != int(blockIdx.z)) __syncthreads();  // the previous chunk is done with the tile
+#pragma unroll
+    for (int g = 0; g < T; ++g) {
+      if (has_c) tile[g][ty + 1][tx + 1] = col[g + 1];
+      if (has_h) tile[g][hrow][hcol] = h[g];
+    }
+    __syncthreads();
+    if (active) {
+#pragma unroll
+      for (int g = 0; g < T; ++g) {
+        if (g < n) {
+          const double(*s)[TX + 2] = tile[g];
+          const double w[7] = {col[g],     s[ty][tx + 1],     s[ty + 1][tx],
+                               col[g + 1], s[ty + 1][tx + 2], s[ty + 2][tx + 1],
+                               col[g + 2]};
+          const double fw[4] = {0.0, 0.0, 0.0, fv[g]};
+          double ow[4];
+          const double v = op(w, fw, ow, 3, 2, 3);
+          op.out[c + g * sz] = ow[3];
+          if constexpr (kReduce) acc = ops::dd_add(acc, v);
+        }
+      }
+    }
+  }
+  if constexpr (kReduce) {
+    if constexpr (TX * TY == kBlockThreads)
+      store_block_partial(acc, partials);
+    else
+      store_block_partial_any(acc, partials);
+  }
+}
+
+// shfl: as tile3d (T planes per thread, all loads issued first, short-lived blocks, z-slowest
+// grid), but each thread does YP consecutive rows, and the x-neighbours come from the
+// adjacent lanes by warp shuffle (lanes 0 and 31 load the one value beyond the warp).
+// Why: ncu on tile3d at 512^3 shows DRAM traffic at 16.1 B/point (ideal) but only 43.6% of
+// warps active (64 registers) and 54 B/point through L1: every in-plane load holds an L1 line
+// and registers while in flight, so fewer DRAM bytes are in flight than HBM needs. Loads per
+// point drop from 5.5 (tile3d, T=4) to (YP+2)(T+2)-4 over YP*T: 3.5 (YP=1) or 2.5 (YP=2).
+// Block: blockDim.x a multiple of 32 (a warp is 32 consecutive i of one row); its (i,j) tile
+// is blockDim.x x blockDim.y*YP.
+template <class Op, bool kReduce, int T, int YP>
+__global__ void __launch_bounds__(kBlockThreads)
+    shfl_sweep(Layout l, Region r, Op op, double2* partials) {
+  const int lane = threadIdx.x % 32;
+  const int i = r.i0 + blockIdx.x * blockDim.x + threadIdx.x;
+  const int j0 = r.j0 + (blockIdx.y * blockDim.y + threadIdx.y) * YP;
+  const int chunks = (r.k1 - r.k0 + T - 1) / T;
+  const bool has_i = i <= r.i1;  // the region's high neighbour i = r.i1 is read by lane i-1
+  const std::ptrdiff_t sy = l.sy(), sz = l.sz();
+  DD acc{};
+  for (int ch = blockIdx.z; ch < chunks; ch += gridDim.z) {  // uniform: shuffles are safe
+    const int k0 = r.k0 + ch * T;
+    const int n = min(T, r.k1 - k0);  // planes k0 .. k0+n-1; plane k0+n <= nz exists
+    const std::ptrdiff_t base = l.at(i, j0, k0);
+    const double* __restrict__ u = op.u + base;
+    // v[q][p]: row j0-1+q, plane k0-1+p (corners unused); e: lane 0's x-1 / lane 31's x+1.
+    double v[YP + 2][T + 2], e[YP][T], fv[YP][T];
+#pragma unroll
+    for (int q = 0; q < YP + 2; ++q) {
+      const bool row = has_i && j0 - 1 + q <= r.j1;
+#pragma unroll
+      for (int p = 0; p < T + 2; ++p) {
+        const bool corner = (q == 0 || q == YP + 1) && (p == 0 || p == T + 1);
+        v[q][p] = !corner && row && p - 1 <= n ? __ldg(u + (q - 1) * sy + (p - 1) * sz) : 0.0;
+      }
+    }
+    const int edge = lane == 0 ? -1 : lane == 31 ? 1 : 0;
+#pragma unroll
+    for (int q = 0; q < YP; ++q) {
+      const bool act = i < r.i1 && j0 + q < r.j1;
+#pragma unroll
+      for (int g = 0; g < T; ++g) {
+        const std::ptrdiff_t o = q * sy + g * sz;
+        e[q][g] = edge && act && g < n ? __ldg(u + o + edge) : 0.0;
+        fv[q][g] = Op::kReadsF && act && g < n ? __ldg(op.f + base + o) : 0.0;
+      }
+    }
+#pragma unroll
+    for (int q = 0; q < YP; ++q) {
+      const bool act = i < r.i1 && j0 + q < r.j1;
+#pragma unroll
+      for (int g = 0; g < T; ++g) {
+        const double c = v[q + 1][g + 1];
+        const double lo = __shfl_up_sync(0xffffffffu, c, 1);
+        const double hi = __shfl_down_sync(0xffffffffu, c, 1);
+        if (act && g < n) {
+          const double w[7] = {v[q + 1][g],
+                               v[q][g + 1],
+                               lane == 0 ? e[q][g] : lo,
+                               c,
+                               lane == 31 ? e[q][g] : hi,
+                               v[q + 2][g + 1],
+                               v[q + 1][g + 2]};
+          const double fw[4] = {0.0, 0.0, 0.0, fv[q][g]};
+          double ow[4];
+          const double t = op(w, fw, ow, 3, 2, 3);
+          op.out[base + q * sy + g * sz] = ow[3];
+          if constexpr (kReduce) acc = ops::dd_add(acc, t);
+        }
+      }
+    }
+  }
+  if constexpr (kReduce) store_block_partial_any(acc, partials);
+}
+
 // ---- Vector kernels over the interior ------------------------------------------------
 // Aligned pair accesses for vec2 (the caller guarantees 16-byte alignment).
 __device__ __forceinline__ double2 ld2(const double* p) {

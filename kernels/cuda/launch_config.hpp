@@ -15,7 +15,9 @@ enum class SweepVariant {
   naive,   // one thread per point, all seven loads through L1/L2
   march,   // (x,y) tiles marching along z, z-neighbours kept in registers
   tile3d,  // one thread per kTileZ z-consecutive points, all loads issued first, z-slow grid
-  smem     // 2.5D: (x,y) tile + halo in shared memory, short z-chunks, z-neighbours in registers
+  smem,    // 2.5D: (x,y) tile + halo in shared memory, short z-chunks, z-neighbours in registers
+  slab,    // tile3d's shape, x and y neighbours from a shared tile of the block's kTileZ planes
+  shfl     // tile3d with rows_per_thread rows per thread and x-neighbours by warp shuffle
 };
 
 // The vector kernels (axpby, cg_update, dot).
@@ -156,7 +158,7 @@ inline int march_planes(int nk, long long tiles, long long resident_blocks) {
 // `tile`, `tile_z`: tile3d/smem tile and tile3d z-points (tuning; see TileShape).
 inline SweepLaunch sweep_launch(const Layout& l, const Region& r, SweepVariant variant,
                                 long long resident_march_blocks, int kz_override, bool reduce,
-                                TileShape tile = {}, int tile_z = kTileZ) {
+                                TileShape tile = {}, int tile_z = kTileZ, int rows_per_thread = 1) {
   const int ni = r.i1 - r.i0, nj = r.j1 - r.j0, nk = r.k1 - r.k0;
   SweepLaunch s;
 
@@ -179,15 +181,19 @@ inline SweepLaunch sweep_launch(const Layout& l, const Region& r, SweepVariant v
 
   // tile3d / smem: tile.x x tile.y tiles (default 32x8, as march); thin slabs go to the
   // naive shape below (1-thick ones always, whatever the tile).
-  const long long ttx = ceil_div(ni, tile.x), tty = ceil_div(nj, tile.y);
-  const bool tile_thick = ni >= tile.x / 2 && nj >= std::max(2, tile.y / 2) && ni >= 2 && nk >= 1;
+  const int rows = variant == SweepVariant::shfl ? rows_per_thread : 1;
+  const long long ttx = ceil_div(ni, tile.x), tty = ceil_div(nj, (long long)tile.y * rows);
+  const bool tile_thick =
+      ni >= tile.x / 2 && nj >= std::max(2, tile.y * rows / 2) && ni >= 2 && nk >= 1;
   const long long tiles = ttx * tty;
-  if ((variant == SweepVariant::tile3d || variant == SweepVariant::smem) && tile_thick &&
-      ttx <= 0x7fffffffLL && tty <= kMaxGridYZ && (!reduce || tiles <= kMaxReduceBlocksTile)) {
+  const bool per_thread_z = variant == SweepVariant::tile3d || variant == SweepVariant::slab ||
+                            variant == SweepVariant::shfl;
+  if ((per_thread_z || variant == SweepVariant::smem) && tile_thick && ttx <= 0x7fffffffLL &&
+      tty <= kMaxGridYZ && (!reduce || tiles <= kMaxReduceBlocksTile)) {
     s.march = true;
     s.block = {unsigned(tile.x), unsigned(tile.y), 1};
     long long gz = 0;
-    if (variant == SweepVariant::tile3d) {
+    if (per_thread_z) {
       // Blocks stride over z-chunks of tile_z planes (only when capped).
       const long long chunks = ceil_div(nk, tile_z);
       gz = std::min<long long>(chunks, kMaxGridYZ);
