@@ -29,18 +29,17 @@ TEST(LaunchConfig, SweepShapesAreLegalForEveryRegionShape) {
       for (int nz : sizes) {
         const Layout l{nx, ny, nz};
         for (bool reduce : {false, true})
-          for (auto v : {SweepVariant::naive, SweepVariant::march, SweepVariant::tile3d,
-                         SweepVariant::smem, SweepVariant::slab, SweepVariant::shfl}) {
+          for (auto v : {SweepVariant::naive, SweepVariant::tile3d, SweepVariant::smem}) {
             // The whole box and thin slabs like the boundary shell's.
             for (const Region r :
                  {Region::whole(l), Region{0, 1, 0, ny, 0, nz}, Region{0, nx, 0, 1, 0, nz},
                   Region{0, nx, 0, ny, 0, 1}, Region{0, 1, 0, 1, 0, nz}}) {
-              const SweepLaunch s = sweep_launch(l, r, v, 132 * 6, 0, reduce);
+              const SweepLaunch s = sweep_launch(l, r, v, 0, reduce);
               expect_legal(s.block, s.grid);
-              if (reduce && !s.march) EXPECT_EQ(s.block.count(), kBlockThreads);
+              if (reduce && !s.tiled) EXPECT_EQ(s.block.count(), kBlockThreads);
               if (reduce) EXPECT_LE(s.grid.count(), kSlotCapacity);
               const long long ni = r.i1 - r.i0, nj = r.j1 - r.j0, nk = r.k1 - r.k0;
-              if (s.march) {
+              if (s.tiled) {
                 // Tiles cover the region's (i,j); z-chunks (strided over in tile3d) its k.
                 EXPECT_EQ(s.block.count(), kBlockThreads);
                 EXPECT_GE((long long)s.grid.x * s.block.x, ni);
@@ -50,8 +49,7 @@ TEST(LaunchConfig, SweepShapesAreLegalForEveryRegionShape) {
                   EXPECT_GE((long long)s.grid.z * s.kz, nk);
                   EXPECT_LT((long long)(s.grid.z - 1) * s.kz, nk);
                 }
-                if (v == SweepVariant::tile3d || v == SweepVariant::slab || v == SweepVariant::shfl)
-                  EXPECT_LE(s.grid.z, ceil_div(nk, kTileZ));
+                if (v == SweepVariant::tile3d) EXPECT_LE(s.grid.z, ceil_div(nk, kTileZ));
               } else {
                 EXPECT_GE((long long)s.grid.x * s.block.x, ni);
               }
@@ -62,8 +60,6 @@ TEST(LaunchConfig, SweepShapesAreLegalForEveryRegionShape) {
               }
             }
           }
-        const RowsLaunch rl = rows_launch(l, 132 * 8);
-        expect_legal(rl.block, rl.grid);
         // flat/vec2: the x-chunks cover each row's units (the kernels loop over row groups
         // where a reducing launch was capped).
         for (bool reduce : {false, true})
@@ -104,21 +100,19 @@ TEST(LaunchConfig, TunedTileShapesCoverEveryRegion) {
           for (int nz : {1, 2, 5, 9, 64}) {
             const Layout l{nx, ny, nz};
             for (bool reduce : {false, true})
-              for (auto v : {SweepVariant::tile3d, SweepVariant::smem, SweepVariant::slab,
-                             SweepVariant::shfl}) {
+              for (auto v : {SweepVariant::tile3d, SweepVariant::smem}) {
                 if (v == SweepVariant::smem && (!smem_tile_ok(t) || tz != kTileZ)) continue;
-                if (v == SweepVariant::slab && !smem_tile_ok(t)) continue;
                 for (const Region r :
                      {Region::whole(l), Region{0, 1, 0, ny, 0, nz}, Region{0, nx, 0, 1, 0, nz},
                       Region{0, nx, 0, ny, 0, 1}, Region{0, 1, 0, 1, 0, nz},
                       Region{nx / 3, nx, ny / 2, ny, nz / 4, nz}}) {
                   if (r.empty()) continue;  // the backend returns before choosing a shape
-                  const SweepLaunch s = sweep_launch(l, r, v, 0, 0, reduce, t, tz);
+                  const SweepLaunch s = sweep_launch(l, r, v, 0, reduce, t, tz);
                   const long long ni = r.i1 - r.i0, nj = r.j1 - r.j0, nk = r.k1 - r.k0;
                   expect_legal(s.block, s.grid);
                   if (reduce) EXPECT_LE(s.grid.count(), kSlotCapacity);
-                  if (ni == 1 || nj == 1) EXPECT_FALSE(s.march);  // 1-thick: naive
-                  if (s.march) {
+                  if (ni == 1 || nj == 1) EXPECT_FALSE(s.tiled);  // 1-thick: naive
+                  if (s.tiled) {
                     EXPECT_EQ(s.block.x, unsigned(t.x));
                     EXPECT_EQ(s.block.y, unsigned(t.y));
                     EXPECT_EQ(s.block.z, 1u);
@@ -153,33 +147,17 @@ TEST(LaunchConfig, TunedTileShapesCoverEveryRegion) {
   }
 }
 
-// shfl with two rows per thread: the tiles are blockDim.y * 2 rows high and still cover nj.
-TEST(LaunchConfig, TwoRowsPerThreadCoverEveryRegion) {
-  for (int nj : {1, 2, 3, 7, 8, 9, 33, 130})
-    for (bool reduce : {false, true}) {
-      const Layout l{70, nj, 9};
-      const SweepLaunch s =
-          sweep_launch(l, Region::whole(l), SweepVariant::shfl, 0, 0, reduce, {64, 4}, 4, 2);
-      expect_legal(s.block, s.grid);
-      if (s.march) {
-        EXPECT_GE((long long)s.grid.y * s.block.y * 2, nj);
-        EXPECT_LT((long long)(s.grid.y - 1) * s.block.y * 2, nj);
-      } else {
-        EXPECT_GE((long long)s.grid.y * s.block.y, nj);
-      }
-    }
-}
-
-// The defaults of the knobs are the shapes used before they existed.
+// The default tile3d shape: 64x4 tiles, kTileZ planes per thread, z-chunks capped for
+// reducing launches so that their partials stay few.
 TEST(LaunchConfig, DefaultTuningIsTheFixedShape) {
   const Layout l{512, 512, 512};
   for (bool reduce : {false, true}) {
-    const SweepLaunch s = sweep_launch(l, Region::whole(l), SweepVariant::tile3d, 0, 0, reduce);
-    EXPECT_EQ(s.block.x, unsigned(kMarchX));
-    EXPECT_EQ(s.block.y, unsigned(kMarchY));
+    const SweepLaunch s = sweep_launch(l, Region::whole(l), SweepVariant::tile3d, 0, reduce);
+    EXPECT_EQ(s.block.x, 64u);
+    EXPECT_EQ(s.block.y, 4u);
     EXPECT_EQ(s.kz, kTileZ);
-    EXPECT_EQ(s.grid.x, 16u);
-    EXPECT_EQ(s.grid.y, 64u);
+    EXPECT_EQ(s.grid.x, 8u);
+    EXPECT_EQ(s.grid.y, 128u);
     EXPECT_EQ(s.grid.z, reduce ? 16u : 128u);
   }
 }

@@ -2,10 +2,12 @@
 // in per-slot scratch as one double-double per block, summed in a fixed order on demand.
 #include <cuda_runtime.h>
 
+#include <cerrno>
 #include <climits>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <memory>
 #include <new>
 #include <stdexcept>
@@ -22,63 +24,72 @@ namespace halo3d {
 namespace cuda {
 namespace {
 
-// HALO3D_CUDA_APPLY=naive|march|tile3d|smem picks the stencil-sweep variant (all four
-// sweeps), HALO3D_CUDA_ROWS=wave|flat|vec2 the vector kernels' one, so all can be measured
-// from one build. Read once, in the constructor.
-// Unset or "auto": the variant measured fastest for each kind of sweep on an H200 at 512^3
-// (docs/PERFORMANCE.md, version 2): tile3d without a reduction (79% of the copy against
-// smem's 63%), smem with one (61% against 56%), which is what CG runs.
-bool auto_variant_from_env() {
-  const char* v = std::getenv("HALO3D_CUDA_APPLY");
-  return !v || !*v || std::strcmp(v, "auto") == 0;
-}
-SweepVariant variant_from_env() {
-  const char* v = std::getenv("HALO3D_CUDA_APPLY");
-  if (!v || !*v || std::strcmp(v, "auto") == 0 || std::strcmp(v, "smem") == 0)
-    return SweepVariant::smem;
-  if (std::strcmp(v, "naive") == 0) return SweepVariant::naive;
-  if (std::strcmp(v, "march") == 0) return SweepVariant::march;
-  if (std::strcmp(v, "tile3d") == 0) return SweepVariant::tile3d;
-  if (std::strcmp(v, "slab") == 0) return SweepVariant::slab;
-  if (std::strcmp(v, "shfl") == 0) return SweepVariant::shfl;
-  throw std::invalid_argument(std::string("HALO3D_CUDA_APPLY must be 'auto', 'naive', 'march', "
-                                          "'tile3d', 'smem', 'slab' or 'shfl', not '") +
-                              v + "'");
+// The backend's knobs, all environment variables read once in the constructor, so every
+// variant can be measured from one build (tests/gpu/tile_scan.sh); unset = the defaults of
+// launch_config.hpp. A bad value throws (std::invalid_argument: one line, exit code 2).
+
+// NAME's value as one of `choices` (its index); unset or empty: `fallback`.
+int env_choice(const char* name, std::initializer_list<const char*> choices, int fallback) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return fallback;
+  int index = 0;
+  std::string list;
+  for (const char* c : choices) {
+    if (std::strcmp(v, c) == 0) return index;
+    list += (index++ ? ", '" : "'") + std::string(c) + "'";
+  }
+  throw std::invalid_argument(std::string(name) + " must be one of " + list + ", not '" + v + "'");
 }
 
-RowsVariant rows_from_env() {
-  const char* v = std::getenv("HALO3D_CUDA_ROWS");
-  if (!v || !*v || std::strcmp(v, "vec2") == 0) return RowsVariant::vec2;
-  if (std::strcmp(v, "wave") == 0) return RowsVariant::wave;
-  if (std::strcmp(v, "flat") == 0) return RowsVariant::flat;
-  throw std::invalid_argument(
-      std::string("HALO3D_CUDA_ROWS must be 'wave', 'flat' or 'vec2', not '") + v + "'");
-}
-
-// HALO3D_CUDA_MARCH_KZ=n fixes the z-planes per march or smem block (tuning only; default:
-// chosen per region by launch_config.hpp).
-int planes_from_env() {
-  const char* v = std::getenv("HALO3D_CUDA_MARCH_KZ");
-  if (!v || !*v) return 0;
+// NAME's value as an integer in [lo, hi]; unset or empty: `fallback`.
+int env_int(const char* name, int lo, int hi, int fallback) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return fallback;
   char* end = nullptr;
+  errno = 0;
   const long n = std::strtol(v, &end, 10);
-  if (*end != '\0' || n < 1 || n > INT_MAX)
-    throw std::invalid_argument(
-        std::string("HALO3D_CUDA_MARCH_KZ must be a positive integer, not '") + v + "'");
-  return int(n);
-}
-
-// Tuning knobs, read once in the constructor; unset = the defaults of launch_config.hpp.
-// HALO3D_CUDA_TILE_Z=1|2|4|8: tile3d z-points per thread (default kTileZ = 4).
-int tile_z_from_env() {
-  const char* v = std::getenv("HALO3D_CUDA_TILE_Z");
-  if (!v || !*v) return kTileZ;
-  char* end = nullptr;
-  const long n = std::strtol(v, &end, 10);
-  if (*end != '\0' || !tile_z_ok(int(n)) || n != long(int(n)))
-    throw std::invalid_argument(std::string("HALO3D_CUDA_TILE_Z must be 1, 2, 4 or 8, not '") + v +
+  if (end == v || *end != '\0' || errno == ERANGE || n < lo || n > hi)
+    throw std::invalid_argument(std::string(name) + " must be an integer in [" +
+                                std::to_string(lo) + ", " + std::to_string(hi) + "], not '" + v +
                                 "'");
   return int(n);
+}
+
+// HALO3D_CUDA_APPLY=auto|naive|tile3d|smem picks the stencil-sweep variant (all four
+// sweeps). auto (or unset): the variant measured fastest for each kind of sweep on an H200
+// at 512^3 (docs/PERFORMANCE.md, versions 2 and 4): tile3d without a reduction (84% of the
+// copy), smem with one (its partial sums do not cap its grid), which is what CG runs.
+struct ApplyChoice {
+  SweepVariant variant;
+  bool is_auto;
+};
+ApplyChoice apply_from_env() {
+  switch (env_choice("HALO3D_CUDA_APPLY", {"auto", "naive", "tile3d", "smem"}, 0)) {
+    case 1:
+      return {SweepVariant::naive, false};
+    case 2:
+      return {SweepVariant::tile3d, false};
+    case 3:
+      return {SweepVariant::smem, false};
+    default:
+      return {SweepVariant::smem, true};
+  }
+}
+
+// HALO3D_CUDA_ROWS=vec2|flat: the vector kernels' variant (vec2 falls back to flat for
+// arrays that are not 16-byte aligned).
+RowsVariant rows_from_env() {
+  return env_choice("HALO3D_CUDA_ROWS", {"vec2", "flat"}, 0) == 1 ? RowsVariant::flat
+                                                                  : RowsVariant::vec2;
+}
+
+// HALO3D_CUDA_TILE_Z=1|2|4|8: tile3d z-points per thread (default kTileZ = 4).
+int tile_z_from_env() {
+  const int z = env_int("HALO3D_CUDA_TILE_Z", 1, 8, kTileZ);
+  if (!tile_z_ok(z))
+    throw std::invalid_argument("HALO3D_CUDA_TILE_Z must be 1, 2, 4 or 8, not " +
+                                std::to_string(z));
+  return z;
 }
 
 // smem tiles compiled (each a template instance); tile3d takes any tile_shape_ok shape.
@@ -93,7 +104,7 @@ bool smem_tile_compiled(const TileShape& t) {
 // and passed racecheck and memcheck.
 TileShape tile_from_env() {
   const char* v = std::getenv("HALO3D_CUDA_TILE");
-  if (!v || !*v) return TileShape{64, 4};
+  if (!v || !*v) return TileShape{};
   char* end = nullptr;
   const long x = std::strtol(v, &end, 10);
   long y = 0;
@@ -113,11 +124,7 @@ TileShape tile_from_env() {
 
 // HALO3D_CUDA_STORE=plain|stream: the sweeps' output stored plainly or with st.global.cs.
 bool stream_store_from_env() {
-  const char* v = std::getenv("HALO3D_CUDA_STORE");
-  if (!v || !*v || std::strcmp(v, "plain") == 0) return false;
-  if (std::strcmp(v, "stream") == 0) return true;
-  throw std::invalid_argument(std::string("HALO3D_CUDA_STORE must be 'plain' or 'stream', not '") +
-                              v + "'");
+  return env_choice("HALO3D_CUDA_STORE", {"plain", "stream"}, 0) == 1;
 }
 
 template <class Op, bool kReduce, bool kStream>
@@ -141,51 +148,6 @@ auto smem_kernel(const TileShape& t) {
   return smem_sweep<Op, kReduce, 32, 8, kStream>;  // the constructor allowed no other
 }
 
-// slab instances compiled: z-points 4 or 8, tiles 64x4 or 32x8.
-bool slab_compiled(const TileShape& t, int z) {
-  return (z == 4 || z == 8) && ((t.x == 64 && t.y == 4) || (t.x == 32 && t.y == 8));
-}
-
-template <class Op, bool kReduce>
-auto slab_kernel(const TileShape& t, int z) {
-  if (z == 8)
-    return t.x == 64 ? slab_sweep<Op, kReduce, 8, 64, 4> : slab_sweep<Op, kReduce, 8, 32, 8>;
-  return t.x == 64 ? slab_sweep<Op, kReduce, 4, 64, 4> : slab_sweep<Op, kReduce, 4, 32, 8>;
-}
-
-// shfl instances compiled: (z-points, rows per thread) (4,1), (8,1), (2,2), (4,2).
-bool shfl_compiled(int z, int rows) {
-  return (rows == 1 && (z == 4 || z == 8)) || (rows == 2 && (z == 2 || z == 4));
-}
-
-template <class Op, bool kReduce>
-auto shfl_kernel(int z, int rows) {
-  if (rows == 2) return z == 2 ? shfl_sweep<Op, kReduce, 2, 2> : shfl_sweep<Op, kReduce, 4, 2>;
-  return z == 8 ? shfl_sweep<Op, kReduce, 8, 1> : shfl_sweep<Op, kReduce, 4, 1>;
-}
-
-// HALO3D_CUDA_SHFL_ROWS=1|2: rows per thread of the shfl sweep (tuning).
-int shfl_rows_from_env() {
-  const char* v = std::getenv("HALO3D_CUDA_SHFL_ROWS");
-  if (!v || !*v) return 1;
-  if (std::strcmp(v, "1") == 0) return 1;
-  if (std::strcmp(v, "2") == 0) return 2;
-  throw std::invalid_argument(std::string("HALO3D_CUDA_SHFL_ROWS must be 1 or 2, not '") + v + "'");
-}
-
-// HALO3D_CUDA_CARVEOUT=0..100: the shared-memory carveout (percent) of the slab sweep
-// (tuning; default: the most shared memory).
-int carveout_from_env() {
-  const char* v = std::getenv("HALO3D_CUDA_CARVEOUT");
-  if (!v || !*v) return int(cudaSharedmemCarveoutMaxShared);
-  char* end = nullptr;
-  const long n = std::strtol(v, &end, 10);
-  if (*end != '\0' || n < 0 || n > 100)
-    throw std::invalid_argument(std::string("HALO3D_CUDA_CARVEOUT must be 0..100, not '") + v +
-                                "'");
-  return int(n);
-}
-
 dim3 to_dim3(const Shape& s) { return dim3(s.x, s.y, s.z); }
 
 class CudaKernels final : public Kernels {
@@ -199,10 +161,12 @@ class CudaKernels final : public Kernels {
     device_name_ = std::string(prop.name) + " (GPU " + std::to_string(device) + ", " + bus +
                    ", sm_" + std::to_string(prop.major) + std::to_string(prop.minor) + ")";
     sms_ = prop.multiProcessorCount;
-    variant_ = variant_from_env();
-    auto_variant_ = auto_variant_from_env();
+    const ApplyChoice apply = apply_from_env();
+    variant_ = apply.variant;
+    auto_variant_ = apply.is_auto;
     rows_variant_ = rows_from_env();
-    kz_override_ = planes_from_env();
+    // HALO3D_CUDA_SMEM_KZ: z-planes per smem block (default: chosen by sweep_launch).
+    kz_override_ = env_int("HALO3D_CUDA_SMEM_KZ", 1, INT_MAX, 0);
     tile_z_ = tile_z_from_env();
     tile_ = tile_from_env();
     stream_store_ = stream_store_from_env();
@@ -211,16 +175,6 @@ class CudaKernels final : public Kernels {
           "HALO3D_CUDA_TILE=" + std::to_string(tile_.x) + "x" + std::to_string(tile_.y) +
           " is not a smem tile (32x8, 64x4 or 32x4); smem runs with HALO3D_CUDA_APPLY=smem and, " +
           "for reducing sweeps, auto: set HALO3D_CUDA_APPLY=tile3d");
-    shfl_rows_ = shfl_rows_from_env();
-    carveout_ = carveout_from_env();
-    if (variant_ == SweepVariant::shfl && !auto_variant_ && !shfl_compiled(tile_z_, shfl_rows_))
-      throw std::invalid_argument(
-          "HALO3D_CUDA_APPLY=shfl runs with (HALO3D_CUDA_TILE_Z, HALO3D_CUDA_SHFL_ROWS) "
-          "(4,1), (8,1), (2,2) or (4,2)");
-    if (variant_ == SweepVariant::slab && !auto_variant_ && !slab_compiled(tile_, tile_z_))
-      throw std::invalid_argument(
-          "HALO3D_CUDA_APPLY=slab runs with HALO3D_CUDA_TILE 64x4 or 32x8 "
-          "and HALO3D_CUDA_TILE_Z 4 or 8");
 
     // Numerically lower is higher priority: halo faces and the shell jump ahead of the
     // interior sweep, which then fills whatever the boundary work leaves idle.
@@ -454,33 +408,18 @@ class CudaKernels final : public Kernels {
 
   template <class Op, bool kReduce, bool kStream>
   void launch_sweep(const Layout& l, const Region& r, const Op& op, int slot, cudaStream_t st) {
-    auto* march = march_sweep<Op, kReduce, kStream>;
     auto* naive = naive_sweep<Op, kReduce, kStream>;
     auto* tile3d = tile3d_kernel<Op, kReduce, kStream>(tile_z_);
     auto* smem = smem_kernel<Op, kReduce, kStream>(tile_);
-    auto* slab = slab_kernel<Op, kReduce>(tile_, tile_z_);
-    auto* shfl = shfl_kernel<Op, kReduce>(tile_z_, shfl_rows_);
     const SweepVariant v =
         auto_variant_ ? (kReduce ? SweepVariant::smem : SweepVariant::tile3d) : variant_;
-    const long long resident =
-        v == SweepVariant::march ? resident_blocks(march) : 0;  // only march uses it
-    const SweepLaunch g =
-        sweep_launch(l, r, v, resident, kz_override_, kReduce, tile_, tile_z_, shfl_rows_);
+    const SweepLaunch g = sweep_launch(l, r, v, kz_override_, kReduce, tile_, tile_z_);
     double2* partials = kReduce ? reserve(slot, g.grid.count()) : nullptr;
     const dim3 grid = to_dim3(g.grid), block = to_dim3(g.block);
-    if (g.march && v == SweepVariant::march) {
-      march<<<grid, block, 0, st>>>(l, r, g.kz, op, partials);
-    } else if (g.march && v == SweepVariant::tile3d) {
+    if (g.tiled && v == SweepVariant::tile3d) {
       resident_blocks(tile3d, int(g.block.count()));  // sets its L1 preference
       tile3d<<<grid, block, 0, st>>>(l, r, op, partials);
-    } else if (g.march && v == SweepVariant::slab) {
-      // Shared memory first: its tile is the reuse; its global loads are each used once.
-      resident_blocks(slab, int(g.block.count()), carveout_);
-      slab<<<grid, block, 0, st>>>(l, r, op, partials);
-    } else if (g.march && v == SweepVariant::shfl) {
-      resident_blocks(shfl, int(g.block.count()));  // sets its L1 preference
-      shfl<<<grid, block, 0, st>>>(l, r, op, partials);
-    } else if (g.march && v == SweepVariant::smem) {
+    } else if (g.tiled && v == SweepVariant::smem) {
       resident_blocks(smem, int(g.block.count()), 25);
       smem<<<grid, block, 0, st>>>(l, r, g.kz, op, partials);
     } else {
@@ -508,26 +447,13 @@ class CudaKernels final : public Kernels {
     // vec2 needs every array 16-byte aligned (cudaMalloc's are); else it runs as flat.
     if (v == RowsVariant::vec2 && !op_aligned16(op)) v = RowsVariant::flat;
     cudaStream_t st = interior_.get();
-    if (v == RowsVariant::wave) {
-      auto* kernel = rows_kernel<Op, kReduce>;
-      const RowsLaunch g = rows_launch(l, resident_blocks(kernel));
-      double2* partials = kReduce ? reserve(slot, g.grid.count()) : nullptr;
-      kernel<<<to_dim3(g.grid), to_dim3(g.block), 0, st>>>(l, op, partials);
-    } else {
-      const bool pairs = v == RowsVariant::vec2;
-      const long long units = pairs ? vec2_units(l) : l.nx;
-      const RowsLaunch g = flat_launch(l, units, pairs ? kVec2X : kFlatX, Op::kFlatRows, kReduce);
-      double2* partials = kReduce ? reserve(slot, g.grid.count()) : nullptr;
-      if (pairs) {
-        auto* kernel = flat_kernel<Op, kReduce, true>;
-        resident_blocks(kernel);  // sets its L1 preference
-        kernel<<<to_dim3(g.grid), to_dim3(g.block), 0, st>>>(l, units, op, partials);
-      } else {
-        auto* kernel = flat_kernel<Op, kReduce, false>;
-        resident_blocks(kernel);
-        kernel<<<to_dim3(g.grid), to_dim3(g.block), 0, st>>>(l, units, op, partials);
-      }
-    }
+    const bool pairs = v == RowsVariant::vec2;
+    const long long units = pairs ? vec2_units(l) : l.nx;
+    const RowsLaunch g = flat_launch(l, units, pairs ? kVec2X : kFlatX, Op::kFlatRows, kReduce);
+    double2* partials = kReduce ? reserve(slot, g.grid.count()) : nullptr;
+    auto* kernel = pairs ? flat_kernel<Op, kReduce, true> : flat_kernel<Op, kReduce, false>;
+    resident_blocks(kernel);  // sets its L1 preference
+    kernel<<<to_dim3(g.grid), to_dim3(g.block), 0, st>>>(l, units, op, partials);
     HALO3D_CUDA_CHECK_LAUNCH();
   }
 
@@ -544,11 +470,9 @@ class CudaKernels final : public Kernels {
   SweepVariant variant_ = SweepVariant::smem;
   bool auto_variant_ = true;
   RowsVariant rows_variant_ = RowsVariant::vec2;
-  int kz_override_ = 0;
+  int kz_override_ = 0;        // HALO3D_CUDA_SMEM_KZ
   int tile_z_ = kTileZ;        // HALO3D_CUDA_TILE_Z
   TileShape tile_{};           // HALO3D_CUDA_TILE
-  int shfl_rows_ = 1;          // HALO3D_CUDA_SHFL_ROWS
-  int carveout_ = 100;         // HALO3D_CUDA_CARVEOUT
   bool stream_store_ = false;  // HALO3D_CUDA_STORE=stream
   Stream interior_, boundary_;
   Event fence_[2];  // indexed by the `before` lane

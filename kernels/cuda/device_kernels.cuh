@@ -11,38 +11,15 @@
 #include "layout.hpp"
 #include "point_ops.hpp"
 
-// ---- Why march (45.7% of copy) lost to naive (54.6%), and what the new variants do ----
-// (Reasoned from the code and the 512^3 numbers; to be confirmed by the lead's measurements.)
-// * naive is L2-bandwidth bound, not DRAM bound: per point it pulls about 5 rows of u
-//   through L2 (centre/x-neighbours 1, z-neighbours 2 whole other planes, y-neighbours up to
-//   2 when the other warp's line is not in L1 yet), i.e. ~40 B + an 8 B store, +12.5% sector
-//   waste because rows start 8 B off a sector (odd double offset; sy = nx+2 = 2 mod 4, so even
-//   the ghost alternates between 0 and 16 B mod 32). 2.29 TB/s of useful 16 B/pt is ~7 TB/s
-//   of L2->SM traffic, about H200's L2 limit. Reaching 90% of copy needs <~25 B/pt through L2.
-// * march cuts that traffic but ptxas gives it 40 registers (8 blocks/SM), so march_planes
-//   picks 2 z-chunks: 2048 blocks that each live for 256 planes. Over that time the blocks
-//   drift apart in z (no coupling between blocks), so (a) the y-halo rows (2 of 8) and x-halo
-//   sectors (2 of ~9 per row) of a tile, which neighbouring tiles loaded at a different time,
-//   are L2 misses -> up to ~1.4x DRAM reads of u, and (b) the DRAM sees ~2000 independent
-//   streams of 256 B pieces (8 rows x 4 planes per step, per block) at scattered addresses:
-//   poor row-buffer locality. (c) The in-plane neighbours are plain loads that only hit L1
-//   if the sibling warp that loads that row as its prefetched column is already past it; warps
-//   are not synchronised, so many are L1 misses to an in-flight line, and each step then
-//   waits a full memory latency; the one-step-ahead prefetch (G = 4 loads per thread, ~32 KB
-//   per SM) is barely the bytes in flight HBM needs (~25 KB/SM) even before those stalls.
-//   (d) A 256-point serial chain per thread leaves no slack to absorb any of it; the tail of
-//   the last wave is another ~5%.
-// * tile3d: one thread per kTileZ (4) points, all 22 loads issued before any compute (4
-//   independent chains), blocks exit after one chunk, grid z slowest: the ~1000 blocks
-//   resident at once cover ~one 4-plane slab, so planes and halos are shared in L2 and DRAM
-//   reads stay ~1x; z-neighbour traffic drops from 2 to 0.5 rows per point.
-// * smem (2.5D): a 34x10 shared tile per plane, one barrier per plane (two buffers), centre
-//   column in registers, loads one group of 4 planes ahead, 64-plane chunks launched z-slow.
-//   L2->SM traffic ~1.35 rows of u + the store, so it should no longer be L2 bound.
-// * Vector kernels (wave, 73%): one row step per thread at a time (2 points, loads cannot be
-//   hoisted above the previous step's stores since the arrays may alias), so each step costs
-//   a full memory latency; flat/vec2 issue 16 independent 8-B (8 16-B) loads per thread
-//   with no loop, and vec2 halves the instructions and sector waste per byte.
+// Sweeps kept (docs/PERFORMANCE.md has the measurements behind each, and the variants
+// measured and removed: march, slab, shfl, the cp.async pipe, the row-wave vector kernel):
+// * naive: one thread per point; the baseline and the shape for thin boundary slabs.
+// * tile3d: each thread does T z-consecutive points with all loads issued first, grid z
+//   slowest so resident blocks share planes and tile halos in L2 (the apply default).
+// * smem (2.5D): an (x,y) tile + halo in shared memory per plane, z-neighbours in
+//   registers (the default for reducing sweeps, whose partial sums cap tile3d's grid).
+// * Vector kernels: flat/vec2 issue all of a thread's loads (vec2: 16-byte pairs) before
+//   any store, since the arrays may alias and stores would otherwise serialise them.
 
 namespace halo3d::cuda {
 
@@ -150,7 +127,7 @@ static __global__ void __launch_bounds__(kFinishThreads)
 // ---- Stencil sweeps ------------------------------------------------------------------
 // op(w, fw, ow, cw, wsy, wsz) reads the stencil input w and (kReadsF) the right-hand side
 // fw, writes the result to ow, all at index cw, and returns the term the sweep's reduction
-// adds. The naive sweep passes the grids themselves (cw = c); the march sweep passes small
+// adds. The naive sweep passes the grids themselves (cw = c); tile3d and smem pass small
 // register windows laid out so that the same offsets address them (cw = 3, wsy = 2,
 // wsz = 3). Either way the arithmetic is the shared point update, so every variant gives
 // bitwise the host's values.
@@ -240,83 +217,14 @@ __global__ void __launch_bounds__(kBlockThreads)
   if constexpr (kReduce) store_block_partial(acc, partials);
 }
 
-// Each block owns a kMarchX x kMarchY tile of (i,j) and kz consecutive planes; each thread
-// marches up its column, G = kMarchGroup planes per step. Per point it fetches one new u
-// (8 B, plus f where the op reads it) and writes one value (8 B).
-//
-// The column is loaded one step ahead: while a step computes planes k..k+G-1, the loads of
-// planes k+G+1..k+2G are in flight (G DRAM loads per thread, enough bytes outstanding to
-// cover HBM latency at ~1000 resident threads per SM), and the in-plane neighbours of the
-// step's points, which other threads of the tile loaded one step earlier, are L1 hits.
-// Because the prefetched values are only used in the next iteration, the compiler cannot
-// sink those loads to their use.
-template <class Op, bool kReduce, bool kStream = false>
-__global__ void __launch_bounds__(kBlockThreads, Op::kReadsF ? kMarchMinBlocksF : kMarchMinBlocks)
-    march_sweep(Layout l, Region r, int kz, Op op, double2* partials) {
-  constexpr int G = kMarchGroup;
-  const int i = r.i0 + blockIdx.x * kMarchX + threadIdx.x;
-  const int j = r.j0 + blockIdx.y * kMarchY + threadIdx.y;
-  const int kb = r.k0 + blockIdx.z * kz;
-  const int ke = min(kb + kz, r.k1);
-  DD acc{};
-  if (i < r.i1 && j < r.j1 && kb < ke) {
-    const std::ptrdiff_t sy = l.sy(), sz = l.sz();
-    // Advanced by one step per iteration; the 32-bit offsets from it keep the loop's
-    // address registers few (the host checks that (2G+1) sz fits in an int).
-    const double* __restrict__ u = op.u + l.at(i, j, kb);
-    // Ops that read no f get u here, never read through f (so f += stays defined).
-    const double* __restrict__ f = (Op::kReadsF ? op.f : op.u) + l.at(i, j, kb);
-    double* __restrict__ out = op.out + l.at(i, j, kb);
-    const int isy = int(sy), isz = int(sz);
-    // ucol[p] = u at plane k-1+p, fcol[p] = f at plane k+p. Planes past ke are never
-    // needed (and may not exist), so they read as 0.
-    double ucol[2 * G + 2];
-    double fcol[2 * G];
-#pragma unroll
-    for (int p = 0; p < G + 2; ++p) ucol[p] = kb - 1 + p <= ke ? __ldg(u + (p - 1) * isz) : 0.0;
-    if constexpr (Op::kReadsF) {
-#pragma unroll
-      for (int p = 0; p < G; ++p) fcol[p] = kb + p < ke ? __ldg(f + p * isz) : 0.0;
-    }
-    for (int k = kb; k < ke; k += G, u += G * sz, f += G * sz, out += G * sz) {
-#pragma unroll
-      for (int p = G + 2; p < 2 * G + 2; ++p)
-        ucol[p] = k - 1 + p <= ke ? __ldg(u + (p - 1) * isz) : 0.0;
-      if constexpr (Op::kReadsF) {
-#pragma unroll
-        for (int p = G; p < 2 * G; ++p) fcol[p] = k + p < ke ? __ldg(f + p * isz) : 0.0;
-      }
-#pragma unroll
-      for (int g = 0; g < G; ++g) {
-        if (k + g >= ke) break;  // uniform across the block: the chunk's last, short step
-        const double* ug = u + g * isz;
-        const double w[7] = {ucol[g],       __ldg(ug - isy), __ldg(ug - 1), ucol[g + 1],
-                             __ldg(ug + 1), __ldg(ug + isy), ucol[g + 2]};
-        const double fw[4] = {0.0, 0.0, 0.0, Op::kReadsF ? fcol[g] : 0.0};
-        double ow[4];
-        const double v = op(w, fw, ow, 3, 2, 3);
-        store_out<kStream>(out + g * isz, ow[3]);
-        if constexpr (kReduce) acc = ops::dd_add(acc, v);
-      }
-#pragma unroll
-      for (int p = 0; p < G + 2; ++p) ucol[p] = ucol[p + G];
-      if constexpr (Op::kReadsF) {
-#pragma unroll
-        for (int p = 0; p < G; ++p) fcol[p] = fcol[p + G];
-      }
-    }
-  }
-  if constexpr (kReduce) store_block_partial(acc, partials);
-}
-
-// tile3d: 32x8 (i,j) tiles like march, but each thread does kTileZ consecutive planes and
+// tile3d: (i,j) tiles of one thread per column; each thread does kTileZ consecutive planes and
 // exits (or, in a capped reducing launch, strides on by gridDim.z chunks): all 6 column and
 // 4*kTileZ in-plane loads are issued before any point is computed, giving kTileZ
 // independent chains, and the grid's z is its slowest axis, so the blocks resident at once
 // cover a few whole planes and share them (and every tile halo) in L2.
 //
 // Tuning: T = HALO3D_CUDA_TILE_Z (default kTileZ); the tile is the block's shape
-// (HALO3D_CUDA_TILE, default 32x8, any whole number of warps <= kBlockThreads threads).
+// (HALO3D_CUDA_TILE, default 64x4, any whole number of warps <= kBlockThreads threads).
 template <class Op, bool kReduce, int T = kTileZ, bool kStream = false>
 __global__ void __launch_bounds__(kBlockThreads)
     tile3d_sweep(Layout l, Region r, Op op, double2* partials) {
@@ -360,23 +268,24 @@ __global__ void __launch_bounds__(kBlockThreads)
   if constexpr (kReduce) store_block_partial_any(acc, partials);
 }
 
-// smem (2.5D): a block owns a 32x8 (i,j) tile and kz planes (short chunks: blocks are
+// smem (2.5D): a block owns a TX x TY (i,j) tile and kz planes (short chunks: blocks are
 // short-lived and launched z-slowest, so resident blocks stay at nearby z). Per plane each
 // thread puts its own u into a (32+2)x(8+2) shared tile, the edge threads the tile's halo,
 // and after one barrier computes its point from the tile (x,y neighbours) and registers
 // (z neighbours). Global traffic per point: one u (+ 1/4 + 1/16 halo, mostly L2 hits), one
-// store, f where read. Loads run one group of kSmemDepth planes ahead of the compute, as
-// in march; the two tile buffers alternate by plane so one barrier per plane suffices.
+// store, f where read. Loads run one group of kSmemDepth planes ahead of the compute
+// (they are only used in the next step, so they stay in flight across it); the two tile buffers
+// alternate by plane so one barrier per plane suffices.
 //
 // Tile cells: a thread with i <= r.i1 and j <= r.j1 loads its own cell (the region's high
 // neighbours i = r.i1 / j = r.j1 may be cells of this tile); 80 threads load one halo cell
 // each where a computed point reads it. Every cell a computed point reads is loaded
 // (corners are never read).
 //
-// Tuning: the tile TX x TY (HALO3D_CUDA_TILE; default 32x8; needs 2(TX+TY) <= TX*TY halo
+// Tuning: the tile TX x TY (HALO3D_CUDA_TILE; default 64x4; needs 2(TX+TY) <= TX*TY halo
 // threads) and kStream (HALO3D_CUDA_STORE). The register budget stays that of 32x8: as many
 // resident threads per SM.
-template <class Op, bool kReduce, int TX = kMarchX, int TY = kMarchY, bool kStream = false>
+template <class Op, bool kReduce, int TX, int TY, bool kStream = false>
 __global__ void __launch_bounds__(TX* TY, (Op::kReadsF ? kSmemMinBlocksF : kSmemMinBlocks) *
                                               kBlockThreads / (TX * TY))
     smem_sweep(Layout l, Region r, int kz, Op op, double2* partials) {
@@ -470,170 +379,6 @@ __global__ void __launch_bounds__(TX* TY, (Op::kReadsF ? kSmemMinBlocksF : kSmem
   }
 }
 
-// slab: tile3d's shape (a TX x TY tile, T planes per thread, z-slowest grid, short-lived
-// blocks) with smem's reuse. Each thread issues the loads of its whole column (T+2 planes)
-// and, for the 2(TX+TY) halo threads, of one halo cell's T planes, all before any compute;
-// one barrier after the T planes are in a shared [T][TY+2][TX+2] tile, then each point reads
-// its x and y neighbours from shared memory and its z ones from registers.
-// Why: tile3d's in-plane loads (4 of its ~5.5 per point) are issued together with the
-// centre loads they would hit in L1, so they mostly go to L2: ~38 B/point of L2->SM traffic
-// for 16 B of DRAM traffic. Here that is ~(T+2)/T rows of u + 2/TY rows of y halo + the
-// store, ~25 B/point at T = 4, 64x4, with as many loads in flight per thread as tile3d.
-//
-// Cells: as smem_sweep (a thread with i <= r.i1, j <= r.j1 loads its own cell; the halo
-// threads the cells left/below of the tile and right/above it where a computed point reads
-// them). In a capped reducing launch a block strides over chunks, with a barrier before the
-// tile is reused.
-template <class Op, bool kReduce, int T, int TX, int TY>
-__global__ void __launch_bounds__(TX* TY) slab_sweep(Layout l, Region r, Op op, double2* partials) {
-  static_assert(TX % 32 == 0 && TX * TY <= kBlockThreads && 2 * (TX + TY) <= TX * TY,
-                "slab tile: whole warps, one halo cell per thread at most");
-  __shared__ double tile[T][TY + 2][TX + 2];
-  const int tx = threadIdx.x, ty = threadIdx.y;
-  const int it = r.i0 + blockIdx.x * TX, jt = r.j0 + blockIdx.y * TY;
-  const int i = it + tx, j = jt + ty;
-  const bool active = i < r.i1 && j < r.j1;
-  const bool has_c = i <= r.i1 && j <= r.j1;
-  const int t = tx + TX * ty;
-  int hi = 0, hj = 0, hrow = 0, hcol = 0;
-  bool has_h = false;
-  if (t < TX) {  // the row below the tile
-    hi = it + t, hj = jt - 1, hrow = 0, hcol = t + 1;
-    has_h = hi < r.i1;
-  } else if (t < 2 * TX) {  // the row above
-    hi = it + t - TX, hj = jt + TY, hrow = TY + 1, hcol = t - TX + 1;
-    has_h = hi < r.i1 && hj <= r.j1;
-  } else if (t < 2 * TX + TY) {  // the column left of it
-    hi = it - 1, hj = jt + t - 2 * TX, hrow = hj - jt + 1, hcol = 0;
-    has_h = hj < r.j1;
-  } else if (t < 2 * TX + 2 * TY) {  // the column right of it
-    hi = it + TX, hj = jt + t - 2 * TX - TY, hrow = hj - jt + 1, hcol = TX + 1;
-    has_h = hi <= r.i1 && hj < r.j1;
-  }
-  const int chunks = (r.k1 - r.k0 + T - 1) / T;
-  const std::ptrdiff_t sz = l.sz();
-  DD acc{};
-  for (int ch = blockIdx.z; ch < chunks; ch += gridDim.z) {
-    const int k0 = r.k0 + ch * T;
-    const int n = min(T, r.k1 - k0);  // planes k0 .. k0+n-1; plane k0+n <= nz exists
-    // Pointers are only dereferenced under the flags above.
-    const std::ptrdiff_t c = l.at(i, j, k0);
-    const double* __restrict__ uc = op.u + c;
-    const double* __restrict__ uh = op.u + l.at(hi, hj, k0);
-    double col[T + 2], h[T], fv[T];
-#pragma unroll
-    for (int p = 0; p < T + 2; ++p) col[p] = has_c && p - 1 <= n ? __ldg(uc + (p - 1) * sz) : 0.0;
-#pragma unroll
-    for (int g = 0; g < T; ++g) {
-      h[g] = has_h && g < n ? __ldg(uh + g * sz) : 0.0;
-      fv[g] = Op::kReadsF && active && g < n ? __ldg(op.f + c + g * sz) : 0.0;
-    }
-    if (ch != int(blockIdx.z)) __syncthreads();  // the previous chunk is done with the tile
-#pragma unroll
-    for (int g = 0; g < T; ++g) {
-      if (has_c) tile[g][ty + 1][tx + 1] = col[g + 1];
-      if (has_h) tile[g][hrow][hcol] = h[g];
-    }
-    __syncthreads();
-    if (active) {
-#pragma unroll
-      for (int g = 0; g < T; ++g) {
-        if (g < n) {
-          const double(*s)[TX + 2] = tile[g];
-          const double w[7] = {col[g],     s[ty][tx + 1],     s[ty + 1][tx],
-                               col[g + 1], s[ty + 1][tx + 2], s[ty + 2][tx + 1],
-                               col[g + 2]};
-          const double fw[4] = {0.0, 0.0, 0.0, fv[g]};
-          double ow[4];
-          const double v = op(w, fw, ow, 3, 2, 3);
-          op.out[c + g * sz] = ow[3];
-          if constexpr (kReduce) acc = ops::dd_add(acc, v);
-        }
-      }
-    }
-  }
-  if constexpr (kReduce) {
-    if constexpr (TX * TY == kBlockThreads)
-      store_block_partial(acc, partials);
-    else
-      store_block_partial_any(acc, partials);
-  }
-}
-
-// shfl: as tile3d (T planes per thread, all loads issued first, short-lived blocks, z-slowest
-// grid), but each thread does YP consecutive rows, and the x-neighbours come from the
-// adjacent lanes by warp shuffle (lanes 0 and 31 load the one value beyond the warp).
-// Why: ncu on tile3d at 512^3 shows DRAM traffic at 16.1 B/point (ideal) but only 43.6% of
-// warps active (64 registers) and 54 B/point through L1: every in-plane load holds an L1 line
-// and registers while in flight, so fewer DRAM bytes are in flight than HBM needs. Loads per
-// point drop from 5.5 (tile3d, T=4) to (YP+2)(T+2)-4 over YP*T: 3.5 (YP=1) or 2.5 (YP=2).
-// Block: blockDim.x a multiple of 32 (a warp is 32 consecutive i of one row); its (i,j) tile
-// is blockDim.x x blockDim.y*YP.
-template <class Op, bool kReduce, int T, int YP>
-__global__ void __launch_bounds__(kBlockThreads)
-    shfl_sweep(Layout l, Region r, Op op, double2* partials) {
-  const int lane = threadIdx.x % 32;
-  const int i = r.i0 + blockIdx.x * blockDim.x + threadIdx.x;
-  const int j0 = r.j0 + (blockIdx.y * blockDim.y + threadIdx.y) * YP;
-  const int chunks = (r.k1 - r.k0 + T - 1) / T;
-  const bool has_i = i <= r.i1;  // the region's high neighbour i = r.i1 is read by lane i-1
-  const std::ptrdiff_t sy = l.sy(), sz = l.sz();
-  DD acc{};
-  for (int ch = blockIdx.z; ch < chunks; ch += gridDim.z) {  // uniform: shuffles are safe
-    const int k0 = r.k0 + ch * T;
-    const int n = min(T, r.k1 - k0);  // planes k0 .. k0+n-1; plane k0+n <= nz exists
-    const std::ptrdiff_t base = l.at(i, j0, k0);
-    const double* __restrict__ u = op.u + base;
-    // v[q][p]: row j0-1+q, plane k0-1+p (corners unused); e: lane 0's x-1 / lane 31's x+1.
-    double v[YP + 2][T + 2], e[YP][T], fv[YP][T];
-#pragma unroll
-    for (int q = 0; q < YP + 2; ++q) {
-      const bool row = has_i && j0 - 1 + q <= r.j1;
-#pragma unroll
-      for (int p = 0; p < T + 2; ++p) {
-        const bool corner = (q == 0 || q == YP + 1) && (p == 0 || p == T + 1);
-        v[q][p] = !corner && row && p - 1 <= n ? __ldg(u + (q - 1) * sy + (p - 1) * sz) : 0.0;
-      }
-    }
-    const int edge = lane == 0 ? -1 : lane == 31 ? 1 : 0;
-#pragma unroll
-    for (int q = 0; q < YP; ++q) {
-      const bool act = i < r.i1 && j0 + q < r.j1;
-#pragma unroll
-      for (int g = 0; g < T; ++g) {
-        const std::ptrdiff_t o = q * sy + g * sz;
-        e[q][g] = edge && act && g < n ? __ldg(u + o + edge) : 0.0;
-        fv[q][g] = Op::kReadsF && act && g < n ? __ldg(op.f + base + o) : 0.0;
-      }
-    }
-#pragma unroll
-    for (int q = 0; q < YP; ++q) {
-      const bool act = i < r.i1 && j0 + q < r.j1;
-#pragma unroll
-      for (int g = 0; g < T; ++g) {
-        const double c = v[q + 1][g + 1];
-        const double lo = __shfl_up_sync(0xffffffffu, c, 1);
-        const double hi = __shfl_down_sync(0xffffffffu, c, 1);
-        if (act && g < n) {
-          const double w[7] = {v[q + 1][g],
-                               v[q][g + 1],
-                               lane == 0 ? e[q][g] : lo,
-                               c,
-                               lane == 31 ? e[q][g] : hi,
-                               v[q + 2][g + 1],
-                               v[q + 1][g + 2]};
-          const double fw[4] = {0.0, 0.0, 0.0, fv[q][g]};
-          double ow[4];
-          const double t = op(w, fw, ow, 3, 2, 3);
-          op.out[base + q * sy + g * sz] = ow[3];
-          if constexpr (kReduce) acc = ops::dd_add(acc, t);
-        }
-      }
-    }
-  }
-  if constexpr (kReduce) store_block_partial_any(acc, partials);
-}
-
 // ---- Vector kernels over the interior ------------------------------------------------
 // Aligned pair accesses for vec2 (the caller guarantees 16-byte alignment).
 __device__ __forceinline__ double2 ld2(const double* p) {
@@ -646,9 +391,9 @@ __device__ __forceinline__ void st2(double* p, double a, double b) {
   *reinterpret_cast<double2*>(p) = make_double2(a, b);
 }
 
-// An op loads a point's inputs (load) and then stores and returns its reduction term
-// (finish); the kernel loads kRowsUnroll points before finishing any, since stores to
-// possibly aliasing arrays would otherwise serialise the loads.
+// An op loads a point's inputs (load, load2 for a pair) and then stores and returns its
+// reduction term (finish, finish2); flat_kernel loads all of a thread's points before
+// finishing any, since stores to possibly aliasing arrays would otherwise serialise the loads.
 
 struct AxpbyOp {
   static constexpr int kFlatRows = 2;  // flat/vec2 rows per thread: 16 loads (8 vec2) each
@@ -730,31 +475,6 @@ struct DotOp {
     t1 = ops::mul(v1.x, v1.y);
   }
 };
-
-// Blocks stride over rows (j,k); threadIdx.x strides along the row's nx points.
-template <class Op, bool kReduce>
-__global__ void __launch_bounds__(kBlockThreads) rows_kernel(Layout l, Op op, double2* partials) {
-  constexpr int U = kRowsUnroll;
-  const int rows = l.ny * l.nz;
-  DD acc{};
-  for (int row = blockIdx.x * blockDim.y + threadIdx.y; row < rows; row += gridDim.x * blockDim.y) {
-    const std::ptrdiff_t c0 = l.at(0, row % l.ny, row / l.ny);
-    for (int i0 = threadIdx.x; i0 < l.nx; i0 += U * blockDim.x) {
-      typename Op::In v[U]{};
-#pragma unroll
-      for (int u = 0; u < U; ++u)
-        if (i0 + u * int(blockDim.x) < l.nx) v[u] = op.load(c0 + i0 + u * blockDim.x);
-#pragma unroll
-      for (int u = 0; u < U; ++u) {
-        if (i0 + u * int(blockDim.x) < l.nx) {
-          const double t = op.finish(c0 + i0 + u * blockDim.x, v[u]);
-          if constexpr (kReduce) acc = ops::dd_add(acc, t);
-        }
-      }
-    }
-  }
-  if constexpr (kReduce) store_block_partial(acc, partials);
-}
 
 // flat (kPairs false) / vec2 (kPairs true): see flat_launch. Each thread loads all of its
 // UX x Op::kFlatRows units before it finishes (stores) any, and a block does one row group

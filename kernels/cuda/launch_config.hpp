@@ -13,16 +13,12 @@ namespace halo3d::cuda {
 
 enum class SweepVariant {
   naive,   // one thread per point, all seven loads through L1/L2
-  march,   // (x,y) tiles marching along z, z-neighbours kept in registers
   tile3d,  // one thread per kTileZ z-consecutive points, all loads issued first, z-slow grid
-  smem,    // 2.5D: (x,y) tile + halo in shared memory, short z-chunks, z-neighbours in registers
-  slab,    // tile3d's shape, x and y neighbours from a shared tile of the block's kTileZ planes
-  shfl     // tile3d with rows_per_thread rows per thread and x-neighbours by warp shuffle
+  smem     // 2.5D: (x,y) tile + halo in shared memory, short z-chunks, z-neighbours in registers
 };
 
 // The vector kernels (axpby, cg_update, dot).
 enum class RowsVariant {
-  wave,  // one wave of blocks looping over rows, kRowsUnroll points per thread per step
   flat,  // a block per kFlatRows*by rows: kFlatX x kFlatRows points per thread, loads first
   vec2   // as flat, but 16-byte aligned pairs (double2), scalar at a row's unaligned ends
 };
@@ -30,23 +26,11 @@ enum class RowsVariant {
 // Every reducing kernel uses blocks of this size, which the fixed-order block sum assumes.
 inline constexpr int kBlockThreads = 256;
 
-// March tiles: 32 doubles = one warp per row, so each warp reads whole 256-byte runs; 8 rows
-// so that y-neighbours mostly come from rows other warps of the block just loaded (L1).
-inline constexpr int kMarchX = 32;
-inline constexpr int kMarchY = 8;
-static_assert(kMarchX * kMarchY == kBlockThreads, "march tile must fill one block");
-// z-planes a thread loads before computing them: 4 independent DRAM loads in flight per
-// thread is what keeps ~32 KB per SM outstanding at 1024 resident threads.
-inline constexpr int kMarchGroup = 4;
-
-// Register budget of the march sweep, as resident blocks per SM: 4 (1024 threads, <= 64
-// registers) keeps ~32 KB of loads in flight per SM; sweeps that also stream f carry twice
-// the column registers and twice the loads, so 3 blocks suffice for them.
-inline constexpr int kMarchMinBlocks = 4;
-inline constexpr int kMarchMinBlocksF = 3;
-
-// Vector kernels: x-points each thread loads before storing any (loads in flight).
-inline constexpr int kRowsUnroll = 2;
+// The default (i,j) tile of tile3d and smem: 64 doubles = two warps per row, so each warp
+// reads whole 256-byte runs (HALO3D_CUDA_TILE overrides it; docs/PERFORMANCE.md v4).
+inline constexpr int kTileX = 64;
+inline constexpr int kTileY = 4;
+static_assert(kTileX * kTileY == kBlockThreads, "the default tile fills one block");
 
 // flat/vec2: x-points (vec2: pairs) and rows each thread loads before storing any.
 // (Rows per thread are the op's kFlatRows: 2 for axpby and dot, 1 for cg_update's 4 arrays.)
@@ -84,7 +68,7 @@ inline constexpr int kMaxBlockZ = 64;
 // tile3d/smem (i,j) tile: x a multiple of 32 (whole warps along a row, 256-byte runs),
 // x*y <= kBlockThreads threads (the block sum handles any whole number of warps).
 struct TileShape {
-  int x = kMarchX, y = kMarchY;
+  int x = kTileX, y = kTileY;
 };
 inline bool tile_shape_ok(const TileShape& t) {
   return t.x >= 32 && t.x % 32 == 0 && t.y >= 1 && (long long)t.x * t.y <= kBlockThreads;
@@ -102,9 +86,9 @@ struct Shape {
 };
 
 struct SweepLaunch {
-  bool march = false;  // true: the variant asked for runs (march, tile3d or smem), else naive
+  bool tiled = false;  // true: the variant asked for runs (tile3d or smem), else naive
   Shape grid, block;
-  int kz = 0;  // march, smem: z-planes per block
+  int kz = 0;  // tile3d: z-points per thread; smem: z-planes per block
 };
 
 struct RowsLaunch {
@@ -120,77 +104,23 @@ inline int pow2_at_least(long long n, int cap) {
   return p;
 }
 
-// Time, in units of one full wave, to run `waves` waves' worth of blocks: a partial last
-// wave is charged at least half a wave because half the resident slots are about what it
-// takes to keep HBM saturated; below that the tail runs bandwidth-starved.
-inline double wave_time(double waves) {
-  constexpr double kSaturating = 0.5;
-  const double full = static_cast<long long>(waves);
-  const double tail = waves - full;
-  return full + (tail > 0 ? std::max(tail, kSaturating) : 0.0);
-}
-
-// Planes per march block. One chunk per tile avoids re-reading the two planes around every
-// chunk boundary and keeps all tiles at about the same z, so tile halos are L2 hits; more
-// chunks are only worth it when the tiles alone cannot fill the device.
-inline int march_planes(int nk, long long tiles, long long resident_blocks) {
-  const long long resident = std::max(1LL, resident_blocks);
-  double best_cost = 0;
-  int best_kz = nk;
-  const int max_chunks = std::max(1, std::min<int>(nk / (2 * kMarchGroup), kMaxGridYZ));
-  for (int n = 1; n <= max_chunks; ++n) {
-    const int kz = int(ceil_div(ceil_div(nk, n), kMarchGroup) * kMarchGroup);
-    const long long chunks = ceil_div(nk, kz);
-    if (chunks != n) continue;  // the same kz as a smaller n
-    const double waves = double(tiles * chunks) / double(resident);
-    // Each extra chunk re-reads two planes (8 B/point each) = one plane of 16 B/point traffic.
-    const double traffic = 1.0 + double(chunks - 1) / nk;
-    const double cost = traffic * wave_time(waves) / waves;
-    if (n == 1 || cost < best_cost * (1 - 1e-9)) {
-      best_cost = cost;
-      best_kz = kz;
-    }
-  }
-  return best_kz;
-}
-
-// `resident_march_blocks`: how many march blocks of this kernel fit on the device at once.
-// `tile`, `tile_z`: tile3d/smem tile and tile3d z-points (tuning; see TileShape).
+// `tile`, `tile_z`: tile3d/smem tile and tile3d z-points (tuning; see TileShape);
+// `kz_override` > 0: smem z-planes per block (HALO3D_CUDA_SMEM_KZ).
 inline SweepLaunch sweep_launch(const Layout& l, const Region& r, SweepVariant variant,
-                                long long resident_march_blocks, int kz_override, bool reduce,
-                                TileShape tile = {}, int tile_z = kTileZ, int rows_per_thread = 1) {
+                                int kz_override, bool reduce, TileShape tile = {},
+                                int tile_z = kTileZ) {
   const int ni = r.i1 - r.i0, nj = r.j1 - r.j0, nk = r.k1 - r.k0;
   SweepLaunch s;
 
-  // Thin regions (the boundary shell's slabs) would leave most of a tile idle.
-  const long long tiles_x = ceil_div(ni, kMarchX), tiles_y = ceil_div(nj, kMarchY);
-  const bool thick = ni >= kMarchX / 2 && nj >= kMarchY / 2 && nk >= 2 * kMarchGroup;
-  // The march kernel addresses its column with 32-bit offsets of up to (2G+1) planes.
-  const bool small_planes = (2 * kMarchGroup + 1) * (long long)l.sz() <= 0x7fffffffLL;
-  if (variant == SweepVariant::march && thick && small_planes && tiles_y <= kMaxGridYZ &&
-      (!reduce || tiles_x * tiles_y <= kMaxReduceBlocks)) {
-    s.march = true;
-    s.kz =
-        kz_override > 0 ? kz_override : march_planes(nk, tiles_x * tiles_y, resident_march_blocks);
-    s.block = {unsigned(kMarchX), unsigned(kMarchY), 1};
-    s.grid = {unsigned(tiles_x), unsigned(tiles_y),
-              unsigned(std::min<long long>(ceil_div(nk, s.kz), kMaxGridYZ))};
-    if (ceil_div(nk, s.kz) <= kMaxGridYZ) return s;
-    s = SweepLaunch{};  // an override too small for this nk: fall back
-  }
-
-  // tile3d / smem: tile.x x tile.y tiles (default 32x8, as march); thin slabs go to the
-  // naive shape below (1-thick ones always, whatever the tile).
-  const int rows = variant == SweepVariant::shfl ? rows_per_thread : 1;
-  const long long ttx = ceil_div(ni, tile.x), tty = ceil_div(nj, (long long)tile.y * rows);
-  const bool tile_thick =
-      ni >= tile.x / 2 && nj >= std::max(2, tile.y * rows / 2) && ni >= 2 && nk >= 1;
+  // tile3d / smem: tile.x x tile.y tiles; thin slabs (the boundary shell's) would leave
+  // most of a tile idle and go to the naive shape below (1-thick ones always).
+  const long long ttx = ceil_div(ni, tile.x), tty = ceil_div(nj, tile.y);
+  const bool tile_thick = ni >= tile.x / 2 && nj >= std::max(2, tile.y / 2) && ni >= 2 && nk >= 1;
   const long long tiles = ttx * tty;
-  const bool per_thread_z = variant == SweepVariant::tile3d || variant == SweepVariant::slab ||
-                            variant == SweepVariant::shfl;
-  if ((per_thread_z || variant == SweepVariant::smem) && tile_thick && ttx <= 0x7fffffffLL &&
-      tty <= kMaxGridYZ && (!reduce || tiles <= kMaxReduceBlocksTile)) {
-    s.march = true;
+  const bool per_thread_z = variant == SweepVariant::tile3d;
+  if (variant != SweepVariant::naive && tile_thick && ttx <= 0x7fffffffLL && tty <= kMaxGridYZ &&
+      (!reduce || tiles <= kMaxReduceBlocksTile)) {
+    s.tiled = true;
     s.block = {unsigned(tile.x), unsigned(tile.y), 1};
     long long gz = 0;
     if (per_thread_z) {
@@ -230,17 +160,6 @@ inline SweepLaunch sweep_launch(const Layout& l, const Region& r, SweepVariant v
   }
   s.grid = {unsigned(gx), unsigned(gy), unsigned(gz)};
   return s;
-}
-
-// Vector kernels walk rows of nx contiguous points (the interior of each x-run).
-inline RowsLaunch rows_launch(const Layout& l, long long resident_blocks) {
-  const int bx = std::max(32, pow2_at_least(ceil_div(l.nx, kRowsUnroll), kBlockThreads));
-  const int by = kBlockThreads / bx;
-  const long long rows = (long long)l.ny * l.nz;
-  // Exactly one wave: every block does the same number of rows (+-1), no tail.
-  const long long blocks = std::max(
-      1LL, std::min({ceil_div(rows, by), std::max(1LL, resident_blocks), kMaxReduceBlocks}));
-  return {{unsigned(blocks), 1, 1}, {unsigned(bx), unsigned(by), 1}};
 }
 
 // flat / vec2: block (bx, by) of kBlockThreads; thread (tx, ty) of block (gx, gy) handles

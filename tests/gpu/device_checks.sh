@@ -38,7 +38,7 @@ for n in 1 2 3 4; do
   step "parallel_cuda_np$n" mpirun --oversubscribe -np "$n" -x HALO3D_TEST_BACKEND=cuda "$bin/tests/test_parallel"
 done
 step memcheck "$sanitizer" --tool memcheck --error-exitcode 9 "$bin/tests/test_kernels" '--gtest_filter=*cuda*:HostVsCuda*'
-for a in smem tile3d slab shfl march naive; do
+for a in smem tile3d naive; do
   HALO3D_CUDA_APPLY=$a step "racecheck_$a" "$sanitizer" --tool racecheck --error-exitcode 9 "$bin/tests/test_kernels" '--gtest_filter=*cuda*'
 done
 step synccheck "$sanitizer" --tool synccheck --error-exitcode 9 "$bin/tests/test_kernels" '--gtest_filter=*cuda*'

@@ -8,7 +8,7 @@ set -uo pipefail
 B=$1
 shift
 scan() {  # scan APPLY Z TILE STORE [VAR=VALUE,...]
-  unset HALO3D_CUDA_SHFL_ROWS HALO3D_CUDA_CARVEOUT
+  unset HALO3D_CUDA_SMEM_KZ
   export HALO3D_CUDA_APPLY=$1 HALO3D_CUDA_TILE=$3 HALO3D_CUDA_STORE=$4
   local kv
   for kv in ${5//,/ }; do export "$kv"; done
@@ -26,7 +26,6 @@ if ((${#configs[@]} == 0)); then
     configs+=("tile3d:$z:$t:$s")
   done; done; done
   for t in 32x8 64x4; do for s in plain stream; do configs+=("smem:-:$t:$s"); done; done
-  for z in 4 8; do for t in 64x4 32x8; do configs+=("slab:$z:$t:plain"); done; done
 fi
 for c in "${configs[@]}"; do
   IFS=: read -r a z t s x <<<"$c"
