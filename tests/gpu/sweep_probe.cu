@@ -1,0 +1,263 @@
+// Why did halo3d's tile3d sweep reach ~84% of the copy ceiling when pattern_probe.cu's
+// tile3d-shaped 7-point kernel (compile-time strides, no bounds masks) reached ~89%? This
+// probe times, in one run, on the 512^3 interior with a cudaMemcpy of the padded field as
+// the ceiling: t3x, the tile3d of versions 2-5 (one point per thread, per-plane masks for a
+// short last chunk, a chunk loop; kSplit: whole chunks take an unmasked path; kMinBlocks:
+// __launch_bounds__'s register cap), and halo3d's current tile3d_sweep (device_kernels.cuh:
+// x-pairs, no masks, no loop; uncapped and capped registers), launched as the backend launches it.
+// Every result is compared bitwise with the first. docs/PERFORMANCE.md version 6 has the results.
+//
+//   nvcc -O3 -arch=sm_90 -std=c++17 --fmad=false -Ikernels -Ikernels/cuda \
+//        -o sweep_probe tests/gpu/sweep_probe.cu
+//   ./sweep_probe [reps]
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#include "device_kernels.cuh"
+
+using namespace halo3d;
+using namespace halo3d::cuda;
+
+#define CK(x)                                                                          \
+  do {                                                                                 \
+    cudaError_t e_ = (x);                                                              \
+    if (e_ != cudaSuccess) {                                                           \
+      std::fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); \
+      std::exit(1);                                                                    \
+    }                                                                                  \
+  } while (0)
+
+// One chunk of up to T planes of one column; kFull: all T planes exist (no masks).
+template <class Op, bool kReduce, int T, bool kFull>
+__device__ __forceinline__ void t3x_column(const Op& op, std::ptrdiff_t base, std::ptrdiff_t sy,
+                                           std::ptrdiff_t sz, int n, DD& acc) {
+  const double* __restrict__ u = op.u + base;
+  double col[T + 2], xm[T], xp[T], ym[T], yp[T], fv[T];
+#pragma unroll
+  for (int p = 0; p < T + 2; ++p) col[p] = kFull || p - 1 <= n ? __ldg(u + (p - 1) * sz) : 0.0;
+#pragma unroll
+  for (int g = 0; g < T; ++g) {
+    const bool in = kFull || g < n;
+    const double* ug = u + g * sz;
+    xm[g] = in ? __ldg(ug - 1) : 0.0;
+    xp[g] = in ? __ldg(ug + 1) : 0.0;
+    ym[g] = in ? __ldg(ug - sy) : 0.0;
+    yp[g] = in ? __ldg(ug + sy) : 0.0;
+    fv[g] = Op::kReadsF && in ? __ldg(op.f + base + g * sz) : 0.0;
+  }
+#pragma unroll
+  for (int g = 0; g < T; ++g) {
+    if (kFull || g < n) {
+      const double w[7] = {col[g], ym[g], xm[g], col[g + 1], xp[g], yp[g], col[g + 2]};
+      const double fw[4] = {0.0, 0.0, 0.0, fv[g]};
+      double ow[4];
+      const double v = op(w, fw, ow, 3, 2, 3);
+      op.out[base + g * sz] = ow[3];
+      if constexpr (kReduce) acc = ops::dd_add(acc, v);
+    }
+  }
+}
+
+template <class Op, bool kReduce, int T, int kMinBlocks, bool kSplit>
+__global__ void __launch_bounds__(kBlockThreads, kMinBlocks)
+    t3x(Layout l, Region r, Op op, double2* partials) {
+  const int i = r.i0 + blockIdx.x * blockDim.x + threadIdx.x;
+  const int j = r.j0 + blockIdx.y * blockDim.y + threadIdx.y;
+  const int chunks = (r.k1 - r.k0 + T - 1) / T;
+  DD acc{};
+  if (i < r.i1 && j < r.j1) {
+    const std::ptrdiff_t sy = l.sy(), sz = l.sz();
+    for (int ch = blockIdx.z; ch < chunks; ch += gridDim.z) {
+      const int k0 = r.k0 + ch * T;
+      const int n = min(T, r.k1 - k0);
+      const std::ptrdiff_t base = l.at(i, j, k0);
+      if (kSplit && n == T)
+        t3x_column<Op, kReduce, T, true>(op, base, sy, sz, n, acc);
+      else
+        t3x_column<Op, kReduce, T, false>(op, base, sy, sz, n, acc);
+    }
+  }
+  if constexpr (kReduce) store_block_partial_any(acc, partials);
+}
+
+// tile3d_sweep with 32-bit strides (offsets from one 64-bit base): fewer 64-bit multiplies.
+template <class Op, bool kReduce, int T, bool kStream, int kMinBlocks>
+__global__ void __launch_bounds__(kBlockThreads, kMinBlocks)
+    tile3d_narrow(Layout l, Region r, Op op, double2* partials) {
+  const int i = r.i0 + 2 * int(blockIdx.x * blockDim.x + threadIdx.x);  // even
+  const int j = r.j0 + blockIdx.y * blockDim.y + threadIdx.y;
+  DD acc{};
+  if (i < r.i1 && j < r.j1) {
+    const int sy = int(l.sy()), sz = int(l.sz());  // 32-bit offsets from one base
+    const std::ptrdiff_t base = l.at(i, j, r.k0 + blockIdx.z * T);
+    const double* __restrict__ u = op.u + base;
+    double2 col[T + 2], ym[T], yp[T], fv[T];
+    double xm[T], xp[T];
+#pragma unroll
+    for (int p = 0; p < T + 2; ++p) col[p] = ldg2(u + (p - 1) * sz);
+#pragma unroll
+    for (int g = 0; g < T; ++g) {
+      const double* ug = u + g * sz;
+      xm[g] = __ldg(ug - 1);
+      xp[g] = __ldg(ug + 2);
+      ym[g] = ldg2(ug - sy);
+      yp[g] = ldg2(ug + sy);
+      fv[g] = Op::kReadsF ? ldg2(op.f + base + g * sz) : make_double2(0.0, 0.0);
+    }
+#pragma unroll
+    for (int g = 0; g < T; ++g) {
+      const double2 b = col[g], c = col[g + 1], t = col[g + 2];
+      const double w0[7] = {b.x, ym[g].x, xm[g], c.x, c.y, yp[g].x, t.x};
+      const double w1[7] = {b.y, ym[g].y, c.x, c.y, xp[g], yp[g].y, t.y};
+      const double f0[4] = {0.0, 0.0, 0.0, fv[g].x}, f1[4] = {0.0, 0.0, 0.0, fv[g].y};
+      double o0[4], o1[4];
+      const double v0 = op(w0, f0, o0, 3, 2, 3);
+      const double v1 = op(w1, f1, o1, 3, 2, 3);
+      double2* o = reinterpret_cast<double2*>(op.out + base + g * sz);
+      if constexpr (kStream)
+        __stcs(o, make_double2(o0[3], o1[3]));
+      else
+        *o = make_double2(o0[3], o1[3]);
+      if constexpr (kReduce) acc = ops::dd_add(ops::dd_add(acc, v0), v1);
+    }
+  }
+  if constexpr (kReduce) store_block_partial_any(acc, partials);
+}
+
+__global__ void fill(double* u, long n) {
+  for (long k = blockIdx.x * long(blockDim.x) + threadIdx.x; k < n;
+       k += long(gridDim.x) * blockDim.x) {
+    unsigned long long h = (k + 1) * 0x9E3779B97F4A7C15ull;
+    h ^= h >> 31;
+    h *= 0xBF58476D1CE4E5B9ull;
+    h ^= h >> 29;
+    u[k] = double(h >> 11) * 0x1p-53 - 0.5;
+  }
+}
+
+__global__ void count_diff(const double* a, const double* b, long n, unsigned long long* bad) {
+  for (long k = blockIdx.x * long(blockDim.x) + threadIdx.x; k < n;
+       k += long(gridDim.x) * blockDim.x)
+    if (a[k] != b[k]) atomicAdd(bad, 1ull);
+}
+
+struct Probe {
+  Layout l{512, 512, 512};
+  Region r = Region::whole(l);
+  Stencil s = Stencil::laplacian(1.0 / 513, 1.0 / 513, 1.0 / 513);
+  double *u = nullptr, *out = nullptr, *ref = nullptr;
+  double2* partials = nullptr;
+  unsigned long long* bad = nullptr;
+  cudaEvent_t t0{}, t1{};
+  int reps = 20;
+  double copy_gbs = 0;
+
+  template <class F>
+  double median_ms(F f) {
+    for (int w = 0; w < 3; ++w) f();
+    std::vector<float> ms(reps);
+    for (int k = 0; k < reps; ++k) {
+      CK(cudaEventRecord(t0));
+      f();
+      CK(cudaEventRecord(t1));
+      CK(cudaEventSynchronize(t1));
+      CK(cudaEventElapsedTime(&ms[k], t0, t1));
+    }
+    CK(cudaGetLastError());
+    std::sort(ms.begin(), ms.end());
+    return ms[reps / 2];
+  }
+  void report(const char* name, double ms, double bytes, int regs) {
+    const double gbs = bytes / ms * 1e-6;
+    std::printf("%-40s %4d regs %9.4f ms %8.1f GB/s %6.1f%%\n", name, regs, ms, gbs,
+                copy_gbs > 0 ? 100.0 * gbs / copy_gbs : 100.0);
+    std::fflush(stdout);
+  }
+  double memcpy_row() {
+    const double bytes = 16.0 * l.padded_size();
+    const double ms = median_ms([&] {
+      CK(cudaMemcpyAsync(out, u, l.padded_size() * sizeof(double), cudaMemcpyDeviceToDevice));
+    });
+    report("cudaMemcpy (padded field)", ms, bytes, 0);
+    return bytes / ms * 1e-6;
+  }
+  // Times kernel k over the whole box: halo3d's tile3d with its launch shape (px 2), the
+  // old one-point-per-thread t3x with the old shape (px 1, ceil(nk / T) blocks in z).
+  template <class K>
+  void run(const char* name, K* k, int T, int px, bool reduce, TileShape tile = {},
+           bool is_ref = false) {
+    SweepLaunch g = sweep_launch(r, SweepVariant::tile3d, 0, reduce, tile, T);
+    if (px == 1)
+      g.grid = {unsigned(ceil_div(l.nx, tile.x)), unsigned(ceil_div(l.ny, tile.y)),
+                unsigned(ceil_div(l.nz, T))};
+    cudaFuncAttributes fa{};
+    CK(cudaFuncGetAttributes(&fa, k));
+    CK(cudaFuncSetAttribute(k, cudaFuncAttributePreferredSharedMemoryCarveout,
+                            int(cudaSharedmemCarveoutMaxL1)));
+    const ApplyOp op{u, nullptr, out, s};
+    const dim3 grid(g.grid.x, g.grid.y, g.grid.z), block(g.block.x, g.block.y, g.block.z);
+    CK(cudaMemset(out, 0, l.padded_size() * sizeof(double)));
+    const double ms = median_ms([&] { k<<<grid, block>>>(l, r, op, partials); });
+    if (is_ref) {
+      CK(cudaMemcpy(ref, out, l.padded_size() * sizeof(double), cudaMemcpyDeviceToDevice));
+    } else {
+      CK(cudaMemset(bad, 0, sizeof *bad));
+      count_diff<<<1024, 256>>>(out, ref, long(l.padded_size()), bad);
+      unsigned long long nbad = 0;
+      CK(cudaMemcpy(&nbad, bad, sizeof nbad, cudaMemcpyDeviceToHost));
+      if (nbad) std::printf("  MISMATCH: %llu points differ from the first\n", nbad);
+    }
+    char label[96];
+    std::snprintf(label, sizeof label, "%s %dx%d%s", name, g.block.x, g.block.y,
+                  reduce ? " +dot" : "");
+    report(label, ms, 16.0 * l.interior_size(), fa.numRegs);
+  }
+};
+
+int main(int argc, char** argv) {
+  Probe p;
+  p.reps = argc > 1 ? std::atoi(argv[1]) : 20;
+  cudaDeviceProp prop{};
+  CK(cudaGetDeviceProperties(&prop, 0));
+  std::printf("%s, %d SMs; halo3d Layout 512^3 (sy %td), ApplyOp, median of %d\n", prop.name,
+              prop.multiProcessorCount, p.l.sy(), p.reps);
+  const size_t bytes = p.l.padded_size() * sizeof(double);
+  CK(cudaMalloc(&p.u, bytes));
+  CK(cudaMalloc(&p.out, bytes));
+  CK(cudaMalloc(&p.ref, bytes));
+  CK(cudaMalloc(&p.partials, sizeof(double2) * kMaxReduceBlocksTile3d));
+  CK(cudaMalloc(&p.bad, sizeof *p.bad));
+  fill<<<1024, 256>>>(p.u, long(p.l.padded_size()));
+  CK(cudaEventCreate(&p.t0));
+  CK(cudaEventCreate(&p.t1));
+  p.copy_gbs = p.memcpy_row();
+
+  p.run("t3x T4 masked (old tile3d)", t3x<ApplyOp, false, 4, 0, false>, 4, 1, false, {}, true);
+  p.run("t3x T4 split", t3x<ApplyOp, false, 4, 0, true>, 4, 1, false);
+  p.run("t3x T4 split, <= 56 regs", t3x<ApplyOp, false, 4, 4, true>, 4, 1, false);
+  p.run("t3x T4 split, <= 32 regs", t3x<ApplyOp, false, 4, 8, true>, 4, 1, false);
+  p.run("tile3d_sweep T8", tile3d_sweep<ApplyOp, false, 8>, 8, 2, false);
+  p.run("tile3d_sweep T8 uncapped", tile3d_sweep<ApplyOp, false, 8, false, 0>, 8, 2, false);
+  p.run("tile3d_narrow T8 uncapped", tile3d_narrow<ApplyOp, false, 8, false, 0>, 8, 2, false);
+  p.run("tile3d_narrow T8 <= 40 regs", tile3d_narrow<ApplyOp, false, 8, false, 6>, 8, 2, false);
+  p.run("tile3d_sweep T8 <= 48 regs", tile3d_sweep<ApplyOp, false, 8, false, 5>, 8, 2, false);
+  p.run("tile3d_sweep T4 uncapped", tile3d_sweep<ApplyOp, false, 4, false, 0>, 4, 2, false);
+  p.run("tile3d_sweep T4", tile3d_sweep<ApplyOp, false, 4>, 4, 2, false);
+  p.run("tile3d_sweep T2", tile3d_sweep<ApplyOp, false, 2>, 2, 2, false);
+  p.run("tile3d_sweep T8", tile3d_sweep<ApplyOp, false, 8>, 8, 2, false, {32, 8});
+  p.run("tile3d_sweep T8", tile3d_sweep<ApplyOp, false, 8>, 8, 2, false, {32, 4});
+  p.run("tile3d_sweep T8 uncapped", tile3d_sweep<ApplyOp, false, 8, false, 0>, 8, 2, false,
+        {32, 4});
+  p.run("tile3d_sweep T8", tile3d_sweep<ApplyOp, false, 8>, 8, 2, false, {128, 2});
+  p.run("tile3d_sweep T8", tile3d_sweep<ApplyOp, false, 8>, 8, 2, false, {64, 2});
+  // Reducing sweeps (CG's apply + dot): one partial per block.
+  p.run("tile3d_sweep T8", tile3d_sweep<ApplyOp, true, 8>, 8, 2, true);
+  p.run("tile3d_sweep T8 <= 48 regs", tile3d_sweep<ApplyOp, true, 8, false, 5>, 8, 2, true);
+  p.run("tile3d_sweep T4", tile3d_sweep<ApplyOp, true, 4>, 4, 2, true);
+  p.memcpy_row();
+  return 0;
+}
