@@ -2,6 +2,7 @@
 // is legal for CUDA and covers each region's points exactly once.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "cuda/launch_config.hpp"
@@ -22,6 +23,73 @@ void expect_legal(const Shape& block, const Shape& grid) {
   EXPECT_LE(grid.z, kMaxGridYZ);
 }
 
+// The launch of one part: legal, whole warps, its tiles (tile3d: of x-pairs and whole
+// chunks, one per block) or naive blocks cover the part exactly.
+void expect_part(const Region& r, SweepVariant v, bool reduce, TileShape t, int tz) {
+  const SweepLaunch s = sweep_launch(r, v, 0, reduce, t, tz);
+  const long long ni = r.i1 - r.i0, nj = r.j1 - r.j0, nk = r.k1 - r.k0;
+  expect_legal(s.block, s.grid);
+  if (reduce) EXPECT_LE(s.grid.count(), kSlotCapacity);
+  if (ni == 1 || nj == 1) EXPECT_FALSE(s.tiled);  // 1-thick: naive
+  if (!s.tiled) {
+    EXPECT_EQ(s.block.count(), kBlockThreads);
+    EXPECT_GE((long long)s.grid.x * s.block.x, ni);
+    return;
+  }
+  EXPECT_NE(v, SweepVariant::naive);
+  EXPECT_EQ(s.block.x, unsigned(t.x));
+  EXPECT_EQ(s.block.y, unsigned(t.y));
+  EXPECT_EQ(s.block.z, 1u);
+  EXPECT_EQ(s.block.count() % 32, 0);  // whole warps (block sum)
+  EXPECT_LE(s.block.count(), kBlockThreads);
+  EXPECT_GE((long long)s.grid.y * s.block.y, nj);
+  EXPECT_LT((long long)(s.grid.y - 1) * s.block.y, nj);
+  if (v == SweepVariant::tile3d) {
+    EXPECT_EQ(r.i0 % 2, 0);
+    EXPECT_EQ(ni % 2, 0);
+    EXPECT_EQ(nk % tz, 0);
+    EXPECT_EQ(s.kz, tz);
+    EXPECT_EQ((long long)s.grid.z * tz, nk);
+    EXPECT_GE((long long)s.grid.x * s.block.x * kTileXPoints, ni);
+    EXPECT_LT((long long)(s.grid.x - 1) * s.block.x * kTileXPoints, ni);
+    if (reduce) EXPECT_LE(s.grid.count(), kMaxReduceBlocksTile3d);
+  } else {
+    EXPECT_GE((long long)s.grid.x * s.block.x, ni);
+    EXPECT_LT((long long)(s.grid.x - 1) * s.block.x, ni);
+    EXPECT_GE((long long)s.grid.z * s.kz, nk);
+    EXPECT_LT((long long)(s.grid.z - 1) * s.kz, nk);
+    if (reduce) EXPECT_LE(s.grid.count(), kMaxReduceBlocksTile);
+  }
+}
+
+// A sweep as the backend launches it: tile3d's region split into its parts (each point in
+// exactly one), every other variant in one launch.
+void expect_sweep(const Region& r, SweepVariant v, bool reduce, TileShape t = {}, int tz = kTileZ) {
+  if (r.empty()) return;  // the backend returns before choosing a shape
+  if (v != SweepVariant::tile3d) return expect_part(r, v, reduce, t, tz);
+  const Tile3dParts p = tile3d_split(r, tz);
+  std::vector<int> seen(r.size(), 0);
+  for (const Region& q : {p.main, p.ztail, p.xlo, p.xhi})
+    for (int k = q.k0; k < q.k1; ++k)
+      for (int j = q.j0; j < q.j1; ++j)
+        for (int i = q.i0; i < q.i1; ++i) {
+          const bool inside =
+              i >= r.i0 && i < r.i1 && j >= r.j0 && j < r.j1 && k >= r.k0 && k < r.k1;
+          EXPECT_TRUE(inside);
+          if (inside)
+            ++seen[(std::size_t(k - r.k0) * (r.j1 - r.j0) + (j - r.j0)) * (r.i1 - r.i0) +
+                   (i - r.i0)];
+        }
+  EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), (long)seen.size());
+  EXPECT_LE(p.xlo.i1 - p.xlo.i0, 1);
+  EXPECT_LE(p.xhi.i1 - p.xhi.i0, 1);
+  EXPECT_LT(p.ztail.k1 - p.ztail.k0, tz);
+  if (!p.main.empty()) expect_part(p.main, v, reduce, t, tz);
+  if (!p.ztail.empty()) expect_part(p.ztail, v, reduce, t, 1);
+  if (!p.xlo.empty()) expect_part(p.xlo, SweepVariant::naive, reduce, t, tz);
+  if (!p.xhi.empty()) expect_part(p.xhi, SweepVariant::naive, reduce, t, tz);
+}
+
 TEST(LaunchConfig, SweepShapesAreLegalForEveryRegionShape) {
   const int sizes[] = {1, 2, 3, 7, 8, 31, 33, 64, 130};
   for (int nx : sizes)
@@ -30,29 +98,12 @@ TEST(LaunchConfig, SweepShapesAreLegalForEveryRegionShape) {
         const Layout l{nx, ny, nz};
         for (bool reduce : {false, true})
           for (auto v : {SweepVariant::naive, SweepVariant::tile3d, SweepVariant::smem}) {
-            // The whole box and thin slabs like the boundary shell's.
+            // The whole box, thin slabs like the boundary shell's, the overlap's inner box.
             for (const Region r :
                  {Region::whole(l), Region{0, 1, 0, ny, 0, nz}, Region{0, nx, 0, 1, 0, nz},
-                  Region{0, nx, 0, ny, 0, 1}, Region{0, 1, 0, 1, 0, nz}}) {
-              const SweepLaunch s = sweep_launch(l, r, v, 0, reduce);
-              expect_legal(s.block, s.grid);
-              if (reduce && !s.tiled) EXPECT_EQ(s.block.count(), kBlockThreads);
-              if (reduce) EXPECT_LE(s.grid.count(), kSlotCapacity);
-              const long long ni = r.i1 - r.i0, nj = r.j1 - r.j0, nk = r.k1 - r.k0;
-              if (s.tiled) {
-                // Tiles cover the region's (i,j); z-chunks (strided over in tile3d) its k.
-                EXPECT_EQ(s.block.count(), kBlockThreads);
-                EXPECT_GE((long long)s.grid.x * s.block.x, ni);
-                EXPECT_GE((long long)s.grid.y * s.block.y, nj);
-                EXPECT_GT(s.kz, 0);
-                if (v == SweepVariant::smem) {
-                  EXPECT_GE((long long)s.grid.z * s.kz, nk);
-                  EXPECT_LT((long long)(s.grid.z - 1) * s.kz, nk);
-                }
-                if (v == SweepVariant::tile3d) EXPECT_LE(s.grid.z, ceil_div(nk, kTileZ));
-              } else {
-                EXPECT_GE((long long)s.grid.x * s.block.x, ni);
-              }
+                  Region{0, nx, 0, ny, 0, 1}, Region{0, 1, 0, 1, 0, nz},
+                  Region{1, nx - 1, 1, ny - 1, 1, nz - 1}}) {
+              expect_sweep(r, v, reduce);
               if (HasFailure()) {
                 ADD_FAILURE() << "layout " << nx << "," << ny << "," << nz << " region "
                               << r.i1 - r.i0 << "x" << r.j1 - r.j0 << "x" << r.k1 - r.k0;
@@ -106,35 +157,8 @@ TEST(LaunchConfig, TunedTileShapesCoverEveryRegion) {
                      {Region::whole(l), Region{0, 1, 0, ny, 0, nz}, Region{0, nx, 0, 1, 0, nz},
                       Region{0, nx, 0, ny, 0, 1}, Region{0, 1, 0, 1, 0, nz},
                       Region{nx / 3, nx, ny / 2, ny, nz / 4, nz}}) {
-                  if (r.empty()) continue;  // the backend returns before choosing a shape
-                  const SweepLaunch s = sweep_launch(l, r, v, 0, reduce, t, tz);
+                  expect_sweep(r, v, reduce, t, tz);
                   const long long ni = r.i1 - r.i0, nj = r.j1 - r.j0, nk = r.k1 - r.k0;
-                  expect_legal(s.block, s.grid);
-                  if (reduce) EXPECT_LE(s.grid.count(), kSlotCapacity);
-                  if (ni == 1 || nj == 1) EXPECT_FALSE(s.tiled);  // 1-thick: naive
-                  if (s.tiled) {
-                    EXPECT_EQ(s.block.x, unsigned(t.x));
-                    EXPECT_EQ(s.block.y, unsigned(t.y));
-                    EXPECT_EQ(s.block.z, 1u);
-                    EXPECT_EQ(s.block.count() % 32, 0);  // whole warps (block sum)
-                    EXPECT_LE(s.block.count(), kBlockThreads);
-                    EXPECT_GE((long long)s.grid.x * s.block.x, ni);
-                    EXPECT_LT((long long)(s.grid.x - 1) * s.block.x, ni);
-                    EXPECT_GE((long long)s.grid.y * s.block.y, nj);
-                    EXPECT_LT((long long)(s.grid.y - 1) * s.block.y, nj);
-                    if (reduce) EXPECT_LE(s.grid.count(), kMaxReduceBlocksTile);
-                    if (v != SweepVariant::smem) {
-                      EXPECT_EQ(s.kz, tz);
-                      EXPECT_LE(s.grid.z, ceil_div(nk, tz));
-                      if (!reduce) EXPECT_EQ(s.grid.z, ceil_div(nk, tz));
-                    } else {
-                      EXPECT_GE((long long)s.grid.z * s.kz, nk);
-                      EXPECT_LT((long long)(s.grid.z - 1) * s.kz, nk);
-                    }
-                  } else {
-                    EXPECT_EQ(s.block.count(), kBlockThreads);
-                    EXPECT_GE((long long)s.grid.x * s.block.x, ni);
-                  }
                   if (HasFailure()) {
                     ADD_FAILURE() << "tile " << t.x << "x" << t.y << " z " << tz << " layout " << nx
                                   << "," << ny << "," << nz << " region " << ni << "x" << nj << "x"
@@ -147,18 +171,22 @@ TEST(LaunchConfig, TunedTileShapesCoverEveryRegion) {
   }
 }
 
-// The default tile3d shape: 64x4 tiles, kTileZ planes per thread, z-chunks capped for
-// reducing launches so that their partials stay few.
+// The default tile3d shape at 512^3: 64x4 threads of x-pairs (128x4 points), kTileZ = 8
+// planes per thread, one chunk per block, reducing or not; nothing left over.
 TEST(LaunchConfig, DefaultTuningIsTheFixedShape) {
   const Layout l{512, 512, 512};
+  EXPECT_EQ(kTileZ, 8);
+  const Tile3dParts p = tile3d_split(Region::whole(l), kTileZ);
+  EXPECT_TRUE(p.ztail.empty() && p.xlo.empty() && p.xhi.empty());
   for (bool reduce : {false, true}) {
-    const SweepLaunch s = sweep_launch(l, Region::whole(l), SweepVariant::tile3d, 0, reduce);
+    const SweepLaunch s = sweep_launch(p.main, SweepVariant::tile3d, 0, reduce);
+    EXPECT_TRUE(s.tiled);
     EXPECT_EQ(s.block.x, 64u);
     EXPECT_EQ(s.block.y, 4u);
     EXPECT_EQ(s.kz, kTileZ);
-    EXPECT_EQ(s.grid.x, 8u);
+    EXPECT_EQ(s.grid.x, 4u);
     EXPECT_EQ(s.grid.y, 128u);
-    EXPECT_EQ(s.grid.z, reduce ? 16u : 128u);
+    EXPECT_EQ(s.grid.z, 64u);
   }
 }
 

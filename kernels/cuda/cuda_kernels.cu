@@ -83,7 +83,7 @@ RowsVariant rows_from_env() {
                                                                   : RowsVariant::vec2;
 }
 
-// HALO3D_CUDA_TILE_Z=1|2|4|8: tile3d z-points per thread (default kTileZ = 4).
+// HALO3D_CUDA_TILE_Z=1|2|4|8: tile3d z-points per thread (default kTileZ = 8).
 int tile_z_from_env() {
   const int z = env_int("HALO3D_CUDA_TILE_Z", 1, 8, kTileZ);
   if (!tile_z_ok(z))
@@ -408,21 +408,39 @@ class CudaKernels final : public Kernels {
 
   template <class Op, bool kReduce, bool kStream>
   void launch_sweep(const Layout& l, const Region& r, const Op& op, int slot, cudaStream_t st) {
-    auto* naive = naive_sweep<Op, kReduce, kStream>;
-    auto* tile3d = tile3d_kernel<Op, kReduce, kStream>(tile_z_);
-    auto* smem = smem_kernel<Op, kReduce, kStream>(tile_);
-    const SweepVariant v =
+    SweepVariant v =
         auto_variant_ ? (kReduce ? SweepVariant::smem : SweepVariant::tile3d) : variant_;
-    const SweepLaunch g = sweep_launch(l, r, v, kz_override_, kReduce, tile_, tile_z_);
+    // tile3d's pair accesses need 16-byte aligned arrays (cudaMalloc's are).
+    if (v == SweepVariant::tile3d && !op_aligned16(op)) v = SweepVariant::naive;
+    if (v != SweepVariant::tile3d) {
+      launch_part<Op, kReduce, kStream>(l, r, op, slot, st, v, tile_z_);
+      return;
+    }
+    const Tile3dParts p = tile3d_split(r, tile_z_);
+    launch_part<Op, kReduce, kStream>(l, p.main, op, slot, st, v, tile_z_);
+    launch_part<Op, kReduce, kStream>(l, p.ztail, op, slot, st, v, 1);
+    launch_part<Op, kReduce, kStream>(l, p.xlo, op, slot, st, SweepVariant::naive, 0);
+    launch_part<Op, kReduce, kStream>(l, p.xhi, op, slot, st, SweepVariant::naive, 0);
+  }
+
+  // One launch over r (tile3d: z = its planes per thread), or none if r is empty.
+  template <class Op, bool kReduce, bool kStream>
+  void launch_part(const Layout& l, const Region& r, const Op& op, int slot, cudaStream_t st,
+                   SweepVariant v, int z) {
+    if (r.empty()) return;
+    const SweepLaunch g = sweep_launch(r, v, kz_override_, kReduce, tile_, z);
     double2* partials = kReduce ? reserve(slot, g.grid.count()) : nullptr;
     const dim3 grid = to_dim3(g.grid), block = to_dim3(g.block);
     if (g.tiled && v == SweepVariant::tile3d) {
+      auto* tile3d = tile3d_kernel<Op, kReduce, kStream>(z);
       resident_blocks(tile3d, int(g.block.count()));  // sets its L1 preference
       tile3d<<<grid, block, 0, st>>>(l, r, op, partials);
     } else if (g.tiled && v == SweepVariant::smem) {
+      auto* smem = smem_kernel<Op, kReduce, kStream>(tile_);
       resident_blocks(smem, int(g.block.count()), 25);
       smem<<<grid, block, 0, st>>>(l, r, g.kz, op, partials);
     } else {
+      auto* naive = naive_sweep<Op, kReduce, kStream>;
       resident_blocks(naive);  // sets its L1 preference
       naive<<<grid, block, 0, st>>>(l, r, op, partials);
     }
@@ -463,6 +481,10 @@ class CudaKernels final : public Kernels {
     return aligned16(o.p) && aligned16(o.ap) && aligned16(o.x) && aligned16(o.r);
   }
   static bool op_aligned16(const DotOp& o) { return aligned16(o.x) && aligned16(o.y); }
+  template <class SweepOp>
+  static bool op_aligned16(const SweepOp& o) {
+    return aligned16(o.u) && aligned16(o.out) && (!SweepOp::kReadsF || aligned16(o.f));
+  }
 
   int device_;
   std::string device_name_;

@@ -124,6 +124,17 @@ static __global__ void __launch_bounds__(kFinishThreads)
   if (threadIdx.x == 0) out[slot] = make_double2(total.hi, total.lo);
 }
 
+// Aligned pair accesses for tile3d and vec2 (the caller guarantees 16-byte alignment).
+__device__ __forceinline__ double2 ld2(const double* p) {
+  return *reinterpret_cast<const double2*>(p);
+}
+__device__ __forceinline__ double2 ldg2(const double* p) {
+  return __ldg(reinterpret_cast<const double2*>(p));
+}
+__device__ __forceinline__ void st2(double* p, double a, double b) {
+  *reinterpret_cast<double2*>(p) = make_double2(a, b);
+}
+
 // ---- Stencil sweeps ------------------------------------------------------------------
 // op(w, fw, ow, cw, wsy, wsz) reads the stencil input w and (kReadsF) the right-hand side
 // fw, writes the result to ow, all at index cw, and returns the term the sweep's reduction
@@ -217,52 +228,61 @@ __global__ void __launch_bounds__(kBlockThreads)
   if constexpr (kReduce) store_block_partial(acc, partials);
 }
 
-// tile3d: (i,j) tiles of one thread per column; each thread does kTileZ consecutive planes and
-// exits (or, in a capped reducing launch, strides on by gridDim.z chunks): all 6 column and
-// 4*kTileZ in-plane loads are issued before any point is computed, giving kTileZ
-// independent chains, and the grid's z is its slowest axis, so the blocks resident at once
-// cover a few whole planes and share them (and every tile halo) in L2.
+// tile3d: each thread computes a 16-byte aligned pair of x-neighbours in T consecutive
+// planes and exits. All of the column's T+2 pair loads and the 4T in-plane loads (y: pairs,
+// x: the two scalars beside the pair) come before any point in the source; the grid's z is
+// its slowest axis, so the blocks resident at once cover a few whole planes and share them
+// (and every tile halo) in L2.
+//
+// The kernel has no masks, no loop and no conditional store: a launch covers a box of whole
+// pairs (r.i0 and r.i1 even) and whole chunks of T planes, one chunk per block (tile3d_split
+// gives the rest of a region to other launches). Each of those costs registers: ptxas keeps
+// every predicated load or store's operands live across the whole chunk (T = 4, one point a
+// thread: 64 registers masked, 32 not; T = 8 pairs: 148 with masked stores, 80 with the
+// loop, 44 with neither), and half the occupancy costs tile3d 5-8% of the copy
+// (docs/PERFORMANCE.md, version 6).
 //
 // Tuning: T = HALO3D_CUDA_TILE_Z (default kTileZ); the tile is the block's shape
-// (HALO3D_CUDA_TILE, default 64x4, any whole number of warps <= kBlockThreads threads).
-template <class Op, bool kReduce, int T = kTileZ, bool kStream = false>
-__global__ void __launch_bounds__(kBlockThreads)
+// (HALO3D_CUDA_TILE, default 64x4: 128 points by 4 rows).
+template <class Op, bool kReduce, int T = kTileZ, bool kStream = false,
+          int kMinBlocks = kReduce ? 0 : kTile3dMinBlocks>  // 0: ptxas chooses
+__global__ void __launch_bounds__(kBlockThreads, kMinBlocks)
     tile3d_sweep(Layout l, Region r, Op op, double2* partials) {
-  const int i = r.i0 + blockIdx.x * blockDim.x + threadIdx.x;
+  const int i = r.i0 + 2 * int(blockIdx.x * blockDim.x + threadIdx.x);  // even
   const int j = r.j0 + blockIdx.y * blockDim.y + threadIdx.y;
-  const int chunks = (r.k1 - r.k0 + T - 1) / T;
   DD acc{};
   if (i < r.i1 && j < r.j1) {
     const std::ptrdiff_t sy = l.sy(), sz = l.sz();
-    for (int ch = blockIdx.z; ch < chunks; ch += gridDim.z) {
-      const int k0 = r.k0 + ch * T;
-      const int n = min(T, r.k1 - k0);  // planes k0 .. k0+n-1; plane k0+n <= nz exists
-      const std::ptrdiff_t base = l.at(i, j, k0);
-      const double* __restrict__ u = op.u + base;
-      double col[T + 2], xm[T], xp[T], ym[T], yp[T], fv[T];
+    const std::ptrdiff_t base = l.at(i, j, r.k0 + blockIdx.z * T);
+    const double* __restrict__ u = op.u + base;
+    double2 col[T + 2], ym[T], yp[T], fv[T];
+    double xm[T], xp[T];
 #pragma unroll
-      for (int p = 0; p < T + 2; ++p) col[p] = p - 1 <= n ? __ldg(u + (p - 1) * sz) : 0.0;
+    for (int p = 0; p < T + 2; ++p) col[p] = ldg2(u + (p - 1) * sz);
 #pragma unroll
-      for (int g = 0; g < T; ++g) {
-        const bool in = g < n;
-        const double* ug = u + g * sz;
-        xm[g] = in ? __ldg(ug - 1) : 0.0;
-        xp[g] = in ? __ldg(ug + 1) : 0.0;
-        ym[g] = in ? __ldg(ug - sy) : 0.0;
-        yp[g] = in ? __ldg(ug + sy) : 0.0;
-        fv[g] = Op::kReadsF && in ? __ldg(op.f + base + g * sz) : 0.0;
-      }
+    for (int g = 0; g < T; ++g) {
+      const double* ug = u + g * sz;
+      xm[g] = __ldg(ug - 1);
+      xp[g] = __ldg(ug + 2);
+      ym[g] = ldg2(ug - sy);
+      yp[g] = ldg2(ug + sy);
+      fv[g] = Op::kReadsF ? ldg2(op.f + base + g * sz) : make_double2(0.0, 0.0);
+    }
 #pragma unroll
-      for (int g = 0; g < T; ++g) {
-        if (g < n) {
-          const double w[7] = {col[g], ym[g], xm[g], col[g + 1], xp[g], yp[g], col[g + 2]};
-          const double fw[4] = {0.0, 0.0, 0.0, fv[g]};
-          double ow[4];
-          const double v = op(w, fw, ow, 3, 2, 3);
-          store_out<kStream>(op.out + base + g * sz, ow[3]);
-          if constexpr (kReduce) acc = ops::dd_add(acc, v);
-        }
-      }
+    for (int g = 0; g < T; ++g) {
+      const double2 b = col[g], c = col[g + 1], t = col[g + 2];
+      const double w0[7] = {b.x, ym[g].x, xm[g], c.x, c.y, yp[g].x, t.x};
+      const double w1[7] = {b.y, ym[g].y, c.x, c.y, xp[g], yp[g].y, t.y};
+      const double f0[4] = {0.0, 0.0, 0.0, fv[g].x}, f1[4] = {0.0, 0.0, 0.0, fv[g].y};
+      double o0[4], o1[4];
+      const double v0 = op(w0, f0, o0, 3, 2, 3);
+      const double v1 = op(w1, f1, o1, 3, 2, 3);
+      double2* o = reinterpret_cast<double2*>(op.out + base + g * sz);
+      if constexpr (kStream)
+        __stcs(o, make_double2(o0[3], o1[3]));
+      else
+        *o = make_double2(o0[3], o1[3]);
+      if constexpr (kReduce) acc = ops::dd_add(ops::dd_add(acc, v0), v1);
     }
   }
   if constexpr (kReduce) store_block_partial_any(acc, partials);
@@ -380,16 +400,6 @@ __global__ void __launch_bounds__(TX* TY, (Op::kReadsF ? kSmemMinBlocksF : kSmem
 }
 
 // ---- Vector kernels over the interior ------------------------------------------------
-// Aligned pair accesses for vec2 (the caller guarantees 16-byte alignment).
-__device__ __forceinline__ double2 ld2(const double* p) {
-  return *reinterpret_cast<const double2*>(p);
-}
-__device__ __forceinline__ double2 ldg2(const double* p) {
-  return __ldg(reinterpret_cast<const double2*>(p));
-}
-__device__ __forceinline__ void st2(double* p, double a, double b) {
-  *reinterpret_cast<double2*>(p) = make_double2(a, b);
-}
 
 // An op loads a point's inputs (load, load2 for a pair) and then stores and returns its
 // reduction term (finish, finish2); flat_kernel loads all of a thread's points before

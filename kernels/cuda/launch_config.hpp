@@ -40,8 +40,14 @@ inline constexpr int kFlatMinBlocks = 3;  // <= 80 registers: 768 threads, 16 lo
 // Cap on the blocks (= partials) of one reducing flat/vec2 launch; blocks then loop.
 inline constexpr long long kMaxReduceBlocksFlat = 32768;
 
-// tile3d: z-points per thread (independent chains, loads all issued before any compute).
-inline constexpr int kTileZ = 4;
+// tile3d: z-points per thread (independent chains, loads all issued before any compute) and
+// x-points per thread (one 16-byte aligned pair).
+inline constexpr int kTileZ = 8;
+inline constexpr int kTileXPoints = 2;
+// tile3d's register budget without a reduction, as __launch_bounds__'s minimum resident
+// blocks per SM; 0: ptxas chooses (44 registers at T = 8, 5 blocks). Reducing sweeps are
+// never capped: their sum and f's loads would spill.
+inline constexpr int kTile3dMinBlocks = 0;
 // smem: z-planes loaded one group ahead; default planes per block (short-lived blocks, so
 // the resident ones stay at nearby z and share planes and tile halos in L2).
 inline constexpr int kSmemDepth = 4;
@@ -49,8 +55,10 @@ static_assert(kSmemDepth % 2 == 0, "smem double-buffers by plane parity within a
 inline constexpr int kSmemPlanes = 64;
 inline constexpr int kSmemMinBlocks = 4;  // <= 64 registers: 1024 threads per SM
 inline constexpr int kSmemMinBlocksF = 3;
-// Cap on the blocks (= partials) of one reducing tile3d/smem launch.
+// Cap on the blocks (= partials) of one reducing smem launch (its blocks then take more
+// planes each) and of one reducing tile3d launch (one block per chunk: beyond it, naive).
 inline constexpr long long kMaxReduceBlocksTile = 16384;
+inline constexpr long long kMaxReduceBlocksTile3d = 1 << 18;
 
 // The slot-finishing kernel: one block per slot.
 inline constexpr int kFinishThreads = 1024;
@@ -106,38 +114,40 @@ inline int pow2_at_least(long long n, int cap) {
 
 // `tile`, `tile_z`: tile3d/smem tile and tile3d z-points (tuning; see TileShape);
 // `kz_override` > 0: smem z-planes per block (HALO3D_CUDA_SMEM_KZ).
-inline SweepLaunch sweep_launch(const Layout& l, const Region& r, SweepVariant variant,
-                                int kz_override, bool reduce, TileShape tile = {},
-                                int tile_z = kTileZ) {
+inline SweepLaunch sweep_launch(const Region& r, SweepVariant variant, int kz_override, bool reduce,
+                                TileShape tile = {}, int tile_z = kTileZ) {
   const int ni = r.i1 - r.i0, nj = r.j1 - r.j0, nk = r.k1 - r.k0;
   SweepLaunch s;
 
   // tile3d / smem: tile.x x tile.y tiles; thin slabs (the boundary shell's) would leave
   // most of a tile idle and go to the naive shape below (1-thick ones always).
-  const long long ttx = ceil_div(ni, tile.x), tty = ceil_div(nj, tile.y);
   const bool tile_thick = ni >= tile.x / 2 && nj >= std::max(2, tile.y / 2) && ni >= 2 && nk >= 1;
-  const long long tiles = ttx * tty;
-  const bool per_thread_z = variant == SweepVariant::tile3d;
-  if (variant != SweepVariant::naive && tile_thick && ttx <= 0x7fffffffLL && tty <= kMaxGridYZ &&
+  const long long tty = ceil_div(nj, tile.y);
+  if (variant == SweepVariant::tile3d) {
+    // A box of whole pairs and whole chunks (tile3d_split), one chunk per block.
+    const long long ttx = ceil_div(ni, (long long)kTileXPoints * tile.x);
+    const long long chunks = nk / tile_z;
+    const bool exact = r.i0 % 2 == 0 && ni % 2 == 0 && nk % tile_z == 0;
+    if (exact && tile_thick && ttx <= 0x7fffffffLL && tty <= kMaxGridYZ && chunks <= kMaxGridYZ &&
+        (!reduce || ttx * tty * chunks <= kMaxReduceBlocksTile3d)) {
+      s.tiled = true;
+      s.block = {unsigned(tile.x), unsigned(tile.y), 1};
+      s.grid = {unsigned(ttx), unsigned(tty), unsigned(chunks)};
+      s.kz = tile_z;
+      return s;
+    }
+  }
+  const long long ttx = ceil_div(ni, tile.x), tiles = ttx * tty;
+  if (variant == SweepVariant::smem && tile_thick && ttx <= 0x7fffffffLL && tty <= kMaxGridYZ &&
       (!reduce || tiles <= kMaxReduceBlocksTile)) {
     s.tiled = true;
     s.block = {unsigned(tile.x), unsigned(tile.y), 1};
-    long long gz = 0;
-    if (per_thread_z) {
-      // Blocks stride over z-chunks of tile_z planes (only when capped).
-      const long long chunks = ceil_div(nk, tile_z);
-      gz = std::min<long long>(chunks, kMaxGridYZ);
-      if (reduce) gz = std::max(1LL, std::min(gz, kMaxReduceBlocksTile / tiles));
-      s.kz = tile_z;
-    } else {
-      long long kz = kz_override > 0 ? kz_override : kSmemPlanes;
-      kz = std::min<long long>(kz, nk);
-      kz = std::max(kz, ceil_div(nk, kMaxGridYZ));
-      if (reduce) kz = std::max(kz, ceil_div(nk, std::max(1LL, kMaxReduceBlocksTile / tiles)));
-      s.kz = int(kz);
-      gz = ceil_div(nk, kz);
-    }
-    s.grid = {unsigned(ttx), unsigned(tty), unsigned(gz)};
+    long long kz = kz_override > 0 ? kz_override : kSmemPlanes;
+    kz = std::min<long long>(kz, nk);
+    kz = std::max(kz, ceil_div(nk, kMaxGridYZ));
+    if (reduce) kz = std::max(kz, ceil_div(nk, std::max(1LL, kMaxReduceBlocksTile / tiles)));
+    s.kz = int(kz);
+    s.grid = {unsigned(ttx), unsigned(tty), unsigned(ceil_div(nk, kz))};
     return s;
   }
 
@@ -160,6 +170,25 @@ inline SweepLaunch sweep_launch(const Layout& l, const Region& r, SweepVariant v
   }
   s.grid = {unsigned(gx), unsigned(gy), unsigned(gz)};
   return s;
+}
+
+// tile3d covers a box of whole x-pairs (even i) and whole chunks of T planes; the rest of a
+// region goes to other launches: `ztail` (the last nk mod T planes, over the same pairs; run
+// with T = 1) and the x-slivers `xlo`, `xhi` (at most one column each; naive). Empty parts
+// are empty Regions. Together they are the region, each point once.
+struct Tile3dParts {
+  Region main, ztail, xlo, xhi;
+};
+inline Tile3dParts tile3d_split(const Region& r, int tile_z) {
+  const int i0 = r.i0 + (r.i0 & 1);                // round up to even
+  const int i1 = std::max(i0, r.i1 - (r.i1 & 1));  // round down to even
+  const int km = r.k0 + (r.k1 - r.k0) / tile_z * tile_z;
+  Tile3dParts p;
+  p.main = {i0, i1, r.j0, r.j1, r.k0, km};
+  p.ztail = {i0, i1, r.j0, r.j1, km, r.k1};
+  p.xlo = {r.i0, std::min(i0, r.i1), r.j0, r.j1, r.k0, r.k1};
+  p.xhi = {i1, r.i1, r.j0, r.j1, r.k0, r.k1};
+  return p;
 }
 
 // flat / vec2: block (bx, by) of kBlockThreads; thread (tx, ty) of block (gx, gy) handles
