@@ -57,8 +57,8 @@ int env_int(const char* name, int lo, int hi, int fallback) {
 
 // HALO3D_CUDA_APPLY=auto|naive|tile3d|smem picks the stencil-sweep variant (all four
 // sweeps). auto (or unset): the variant measured fastest for each kind of sweep on an H200
-// at 512^3 (docs/PERFORMANCE.md, versions 2 and 4): tile3d without a reduction (84% of the
-// copy), smem with one (its partial sums do not cap its grid), which is what CG runs.
+// at 512^3 (docs/PERFORMANCE.md, version 7): tile3d without a reduction (92.5% of the
+// copy), smem with one (81-82%, tile3d with its reduction within 1% of it).
 struct ApplyChoice {
   SweepVariant variant;
   bool is_auto;
@@ -410,8 +410,11 @@ class CudaKernels final : public Kernels {
   void launch_sweep(const Layout& l, const Region& r, const Op& op, int slot, cudaStream_t st) {
     SweepVariant v =
         auto_variant_ ? (kReduce ? SweepVariant::smem : SweepVariant::tile3d) : variant_;
-    // tile3d's pair accesses need 16-byte aligned arrays (cudaMalloc's are).
-    if (v == SweepVariant::tile3d && !op_aligned16(op)) v = SweepVariant::naive;
+    // tile3d's pair accesses need 16-byte aligned arrays (cudaMalloc's are), and its offsets
+    // from a column's base (at most tile_z planes and a row) must fit in an int.
+    if (v == SweepVariant::tile3d &&
+        (!op_aligned16(op) || (long long)tile_z_ * l.sz() + l.sy() > INT_MAX))
+      v = SweepVariant::naive;
     if (v != SweepVariant::tile3d) {
       launch_part<Op, kReduce, kStream>(l, r, op, slot, st, v, tile_z_);
       return;

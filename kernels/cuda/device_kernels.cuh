@@ -245,14 +245,16 @@ __global__ void __launch_bounds__(kBlockThreads)
 // Tuning: T = HALO3D_CUDA_TILE_Z (default kTileZ); the tile is the block's shape
 // (HALO3D_CUDA_TILE, default 64x4: 128 points by 4 rows).
 template <class Op, bool kReduce, int T = kTileZ, bool kStream = false,
-          int kMinBlocks = kReduce ? 0 : kTile3dMinBlocks>  // 0: ptxas chooses
+          int kMinBlocks = kReduce || Op::kReadsF ? 0 : kTile3dMinBlocks>  // 0: ptxas chooses
 __global__ void __launch_bounds__(kBlockThreads, kMinBlocks)
     tile3d_sweep(Layout l, Region r, Op op, double2* partials) {
   const int i = r.i0 + 2 * int(blockIdx.x * blockDim.x + threadIdx.x);  // even
   const int j = r.j0 + blockIdx.y * blockDim.y + threadIdx.y;
   DD acc{};
   if (i < r.i1 && j < r.j1) {
-    const std::ptrdiff_t sy = l.sy(), sz = l.sz();
+    // 32-bit offsets from one 64-bit base (launch_sweep checks they fit): fewer 64-bit
+    // multiplies and registers, +2% of the copy (PERFORMANCE.md version 7).
+    const int sy = int(l.sy()), sz = int(l.sz());
     const std::ptrdiff_t base = l.at(i, j, r.k0 + blockIdx.z * T);
     const double* __restrict__ u = op.u + base;
     double2 col[T + 2], ym[T], yp[T], fv[T];

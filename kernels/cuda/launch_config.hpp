@@ -45,9 +45,9 @@ inline constexpr long long kMaxReduceBlocksFlat = 32768;
 inline constexpr int kTileZ = 8;
 inline constexpr int kTileXPoints = 2;
 // tile3d's register budget without a reduction, as __launch_bounds__'s minimum resident
-// blocks per SM; 0: ptxas chooses (44 registers at T = 8, 5 blocks). Reducing sweeps are
-// never capped: their sum and f's loads would spill.
-inline constexpr int kTile3dMinBlocks = 0;
+// blocks per SM: 6 (<= 40 registers, ptxas would take 42: 5 blocks). Reducing sweeps and
+// sweeps reading f are not capped (0: ptxas chooses): they would spill.
+inline constexpr int kTile3dMinBlocks = 6;
 // smem: z-planes loaded one group ahead; default planes per block (short-lived blocks, so
 // the resident ones stay at nearby z and share planes and tile halos in L2).
 inline constexpr int kSmemDepth = 4;
