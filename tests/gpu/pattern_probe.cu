@@ -71,53 +71,12 @@ __device__ inline void store(double* p, const V<PX>& x) {
   }
 }
 
-// kStencil false: out = u (centre only, the shape's own ceiling).
-template <int TX, int TY, int T, int PX, bool kStencil>
+// kStencil false: out = u (centre only, the shape's own ceiling). kRuntime: the strides are
+// the kernel's arguments (as halo3d's Layout has them), else the compile-time SY, SZ.
+template <int TX, int TY, int T, int PX, bool kStencil, bool kRuntime = false>
 __global__ void __launch_bounds__(TX* TY)
-    shaped(const double* __restrict__ u, double* __restrict__ out, Coef s) {
-  const int i = (blockIdx.x * TX + threadIdx.x) * PX;
-  const int j = blockIdx.y * TY + threadIdx.y;
-  const int k0 = blockIdx.z * T;
-  const long base = at(i, j, k0);
-  const double* p = u + base;
-  if constexpr (!kStencil) {
-    V<PX> c[T];
-#pragma unroll
-    for (int g = 0; g < T; ++g) c[g] = load<PX>(p + g * SZ);
-#pragma unroll
-    for (int g = 0; g < T; ++g) store<PX>(out + base + g * SZ, c[g]);
-  } else {
-    V<PX> col[T + 2], ym[T], yp[T];
-    double xm[T], xp[T];
-#pragma unroll
-    for (int g = 0; g < T + 2; ++g) col[g] = load<PX>(p + (g - 1) * SZ);
-#pragma unroll
-    for (int g = 0; g < T; ++g) {
-      const double* q = p + g * SZ;
-      xm[g] = __ldg(q - 1);
-      xp[g] = __ldg(q + PX);
-      ym[g] = load<PX>(q - SY);
-      yp[g] = load<PX>(q + SY);
-    }
-#pragma unroll
-    for (int g = 0; g < T; ++g) {
-      V<PX> o;
-#pragma unroll
-      for (int x = 0; x < PX; ++x) {
-        const double w = x == 0 ? xm[g] : col[g + 1].v[x > 0 ? x - 1 : 0];
-        const double e = x == PX - 1 ? xp[g] : col[g + 1].v[x < PX - 1 ? x + 1 : 0];
-        o.v[x] =
-            point(s, col[g + 1].v[x], w, e, ym[g].v[x], yp[g].v[x], col[g].v[x], col[g + 2].v[x]);
-      }
-      store<PX>(out + base + g * SZ, o);
-    }
-  }
-}
-
-// As shaped, with the strides as kernel arguments (as halo3d's Layout has them).
-template <int TX, int TY, int T, int PX, bool kStencil>
-__global__ void __launch_bounds__(TX* TY)
-    shaped_rt(const double* __restrict__ u, double* __restrict__ out, Coef s, long sy, long sz) {
+    shaped(const double* __restrict__ u, double* __restrict__ out, Coef s, long sy, long sz) {
+  if constexpr (!kRuntime) sy = SY, sz = SZ;
   const int i = (blockIdx.x * TX + threadIdx.x) * PX;
   const int j = blockIdx.y * TY + threadIdx.y;
   const int k0 = blockIdx.z * T;
@@ -220,18 +179,19 @@ struct Probe {
   }
 };
 
-template <int TX, int TY, int T, int PX, bool kStencil>
+template <int TX, int TY, int T, int PX, bool kStencil, bool kRuntime = false>
 void run_shaped(Probe& pr, const double* ref, unsigned long long* bad) {
   static_assert(N % (TX * PX) == 0 && N % TY == 0 && N % T == 0, "shape must tile 512^3");
   const dim3 grid(N / (TX * PX), N / TY, N / T), block(TX, TY);
   const Coef s{1.1, 1.3, 0.7, 6.2};
-  auto k = shaped<TX, TY, T, PX, kStencil>;
+  auto k = shaped<TX, TY, T, PX, kStencil, kRuntime>;
   cudaFuncAttributes fa{};
   CK(cudaFuncGetAttributes(&fa, k));
   CK(cudaMemset(pr.out, 0, PAD * sizeof(double)));
-  const double ms = pr.median_ms([&] { k<<<grid, block>>>(pr.u, pr.out, s); });
+  const double ms = pr.median_ms([&] { k<<<grid, block>>>(pr.u, pr.out, s, SY, SZ); });
   char name[64];
-  std::snprintf(name, sizeof name, "%s %dx%d T%d PX%d", kStencil ? "st7 " : "copy", TX, TY, T, PX);
+  std::snprintf(name, sizeof name, "%s %dx%d T%d PX%d%s", kStencil ? "st7 " : "copy", TX, TY, T, PX,
+                kRuntime ? " runtime strides" : "");
   if (kStencil && ref) {
     CK(cudaMemset(bad, 0, sizeof *bad));
     maxdiff<<<1024, 256>>>(pr.out, ref, PAD, bad);
@@ -239,26 +199,6 @@ void run_shaped(Probe& pr, const double* ref, unsigned long long* bad) {
     CK(cudaMemcpy(&nbad, bad, sizeof nbad, cudaMemcpyDeviceToHost));
     if (nbad) std::printf("  MISMATCH: %llu points differ from the reference\n", nbad);
   }
-  pr.report(name, ms, 16.0 * N * N * N, fa.numRegs);
-}
-
-template <int TX, int TY, int T, int PX>
-void run_rt(Probe& pr, const double* ref, unsigned long long* bad) {
-  const dim3 grid(N / (TX * PX), N / TY, N / T), block(TX, TY);
-  const Coef s{1.1, 1.3, 0.7, 6.2};
-  auto k = shaped_rt<TX, TY, T, PX, true>;
-  cudaFuncAttributes fa{};
-  CK(cudaFuncGetAttributes(&fa, k));
-  CK(cudaMemset(pr.out, 0, PAD * sizeof(double)));
-  const long sy = SY, sz = SZ;
-  const double ms = pr.median_ms([&] { k<<<grid, block>>>(pr.u, pr.out, s, sy, sz); });
-  CK(cudaMemset(bad, 0, sizeof *bad));
-  maxdiff<<<1024, 256>>>(pr.out, ref, PAD, bad);
-  unsigned long long nbad = 0;
-  CK(cudaMemcpy(&nbad, bad, sizeof nbad, cudaMemcpyDeviceToHost));
-  if (nbad) std::printf("  MISMATCH: %llu points differ from the reference\n", nbad);
-  char name[64];
-  std::snprintf(name, sizeof name, "st7 runtime strides %dx%d T%d PX%d", TX, TY, T, PX);
   pr.report(name, ms, 16.0 * N * N * N, fa.numRegs);
 }
 
@@ -301,7 +241,7 @@ int main(int argc, char** argv) {
   // Reference: tile3d's shape and loads.
   {
     const dim3 grid(N / 64, N / 4, N / 4), block(64, 4);
-    shaped<64, 4, 4, 1, true><<<grid, block>>>(u, ref, Coef{1.1, 1.3, 0.7, 6.2});
+    shaped<64, 4, 4, 1, true><<<grid, block>>>(u, ref, Coef{1.1, 1.3, 0.7, 6.2}, SY, SZ);
     CK(cudaDeviceSynchronize());
   }
   run_shaped<64, 4, 4, 1, false>(pr, nullptr, bad);
@@ -330,10 +270,10 @@ int main(int argc, char** argv) {
   run_shaped<128, 2, 1, 2, true>(pr, ref, bad);
   run_shaped<256, 1, 1, 2, true>(pr, ref, bad);
   run_shaped<64, 4, 1, 1, true>(pr, ref, bad);
-  run_rt<64, 4, 4, 1>(pr, ref, bad);
-  run_rt<64, 4, 8, 2>(pr, ref, bad);
-  run_rt<64, 4, 4, 2>(pr, ref, bad);
-  run_rt<32, 4, 8, 2>(pr, ref, bad);
+  run_shaped<64, 4, 4, 1, true, true>(pr, ref, bad);
+  run_shaped<64, 4, 8, 2, true, true>(pr, ref, bad);
+  run_shaped<64, 4, 4, 2, true, true>(pr, ref, bad);
+  run_shaped<32, 4, 8, 2, true, true>(pr, ref, bad);
   memcpy_row();
   CK(cudaFree(u));
   CK(cudaFree(out));

@@ -84,50 +84,6 @@ __global__ void __launch_bounds__(kBlockThreads, kMinBlocks)
   if constexpr (kReduce) store_block_partial_any(acc, partials);
 }
 
-// tile3d_sweep with 32-bit strides (offsets from one 64-bit base): fewer 64-bit multiplies.
-template <class Op, bool kReduce, int T, bool kStream, int kMinBlocks>
-__global__ void __launch_bounds__(kBlockThreads, kMinBlocks)
-    tile3d_narrow(Layout l, Region r, Op op, double2* partials) {
-  const int i = r.i0 + 2 * int(blockIdx.x * blockDim.x + threadIdx.x);  // even
-  const int j = r.j0 + blockIdx.y * blockDim.y + threadIdx.y;
-  DD acc{};
-  if (i < r.i1 && j < r.j1) {
-    const int sy = int(l.sy()), sz = int(l.sz());  // 32-bit offsets from one base
-    const std::ptrdiff_t base = l.at(i, j, r.k0 + blockIdx.z * T);
-    const double* __restrict__ u = op.u + base;
-    double2 col[T + 2], ym[T], yp[T], fv[T];
-    double xm[T], xp[T];
-#pragma unroll
-    for (int p = 0; p < T + 2; ++p) col[p] = ldg2(u + (p - 1) * sz);
-#pragma unroll
-    for (int g = 0; g < T; ++g) {
-      const double* ug = u + g * sz;
-      xm[g] = __ldg(ug - 1);
-      xp[g] = __ldg(ug + 2);
-      ym[g] = ldg2(ug - sy);
-      yp[g] = ldg2(ug + sy);
-      fv[g] = Op::kReadsF ? ldg2(op.f + base + g * sz) : make_double2(0.0, 0.0);
-    }
-#pragma unroll
-    for (int g = 0; g < T; ++g) {
-      const double2 b = col[g], c = col[g + 1], t = col[g + 2];
-      const double w0[7] = {b.x, ym[g].x, xm[g], c.x, c.y, yp[g].x, t.x};
-      const double w1[7] = {b.y, ym[g].y, c.x, c.y, xp[g], yp[g].y, t.y};
-      const double f0[4] = {0.0, 0.0, 0.0, fv[g].x}, f1[4] = {0.0, 0.0, 0.0, fv[g].y};
-      double o0[4], o1[4];
-      const double v0 = op(w0, f0, o0, 3, 2, 3);
-      const double v1 = op(w1, f1, o1, 3, 2, 3);
-      double2* o = reinterpret_cast<double2*>(op.out + base + g * sz);
-      if constexpr (kStream)
-        __stcs(o, make_double2(o0[3], o1[3]));
-      else
-        *o = make_double2(o0[3], o1[3]);
-      if constexpr (kReduce) acc = ops::dd_add(ops::dd_add(acc, v0), v1);
-    }
-  }
-  if constexpr (kReduce) store_block_partial_any(acc, partials);
-}
-
 __global__ void fill(double* u, long n) {
   for (long k = blockIdx.x * long(blockDim.x) + threadIdx.x; k < n;
        k += long(gridDim.x) * blockDim.x) {
@@ -242,8 +198,6 @@ int main(int argc, char** argv) {
   p.run("t3x T4 split, <= 32 regs", t3x<ApplyOp, false, 4, 8, true>, 4, 1, false);
   p.run("tile3d_sweep T8", tile3d_sweep<ApplyOp, false, 8>, 8, 2, false);
   p.run("tile3d_sweep T8 uncapped", tile3d_sweep<ApplyOp, false, 8, false, 0>, 8, 2, false);
-  p.run("tile3d_narrow T8 uncapped", tile3d_narrow<ApplyOp, false, 8, false, 0>, 8, 2, false);
-  p.run("tile3d_narrow T8 <= 40 regs", tile3d_narrow<ApplyOp, false, 8, false, 6>, 8, 2, false);
   p.run("tile3d_sweep T8 <= 48 regs", tile3d_sweep<ApplyOp, false, 8, false, 5>, 8, 2, false);
   p.run("tile3d_sweep T4 uncapped", tile3d_sweep<ApplyOp, false, 4, false, 0>, 4, 2, false);
   p.run("tile3d_sweep T4", tile3d_sweep<ApplyOp, false, 4>, 4, 2, false);
