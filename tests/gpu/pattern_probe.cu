@@ -7,21 +7,7 @@
 //
 //   nvcc -O3 -arch=sm_90 -std=c++17 -o pattern_probe tests/gpu/pattern_probe.cu
 //   ./pattern_probe [reps]
-#include <cuda_runtime.h>
-
-#include <algorithm>
-#include <cstdio>
-#include <cstdlib>
-#include <vector>
-
-#define CK(x)                                                                          \
-  do {                                                                                 \
-    cudaError_t e_ = (x);                                                              \
-    if (e_ != cudaSuccess) {                                                           \
-      std::fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                    \
-    }                                                                                  \
-  } while (0)
+#include "probe_common.cuh"
 
 constexpr int N = 512;
 constexpr long SY = 520;  // halo3d's Layout: row offset 4, stride a multiple of 4
@@ -132,51 +118,11 @@ __global__ void copy_flat(const double2* __restrict__ u, double2* __restrict__ o
   }
 }
 
-__global__ void fill(double* u, long n) {
-  for (long k = blockIdx.x * long(blockDim.x) + threadIdx.x; k < n;
-       k += long(gridDim.x) * blockDim.x) {
-    unsigned long long h = (k + 1) * 0x9E3779B97F4A7C15ull;
-    h ^= h >> 31;
-    h *= 0xBF58476D1CE4E5B9ull;
-    h ^= h >> 29;
-    u[k] = double(h >> 11) * 0x1p-53 - 0.5;
-  }
-}
-
-__global__ void maxdiff(const double* a, const double* b, long n, unsigned long long* bad) {
-  for (long k = blockIdx.x * long(blockDim.x) + threadIdx.x; k < n;
-       k += long(gridDim.x) * blockDim.x)
-    if (a[k] != b[k]) atomicAdd(bad, 1ull);
-}
-
+// The probe's buffers and its timer.
 struct Probe {
   const double* u;
   double* out;
-  cudaEvent_t t0, t1;
-  int reps;
-  double copy_gbs = 0;
-
-  template <class F>
-  double median_ms(F f) {
-    for (int w = 0; w < 3; ++w) f();
-    std::vector<float> ms(reps);
-    for (int r = 0; r < reps; ++r) {
-      CK(cudaEventRecord(t0));
-      f();
-      CK(cudaEventRecord(t1));
-      CK(cudaEventSynchronize(t1));
-      CK(cudaEventElapsedTime(&ms[r], t0, t1));
-    }
-    CK(cudaGetLastError());
-    std::sort(ms.begin(), ms.end());
-    return ms[reps / 2];
-  }
-  void report(const char* name, double ms, double bytes, int regs) {
-    const double gbs = bytes / ms * 1e-6;
-    std::printf("%-34s %4d regs %9.4f ms %8.1f GB/s %6.1f%%\n", name, regs, ms, gbs,
-                copy_gbs > 0 ? 100.0 * gbs / copy_gbs : 100.0);
-    std::fflush(stdout);
-  }
+  Timer timer;
 };
 
 template <int TX, int TY, int T, int PX, bool kStencil, bool kRuntime = false>
@@ -188,18 +134,12 @@ void run_shaped(Probe& pr, const double* ref, unsigned long long* bad) {
   cudaFuncAttributes fa{};
   CK(cudaFuncGetAttributes(&fa, k));
   CK(cudaMemset(pr.out, 0, PAD * sizeof(double)));
-  const double ms = pr.median_ms([&] { k<<<grid, block>>>(pr.u, pr.out, s, SY, SZ); });
+  const double ms = pr.timer.median_ms([&] { k<<<grid, block>>>(pr.u, pr.out, s, SY, SZ); });
   char name[64];
   std::snprintf(name, sizeof name, "%s %dx%d T%d PX%d%s", kStencil ? "st7 " : "copy", TX, TY, T, PX,
                 kRuntime ? " runtime strides" : "");
-  if (kStencil && ref) {
-    CK(cudaMemset(bad, 0, sizeof *bad));
-    maxdiff<<<1024, 256>>>(pr.out, ref, PAD, bad);
-    unsigned long long nbad = 0;
-    CK(cudaMemcpy(&nbad, bad, sizeof nbad, cudaMemcpyDeviceToHost));
-    if (nbad) std::printf("  MISMATCH: %llu points differ from the reference\n", nbad);
-  }
-  pr.report(name, ms, 16.0 * N * N * N, fa.numRegs);
+  if (kStencil && ref) report_mismatch(pr.out, ref, PAD, bad, "the reference");
+  pr.timer.report(name, ms, 16.0 * N * N * N, fa.numRegs);
 }
 
 int main(int argc, char** argv) {
@@ -215,28 +155,27 @@ int main(int argc, char** argv) {
   CK(cudaMalloc(&ref, PAD * sizeof(double)));
   CK(cudaMalloc(&bad, sizeof *bad));
   fill<<<1024, 256>>>(u, PAD);
-  Probe pr{u, out, {}, {}, reps};
-  CK(cudaEventCreate(&pr.t0));
-  CK(cudaEventCreate(&pr.t1));
+  Probe pr{u, out, {}};
+  pr.timer.reps = reps;
   const double pad_bytes = 16.0 * PAD;
 
   auto memcpy_row = [&] {
-    const double ms = pr.median_ms(
+    const double ms = pr.timer.median_ms(
         [&] { CK(cudaMemcpyAsync(out, u, PAD * sizeof(double), cudaMemcpyDeviceToDevice)); });
-    pr.report("cudaMemcpy (padded field)", ms, pad_bytes, 0);
+    pr.timer.report("cudaMemcpy (padded field)", ms, pad_bytes, 0);
     return pad_bytes / ms * 1e-6;
   };
-  pr.copy_gbs = memcpy_row();
+  pr.timer.copy_gbs = memcpy_row();
   {
     const long n2 = PAD / 2;
     const int blocks = int((n2 + 256 * 4 - 1) / (256 * 4));
-    const double ms = pr.median_ms([&] {
+    const double ms = pr.timer.median_ms([&] {
       copy_flat<<<blocks, 256>>>(reinterpret_cast<const double2*>(u),
                                  reinterpret_cast<double2*>(out), n2);
     });
     cudaFuncAttributes fa{};
     CK(cudaFuncGetAttributes(&fa, copy_flat));
-    pr.report("copy kernel flat double2 x4", ms, pad_bytes, fa.numRegs);
+    pr.timer.report("copy kernel flat double2 x4", ms, pad_bytes, fa.numRegs);
   }
   // Reference: tile3d's shape and loads.
   {

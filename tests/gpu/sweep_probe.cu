@@ -10,26 +10,11 @@
 //   nvcc -O3 -arch=sm_90 -std=c++17 --fmad=false -Ikernels -Ikernels/cuda \
 //        -o sweep_probe tests/gpu/sweep_probe.cu
 //   ./sweep_probe [reps]
-#include <cuda_runtime.h>
-
-#include <algorithm>
-#include <cstdio>
-#include <cstdlib>
-#include <vector>
-
 #include "device_kernels.cuh"
+#include "probe_common.cuh"
 
 using namespace halo3d;
 using namespace halo3d::cuda;
-
-#define CK(x)                                                                          \
-  do {                                                                                 \
-    cudaError_t e_ = (x);                                                              \
-    if (e_ != cudaSuccess) {                                                           \
-      std::fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                    \
-    }                                                                                  \
-  } while (0)
 
 // One chunk of up to T planes of one column; kFull: all T planes exist (no masks).
 template <class Op, bool kReduce, int T, bool kFull>
@@ -84,23 +69,6 @@ __global__ void __launch_bounds__(kBlockThreads, kMinBlocks)
   if constexpr (kReduce) store_block_partial_any(acc, partials);
 }
 
-__global__ void fill(double* u, long n) {
-  for (long k = blockIdx.x * long(blockDim.x) + threadIdx.x; k < n;
-       k += long(gridDim.x) * blockDim.x) {
-    unsigned long long h = (k + 1) * 0x9E3779B97F4A7C15ull;
-    h ^= h >> 31;
-    h *= 0xBF58476D1CE4E5B9ull;
-    h ^= h >> 29;
-    u[k] = double(h >> 11) * 0x1p-53 - 0.5;
-  }
-}
-
-__global__ void count_diff(const double* a, const double* b, long n, unsigned long long* bad) {
-  for (long k = blockIdx.x * long(blockDim.x) + threadIdx.x; k < n;
-       k += long(gridDim.x) * blockDim.x)
-    if (a[k] != b[k]) atomicAdd(bad, 1ull);
-}
-
 struct Probe {
   Layout l{512, 512, 512};
   Region r = Region::whole(l);
@@ -108,37 +76,14 @@ struct Probe {
   double *u = nullptr, *out = nullptr, *ref = nullptr;
   double2* partials = nullptr;
   unsigned long long* bad = nullptr;
-  cudaEvent_t t0{}, t1{};
-  int reps = 20;
-  double copy_gbs = 0;
+  Timer timer;
 
-  template <class F>
-  double median_ms(F f) {
-    for (int w = 0; w < 3; ++w) f();
-    std::vector<float> ms(reps);
-    for (int k = 0; k < reps; ++k) {
-      CK(cudaEventRecord(t0));
-      f();
-      CK(cudaEventRecord(t1));
-      CK(cudaEventSynchronize(t1));
-      CK(cudaEventElapsedTime(&ms[k], t0, t1));
-    }
-    CK(cudaGetLastError());
-    std::sort(ms.begin(), ms.end());
-    return ms[reps / 2];
-  }
-  void report(const char* name, double ms, double bytes, int regs) {
-    const double gbs = bytes / ms * 1e-6;
-    std::printf("%-40s %4d regs %9.4f ms %8.1f GB/s %6.1f%%\n", name, regs, ms, gbs,
-                copy_gbs > 0 ? 100.0 * gbs / copy_gbs : 100.0);
-    std::fflush(stdout);
-  }
   double memcpy_row() {
     const double bytes = 16.0 * l.padded_size();
-    const double ms = median_ms([&] {
+    const double ms = timer.median_ms([&] {
       CK(cudaMemcpyAsync(out, u, l.padded_size() * sizeof(double), cudaMemcpyDeviceToDevice));
     });
-    report("cudaMemcpy (padded field)", ms, bytes, 0);
+    timer.report("cudaMemcpy (padded field)", ms, bytes, 0);
     return bytes / ms * 1e-6;
   }
   // Times kernel k over the whole box: halo3d's tile3d with its launch shape (px 2), the
@@ -157,30 +102,26 @@ struct Probe {
     const ApplyOp op{u, nullptr, out, s};
     const dim3 grid(g.grid.x, g.grid.y, g.grid.z), block(g.block.x, g.block.y, g.block.z);
     CK(cudaMemset(out, 0, l.padded_size() * sizeof(double)));
-    const double ms = median_ms([&] { k<<<grid, block>>>(l, r, op, partials); });
+    const double ms = timer.median_ms([&] { k<<<grid, block>>>(l, r, op, partials); });
     if (is_ref) {
       CK(cudaMemcpy(ref, out, l.padded_size() * sizeof(double), cudaMemcpyDeviceToDevice));
     } else {
-      CK(cudaMemset(bad, 0, sizeof *bad));
-      count_diff<<<1024, 256>>>(out, ref, long(l.padded_size()), bad);
-      unsigned long long nbad = 0;
-      CK(cudaMemcpy(&nbad, bad, sizeof nbad, cudaMemcpyDeviceToHost));
-      if (nbad) std::printf("  MISMATCH: %llu points differ from the first\n", nbad);
+      report_mismatch(out, ref, long(l.padded_size()), bad, "the first");
     }
     char label[96];
     std::snprintf(label, sizeof label, "%s %dx%d%s", name, g.block.x, g.block.y,
                   reduce ? " +dot" : "");
-    report(label, ms, 16.0 * l.interior_size(), fa.numRegs);
+    timer.report(label, ms, 16.0 * l.interior_size(), fa.numRegs);
   }
 };
 
 int main(int argc, char** argv) {
   Probe p;
-  p.reps = argc > 1 ? std::atoi(argv[1]) : 20;
+  p.timer.reps = argc > 1 ? std::atoi(argv[1]) : 20;
   cudaDeviceProp prop{};
   CK(cudaGetDeviceProperties(&prop, 0));
   std::printf("%s, %d SMs; halo3d Layout 512^3 (sy %td), ApplyOp, median of %d\n", prop.name,
-              prop.multiProcessorCount, p.l.sy(), p.reps);
+              prop.multiProcessorCount, p.l.sy(), p.timer.reps);
   const size_t bytes = p.l.padded_size() * sizeof(double);
   CK(cudaMalloc(&p.u, bytes));
   CK(cudaMalloc(&p.out, bytes));
@@ -188,9 +129,7 @@ int main(int argc, char** argv) {
   CK(cudaMalloc(&p.partials, sizeof(double2) * kMaxReduceBlocksTile3d));
   CK(cudaMalloc(&p.bad, sizeof *p.bad));
   fill<<<1024, 256>>>(p.u, long(p.l.padded_size()));
-  CK(cudaEventCreate(&p.t0));
-  CK(cudaEventCreate(&p.t1));
-  p.copy_gbs = p.memcpy_row();
+  p.timer.copy_gbs = p.memcpy_row();
 
   p.run("t3x T4 masked (old tile3d)", t3x<ApplyOp, false, 4, 0, false>, 4, 1, false, {}, true);
   p.run("t3x T4 split", t3x<ApplyOp, false, 4, 0, true>, 4, 1, false);
