@@ -17,7 +17,7 @@
 // * tile3d: each thread does T z-consecutive points with all loads issued first, grid z
 //   slowest so resident blocks share planes and tile halos in L2 (the apply default).
 // * smem (2.5D): an (x,y) tile + halo in shared memory per plane, z-neighbours in
-//   registers (the default for reducing sweeps, whose partial sums cap tile3d's grid).
+//   registers (the default for reducing sweeps: tile3d with its reduction is no faster).
 // * Vector kernels: flat/vec2 issue all of a thread's loads (vec2: 16-byte pairs) before
 //   any store, since the arrays may alias and stores would otherwise serialise them.
 
