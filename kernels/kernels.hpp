@@ -59,6 +59,17 @@ class Kernels {
   virtual void heat(const Layout& l, const Stencil& s, const Region& r, double alpha_dt,
                     const double* u, double* unew, Lane lane) = 0;
 
+  // d = cd d + cr (f - A u); unew = u + d  (a Chebyshev or damped-Jacobi smoothing step;
+  // cr includes 1/diag)
+  virtual void smooth(const Layout& l, const Stencil& s, const Region& r, double cd, double cr,
+                      const double* f, const double* u, double* d, double* unew, Lane lane) = 0;
+
+  // Multigrid transfers over the whole local box, on the interior lane (see Transfer).
+  // coarse = R fine (reads fine's ghost layer)
+  virtual void restrict_to(const Transfer& t, const double* fine, double* coarse) = 0;
+  // fine += P coarse (reads coarse's ghost layer)
+  virtual void prolong_add(const Transfer& t, const double* coarse, double* fine) = 0;
+
   // Vector updates over the whole interior, on the interior lane.
   // y = a x + b y
   virtual void axpby(const Layout& l, double a, const double* x, double b, double* y) = 0;

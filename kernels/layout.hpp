@@ -56,6 +56,17 @@ struct Face {
   HALO3D_HD int index() const { return 2 * axis + side; }
 };
 
+// Linear interpolation between a grid and a coarser one, axis by axis (multigrid): fine
+// point i of an axis sits at (i+1)/(nf+1), coarse point I at (I+1)/(nc+1), both with
+// Dirichlet zeros at 0 and 1. Prolongation P interpolates; restriction is scale * P^T.
+// The local boxes' global offsets place them; each reads one ghost layer of its input.
+struct Transfer {
+  Layout fine, coarse;         // local boxes
+  int nf[3] = {}, nc[3] = {};  // global sizes per axis
+  int fo[3] = {}, co[3] = {};  // global offsets of the local boxes
+  double scale = 1.0;
+};
+
 // An unevaluated double-double sum (hi + lo, |lo| <= ulp(hi)/2).
 struct DD {
   double hi = 0.0, lo = 0.0;

@@ -36,6 +36,83 @@ HALO3D_HD inline double heat_point(const double* u, std::ptrdiff_t c, std::ptrdi
   return u[c] - mul(alpha_dt, apply_point(u, c, sy, sz, s));
 }
 
+// One smoothing step (a Chebyshev step, or damped Jacobi when cd = 0):
+// d = cd d + cr (f - A u); unew = u + d. cr includes 1/diag.
+HALO3D_HD inline void smooth_point(const double* f, const double* u, double* d, double* unew,
+                                   std::ptrdiff_t c, std::ptrdiff_t sy, std::ptrdiff_t sz,
+                                   const Stencil& s, double cd, double cr) {
+  const double dn = mul(cd, d[c]) + mul(cr, f[c] - apply_point(u, c, sy, sz, s));
+  d[c] = dn;
+  unew[c] = u[c] + dn;
+}
+
+// --- Grid transfers (see Transfer) ------------------------------------------------
+// Fine point i (global) between coarse points lo and lo+1 (global; -1 and nc are the
+// boundary), at fraction t from lo: exact integer arithmetic, then one division, so the
+// weights are the same bits on every backend and for every decomposition.
+HALO3D_HD inline void interp_1d(int i, int nf, int nc, int& lo, double& t) {
+  const long long num = (long long)(i + 1) * (nc + 1);
+  lo = int(num / (nf + 1)) - 1;
+  t = double(num % (nf + 1)) / double(nf + 1);
+}
+// Weight of coarse point I in the interpolation to fine point i (0 when not adjacent).
+HALO3D_HD inline double interp_weight(int i, int I, int nf, int nc) {
+  int lo;
+  double t;
+  interp_1d(i, nf, nc, lo, t);
+  return I == lo ? 1.0 - t : (I == lo + 1 ? t : 0.0);
+}
+// The fine points (global) whose interpolation uses coarse point I: [first, last].
+HALO3D_HD inline void restrict_span(int I, int nf, int nc, int& first, int& last) {
+  first = int((long long)I * (nf + 1) / (nc + 1));
+  last = int(((long long)(I + 2) * (nf + 1) + nc) / (nc + 1)) - 2;
+  if (last > nf - 1) last = nf - 1;
+}
+
+// fine[c] += (P coarse)(i,j,k): the local fine point (i,j,k), trilinear, z-y-x order.
+HALO3D_HD inline void prolong_point(const Transfer& t, const double* coarse, double* fine, int i,
+                                    int j, int k) {
+  const int p[3] = {i, j, k};
+  int lo[3];
+  double w[3][2];
+  for (int a = 0; a < 3; ++a) {
+    double f;
+    interp_1d(t.fo[a] + p[a], t.nf[a], t.nc[a], lo[a], f);
+    lo[a] -= t.co[a];
+    w[a][0] = 1.0 - f;
+    w[a][1] = f;
+  }
+  double v = 0.0;
+  for (int c = 0; c < 2; ++c)
+    for (int b = 0; b < 2; ++b) {
+      const double wzy = mul(w[2][c], w[1][b]);
+      for (int a = 0; a < 2; ++a)
+        v += mul(mul(wzy, w[0][a]), coarse[t.coarse.at(lo[0] + a, lo[1] + b, lo[2] + c)]);
+    }
+  const std::ptrdiff_t at = t.fine.at(i, j, k);
+  fine[at] = fine[at] + v;
+}
+
+// (R fine)(I,J,K) = scale * sum of P's weights of coarse point (I,J,K) times fine values,
+// the local coarse point (I,J,K), z-y-x order: the transpose of prolong_point's weights.
+HALO3D_HD inline double restrict_point(const Transfer& t, const double* fine, int I, int J, int K) {
+  const int q[3] = {I, J, K};
+  int first[3], last[3];
+  for (int a = 0; a < 3; ++a) restrict_span(t.co[a] + q[a], t.nf[a], t.nc[a], first[a], last[a]);
+  double v = 0.0;
+  for (int gk = first[2]; gk <= last[2]; ++gk) {
+    const double wz = interp_weight(gk, t.co[2] + K, t.nf[2], t.nc[2]);
+    for (int gj = first[1]; gj <= last[1]; ++gj) {
+      const double wzy = mul(wz, interp_weight(gj, t.co[1] + J, t.nf[1], t.nc[1]));
+      for (int gi = first[0]; gi <= last[0]; ++gi) {
+        const double w = mul(wzy, interp_weight(gi, t.co[0] + I, t.nf[0], t.nc[0]));
+        v += mul(w, fine[t.fine.at(gi - t.fo[0], gj - t.fo[1], gk - t.fo[2])]);
+      }
+    }
+  }
+  return mul(t.scale, v);
+}
+
 // --- Error-free double-double accumulation (Knuth's TwoSum) -----------------------
 // The sum of a set of rounded products is accumulated to ~2^-100 relative, so its final
 // rounding to double does not depend on the order, hence not on the decomposition.

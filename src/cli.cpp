@@ -167,6 +167,18 @@ Command parse_command_line(int argc, char** argv) {
   solve->add_option("--solver", o.solver, "Poisson solver")
       ->check(CLI::IsMember({"cg", "jacobi"}))
       ->group("Solver");
+  solve->add_option("--precond", o.precond, "CG's preconditioner: multigrid V-cycle, or none")
+      ->check(CLI::IsMember({"mg", "none"}))
+      ->group("Solver");
+  solve->add_option("--mg-levels", o.mg_levels, "Multigrid levels (0: down to one point per axis)")
+      ->check(non_negative())
+      ->group("Solver");
+  solve->add_option("--mg-smooth", o.mg_smooth, "Multigrid smoothing steps before and after")
+      ->check(CLI::Range(1, 32))
+      ->group("Solver");
+  solve->add_option("--mg-smoother", o.mg_smoother, "Multigrid smoother")
+      ->check(CLI::IsMember({"chebyshev", "jacobi"}))
+      ->group("Solver");
   solve->add_option("--tol", o.tol, "Stop at this relative residual ||r||/||b||")
       ->check(positive())
       ->group("Solver");

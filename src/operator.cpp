@@ -38,7 +38,8 @@ DistributedOperator::DistributedOperator(Kernels& k, const Decomposition& d, con
 
 template <class Sweep>
 void DistributedOperator::sweep_with_halo(double* u, const Sweep& sweep) {
-  if (!overlap_) {
+  // With no neighbour there is nothing to hide: one sweep over the whole box.
+  if (!overlap_ || plan_.faces.empty()) {
     {
       HALO3D_NVTX_RANGE("halo exchange");
       ScopedTimer t(timers_.halo);
@@ -94,6 +95,21 @@ void DistributedOperator::heat(double alpha_dt, double* u, double* unew) {
   sweep_with_halo(u, [&](const Region& r, Lane lane) {
     k_.heat(layout_, stencil_, r, alpha_dt, u, unew, lane);
   });
+}
+
+void DistributedOperator::smooth(double cd, double cr, const double* f, double* u, double* d,
+                                 double* unew) {
+  sweep_with_halo(u, [&](const Region& r, Lane lane) {
+    k_.smooth(layout_, stencil_, r, cd, cr, f, u, d, unew, lane);
+  });
+}
+
+void DistributedOperator::exchange(double* u) {
+  HALO3D_NVTX_RANGE("halo exchange");
+  ScopedTimer t(timers_.halo);
+  transport_->start(u);
+  transport_->finish(u);
+  k_.fence(Lane::boundary, Lane::interior);
 }
 
 }  // namespace halo3d

@@ -35,6 +35,10 @@ class DistributedOperator {
   void jacobi(const double* f, double* u, double* unew, int rr_slot);
   // unew = u - alpha_dt A u
   void heat(double alpha_dt, double* u, double* unew);
+  // d = cd d + cr (f - A u); unew = u + d  (multigrid smoothing step)
+  void smooth(double cd, double cr, const double* f, double* u, double* d, double* unew);
+  // Refreshes u's ghost layers only (multigrid transfers read them).
+  void exchange(double* u);
 
   // Times (median of `reps`, slowest rank) of one operator application as compute only
   // (no exchange), halo only (exchange, no sweep) and overlapped; hidden = the fraction of

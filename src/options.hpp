@@ -16,7 +16,11 @@ struct SolveOptions {
   std::vector<Int3> modes{{1, 1, 1}};
   std::uint64_t seed = 1;
   // Solver
-  std::string solver = "cg";  // cg | jacobi (poisson)
+  std::string solver = "cg";              // cg | jacobi (poisson)
+  std::string precond = "mg";             // cg's preconditioner: mg | none
+  int mg_levels = 0;                      // 0: automatic (coarsen to one point per axis)
+  int mg_smooth = 2;                      // smoothing steps before and after the coarse correction
+  std::string mg_smoother = "chebyshev";  // chebyshev | jacobi
   double tol = 1e-8;
   long max_iters = 10000;
   long steps = 100;    // heat

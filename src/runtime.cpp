@@ -38,8 +38,8 @@ std::unique_ptr<Runtime> make_runtime(const RuntimeOptions& o, MPI_Comm world) {
   const HaloPlan plan = HaloPlan::build(rt->decomp);
   // The Cartesian communicator keeps the ranks of `world` (no reordering), so the host
   // map indexes its ranks too.
-  const TransportContext tc{*rt->kernels, plan, rt->cart.get(), rt->hosts,
-                            peer_policy(o.peer_access, world)};
+  rt->peer = peer_policy(o.peer_access, world);
+  const TransportContext tc{*rt->kernels, plan, rt->cart.get(), rt->hosts, rt->peer};
   auto transport = select_transport(o.halo, tc, rt->halo_selection);
   rt->op = std::make_unique<DistributedOperator>(*rt->kernels, rt->decomp, o.stencil,
                                                  std::move(transport), o.overlap, rt->timers);

@@ -46,6 +46,7 @@ struct Runtime {
   std::string warnings;          // printed once by rank 0
   int gpu = -1;                  // device ordinal bound to this rank, -1 on the host backend
   HaloSelection halo_selection;  // what --halo asked for and what was built (auto: timings)
+  PeerPolicy peer;               // what coarser grids' transports may use too
 };
 
 // The backend part of make_runtime (also used by probe): --backend auto|host|cuda, GPU

@@ -7,6 +7,7 @@
 #include "checkpoint.hpp"
 #include "errors.hpp"
 #include "hdf5_io.hpp"
+#include "multigrid.hpp"
 #include "point_ops.hpp"
 #include "problem.hpp"
 #include "reduction.hpp"
@@ -93,9 +94,20 @@ int run_solve(const SolveOptions& o, MPI_Comm world) {
   prob.fill_source(d, source);
   Buffer b = upload(k, source);
 
-  std::unique_ptr<Method> method = make_method(o, dt, *rt->op, comm, rt->timers, b);
+  // The preconditioner's set-up (the multigrid hierarchy) is timed on its own.
+  const double t_setup = now_seconds();
+  const std::unique_ptr<Preconditioner> pc = make_preconditioner(o, *rt);
+  const auto* mg = dynamic_cast<const Multigrid*>(pc.get());
+  const double setup_s = now_seconds() - t_setup;
+  const std::string precond = pc ? pc->name() : "none";
+  std::unique_ptr<Method> method = make_method(o, dt, *rt->op, comm, rt->timers, b, pc.get());
 
-  const RunIdentity id = RunIdentity::of(o, solver, dt);
+  // A checkpoint continues only under the same preconditioner (it shapes the iterates).
+  const std::string solver_id = mg ? solver + "+mg(levels=" + std::to_string(o.mg_levels) +
+                                         ",smooth=" + std::to_string(o.mg_smooth) + "," +
+                                         o.mg_smoother + ")"
+                                   : solver;
+  const RunIdentity id = RunIdentity::of(o, solver_id, dt);
   long first = 0;
   std::vector<double> history;
   if (!o.restart.empty()) {
@@ -113,6 +125,9 @@ int run_solve(const SolveOptions& o, MPI_Comm world) {
         d.ranks, to_string(d.procs).c_str(), k.name().c_str(), k.device_name().c_str(),
         rt->op->transport().name().c_str(), o.overlap ? "on" : "off");
     print_halo_selection(rt->halo_selection);
+    if (mg)
+      std::printf("preconditioner: multigrid V-cycle, %s; set-up %.4f s\n", mg->describe().c_str(),
+                  setup_s);
     std::fflush(stdout);
   }
 
@@ -166,6 +181,7 @@ int run_solve(const SolveOptions& o, MPI_Comm world) {
     h5_attr_matrix(g, "mode", o.modes);
     h5_attr(g, "problem", o.problem);
     h5_attr(g, "solver", solver);
+    h5_attr(g, "precond", precond);
     h5_attr(g, "rhs", o.rhs);
     h5_attr(g, "iterations", std::vector<long long>{res.iterations});
     h5_attr(g, "relative_residual", std::vector<double>{heat ? NAN : res.relative_residual});
@@ -226,6 +242,10 @@ int run_solve(const SolveOptions& o, MPI_Comm world) {
     j["config"] = {{"grid", to_json(o.grid)},
                    {"problem", o.problem},
                    {"solver", solver},
+                   {"precond", precond},
+                   {"mg_levels", o.mg_levels},
+                   {"mg_smooth", o.mg_smooth},
+                   {"mg_smoother", o.mg_smoother},
                    {"rhs", o.rhs},
                    {"seed", o.seed},
                    {"tol", o.tol},
@@ -256,6 +276,7 @@ int run_solve(const SolveOptions& o, MPI_Comm world) {
         {"max_error", prob.has_exact() ? nlohmann::json(err.max) : nlohmann::json()},
         {"l2_error_continuous", prob.has_exact() ? nlohmann::json(err.l2_cont) : nlohmann::json()}};
     j["timing"] = {{"total_s", now_seconds() - t_start},
+                   {"setup_s", setup_s},
                    {"solve_s", res.solve_seconds},
                    {"per_iteration_s", per_iter},
                    {"compute_s", t.compute},
@@ -265,6 +286,12 @@ int run_solve(const SolveOptions& o, MPI_Comm world) {
     j["throughput"] = {{"bytes_per_iteration", method->bytes_per_iteration()},
                        {"gbytes_per_s", gbs},
                        {"gpoints_per_s", gpts}};
+    if (mg) {
+      nlohmann::json levels = nlohmann::json::array();
+      for (const MgLevelInfo& l : mg->levels())
+        levels.push_back({{"grid", to_json(l.grid)}, {"distributed", l.distributed}});
+      j["multigrid"] = {{"levels", levels}, {"describe", mg->describe()}};
+    }
     j["halo_bytes_per_exchange_rank0"] = rt->op->plan().bytes_per_exchange();
     const HaloSelection& hs = rt->halo_selection;
     nlohmann::json cand = nlohmann::json::object(), skipped = nlohmann::json::object();

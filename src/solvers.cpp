@@ -33,10 +33,14 @@ class Reducer {
   Timers& t_;
 };
 
+// CG, preconditioned when pc is given (z = M^{-1} r, the textbook PCG recurrences);
+// without one, z is r itself and the iterates are plain CG's.
 class Cg final : public Method {
  public:
-  Cg(DistributedOperator& op, MPI_Comm comm, Timers& t, const Buffer& b, double tol)
+  Cg(DistributedOperator& op, MPI_Comm comm, Timers& t, const Buffer& b, double tol,
+     Preconditioner* pc)
       : op_(op),
+        pc_(pc),
         k_(op.kernels()),
         red_(k_, comm, t),
         t_(t),
@@ -47,6 +51,7 @@ class Cg final : public Method {
         p_(k_, b.size()),
         ap_(k_, b.size()),
         points_(op.global_points()) {
+    if (pc_) z_ = Buffer(k_, b.size());
     k_.dot(op_.layout(), b_.data(), b_.data(), 0);
     bnorm_ = std::sqrt(red_.sum());
   }
@@ -56,8 +61,9 @@ class Cg final : public Method {
     // x0 = 0, so r0 = b - A x0 = b; computed as such so any x0 would be right.
     op_.residual(b_.data(), x_.data(), r_.data(), 0);
     rr_ = red_.sum();
+    const double* z = precondition();
     ScopedTimer t(t_.compute);
-    k_.axpby(op_.layout(), 1.0, r_.data(), 0.0, p_.data());
+    k_.axpby(op_.layout(), 1.0, z, 0.0, p_.data());
   }
 
   Step step() override {
@@ -67,38 +73,63 @@ class Cg final : public Method {
     if (!(pap > 0) || !std::isfinite(pap))
       throw Error(kExitBreakdown, "CG breakdown: p.Ap = " + std::to_string(pap) +
                                       " (operator not positive definite, or NaN/Inf in the data)");
-    const double alpha = rr_ / pap;
+    const double alpha = rz_ / pap;
     {
       ScopedTimer t(t_.compute);
       k_.cg_update(op_.layout(), alpha, p_.data(), ap_.data(), x_.data(), r_.data(), 0);
     }
     const double rr_new = red_.sum();
-    const double beta = rr_new / rr_;
+    const double rel = std::sqrt(rr_new) / bnorm_;
+    if (pc_ && rel <= tol_) return {rel, true, true};  // x is the answer: no new direction
+    const double rz_old = rz_;
+    rr_ = rr_new;
+    const double* z = precondition();
+    const double beta = rz_ / rz_old;
     {
       ScopedTimer t(t_.compute);
-      k_.axpby(op_.layout(), 1.0, r_.data(), beta, p_.data());
+      k_.axpby(op_.layout(), 1.0, z, beta, p_.data());
     }
-    rr_ = rr_new;
-    const double rel = std::sqrt(rr_) / bnorm_;
     return {rel, true, rel <= tol_};
   }
 
   std::vector<StateVector> state() override { return {{"x", &x_}, {"r", &r_}, {"p", &p_}}; }
-  std::vector<double> scalars() const override { return {rr_}; }
-  void set_scalars(const std::vector<double>& s) override { rr_ = s.at(0); }
+  std::vector<double> scalars() const override { return {rz_}; }
+  void set_scalars(const std::vector<double>& s) override { rz_ = s.at(0); }
   Buffer& solution() override { return x_; }
-  // apply: read p, write Ap; update: read p, Ap, x, r, write x, r; axpby: read r, p, write p.
-  double bytes_per_iteration() const override { return 11.0 * 8.0 * points_; }
+  // apply: read p, write Ap; update: read p, Ap, x, r, write x, r; axpby: read z, p, write
+  // p; preconditioned: r.z (read r, z) and the preconditioner's own traffic.
+  double bytes_per_iteration() const override {
+    return pc_ ? 13.0 * 8.0 * points_ + pc_->bytes_per_apply() : 11.0 * 8.0 * points_;
+  }
 
  private:
+  // z = M^{-1} r and rz_ = r.z; without a preconditioner z is r and r.z the r.r just summed.
+  const double* precondition() {
+    if (!pc_) {
+      rz_ = rr_;
+      return r_.data();
+    }
+    {
+      ScopedTimer t(t_.compute);
+      pc_->apply(r_.data(), z_.data());
+      k_.dot(op_.layout(), r_.data(), z_.data(), 0);
+    }
+    rz_ = red_.sum();
+    if (!(rz_ > 0) || !std::isfinite(rz_))
+      throw Error(kExitBreakdown, "PCG breakdown: r.z = " + std::to_string(rz_) +
+                                      " (preconditioner not positive definite, or NaN/Inf)");
+    return z_.data();
+  }
+
   DistributedOperator& op_;
+  Preconditioner* pc_;
   Kernels& k_;
   Reducer red_;
   Timers& t_;
   const Buffer& b_;
   double tol_;
-  Buffer x_, r_, p_, ap_;
-  double points_, bnorm_ = 0, rr_ = 0;
+  Buffer x_, r_, p_, ap_, z_;
+  double points_, bnorm_ = 0, rr_ = 0, rz_ = 0;
 };
 
 class Jacobi final : public Method {
@@ -185,8 +216,8 @@ class Heat final : public Method {
 }  // namespace
 
 std::unique_ptr<Method> make_cg(DistributedOperator& op, MPI_Comm comm, Timers& t, const Buffer& b,
-                                double tol) {
-  return std::make_unique<Cg>(op, comm, t, b, tol);
+                                double tol, Preconditioner* pc) {
+  return std::make_unique<Cg>(op, comm, t, b, tol, pc);
 }
 std::unique_ptr<Method> make_jacobi(DistributedOperator& op, MPI_Comm comm, Timers& t,
                                     const Buffer& f, double tol) {
@@ -198,10 +229,15 @@ std::unique_ptr<Method> make_heat(DistributedOperator& op, Timers& t, const Buff
 }
 
 std::unique_ptr<Method> make_method(const SolveOptions& o, double dt, DistributedOperator& op,
-                                    MPI_Comm comm, Timers& t, const Buffer& source) {
+                                    MPI_Comm comm, Timers& t, const Buffer& source,
+                                    Preconditioner* pc) {
   if (o.problem == "heat") return make_heat(op, t, source, o.alpha * dt);
   if (o.solver == "jacobi") return make_jacobi(op, comm, t, source, o.tol);
-  return make_cg(op, comm, t, source, o.tol);
+  return make_cg(op, comm, t, source, o.tol, pc);
+}
+
+bool uses_preconditioner(const SolveOptions& o) {
+  return o.problem != "heat" && o.solver == "cg" && o.precond == "mg";
 }
 
 DriveResult drive(Method& m, MPI_Comm comm, const DriveOptions& o, long first,

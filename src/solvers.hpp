@@ -10,6 +10,7 @@
 
 #include "operator.hpp"
 #include "options.hpp"
+#include "precond.hpp"
 #include "timers.hpp"
 
 namespace halo3d {
@@ -44,8 +45,9 @@ class Method {
 };
 
 // Source is the right-hand side (Poisson) or initial condition (heat), interior filled.
+// pc: the preconditioner (nullptr: plain CG); it must outlive the method.
 std::unique_ptr<Method> make_cg(DistributedOperator& op, MPI_Comm comm, Timers& t, const Buffer& b,
-                                double tol);
+                                double tol, Preconditioner* pc = nullptr);
 std::unique_ptr<Method> make_jacobi(DistributedOperator& op, MPI_Comm comm, Timers& t,
                                     const Buffer& f, double tol);
 std::unique_ptr<Method> make_heat(DistributedOperator& op, Timers& t, const Buffer& u0,
@@ -53,7 +55,10 @@ std::unique_ptr<Method> make_heat(DistributedOperator& op, Timers& t, const Buff
 
 // The method `o` asks for (CG, Jacobi, or explicit Euler with the problem's dt).
 std::unique_ptr<Method> make_method(const SolveOptions& o, double dt, DistributedOperator& op,
-                                    MPI_Comm comm, Timers& t, const Buffer& source);
+                                    MPI_Comm comm, Timers& t, const Buffer& source,
+                                    Preconditioner* pc = nullptr);
+// Whether `o` asks for a preconditioned CG (the caller builds the preconditioner).
+bool uses_preconditioner(const SolveOptions& o);
 
 struct DriveOptions {
   long max_iters = 0;  // iterations (or steps) to run at most, counted from 0

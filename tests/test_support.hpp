@@ -7,6 +7,7 @@
 
 #include "decomposition.hpp"
 #include "mpi_env.hpp"
+#include "multigrid.hpp"
 #include "problem.hpp"
 #include "runtime.hpp"
 #include "solvers.hpp"
@@ -38,6 +39,7 @@ inline std::vector<Int3> process_grids(int n) {
 struct InProcessSolve {
   std::unique_ptr<Runtime> rt;
   std::unique_ptr<Buffer> source;
+  std::unique_ptr<Preconditioner> pc;
   std::unique_ptr<Method> method;
   DriveResult result;
   std::vector<double> solution() { return download(*rt->kernels, method->solution()); }
@@ -50,7 +52,9 @@ inline InProcessSolve solve_in_process(const SolveOptions& o, MPI_Comm comm) {
   std::vector<double> src;
   prob.fill_source(s.rt->decomp, src);
   s.source = std::make_unique<Buffer>(upload(*s.rt->kernels, src));
-  s.method = make_method(o, prob.dt(), *s.rt->op, s.rt->cart.get(), s.rt->timers, *s.source);
+  s.pc = make_preconditioner(o, *s.rt);
+  s.method =
+      make_method(o, prob.dt(), *s.rt->op, s.rt->cart.get(), s.rt->timers, *s.source, s.pc.get());
   s.method->start();
   DriveOptions dro;
   dro.max_iters = o.problem == "heat" ? o.steps : o.max_iters;

@@ -255,6 +255,32 @@ class CudaKernels final : public Kernels {
     sweep(l, r, HeatOp{u, nullptr, unew, s, alpha_dt}, kNoReduction, lane);
   }
 
+  void smooth(const Layout& l, const Stencil& s, const Region& r, double cd, double cr,
+              const double* f, const double* u, double* d, double* unew, Lane lane) override {
+    if (r.empty()) return;
+    check_region(l, r);
+    const dim3 block(kBoxX, kBlockThreads / kBoxX);
+    const dim3 grid(blocks(r.i1 - r.i0, block.x), blocks(r.j1 - r.j0, block.y), r.k1 - r.k0);
+    smooth_sweep<<<grid, block, 0, stream(lane)>>>(l, r, s, cd, cr, f, u, d, unew);
+    HALO3D_CUDA_CHECK_LAUNCH();
+  }
+  void restrict_to(const Transfer& t, const double* fine, double* coarse) override {
+    const Layout& l = t.coarse;
+    if (l.interior_size() == 0) return;
+    const dim3 block(kBoxX, kBlockThreads / kBoxX);
+    const dim3 grid(blocks(l.nx, block.x), blocks(l.ny, block.y), l.nz);
+    restrict_box<<<grid, block, 0, interior_.get()>>>(t, fine, coarse);
+    HALO3D_CUDA_CHECK_LAUNCH();
+  }
+  void prolong_add(const Transfer& t, const double* coarse, double* fine) override {
+    const Layout& l = t.fine;
+    if (l.interior_size() == 0) return;
+    const dim3 block(kBoxX, kBlockThreads / kBoxX);
+    const dim3 grid(blocks(l.nx, block.x), blocks(l.ny, block.y), l.nz);
+    prolong_box<<<grid, block, 0, interior_.get()>>>(t, coarse, fine);
+    HALO3D_CUDA_CHECK_LAUNCH();
+  }
+
   void axpby(const Layout& l, double a, const double* x, double b, double* y) override {
     rows(l, AxpbyOp{a, b, x, y}, kNoReduction);
   }
@@ -346,6 +372,10 @@ class CudaKernels final : public Kernels {
   cudaStream_t stream(Lane lane) const {
     return lane == Lane::boundary ? boundary_.get() : interior_.get();
   }
+
+  // Multigrid box kernels: 32 threads along x (coarse rows are short), the rest along y.
+  static constexpr unsigned kBoxX = 32;
+  static unsigned blocks(int n, unsigned per) { return (unsigned(n) + per - 1) / per; }
 
   static void check_slot(int slot) {
     if (slot != kNoReduction && (slot < 0 || slot >= kReductionSlots))

@@ -575,6 +575,38 @@ __global__ void __launch_bounds__(kBlockThreads, kFlatMinBlocks)
   if constexpr (kReduce) store_block_partial(acc, partials);
 }
 
+// ---- Multigrid: smoothing step and grid transfers ------------------------------------
+// One thread per point of a box (x by threads, y and z by blocks): the multigrid levels
+// are memory- or latency-bound, and these run the shared point updates unchanged.
+
+static __global__ void __launch_bounds__(kBlockThreads)
+    smooth_sweep(Layout l, Region r, Stencil s, double cd, double cr, const double* f,
+                 const double* u, double* d, double* unew) {
+  const int i = r.i0 + blockIdx.x * blockDim.x + threadIdx.x;
+  const int j = r.j0 + blockIdx.y * blockDim.y + threadIdx.y;
+  const int k = r.k0 + blockIdx.z;
+  if (i >= r.i1 || j >= r.j1) return;
+  ops::smooth_point(f, u, d, unew, l.at(i, j, k), l.sy(), l.sz(), s, cd, cr);
+}
+
+static __global__ void __launch_bounds__(kBlockThreads)
+    restrict_box(Transfer t, const double* __restrict__ fine, double* __restrict__ coarse) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  const int j = blockIdx.y * blockDim.y + threadIdx.y;
+  const int k = blockIdx.z;
+  if (i >= t.coarse.nx || j >= t.coarse.ny) return;
+  coarse[t.coarse.at(i, j, k)] = ops::restrict_point(t, fine, i, j, k);
+}
+
+static __global__ void __launch_bounds__(kBlockThreads)
+    prolong_box(Transfer t, const double* __restrict__ coarse, double* __restrict__ fine) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  const int j = blockIdx.y * blockDim.y + threadIdx.y;
+  const int k = blockIdx.z;
+  if (i >= t.fine.nx || j >= t.fine.ny) return;
+  ops::prolong_point(t, coarse, fine, i, j, k);
+}
+
 // ---- Halo faces ----------------------------------------------------------------------
 
 static __global__ void __launch_bounds__(kBlockThreads)

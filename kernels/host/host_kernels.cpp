@@ -147,6 +147,32 @@ class HostKernels final : public Kernels {
     });
   }
 
+  void smooth(const Layout& l, const Stencil& s, const Region& r, double cd, double cr,
+              const double* f, const double* u, double* d, double* unew, Lane) override {
+    const auto sy = l.sy(), sz = l.sz();
+    for_rows(l, r, [&](std::ptrdiff_t c0, int n, DD acc) {
+      for (std::ptrdiff_t c = c0; c < c0 + n; ++c)
+        ops::smooth_point(f, u, d, unew, c, sy, sz, s, cd, cr);
+      return acc;
+    });
+  }
+
+  void restrict_to(const Transfer& t, const double* fine, double* coarse) override {
+    const Layout& l = t.coarse;
+#pragma omp parallel for collapse(2) schedule(static)
+    for (int k = 0; k < l.nz; ++k)
+      for (int j = 0; j < l.ny; ++j)
+        for (int i = 0; i < l.nx; ++i)
+          coarse[l.at(i, j, k)] = ops::restrict_point(t, fine, i, j, k);
+  }
+  void prolong_add(const Transfer& t, const double* coarse, double* fine) override {
+    const Layout& l = t.fine;
+#pragma omp parallel for collapse(2) schedule(static)
+    for (int k = 0; k < l.nz; ++k)
+      for (int j = 0; j < l.ny; ++j)
+        for (int i = 0; i < l.nx; ++i) ops::prolong_point(t, coarse, fine, i, j, k);
+  }
+
   void axpby(const Layout& l, double a, const double* x, double b, double* y) override {
     for_rows(l, Region::whole(l), [&](std::ptrdiff_t c0, int n, DD acc) {
       for (std::ptrdiff_t c = c0; c < c0 + n; ++c) y[c] = ops::mul(a, x[c]) + ops::mul(b, y[c]);

@@ -1,0 +1,406 @@
+#include "multigrid.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <stdexcept>
+
+#include "errors.hpp"
+#include "nvtx.hpp"
+#include "point_ops.hpp"
+
+namespace halo3d {
+namespace {
+
+constexpr double kPi = 3.14159265358979323846;
+// The smoother targets [lambda_max / kSmoothRange, lambda_max] of D^{-1}A: the modes the
+// next coarser grid cannot represent (above ~1/3 of lambda_max in 3D for 2:1 coarsening).
+constexpr double kSmoothRange = 6.0;
+// The coarsest solve: a Chebyshev polynomial reducing every mode by at least this much.
+constexpr double kCoarseReduction = 1e-3;
+constexpr int kCoarseMaxSteps = 100;
+// Levels stay distributed while every rank keeps this many points on average.
+constexpr double kMinPointsPerRank = 4096;
+
+using Steps = std::vector<std::array<double, 2>>;
+
+// First coarse point (global) owned by the rank whose fine box starts at o: see the
+// ownership rule in multigrid.hpp's notes in Multigrid::Multigrid.
+int coarse_first(int o, int nf, int nc) {
+  if (nf + 1 == 2 * (nc + 1)) return (o + 2) / 2 - 1;  // nested: coarse I is fine 2I+1
+  const long long v = ((long long)(o + 2) * (nc + 1) + nf) / (nf + 1) - 2;
+  return int(std::max(0LL, v));
+}
+
+// Bounds of the spectrum of D^{-1}A for the 7-point stencil s on an n grid (exact: the
+// eigenvectors are the sine modes).
+std::array<double, 2> spectrum(const Stencil& s, const Int3& n) {
+  const double shift = s.diag - 2.0 * (s.cx + s.cy + s.cz);
+  const double c[3] = {s.cx, s.cy, s.cz};
+  double lo = shift, hi = shift;
+  for (int a = 0; a < 3; ++a) {
+    const double cs = std::cos(kPi / (n[a] + 1));
+    lo += 2.0 * c[a] * (1.0 - cs);
+    hi += 2.0 * c[a] * (1.0 + cs);
+  }
+  return {lo / s.diag, hi / s.diag};
+}
+
+// The steps (cd, cr) of `count` Chebyshev iterations for the interval [a, b] of D^{-1}A
+// (Saad, Iterative Methods, Alg. 12.1); cr includes 1/diag. count = 1 is damped Jacobi.
+Steps chebyshev_steps(double a, double b, int count, double diag) {
+  const double inv_diag = 1.0 / diag;
+  const double theta = (b + a) / 2, delta = (b - a) / 2;
+  Steps out{{0.0, inv_diag / theta}};
+  if (delta <= 1e-12 * theta) return out;  // one eigenvalue: the first step is exact
+  const double sigma = theta / delta;
+  double rho = 1.0 / sigma;
+  for (int k = 1; k < count; ++k) {
+    const double next = 1.0 / (2.0 * sigma - rho);
+    out.push_back({next * rho, 2.0 * next / delta * inv_diag});
+    rho = next;
+  }
+  return out;
+}
+
+Steps smoother_steps(const MgOptions& o, const Stencil& s, const Int3& n) {
+  const double b = spectrum(s, n)[1], a = b / kSmoothRange;
+  if (o.smoother == "jacobi") {
+    Steps one = chebyshev_steps(a, b, 1, s.diag);
+    return Steps(std::size_t(o.smooth), one[0]);
+  }
+  return chebyshev_steps(a, b, o.smooth, s.diag);
+}
+
+Steps coarse_steps(const Stencil& s, const Int3& n) {
+  const auto [a, b] = spectrum(s, n);
+  const double kappa = b / a;
+  int m = 1;
+  if (kappa > 1 + 1e-12) {
+    const double per_step = std::acosh((kappa + 1) / (kappa - 1));
+    m = std::clamp(int(std::ceil(std::acosh(1 / kCoarseReduction) / per_step)), 1, kCoarseMaxSteps);
+  }
+  return chebyshev_steps(a, b, m, s.diag);
+}
+
+// The 7-point operator rediscretised on the coarser grid (a shift, as in I + c A, kept).
+Stencil coarser_stencil(const Stencil& s, const Int3& nf, const Int3& nc) {
+  const double shift = s.diag - 2.0 * (s.cx + s.cy + s.cz);
+  double c[3] = {s.cx, s.cy, s.cz};
+  for (int a = 0; a < 3; ++a) {
+    const double ratio = double(nc[a] + 1) / double(nf[a] + 1);  // h_fine / h_coarse
+    c[a] *= ratio * ratio;
+  }
+  Stencil out{c[0], c[1], c[2], 0.0};
+  out.diag = 2.0 * (c[0] + c[1] + c[2]) + shift;
+  return out;
+}
+
+Decomposition whole_grid(const Int3& g) {
+  Decomposition d;
+  d.grid = g;
+  d.procs = {1, 1, 1};
+  d.count = g;
+  for (auto& n : d.neighbor) n = {MPI_PROC_NULL, MPI_PROC_NULL};
+  return d;
+}
+
+Decomposition coarser_box(const Decomposition& f, const Int3& nc) {
+  Decomposition c = f;
+  c.grid = nc;
+  for (int a = 0; a < 3; ++a) {
+    c.offset[a] = coarse_first(f.offset[a], f.grid[a], nc[a]);
+    c.count[a] = coarse_first(f.offset[a] + f.count[a], f.grid[a], nc[a]) - c.offset[a];
+  }
+  return c;
+}
+
+Transfer make_transfer(const Decomposition& f, const Decomposition& c) {
+  Transfer t;
+  t.fine = f.layout();
+  t.coarse = c.layout();
+  double scale = 1.0;
+  for (int a = 0; a < 3; ++a) {
+    t.nf[a] = f.grid[a], t.nc[a] = c.grid[a];
+    t.fo[a] = f.offset[a], t.co[a] = c.offset[a];
+    scale *= double(c.grid[a] + 1) / double(f.grid[a] + 1);
+  }
+  t.scale = scale;
+  // The ownership rule keeps every transfer within one ghost layer; check it, since a
+  // violation would read stale ghosts silently.
+  for (int a = 0; a < 3; ++a) {
+    for (int I = c.offset[a]; I < c.offset[a] + c.count[a]; ++I) {
+      int first, last;
+      ops::restrict_span(I, t.nf[a], t.nc[a], first, last);
+      if (first < f.offset[a] - 1 || last > f.offset[a] + f.count[a])
+        throw std::logic_error("multigrid: restriction outside the ghost layer");
+    }
+    for (int i = f.offset[a]; i < f.offset[a] + f.count[a]; ++i) {
+      int lo;
+      double w;
+      ops::interp_1d(i, t.nf[a], t.nc[a], lo, w);
+      if (lo < c.offset[a] - 1 || lo + 1 > c.offset[a] + c.count[a])
+        throw std::logic_error("multigrid: prolongation outside the ghost layer");
+    }
+  }
+  return t;
+}
+
+}  // namespace
+
+MgOptions mg_options(const SolveOptions& o) {
+  MgOptions m;
+  m.levels = o.mg_levels;
+  m.smooth = o.mg_smooth;
+  m.smoother = o.mg_smoother;
+  return m;
+}
+
+std::unique_ptr<Preconditioner> make_preconditioner(const SolveOptions& o, Runtime& rt) {
+  if (o.problem == "heat" || o.solver != "cg" || o.precond == "none") return nullptr;
+  if (o.precond != "mg") throw BadInput("--precond " + o.precond + ": expected mg or none");
+  return std::make_unique<Multigrid>(rt, mg_options(o));
+}
+
+int mg_coarser(int n) {
+  if (n <= 1) return n;
+  if (n % 2 == 1) return (n - 1) / 2;
+  int m = (2 * (n + 1) + 2) / 3;  // ceil((n+1)/1.5)
+  if (m % 2) ++m;
+  return m - 1;
+}
+
+std::vector<Int3> mg_level_grids(const Int3& grid, int max_levels) {
+  std::vector<Int3> out{grid};
+  while (max_levels <= 0 || int(out.size()) < max_levels) {
+    const Int3& g = out.back();
+    if (g[0] == 1 && g[1] == 1 && g[2] == 1) break;
+    out.push_back({mg_coarser(g[0]), mg_coarser(g[1]), mg_coarser(g[2])});
+  }
+  return out;
+}
+
+struct Multigrid::Level {
+  Int3 grid{};
+  bool distributed = true;
+  Decomposition decomp;
+  std::unique_ptr<DistributedOperator> own_op;
+  DistributedOperator* A = nullptr;
+  Buffer b, x, y, w;  // level 0 uses only y and w (b and x are the caller's)
+  Steps steps;        // smoothing (the coarsest: its solve)
+  Transfer down;      // to the next level
+  double points = 0;
+  // The last distributed level before gathered ones: its residual gathered to the whole
+  // grid on every rank, and the correction interpolated there.
+  bool gathers = false;
+  Buffer global_r, global_e;
+  Transfer down_global;
+  std::vector<int> boxes;  // offset[3], count[3] of every rank
+  std::vector<double> host_local, host_global;
+};
+
+Multigrid::~Multigrid() = default;
+
+Multigrid::Multigrid(Runtime& rt, const MgOptions& o) : rt_(rt), o_(o) {
+  if (o.smooth < 1) throw BadInput("--mg-smooth must be >= 1");
+  if (o.smoother != "chebyshev" && o.smoother != "jacobi")
+    throw BadInput("--mg-smoother " + o.smoother + ": expected chebyshev or jacobi");
+  Kernels& k = *rt.kernels;
+  MPI_Comm cart = rt.cart.get();
+  const int ranks = rt.decomp.ranks;
+  const std::vector<Int3> grids = mg_level_grids(rt.decomp.grid, o.levels);
+  Stencil stencil = rt.op->stencil();
+  const std::string transport = rt.op->transport().name();
+  for (std::size_t l = 0; l < grids.size(); ++l) {
+    auto L = std::make_unique<Level>();
+    L->grid = grids[l];
+    L->points = double(grids[l][0]) * grids[l][1] * grids[l][2];
+    if (l == 0) {
+      L->decomp = rt.decomp;
+      L->A = rt.op.get();
+    } else {
+      const Level& F = *levels_.back();
+      stencil = coarser_stencil(stencil, F.grid, L->grid);
+      if (F.distributed) {
+        L->decomp = coarser_box(F.decomp, L->grid);
+        int fewest = std::min({L->decomp.count[0], L->decomp.count[1], L->decomp.count[2]});
+        HALO3D_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &fewest, 1, MPI_INT, MPI_MIN, cart));
+        L->distributed = ranks == 1 || (fewest >= 1 && L->points >= kMinPointsPerRank * ranks);
+      } else {
+        L->distributed = false;
+      }
+      if (!L->distributed) L->decomp = whole_grid(L->grid);
+      const HaloPlan plan = HaloPlan::build(L->decomp);
+      std::unique_ptr<HaloTransport> t;
+      if (L->distributed) {
+        t = make_named_transport(transport, TransportContext{k, plan, cart, rt.hosts, rt.peer});
+      } else {
+        t = make_mpi_transport(k, plan, MPI_COMM_SELF);
+      }
+      L->own_op = std::make_unique<DistributedOperator>(k, L->decomp, stencil, std::move(t),
+                                                        rt.op->overlap(), rt.timers);
+      L->A = L->own_op.get();
+      L->b = Buffer(k, L->decomp.layout().padded_size());
+      L->x = Buffer(k, L->decomp.layout().padded_size());
+    }
+    const std::size_t n = L->decomp.layout().padded_size();
+    L->y = Buffer(k, n);
+    L->w = Buffer(k, n);
+    const bool coarsest = l + 1 == grids.size();
+    L->steps = coarsest ? coarse_steps(stencil, L->grid) : smoother_steps(o, stencil, L->grid);
+    levels_.push_back(std::move(L));
+  }
+  // Transfers between consecutive levels, and the gather where the hierarchy leaves the
+  // process grid.
+  for (std::size_t l = 0; l + 1 < levels_.size(); ++l) {
+    Level& F = *levels_[l];
+    Level& C = *levels_[l + 1];
+    if (F.distributed && !C.distributed) {
+      F.gathers = true;
+      const Decomposition whole = whole_grid(F.grid);
+      F.down_global = make_transfer(whole, C.decomp);
+      F.global_r = Buffer(k, whole.layout().padded_size());
+      F.global_e = Buffer(k, whole.layout().padded_size());
+      int mine[6];
+      for (int a = 0; a < 3; ++a) mine[a] = F.decomp.offset[a], mine[3 + a] = F.decomp.count[a];
+      F.boxes.resize(6 * std::size_t(ranks));
+      HALO3D_MPI_CHECK(MPI_Allgather(mine, 6, MPI_INT, F.boxes.data(), 6, MPI_INT, cart));
+    } else {
+      F.down = make_transfer(F.decomp, C.decomp);
+    }
+  }
+  // Bytes per cycle: per level, zeroing (16 B/point), smoothing steps (40), residual (24),
+  // restriction (8) and prolongation (16) on the fine side, 16 on the coarse side.
+  for (std::size_t l = 0; l < levels_.size(); ++l) {
+    const Level& L = *levels_[l];
+    const bool last = l + 1 == levels_.size();
+    const double steps = double(L.steps.size()) * (last ? 1 : 2);
+    bytes_ += L.points * (16 + 40 * steps + (last ? 0 : 48));
+    if (!last) bytes_ += 16 * levels_[l + 1]->points;
+  }
+}
+
+std::vector<MgLevelInfo> Multigrid::levels() const {
+  std::vector<MgLevelInfo> out;
+  for (const auto& L : levels_) out.push_back({L->grid, L->distributed});
+  return out;
+}
+
+std::string Multigrid::describe() const {
+  std::string s = std::to_string(levels_.size()) + " levels (";
+  for (std::size_t l = 0; l < levels_.size(); ++l) {
+    const Int3& g = levels_[l]->grid;
+    s += (l ? " " : "") + std::to_string(g[0]) + "x" + std::to_string(g[1]) + "x" +
+         std::to_string(g[2]) + (levels_[l]->distributed ? "" : "*");
+  }
+  return s + "), " + o_.smoother + " " + std::to_string(o_.smooth) + "+" +
+         std::to_string(o_.smooth) + ", coarsest " + std::to_string(levels_.back()->steps.size()) +
+         " Chebyshev steps" + (levels_.back()->distributed ? "" : "; * = gathered on every rank");
+}
+
+// Runs the steps from the iterate in x, alternating with y; returns where the result is.
+double* Multigrid::smooth(Level& L, const Steps& steps, const double* b, double* x, double* y) {
+  for (const auto& st : steps) {
+    L.A->smooth(st[0], st[1], b, x, L.w.data(), y);
+    std::swap(x, y);
+  }
+  return x;
+}
+
+// The V-cycle on level l for right-hand side b, from x = 0; x and y are its two iterate
+// buffers. Returns the one that holds the result.
+double* Multigrid::cycle(std::size_t l, const double* b, double* x, double* y) {
+  Level& L = *levels_[l];
+  Kernels& k = *rt_.kernels;
+  const Layout lay = L.A->layout();
+  k.axpby(lay, 0.0, x, 0.0, x);
+  if (l + 1 == levels_.size()) return smooth(L, L.steps, b, x, y);
+  double* u = smooth(L, L.steps, b, x, y);
+  double* other = u == x ? y : x;
+  L.A->residual(b, u, L.w.data(), kNoReduction);
+  Level& C = *levels_[l + 1];
+  if (L.gathers) {
+    gather(L);
+    k.restrict_to(L.down_global, L.global_r.data(), C.b.data());
+    const double* e = cycle(l + 1, C.b.data(), C.x.data(), C.y.data());
+    const Layout whole = L.down_global.fine;
+    k.axpby(whole, 0.0, L.global_e.data(), 0.0, L.global_e.data());
+    k.prolong_add(L.down_global, e, L.global_e.data());
+    scatter(L);
+    k.axpby(lay, 1.0, L.w.data(), 1.0, u);
+  } else {
+    L.A->exchange(L.w.data());
+    k.restrict_to(L.down, L.w.data(), C.b.data());
+    double* e = cycle(l + 1, C.b.data(), C.x.data(), C.y.data());
+    C.A->exchange(e);
+    k.prolong_add(L.down, e, u);
+  }
+  return smooth(L, L.steps, b, u, other);
+}
+
+// L.w (this rank's residual) to L.global_r (the whole level, on every rank).
+void Multigrid::gather(Level& L) {
+  HALO3D_NVTX_RANGE("multigrid gather");
+  Kernels& k = *rt_.kernels;
+  const Layout lay = L.A->layout(), whole = L.down_global.fine;
+  L.host_local.resize(lay.padded_size());
+  k.synchronize();
+  k.copy(L.host_local.data(), L.w.data(), lay.padded_size(), Lane::interior);
+  k.synchronize(Lane::interior);
+  const int ranks = int(L.boxes.size() / 6);
+  std::vector<int> counts(ranks), displs(ranks);
+  int total = 0;
+  for (int r = 0; r < ranks; ++r) {
+    const int* box = &L.boxes[6 * std::size_t(r)];
+    counts[r] = box[3] * box[4] * box[5];
+    displs[r] = total;
+    total += counts[r];
+  }
+  std::vector<double> mine, all(static_cast<std::size_t>(total));
+  mine.reserve(lay.interior_size());
+  for (int kk = 0; kk < lay.nz; ++kk)
+    for (int j = 0; j < lay.ny; ++j)
+      for (int i = 0; i < lay.nx; ++i) mine.push_back(L.host_local[lay.at(i, j, kk)]);
+  HALO3D_MPI_CHECK(MPI_Allgatherv(mine.data(), int(mine.size()), MPI_DOUBLE, all.data(),
+                                  counts.data(), displs.data(), MPI_DOUBLE, rt_.cart.get()));
+  L.host_global.assign(whole.padded_size(), 0.0);
+  for (int r = 0; r < ranks; ++r) {
+    const int* box = &L.boxes[6 * std::size_t(r)];
+    std::size_t n = std::size_t(displs[r]);
+    for (int kk = 0; kk < box[5]; ++kk)
+      for (int j = 0; j < box[4]; ++j)
+        for (int i = 0; i < box[3]; ++i)
+          L.host_global[whole.at(box[0] + i, box[1] + j, box[2] + kk)] = all[n++];
+  }
+  k.copy(L.global_r.data(), L.host_global.data(), whole.padded_size(), Lane::interior);
+  k.synchronize(Lane::interior);
+}
+
+// This rank's box of L.global_e to L.w.
+void Multigrid::scatter(Level& L) {
+  HALO3D_NVTX_RANGE("multigrid scatter");
+  Kernels& k = *rt_.kernels;
+  const Layout lay = L.A->layout(), whole = L.down_global.fine;
+  L.host_global.resize(whole.padded_size());
+  k.synchronize();
+  k.copy(L.host_global.data(), L.global_e.data(), whole.padded_size(), Lane::interior);
+  k.synchronize(Lane::interior);
+  const Decomposition& d = L.decomp;
+  L.host_local.assign(lay.padded_size(), 0.0);
+  for (int kk = 0; kk < lay.nz; ++kk)
+    for (int j = 0; j < lay.ny; ++j)
+      for (int i = 0; i < lay.nx; ++i)
+        L.host_local[lay.at(i, j, kk)] =
+            L.host_global[whole.at(d.offset[0] + i, d.offset[1] + j, d.offset[2] + kk)];
+  k.copy(L.w.data(), L.host_local.data(), lay.padded_size(), Lane::interior);
+  k.synchronize(Lane::interior);
+}
+
+void Multigrid::apply(double* in, double* out) {
+  HALO3D_NVTX_RANGE("multigrid V-cycle");
+  Level& L0 = *levels_[0];
+  const double* r = cycle(0, in, out, L0.y.data());
+  if (r != out) rt_.kernels->copy(out, r, L0.A->layout().padded_size(), Lane::interior);
+}
+
+}  // namespace halo3d

@@ -1,0 +1,77 @@
+// Geometric multigrid V-cycle as a CG preconditioner, on any grid size, distributed over
+// the same process grid as the fine level and bitwise independent of it.
+//
+// Coarsening, per axis, from the grid's size n (points at (i+1)/(n+1)):
+//   n odd:  n -> (n-1)/2, nested (every coarse point is a fine point), ratio r = 2;
+//   n even: n+1 is odd, so no nesting exists; n -> m-1 with m the smallest even number
+//           >= (n+1)/1.5 (ratio r <= 1.5), and the next step is nested again;
+//   n = 1:  stays 1.
+// Transfers are trilinear interpolation P and restriction R = scale * P^T (Transfer), the
+// coarse operator is the same stencil rediscretised, the smoother a Chebyshev polynomial
+// (or damped Jacobi) in D^{-1}A with exact eigenvalue bounds of the 7-point operator, the
+// coarsest solve a Chebyshev polynomial over the whole spectrum: every part is a fixed
+// symmetric linear operator, so the V-cycle is one too, and plain PCG is correct.
+//
+// Every coarse point is computed by one rank from fine values at fixed global positions in
+// a fixed order, and no reduction runs inside a cycle, so the cycle gives the same bits on
+// any process grid and on either backend. Coarse levels keep the fine level's process
+// grid while every rank owns points and enough of them; the rest of the hierarchy is
+// gathered and run redundantly on every rank (it is tiny).
+#pragma once
+#include <mpi.h>
+
+#include <array>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "options.hpp"
+#include "precond.hpp"
+#include "runtime.hpp"
+
+namespace halo3d {
+
+struct MgOptions {
+  int levels = 0;                      // 0: coarsen until every axis has one point
+  int smooth = 2;                      // smoothing steps before and after the coarse correction
+  std::string smoother = "chebyshev";  // chebyshev | jacobi
+};
+
+MgOptions mg_options(const SolveOptions& o);
+// The preconditioner `o` asks for, built on the runtime's fine level (nullptr: none).
+std::unique_ptr<Preconditioner> make_preconditioner(const SolveOptions& o, Runtime& rt);
+
+// The global sizes of every level, finest first (the hierarchy depends on these alone).
+std::vector<Int3> mg_level_grids(const Int3& grid, int max_levels);
+int mg_coarser(int n);
+
+struct MgLevelInfo {
+  Int3 grid{};
+  bool distributed = true;  // false: gathered, run on every rank
+};
+
+class Multigrid final : public Preconditioner {
+ public:
+  // Builds the hierarchy under the runtime's fine level (collective over rt.cart).
+  Multigrid(Runtime& rt, const MgOptions& o);
+  ~Multigrid() override;
+  std::string name() const override { return "mg"; }
+  void apply(double* in, double* out) override;
+  double bytes_per_apply() const override { return bytes_; }
+  std::vector<MgLevelInfo> levels() const;
+  std::string describe() const;  // one line: the levels and where they run
+
+ private:
+  struct Level;
+  double* cycle(std::size_t l, const double* b, double* x, double* y);
+  double* smooth(Level& L, const std::vector<std::array<double, 2>>& steps, const double* b,
+                 double* x, double* y);
+  void gather(Level& L);
+  void scatter(Level& L);
+  Runtime& rt_;
+  MgOptions o_;
+  std::vector<std::unique_ptr<Level>> levels_;
+  double bytes_ = 0;
+};
+
+}  // namespace halo3d

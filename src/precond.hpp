@@ -1,0 +1,22 @@
+// Preconditioners for CG: z = M^{-1} r with M symmetric positive definite and fixed (the
+// same linear operator at every iteration), so the textbook PCG recurrences hold.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernels.hpp"
+
+namespace halo3d {
+
+class Preconditioner {
+ public:
+  virtual ~Preconditioner() = default;
+  virtual std::string name() const = 0;
+  // out = M^{-1} in. `in` is only read (its ghost layers may be refreshed).
+  virtual void apply(double* in, double* out) = 0;
+  // Global bytes moved through device memory by one apply (for GB/s).
+  virtual double bytes_per_apply() const = 0;
+};
+
+}  // namespace halo3d
