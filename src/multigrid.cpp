@@ -22,6 +22,9 @@ constexpr int kCoarseMaxSteps = 100;
 // Levels stay distributed while every rank keeps this many points on average.
 constexpr double kMinPointsPerRank = 4096;
 
+// An axis is coarsened while its spacing is at most this times the finest spacing.
+constexpr double kSemiCoarsening = 1.5;
+
 using Steps = std::vector<std::array<double, 2>>;
 
 // First coarse point (global) owned by the rank whose fine box starts at o: see the
@@ -46,9 +49,11 @@ std::array<double, 2> spectrum(const Stencil& s, const Int3& n) {
   return {lo / s.diag, hi / s.diag};
 }
 
-// The steps (cd, cr) of `count` Chebyshev iterations for the interval [a, b] of D^{-1}A
-// (Saad, Iterative Methods, Alg. 12.1); cr includes 1/diag. count = 1 is damped Jacobi.
-Steps chebyshev_steps(double a, double b, int count, double diag) {
+}  // namespace
+
+// Saad, Iterative Methods for Sparse Linear Systems, Alg. 12.1, with D^{-1} as the
+// preconditioner.
+Steps mg_chebyshev_steps(double a, double b, int count, double diag) {
   const double inv_diag = 1.0 / diag;
   const double theta = (b + a) / 2, delta = (b - a) / 2;
   Steps out{{0.0, inv_diag / theta}};
@@ -63,13 +68,15 @@ Steps chebyshev_steps(double a, double b, int count, double diag) {
   return out;
 }
 
+namespace {
+
 Steps smoother_steps(const MgOptions& o, const Stencil& s, const Int3& n) {
   const double b = spectrum(s, n)[1], a = b / kSmoothRange;
   if (o.smoother == "jacobi") {
-    Steps one = chebyshev_steps(a, b, 1, s.diag);
+    Steps one = mg_chebyshev_steps(a, b, 1, s.diag);
     return Steps(std::size_t(o.smooth), one[0]);
   }
-  return chebyshev_steps(a, b, o.smooth, s.diag);
+  return mg_chebyshev_steps(a, b, o.smooth, s.diag);
 }
 
 Steps coarse_steps(const Stencil& s, const Int3& n) {
@@ -80,7 +87,7 @@ Steps coarse_steps(const Stencil& s, const Int3& n) {
     const double per_step = std::acosh((kappa + 1) / (kappa - 1));
     m = std::clamp(int(std::ceil(std::acosh(1 / kCoarseReduction) / per_step)), 1, kCoarseMaxSteps);
   }
-  return chebyshev_steps(a, b, m, s.diag);
+  return mg_chebyshev_steps(a, b, m, s.diag);
 }
 
 // The 7-point operator rediscretised on the coarser grid (a shift, as in I + c A, kept).
@@ -175,7 +182,15 @@ std::vector<Int3> mg_level_grids(const Int3& grid, int max_levels) {
   while (max_levels <= 0 || int(out.size()) < max_levels) {
     const Int3& g = out.back();
     if (g[0] == 1 && g[1] == 1 && g[2] == 1) break;
-    out.push_back({mg_coarser(g[0]), mg_coarser(g[1]), mg_coarser(g[2])});
+    // Semi-coarsening (as hypre's PFMG): an axis whose spacing is well above the finest
+    // one waits, so the coarse stencils stay near-isotropic and a point smoother works.
+    int finest = 1;
+    for (int a = 0; a < 3; ++a)
+      if (g[a] > 1) finest = std::max(finest, g[a]);
+    Int3 c = g;
+    for (int a = 0; a < 3; ++a)
+      if (double(g[a] + 1) * kSemiCoarsening >= double(finest + 1)) c[a] = mg_coarser(g[a]);
+    out.push_back(c);
   }
   return out;
 }

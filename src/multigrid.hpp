@@ -44,6 +44,9 @@ std::unique_ptr<Preconditioner> make_preconditioner(const SolveOptions& o, Runti
 // The global sizes of every level, finest first (the hierarchy depends on these alone).
 std::vector<Int3> mg_level_grids(const Int3& grid, int max_levels);
 int mg_coarser(int n);
+// The steps (cd, cr) of `count` Chebyshev iterations for the interval [a, b] of D^{-1}A
+// (each step: d = cd d + cr (f - A u), u += d); cr includes 1/diag. count = 1: damped Jacobi.
+std::vector<std::array<double, 2>> mg_chebyshev_steps(double a, double b, int count, double diag);
 
 struct MgLevelInfo {
   Int3 grid{};

@@ -1,0 +1,269 @@
+// Multigrid preconditioner: coarsening for every size, transfers (restriction is the scaled
+// transpose of prolongation; prolongation against a plain reference), the Chebyshev
+// smoother's polynomial, the V-cycle's symmetry and positivity on every process grid, and
+// MG-PCG's bounded iteration counts, decomposition invariance and exact answers.
+// Runs under mpirun with 1-4 ranks (HALO3D_TEST_BACKEND=cuda: on the GPU).
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <cmath>
+#include <vector>
+
+#include "multigrid.hpp"
+#include "point_ops.hpp"
+#include "problem.hpp"
+#include "reduction.hpp"
+#include "test_support.hpp"
+
+namespace halo3d {
+namespace {
+
+using test::backend_under_test;
+using test::process_grids;
+
+// Fills the interior of a padded array from global indices (independent of the
+// decomposition), seeded.
+std::vector<double> random_field(const Decomposition& d, std::uint64_t seed) {
+  const Layout l = d.layout();
+  std::vector<double> h(l.padded_size(), 0.0);
+  for (int k = 0; k < l.nz; ++k)
+    for (int j = 0; j < l.ny; ++j)
+      for (int i = 0; i < l.nx; ++i) {
+        const std::uint64_t g =
+            std::uint64_t(d.offset[0] + i) +
+            std::uint64_t(d.grid[0]) *
+                (d.offset[1] + j + std::uint64_t(d.grid[1]) * (d.offset[2] + k));
+        h[l.at(i, j, k)] = random_value(seed, g);
+      }
+  return h;
+}
+
+double global_dot(Kernels& k, const Layout& l, const double* x, const double* y, MPI_Comm comm) {
+  k.dot(l, x, y, 0);
+  DD part[1];
+  k.read_slots(1, part);
+  double g = 0;
+  global_sums(comm, part, 1, &g);
+  return g;
+}
+
+TEST(Multigrid, CoarseningHandlesEverySize) {
+  for (int n = 1; n <= 2100; ++n) {
+    const int c = mg_coarser(n);
+    if (n == 1) {
+      EXPECT_EQ(c, 1);
+      continue;
+    }
+    ASSERT_GE(c, 1) << n;
+    ASSERT_LT(c, n) << n;
+    const double r = double(n + 1) / double(c + 1);
+    // Nested (ratio exactly 2) or at most 1.5: what keeps transfers within one ghost layer.
+    EXPECT_TRUE(n + 1 == 2 * (c + 1) || r <= 1.5) << n << " -> " << c;
+    if (n >= 8) EXPECT_GE(r, 1.3) << n << " -> " << c << " coarsens too little";
+  }
+  const auto levels = mg_level_grids({512, 63, 1}, 0);
+  EXPECT_EQ(levels.back(), (Int3{1, 1, 1}));
+  EXPECT_EQ(levels[1], (Int3{341, 63, 1}));  // y waits: its spacing is 8x x's
+  EXPECT_EQ(mg_level_grids({64, 64, 64}, 3).size(), 3u);
+}
+
+// Plain reference of 1D linear interpolation from positions in double.
+double reference_interp(const std::vector<double>& coarse, int i, int nf, int nc) {
+  const double x = double(i + 1) / (nf + 1);
+  for (int I = -1; I < nc; ++I) {
+    const double x0 = double(I + 1) / (nc + 1), x1 = double(I + 2) / (nc + 1);
+    if (x >= x0 - 1e-15 && x <= x1 + 1e-15) {
+      const double v0 = I >= 0 ? coarse[I] : 0.0, v1 = I + 1 < nc ? coarse[I + 1] : 0.0;
+      return v0 + (x - x0) / (x1 - x0) * (v1 - v0);
+    }
+  }
+  return NAN;
+}
+
+TEST(Multigrid, RestrictionIsTheScaledTransposeOfProlongation_host) {
+  auto k = make_host_kernels();
+  for (const Int3& nf : {Int3{9, 10, 7}, Int3{64, 5, 3}, Int3{17, 32, 1}, Int3{8, 8, 8}}) {
+    const Int3 nc{mg_coarser(nf[0]), mg_coarser(nf[1]), mg_coarser(nf[2])};
+    Decomposition f, c;
+    f.grid = f.count = nf;
+    c.grid = c.count = nc;
+    Transfer t;
+    t.fine = f.layout();
+    t.coarse = c.layout();
+    t.scale = 1;
+    for (int a = 0; a < 3; ++a) {
+      t.nf[a] = nf[a], t.nc[a] = nc[a];
+      t.scale *= double(nc[a] + 1) / (nf[a] + 1);
+    }
+    Buffer fine = upload(*k, random_field(f, 11)), coarse = upload(*k, random_field(c, 12));
+    Buffer rf(*k, t.coarse.padded_size()), pe(*k, t.fine.padded_size());
+    k->restrict_to(t, fine.data(), rf.data());
+    k->prolong_add(t, coarse.data(), pe.data());
+    const double lhs = global_dot(*k, t.coarse, rf.data(), coarse.data(), MPI_COMM_SELF);
+    const double rhs = t.scale * global_dot(*k, t.fine, fine.data(), pe.data(), MPI_COMM_SELF);
+    EXPECT_NEAR(lhs, rhs, 1e-13 * std::abs(lhs)) << to_string(nf);
+    EXPECT_NE(lhs, 0.0);
+
+    // Prolongation of a coarse field that varies along one axis only, against the reference.
+    for (int a = 0; a < 3; ++a) {
+      std::vector<double> line(nc[a]);
+      for (int I = 0; I < nc[a]; ++I) line[I] = random_value(a + 20, I);
+      std::vector<double> h(t.coarse.padded_size(), 0.0);
+      for (int kk = 0; kk < nc[2]; ++kk)
+        for (int j = 0; j < nc[1]; ++j)
+          for (int i = 0; i < nc[0]; ++i)
+            h[t.coarse.at(i, j, kk)] = line[a == 0 ? i : a == 1 ? j : kk];
+      Buffer e = upload(*k, h), out(*k, t.fine.padded_size());
+      k->prolong_add(t, e.data(), out.data());
+      const auto got = download(*k, out);
+      for (int kk = 0; kk < nf[2]; ++kk)
+        for (int j = 0; j < nf[1]; ++j)
+          for (int i = 0; i < nf[0]; ++i) {
+            // The other two axes interpolate a constant: their weights at the ends fall to 0.
+            double other = 1;
+            const int p[3] = {i, j, kk};
+            for (int b = 0; b < 3; ++b)
+              if (b != a) {
+                const std::vector<double> ones(nc[b], 1.0);
+                other *= reference_interp(ones, p[b], nf[b], nc[b]);
+              }
+            const double want = other * reference_interp(line, p[a], nf[a], nc[a]);
+            ASSERT_NEAR(got[t.fine.at(i, j, kk)], want, 1e-14)
+                << "axis " << a << " at " << i << "," << j << "," << kk;
+          }
+    }
+  }
+}
+
+TEST(Multigrid, ChebyshevSmootherPolynomial) {
+  // On one eigenvalue lambda of D^{-1}A (diag 6), the steps map the error e to q(lambda) e:
+  // |q| <= 1 on (0, b] (so the V-cycle stays positive definite), small on [a, b], and the
+  // same for a symmetric use before and after.
+  const double diag = 6, b = 1.9, a = b / 6;
+  for (int count : {1, 2, 3, 4}) {
+    const auto steps = mg_chebyshev_steps(a, b, count, diag);
+    ASSERT_EQ(int(steps.size()), count);
+    double worst_in = 0;
+    for (double lambda = 1e-3; lambda <= b; lambda += 1e-3) {
+      double x = 0, d = 0;
+      const double A = lambda * diag, f = A;  // solution 1
+      for (const auto& st : steps) {
+        d = st[0] * d + st[1] * (f - A * x);
+        x += d;
+      }
+      const double q = 1 - x;
+      EXPECT_LE(std::abs(q), 1 + 1e-12) << "count " << count << " lambda " << lambda;
+      if (lambda >= a) worst_in = std::max(worst_in, std::abs(q));
+    }
+    // Chebyshev's bound 1/T_m((b+a)/(b-a)).
+    const double bound = 1 / std::cosh(count * std::acosh((b + a) / (b - a)));
+    EXPECT_LE(worst_in, bound * (1 + 1e-9)) << count;
+    if (count == 1) EXPECT_LT(worst_in, 0.72);
+  }
+}
+
+SolveOptions mg_options_for(const Int3& grid) {
+  SolveOptions o;
+  o.backend = backend_under_test();
+  o.output = "none";
+  o.grid = grid;
+  o.rhs = "random";
+  o.seed = 7;
+  return o;
+}
+
+TEST(Multigrid, VcycleIsSymmetricPositiveDefinite) {
+  for (const Int3& grid : {Int3{23, 16, 31}, Int3{32, 32, 32}}) {
+    for (const Int3& procs : process_grids(test::world_size())) {
+      SolveOptions o = mg_options_for(grid);
+      o.procs = procs;
+      auto rt = make_runtime(runtime_options(o, Problem(o).stencil()), MPI_COMM_WORLD);
+      Multigrid mg(*rt, mg_options(o));
+      Kernels& k = *rt->kernels;
+      const Layout l = rt->decomp.layout();
+      Buffer x = upload(k, random_field(rt->decomp, 1)), y = upload(k, random_field(rt->decomp, 2));
+      Buffer mx(k, l.padded_size()), my(k, l.padded_size());
+      mg.apply(x.data(), mx.data());
+      mg.apply(y.data(), my.data());
+      MPI_Comm c = rt->cart.get();
+      const double mxy = global_dot(k, l, mx.data(), y.data(), c);
+      const double xmy = global_dot(k, l, x.data(), my.data(), c);
+      EXPECT_NEAR(mxy, xmy, 1e-12 * std::abs(mxy))
+          << to_string(grid) << " procs " << to_string(procs);
+      EXPECT_GT(global_dot(k, l, mx.data(), x.data(), c), 0.0);
+      EXPECT_GT(global_dot(k, l, my.data(), y.data(), c), 0.0);
+    }
+  }
+}
+
+// MG-PCG on every process grid of this job: at most 12 iterations to 1e-8 on a random
+// right-hand side, and the same iterations and bitwise the same answer as one rank alone.
+TEST(Multigrid, IterationsBoundedAndDecompositionInvariant) {
+  for (const Int3& grid : {Int3{31, 31, 31}, Int3{32, 32, 32}, Int3{33, 20, 47}, Int3{48, 9, 17}}) {
+    SolveOptions o = mg_options_for(grid);
+    auto alone = test::solve_in_process(o, MPI_COMM_SELF);
+    const std::vector<double> ref = alone.solution();
+    EXPECT_TRUE(alone.result.converged);
+    EXPECT_LE(alone.result.iterations, 12) << to_string(grid);
+    const Decomposition& whole = alone.rt->decomp;
+    for (const Int3& procs : process_grids(test::world_size())) {
+      if (procs[0] > grid[0] || procs[1] > grid[1] || procs[2] > grid[2]) continue;
+      o.procs = procs;
+      auto run = test::solve_in_process(o, MPI_COMM_WORLD);
+      EXPECT_EQ(run.result.iterations, alone.result.iterations) << to_string(procs);
+      EXPECT_EQ(run.result.history, alone.result.history) << to_string(procs);
+      const Decomposition& d = run.rt->decomp;
+      const auto u = run.solution();
+      const Layout l = d.layout();
+      long mismatches = 0;
+      for (int k = 0; k < l.nz; ++k)
+        for (int j = 0; j < l.ny; ++j)
+          for (int i = 0; i < l.nx; ++i)
+            mismatches += u[l.at(i, j, k)] !=
+                          ref[whole.layout().at(d.offset[0] + i, d.offset[1] + j, d.offset[2] + k)];
+      EXPECT_EQ(mismatches, 0) << to_string(grid) << " procs " << to_string(procs);
+    }
+  }
+}
+
+TEST(Multigrid, ExactDiscreteSolutionForModes) {
+  SolveOptions o = mg_options_for({29, 24, 35});
+  o.rhs = "modes";
+  o.modes = {{1, 2, 1}, {5, 3, 7}};
+  o.tol = 1e-12;
+  auto run = test::solve_in_process(o, MPI_COMM_WORLD);
+  EXPECT_TRUE(run.result.converged);
+  EXPECT_LE(run.result.iterations, 15);
+  const Problem p(o);
+  const Decomposition& d = run.rt->decomp;
+  const auto u = run.solution();
+  const Layout l = d.layout();
+  double err = 0;
+  for (int k = 0; k < l.nz; ++k)
+    for (int j = 0; j < l.ny; ++j)
+      for (int i = 0; i < l.nx; ++i)
+        err = std::max(
+            err, std::abs(u[l.at(i, j, k)] -
+                          p.exact_discrete(d.offset[0] + i, d.offset[1] + j, d.offset[2] + k)));
+  MPI_Allreduce(MPI_IN_PLACE, &err, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  EXPECT_LT(err, 1e-10);
+}
+
+TEST(Multigrid, OtherSmootherAndFewerLevelsStillConverge) {
+  SolveOptions o = mg_options_for({40, 33, 27});
+  o.mg_smoother = "jacobi";
+  auto jac = test::solve_in_process(o, MPI_COMM_WORLD);
+  EXPECT_TRUE(jac.result.converged);
+  EXPECT_LE(jac.result.iterations, 20);
+  o.mg_smoother = "chebyshev";
+  o.mg_levels = 2;  // a 26x21x13 coarsest level, solved by its Chebyshev polynomial
+  auto two = test::solve_in_process(o, MPI_COMM_WORLD);
+  EXPECT_TRUE(two.result.converged);
+  EXPECT_LE(two.result.iterations, 25);
+  o.precond = "none";
+  auto plain = test::solve_in_process(o, MPI_COMM_WORLD);
+  EXPECT_GT(plain.result.iterations, 3 * jac.result.iterations);  // what MG is for
+}
+
+}  // namespace
+}  // namespace halo3d
