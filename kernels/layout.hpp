@@ -65,6 +65,11 @@ struct Transfer {
   int nf[3] = {}, nc[3] = {};  // global sizes per axis
   int fo[3] = {}, co[3] = {};  // global offsets of the local boxes
   double scale = 1.0;
+  // Per-axis weight tables in backend memory, from ops::transfer_tables (the kernels read
+  // them instead of dividing per point): ptab[a] holds {local coarse lo, t} for each local
+  // fine index; rtab[a] holds {local fine first, count, w0..w3} for each local coarse index.
+  const double* ptab[3] = {};
+  const double* rtab[3] = {};
 };
 
 // An unevaluated double-double sum (hi + lo, |lo| <= ulp(hi)/2).

@@ -1,6 +1,8 @@
 // Every point update halo3d does, written once for both backends: the host loops and
 // the CUDA kernels call these and differ only in how they visit the points.
 #pragma once
+#include <vector>
+
 #include "layout.hpp"
 
 namespace halo3d::ops {
@@ -69,6 +71,34 @@ HALO3D_HD inline void restrict_span(int I, int nf, int nc, int& first, int& last
   if (last > nf - 1) last = nf - 1;
 }
 
+// Fills t's weight tables (host arrays of 2 doubles per local fine index and 6 per local
+// coarse index, axis by axis); integers are stored exactly as doubles.
+inline void transfer_tables(const Transfer& t, std::vector<double> (&ptab)[3],
+                            std::vector<double> (&rtab)[3]) {
+  const int nfl[3] = {t.fine.nx, t.fine.ny, t.fine.nz};
+  const int ncl[3] = {t.coarse.nx, t.coarse.ny, t.coarse.nz};
+  for (int a = 0; a < 3; ++a) {
+    ptab[a].assign(2 * std::size_t(nfl[a]), 0.0);
+    for (int i = 0; i < nfl[a]; ++i) {
+      int lo;
+      double f;
+      interp_1d(t.fo[a] + i, t.nf[a], t.nc[a], lo, f);
+      ptab[a][2 * i] = lo - t.co[a];
+      ptab[a][2 * i + 1] = f;
+    }
+    rtab[a].assign(6 * std::size_t(ncl[a]), 0.0);
+    for (int I = 0; I < ncl[a]; ++I) {
+      int first, last;
+      restrict_span(t.co[a] + I, t.nf[a], t.nc[a], first, last);
+      double* e = &rtab[a][6 * std::size_t(I)];
+      e[0] = first - t.fo[a];
+      e[1] = last - first + 1;  // at most 3 (Transfer's ratios); the caller checks
+      for (int n = 0; n <= last - first && n < 4; ++n)
+        e[2 + n] = interp_weight(first + n, t.co[a] + I, t.nf[a], t.nc[a]);
+    }
+  }
+}
+
 // fine[c] += (P coarse)(i,j,k): the local fine point (i,j,k), trilinear, z-y-x order.
 HALO3D_HD inline void prolong_point(const Transfer& t, const double* coarse, double* fine, int i,
                                     int j, int k) {
@@ -76,9 +106,8 @@ HALO3D_HD inline void prolong_point(const Transfer& t, const double* coarse, dou
   int lo[3];
   double w[3][2];
   for (int a = 0; a < 3; ++a) {
-    double f;
-    interp_1d(t.fo[a] + p[a], t.nf[a], t.nc[a], lo[a], f);
-    lo[a] -= t.co[a];
+    lo[a] = int(t.ptab[a][2 * p[a]]);
+    const double f = t.ptab[a][2 * p[a] + 1];
     w[a][0] = 1.0 - f;
     w[a][1] = f;
   }
@@ -96,20 +125,18 @@ HALO3D_HD inline void prolong_point(const Transfer& t, const double* coarse, dou
 // (R fine)(I,J,K) = scale * sum of P's weights of coarse point (I,J,K) times fine values,
 // the local coarse point (I,J,K), z-y-x order: the transpose of prolong_point's weights.
 HALO3D_HD inline double restrict_point(const Transfer& t, const double* fine, int I, int J, int K) {
-  const int q[3] = {I, J, K};
-  int first[3], last[3];
-  for (int a = 0; a < 3; ++a) restrict_span(t.co[a] + q[a], t.nf[a], t.nc[a], first[a], last[a]);
+  const double* ex = t.rtab[0] + 6 * std::ptrdiff_t(I);
+  const double* ey = t.rtab[1] + 6 * std::ptrdiff_t(J);
+  const double* ez = t.rtab[2] + 6 * std::ptrdiff_t(K);
+  const int fx = int(ex[0]), fy = int(ey[0]), fz = int(ez[0]);
+  const int cx = int(ex[1]), cy = int(ey[1]), cz = int(ez[1]);
   double v = 0.0;
-  for (int gk = first[2]; gk <= last[2]; ++gk) {
-    const double wz = interp_weight(gk, t.co[2] + K, t.nf[2], t.nc[2]);
-    for (int gj = first[1]; gj <= last[1]; ++gj) {
-      const double wzy = mul(wz, interp_weight(gj, t.co[1] + J, t.nf[1], t.nc[1]));
-      for (int gi = first[0]; gi <= last[0]; ++gi) {
-        const double w = mul(wzy, interp_weight(gi, t.co[0] + I, t.nf[0], t.nc[0]));
-        v += mul(w, fine[t.fine.at(gi - t.fo[0], gj - t.fo[1], gk - t.fo[2])]);
-      }
+  for (int c = 0; c < cz; ++c)
+    for (int b = 0; b < cy; ++b) {
+      const double wzy = mul(ez[2 + c], ey[2 + b]);
+      for (int a = 0; a < cx; ++a)
+        v += mul(mul(wzy, ex[2 + a]), fine[t.fine.at(fx + a, fy + b, fz + c)]);
     }
-  }
   return mul(t.scale, v);
 }
 

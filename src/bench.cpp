@@ -7,6 +7,7 @@
 
 #include "app.hpp"
 #include "errors.hpp"
+#include "multigrid.hpp"
 #include "problem.hpp"
 #include "runtime.hpp"
 #include "solvers.hpp"
@@ -83,6 +84,22 @@ int run_bench(const BenchOptions& o, MPI_Comm world) {
   measure("cg_iteration", "one CG iteration: apply+dot, update+dot, p update, 2 all-reduces",
           88.0 * pts, [&] { cg->step(); });
 
+  // Multigrid: one smoothing step (f, u, d read; d, unew written), one V-cycle and one
+  // MG-PCG iteration, with the byte counts of multigrid.cpp's model.
+  measure("mg_smooth", "d = cd d + cr (f - A u); unew = u + d, kernel only", 40.0 * pts, [&] {
+    k.smooth(l, s, all, 0.5, 1e-3, b.data(), u.data(), x.data(), out.data(), Lane::interior);
+  });
+  const double t_setup = now_seconds();
+  Multigrid mg(*rt, MgOptions{});
+  const double setup_s = now_seconds() - t_setup;
+  const double share = pts / double(d.global_points());  // this rank's part of global bytes
+  measure("mg_vcycle", "one V-cycle, " + mg.describe(), mg.bytes_per_apply() * share,
+          [&] { mg.apply(u.data(), out.data()); });
+  auto pcg = make_cg(*rt->op, comm, rt->timers, b, 1e-300, &mg);
+  pcg->start();
+  measure("mg_pcg_iteration", "one MG-PCG iteration: CG's work, a V-cycle, r.z",
+          pcg->bytes_per_iteration() * share, [&] { pcg->step(); });
+
   const double copy_gbs = rows[0].bytes / (rows[0].median_ms * 1e-3) / 1e9;
   nlohmann::json j;
   j["halo3d_version"] = version_string();
@@ -95,6 +112,7 @@ int run_bench(const BenchOptions& o, MPI_Comm world) {
   j["reps"] = o.reps;
   j["warmup"] = o.warmup;
   j["copy_gbytes_per_s"] = copy_gbs;
+  j["mg_setup_s"] = setup_s;
   if (root) {
     std::printf(
         "halo3d bench %s: grid %s on %d rank(s) as %s, backend %s (%s), %d reps (median), %d "

@@ -122,8 +122,11 @@ Decomposition coarser_box(const Decomposition& f, const Int3& nc) {
   return c;
 }
 
-Transfer make_transfer(const Decomposition& f, const Decomposition& c) {
-  Transfer t;
+}  // namespace
+
+TransferOp make_transfer(Kernels& k, const Decomposition& f, const Decomposition& c) {
+  TransferOp op;
+  Transfer& t = op.t;
   t.fine = f.layout();
   t.coarse = c.layout();
   double scale = 1.0;
@@ -139,7 +142,7 @@ Transfer make_transfer(const Decomposition& f, const Decomposition& c) {
     for (int I = c.offset[a]; I < c.offset[a] + c.count[a]; ++I) {
       int first, last;
       ops::restrict_span(I, t.nf[a], t.nc[a], first, last);
-      if (first < f.offset[a] - 1 || last > f.offset[a] + f.count[a])
+      if (first < f.offset[a] - 1 || last > f.offset[a] + f.count[a] || last - first > 3)
         throw std::logic_error("multigrid: restriction outside the ghost layer");
     }
     for (int i = f.offset[a]; i < f.offset[a] + f.count[a]; ++i) {
@@ -150,10 +153,24 @@ Transfer make_transfer(const Decomposition& f, const Decomposition& c) {
         throw std::logic_error("multigrid: prolongation outside the ghost layer");
     }
   }
-  return t;
+  std::vector<double> ptab[3], rtab[3];
+  ops::transfer_tables(t, ptab, rtab);
+  std::vector<double> all;
+  std::size_t at[6];
+  for (int a = 0; a < 3; ++a) {
+    at[a] = all.size();
+    all.insert(all.end(), ptab[a].begin(), ptab[a].end());
+    at[3 + a] = all.size();
+    all.insert(all.end(), rtab[a].begin(), rtab[a].end());
+  }
+  all.push_back(0.0);  // never empty
+  op.tables = upload(k, all);
+  for (int a = 0; a < 3; ++a) {
+    t.ptab[a] = op.tables.data() + at[a];
+    t.rtab[a] = op.tables.data() + at[3 + a];
+  }
+  return op;
 }
-
-}  // namespace
 
 MgOptions mg_options(const SolveOptions& o) {
   MgOptions m;
@@ -203,13 +220,13 @@ struct Multigrid::Level {
   DistributedOperator* A = nullptr;
   Buffer b, x, y, w;  // level 0 uses only y and w (b and x are the caller's)
   Steps steps;        // smoothing (the coarsest: its solve)
-  Transfer down;      // to the next level
+  TransferOp down;    // to the next level
   double points = 0;
   // The last distributed level before gathered ones: its residual gathered to the whole
   // grid on every rank, and the correction interpolated there.
   bool gathers = false;
   Buffer global_r, global_e;
-  Transfer down_global;
+  TransferOp down_global;
   std::vector<int> boxes;  // offset[3], count[3] of every rank
   std::vector<double> host_local, host_global;
 };
@@ -273,7 +290,7 @@ Multigrid::Multigrid(Runtime& rt, const MgOptions& o) : rt_(rt), o_(o) {
     if (F.distributed && !C.distributed) {
       F.gathers = true;
       const Decomposition whole = whole_grid(F.grid);
-      F.down_global = make_transfer(whole, C.decomp);
+      F.down_global = make_transfer(k, whole, C.decomp);
       F.global_r = Buffer(k, whole.layout().padded_size());
       F.global_e = Buffer(k, whole.layout().padded_size());
       int mine[6];
@@ -281,7 +298,7 @@ Multigrid::Multigrid(Runtime& rt, const MgOptions& o) : rt_(rt), o_(o) {
       F.boxes.resize(6 * std::size_t(ranks));
       HALO3D_MPI_CHECK(MPI_Allgather(mine, 6, MPI_INT, F.boxes.data(), 6, MPI_INT, cart));
     } else {
-      F.down = make_transfer(F.decomp, C.decomp);
+      F.down = make_transfer(k, F.decomp, C.decomp);
     }
   }
   // Bytes per cycle: per level, zeroing (16 B/point), smoothing steps (40), residual (24),
@@ -336,19 +353,19 @@ double* Multigrid::cycle(std::size_t l, const double* b, double* x, double* y) {
   Level& C = *levels_[l + 1];
   if (L.gathers) {
     gather(L);
-    k.restrict_to(L.down_global, L.global_r.data(), C.b.data());
+    k.restrict_to(L.down_global.t, L.global_r.data(), C.b.data());
     const double* e = cycle(l + 1, C.b.data(), C.x.data(), C.y.data());
-    const Layout whole = L.down_global.fine;
+    const Layout whole = L.down_global.t.fine;
     k.axpby(whole, 0.0, L.global_e.data(), 0.0, L.global_e.data());
-    k.prolong_add(L.down_global, e, L.global_e.data());
+    k.prolong_add(L.down_global.t, e, L.global_e.data());
     scatter(L);
     k.axpby(lay, 1.0, L.w.data(), 1.0, u);
   } else {
     L.A->exchange(L.w.data());
-    k.restrict_to(L.down, L.w.data(), C.b.data());
+    k.restrict_to(L.down.t, L.w.data(), C.b.data());
     double* e = cycle(l + 1, C.b.data(), C.x.data(), C.y.data());
     C.A->exchange(e);
-    k.prolong_add(L.down, e, u);
+    k.prolong_add(L.down.t, e, u);
   }
   return smooth(L, L.steps, b, u, other);
 }
@@ -357,7 +374,7 @@ double* Multigrid::cycle(std::size_t l, const double* b, double* x, double* y) {
 void Multigrid::gather(Level& L) {
   HALO3D_NVTX_RANGE("multigrid gather");
   Kernels& k = *rt_.kernels;
-  const Layout lay = L.A->layout(), whole = L.down_global.fine;
+  const Layout lay = L.A->layout(), whole = L.down_global.t.fine;
   L.host_local.resize(lay.padded_size());
   k.synchronize();
   k.copy(L.host_local.data(), L.w.data(), lay.padded_size(), Lane::interior);
@@ -395,7 +412,7 @@ void Multigrid::gather(Level& L) {
 void Multigrid::scatter(Level& L) {
   HALO3D_NVTX_RANGE("multigrid scatter");
   Kernels& k = *rt_.kernels;
-  const Layout lay = L.A->layout(), whole = L.down_global.fine;
+  const Layout lay = L.A->layout(), whole = L.down_global.t.fine;
   L.host_global.resize(whole.padded_size());
   k.synchronize();
   k.copy(L.host_global.data(), L.global_e.data(), whole.padded_size(), Lane::interior);

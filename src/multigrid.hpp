@@ -41,6 +41,14 @@ MgOptions mg_options(const SolveOptions& o);
 // The preconditioner `o` asks for, built on the runtime's fine level (nullptr: none).
 std::unique_ptr<Preconditioner> make_preconditioner(const SolveOptions& o, Runtime& rt);
 
+// A Transfer between two boxes of consecutive levels, with its weight tables in backend
+// memory. Throws std::logic_error if a transfer would read beyond one ghost layer.
+struct TransferOp {
+  Transfer t;
+  Buffer tables;
+};
+TransferOp make_transfer(Kernels& k, const Decomposition& fine, const Decomposition& coarse);
+
 // The global sizes of every level, finest first (the hierarchy depends on these alone).
 std::vector<Int3> mg_level_grids(const Int3& grid, int max_levels);
 int mg_coarser(int n);

@@ -87,14 +87,10 @@ TEST(Multigrid, RestrictionIsTheScaledTransposeOfProlongation_host) {
     Decomposition f, c;
     f.grid = f.count = nf;
     c.grid = c.count = nc;
-    Transfer t;
-    t.fine = f.layout();
-    t.coarse = c.layout();
-    t.scale = 1;
-    for (int a = 0; a < 3; ++a) {
-      t.nf[a] = nf[a], t.nc[a] = nc[a];
-      t.scale *= double(nc[a] + 1) / (nf[a] + 1);
-    }
+    for (auto* d : {&f, &c})
+      for (auto& n : d->neighbor) n = {MPI_PROC_NULL, MPI_PROC_NULL};
+    const TransferOp op = make_transfer(*k, f, c);
+    const Transfer& t = op.t;
     Buffer fine = upload(*k, random_field(f, 11)), coarse = upload(*k, random_field(c, 12));
     Buffer rf(*k, t.coarse.padded_size()), pe(*k, t.fine.padded_size());
     k->restrict_to(t, fine.data(), rf.data());
