@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Multigrid on the GPU machine, in one call: CUDA tests, CUDA vs host bitwise, bench and
+# time to solution at 512^3. Usage: bench/gpu_mg_checks.sh BIN_DIR OUT_DIR
+# (BIN_DIR holds halo3d, test_multigrid, test_parallel, test_kernels and h5diff).
+set -uo pipefail
+bin=$1; out=$2
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader,tcp
+export OMP_NUM_THREADS=4 NCCL_NVLS_ENABLE=0
+mpi="mpirun --oversubscribe --bind-to none"
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv | tee "$out/gpu.txt"
+step() { echo "=== $*"; }
+
+step "tests on cuda"
+for n in 1 2; do
+  HALO3D_TEST_BACKEND=cuda $mpi -np $n "$bin/test_multigrid" > "$out/test_mg_cuda_np$n.log" 2>&1
+  echo "test_multigrid cuda np$n rc=$?"; grep -E "PASSED|FAILED" "$out/test_mg_cuda_np$n.log" | tail -3
+done
+HALO3D_TEST_BACKEND=cuda $mpi -np 2 "$bin/test_parallel" > "$out/test_parallel_cuda.log" 2>&1
+echo "test_parallel cuda np2 rc=$?"
+"$bin/test_kernels" --gtest_filter='*cuda*:HostVsCuda*' > "$out/test_kernels_cuda.log" 2>&1
+echo "test_kernels cuda rc=$?"
+if command -v compute-sanitizer >/dev/null; then
+  HALO3D_TEST_BACKEND=cuda compute-sanitizer --tool memcheck "$bin/test_multigrid" \
+    --gtest_filter='*Symmetric*:*Modes*' > "$out/memcheck_mg.log" 2>&1
+  echo "memcheck test_multigrid rc=$?"; grep -E "ERROR SUMMARY" "$out/memcheck_mg.log"
+fi
+
+step "cuda vs host, bitwise (/u and iterations)"
+for case in "1 96,80,72" "2 96,80,72" "3 65,47,33"; do
+  set -- $case
+  for be in cuda host; do
+    $mpi -np $1 "$bin/halo3d" solve --backend $be --grid $2 --rhs random --output "$out/u_${be}.h5" \
+      --report "$out/r_${be}.json" | grep -E "converged|precond"
+  done
+  "$bin/h5diff" "$out/u_cuda.h5" "$out/u_host.h5" /u /u && echo "np$1 $2: /u cuda == host bitwise"
+done
+rm -f "$out"/u_*.h5
+
+step "bench 512^3"
+"$bin/halo3d" bench --backend cuda --grid 512,512,512 --reps 20 --report "$out/bench512.json" 2>&1 | tee "$out/bench512.txt"
+
+step "time to solution 512^3, random rhs, tol 1e-8"
+for i in 1 2 3; do
+  "$bin/halo3d" solve --backend cuda --grid 512,512,512 --rhs random --output none \
+    --report "$out/solve512_$i.json" | grep -E "precond|converged|time:"
+done
+"$bin/halo3d" solve --backend cuda --grid 256,256,256 --rhs random --output none | grep -E "converged|time:"
+"$bin/halo3d" solve --backend cuda --grid 511,511,511 --rhs random --output none | grep -E "precond|converged|time:"
