@@ -59,10 +59,12 @@ class Kernels {
   virtual void heat(const Layout& l, const Stencil& s, const Region& r, double alpha_dt,
                     const double* u, double* unew, Lane lane) = 0;
 
-  // d = cd d + cr (f - A u); unew = u + d  (a Chebyshev or damped-Jacobi smoothing step;
-  // cr includes 1/diag)
+  // d = cd d_in + cr (f - A u); unew = u + d; d_out = d  (a Chebyshev or damped-Jacobi
+  // smoothing step; cr includes 1/diag). d_in may be null (not read) or alias u; d_out may
+  // be null (not written) or equal d_in. slot += f.unew
   virtual void smooth(const Layout& l, const Stencil& s, const Region& r, double cd, double cr,
-                      const double* f, const double* u, double* d, double* unew, Lane lane) = 0;
+                      const double* f, const double* u, const double* d_in, double* d_out,
+                      double* unew, int dot_slot, Lane lane) = 0;
 
   // Multigrid transfers over the whole local box, on the interior lane (see Transfer).
   // coarse = R fine (reads fine's ghost layer)

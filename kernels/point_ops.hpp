@@ -39,13 +39,19 @@ HALO3D_HD inline double heat_point(const double* u, std::ptrdiff_t c, std::ptrdi
 }
 
 // One smoothing step (a Chebyshev step, or damped Jacobi when cd = 0):
-// d = cd d + cr (f - A u); unew = u + d. cr includes 1/diag.
-HALO3D_HD inline void smooth_point(const double* f, const double* u, double* d, double* unew,
-                                   std::ptrdiff_t c, std::ptrdiff_t sy, std::ptrdiff_t sz,
-                                   const Stencil& s, double cd, double cr) {
-  const double dn = mul(cd, d[c]) + mul(cr, f[c] - apply_point(u, c, sy, sz, s));
-  d[c] = dn;
-  unew[c] = u[c] + dn;
+// d = cd d_in + cr (f - A u); unew = u + d; d_out = d. cr includes 1/diag. d_in is not
+// read when null (cd = 0) and may alias u; d_out is not written when null.
+// Returns f.unew at the point (for reductions).
+HALO3D_HD inline double smooth_point(const double* f, const double* u, const double* d_in,
+                                     double* d_out, double* unew, std::ptrdiff_t c,
+                                     std::ptrdiff_t sy, std::ptrdiff_t sz, const Stencil& s,
+                                     double cd, double cr) {
+  const double r = mul(cr, f[c] - apply_point(u, c, sy, sz, s));
+  const double dn = d_in ? mul(cd, d_in[c]) + r : r;
+  if (d_out) d_out[c] = dn;
+  const double v = u[c] + dn;
+  unew[c] = v;
+  return mul(f[c], v);
 }
 
 // --- Grid transfers (see Transfer) ------------------------------------------------

@@ -87,7 +87,8 @@ int run_bench(const BenchOptions& o, MPI_Comm world) {
   // Multigrid: one smoothing step (f, u, d read; d, unew written), one V-cycle and one
   // MG-PCG iteration, with the byte counts of multigrid.cpp's model.
   measure("mg_smooth", "d = cd d + cr (f - A u); unew = u + d, kernel only", 40.0 * pts, [&] {
-    k.smooth(l, s, all, 0.5, 1e-3, b.data(), u.data(), x.data(), out.data(), Lane::interior);
+    k.smooth(l, s, all, 0.5, 1e-3, b.data(), u.data(), x.data(), x.data(), out.data(), kNoReduction,
+             Lane::interior);
   });
   const double t_setup = now_seconds();
   Multigrid mg(*rt, MgOptions{});

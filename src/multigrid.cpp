@@ -301,14 +301,17 @@ Multigrid::Multigrid(Runtime& rt, const MgOptions& o) : rt_(rt), o_(o) {
       F.down = make_transfer(k, F.decomp, C.decomp);
     }
   }
-  // Bytes per cycle: per level, zeroing (16 B/point), smoothing steps (40), residual (24),
-  // restriction (8) and prolongation (16) on the fine side, 16 on the coarse side.
+  // Bytes per cycle: the smoothing steps (smooth_bytes), then on every level but the
+  // coarsest the residual (24 B/point), restriction (8) and prolongation (16) on the fine
+  // side and 16 on the coarse side.
   for (std::size_t l = 0; l < levels_.size(); ++l) {
     const Level& L = *levels_[l];
-    const bool last = l + 1 == levels_.size();
-    const double steps = double(L.steps.size()) * (last ? 1 : 2);
-    bytes_ += L.points * (16 + 40 * steps + (last ? 0 : 48));
-    if (!last) bytes_ += 16 * levels_[l + 1]->points;
+    if (l + 1 == levels_.size()) {
+      bytes_ += L.points * smooth_bytes(L.steps, true);
+      break;
+    }
+    bytes_ += L.points * (smooth_bytes(L.steps, true) + smooth_bytes(L.steps, false) + 48);
+    bytes_ += 16 * levels_[l + 1]->points;
   }
 }
 
@@ -330,31 +333,67 @@ std::string Multigrid::describe() const {
          " Chebyshev steps" + (levels_.back()->distributed ? "" : "; * = gathered on every rank");
 }
 
-// Runs the steps from the iterate in x, alternating with y; returns where the result is.
-double* Multigrid::smooth(Level& L, const Steps& steps, const double* b, double* x, double* y) {
-  for (const auto& st : steps) {
-    L.A->smooth(st[0], st[1], b, x, L.w.data(), y);
+// Runs the steps from the iterate in x (from_zero: from x = 0, whatever x holds),
+// alternating with y; returns where the result is. From zero, the first step is
+// x = cr b (no sweep, no halo) and the second reads that x as its direction d as well;
+// a step's direction is read only when its cd is not 0 and written only when the next
+// step reads it. slot += b.result, from the last step.
+double* Multigrid::smooth(Level& L, const Steps& steps, const double* b, double* x, double* y,
+                          bool from_zero, int slot) {
+  const double* d = nullptr;
+  for (std::size_t s = 0; s < steps.size(); ++s) {
+    const double cd = steps[s][0], cr = steps[s][1];
+    const bool last = s + 1 == steps.size();
+    if (s == 0 && from_zero) {
+      rt_.kernels->axpby(L.A->layout(), cr, b, 0.0, x);
+      if (last && slot != kNoReduction) rt_.kernels->dot(L.A->layout(), b, x, slot);
+      d = x;
+      continue;
+    }
+    double* d_out = !last && steps[s + 1][0] != 0 ? L.w.data() : nullptr;
+    L.A->smooth(cd, cr, b, x, cd != 0 ? d : nullptr, d_out, y, last ? slot : kNoReduction);
     std::swap(x, y);
+    d = d_out;
   }
   return x;
 }
 
+// What smooth() moves per point: the first step from zero 24 B (read b and x, write x);
+// a sweep 24 B (read b and u, write unew) and 8 B more for each direction it reads (unless
+// that is u itself) and writes.
+double Multigrid::smooth_bytes(const Steps& steps, bool from_zero) {
+  double bytes = 0;
+  for (std::size_t s = 0; s < steps.size(); ++s) {
+    bytes += 24;
+    if (s == 0 && from_zero) continue;
+    if (steps[s][0] != 0 && !(s == 1 && from_zero)) bytes += 8;
+    if (s + 1 < steps.size() && steps[s + 1][0] != 0) bytes += 8;
+  }
+  return bytes;
+}
+
+// Buffer swaps of one cycle on level l (its smoothing steps that sweep).
+std::size_t Multigrid::swaps(std::size_t l) const {
+  const std::size_t n = levels_[l]->steps.size();
+  return l + 1 == levels_.size() ? n - 1 : 2 * n - 1;
+}
+
 // The V-cycle on level l for right-hand side b, from x = 0; x and y are its two iterate
 // buffers. Returns the one that holds the result.
-double* Multigrid::cycle(std::size_t l, const double* b, double* x, double* y) {
+// slot += b.result (from the last step).
+double* Multigrid::cycle(std::size_t l, const double* b, double* x, double* y, int slot) {
   Level& L = *levels_[l];
   Kernels& k = *rt_.kernels;
   const Layout lay = L.A->layout();
-  k.axpby(lay, 0.0, x, 0.0, x);
-  if (l + 1 == levels_.size()) return smooth(L, L.steps, b, x, y);
-  double* u = smooth(L, L.steps, b, x, y);
+  if (l + 1 == levels_.size()) return smooth(L, L.steps, b, x, y, true, slot);
+  double* u = smooth(L, L.steps, b, x, y, true, kNoReduction);
   double* other = u == x ? y : x;
   L.A->residual(b, u, L.w.data(), kNoReduction);
   Level& C = *levels_[l + 1];
   if (L.gathers) {
     gather(L);
     k.restrict_to(L.down_global.t, L.global_r.data(), C.b.data());
-    const double* e = cycle(l + 1, C.b.data(), C.x.data(), C.y.data());
+    const double* e = cycle(l + 1, C.b.data(), C.x.data(), C.y.data(), kNoReduction);
     const Layout whole = L.down_global.t.fine;
     k.axpby(whole, 0.0, L.global_e.data(), 0.0, L.global_e.data());
     k.prolong_add(L.down_global.t, e, L.global_e.data());
@@ -363,11 +402,11 @@ double* Multigrid::cycle(std::size_t l, const double* b, double* x, double* y) {
   } else {
     L.A->exchange(L.w.data());
     k.restrict_to(L.down.t, L.w.data(), C.b.data());
-    double* e = cycle(l + 1, C.b.data(), C.x.data(), C.y.data());
+    double* e = cycle(l + 1, C.b.data(), C.x.data(), C.y.data(), kNoReduction);
     C.A->exchange(e);
     k.prolong_add(L.down.t, e, u);
   }
-  return smooth(L, L.steps, b, u, other);
+  return smooth(L, L.steps, b, u, other, false, slot);
 }
 
 // L.w (this rank's residual) to L.global_r (the whole level, on every rank).
@@ -428,10 +467,12 @@ void Multigrid::scatter(Level& L) {
   k.synchronize(Lane::interior);
 }
 
-void Multigrid::apply(double* in, double* out) {
+void Multigrid::apply(double* in, double* out, int slot) {
   HALO3D_NVTX_RANGE("multigrid V-cycle");
   Level& L0 = *levels_[0];
-  const double* r = cycle(0, in, out, L0.y.data());
+  // Start so that the last step writes `out` (no copy): the steps alternate buffers.
+  const bool odd = swaps(0) % 2 == 1;
+  const double* r = cycle(0, in, odd ? L0.y.data() : out, odd ? out : L0.y.data(), slot);
   if (r != out) rt_.kernels->copy(out, r, L0.A->layout().padded_size(), Lane::interior);
 }
 

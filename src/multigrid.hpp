@@ -67,16 +67,18 @@ class Multigrid final : public Preconditioner {
   Multigrid(Runtime& rt, const MgOptions& o);
   ~Multigrid() override;
   std::string name() const override { return "mg"; }
-  void apply(double* in, double* out) override;
+  void apply(double* in, double* out, int dot_slot = kNoReduction) override;
   double bytes_per_apply() const override { return bytes_; }
   std::vector<MgLevelInfo> levels() const;
   std::string describe() const;  // one line: the levels and where they run
 
  private:
   struct Level;
-  double* cycle(std::size_t l, const double* b, double* x, double* y);
+  double* cycle(std::size_t l, const double* b, double* x, double* y, int slot);
   double* smooth(Level& L, const std::vector<std::array<double, 2>>& steps, const double* b,
-                 double* x, double* y);
+                 double* x, double* y, bool from_zero, int slot);
+  static double smooth_bytes(const std::vector<std::array<double, 2>>& steps, bool from_zero);
+  std::size_t swaps(std::size_t l) const;
   void gather(Level& L);
   void scatter(Level& L);
   Runtime& rt_;

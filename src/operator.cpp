@@ -97,10 +97,10 @@ void DistributedOperator::heat(double alpha_dt, double* u, double* unew) {
   });
 }
 
-void DistributedOperator::smooth(double cd, double cr, const double* f, double* u, double* d,
-                                 double* unew) {
+void DistributedOperator::smooth(double cd, double cr, const double* f, double* u,
+                                 const double* d_in, double* d_out, double* unew, int slot) {
   sweep_with_halo(u, [&](const Region& r, Lane lane) {
-    k_.smooth(layout_, stencil_, r, cd, cr, f, u, d, unew, lane);
+    k_.smooth(layout_, stencil_, r, cd, cr, f, u, d_in, d_out, unew, slot, lane);
   });
 }
 

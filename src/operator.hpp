@@ -35,8 +35,11 @@ class DistributedOperator {
   void jacobi(const double* f, double* u, double* unew, int rr_slot);
   // unew = u - alpha_dt A u
   void heat(double alpha_dt, double* u, double* unew);
-  // d = cd d + cr (f - A u); unew = u + d  (multigrid smoothing step)
-  void smooth(double cd, double cr, const double* f, double* u, double* d, double* unew);
+  // d = cd d_in + cr (f - A u); unew = u + d; d_out = d  (multigrid smoothing step; see
+  // Kernels::smooth for null and aliased d_in, d_out)
+  // slot += f.unew
+  void smooth(double cd, double cr, const double* f, double* u, const double* d_in, double* d_out,
+              double* unew, int dot_slot = kNoReduction);
   // Refreshes u's ghost layers only (multigrid transfers read them).
   void exchange(double* u);
 

@@ -13,8 +13,10 @@ class Preconditioner {
  public:
   virtual ~Preconditioner() = default;
   virtual std::string name() const = 0;
-  // out = M^{-1} in. `in` is only read (its ghost layers may be refreshed).
-  virtual void apply(double* in, double* out) = 0;
+  // out = M^{-1} in; slot += in.out (the kernels' reduction slot, as Kernels::dot; PCG's r.z
+  // comes from the preconditioner's last sweep instead of another pass). `in` is only read
+  // (its ghost layers may be refreshed).
+  virtual void apply(double* in, double* out, int dot_slot = kNoReduction) = 0;
   // Global bytes moved through device memory by one apply (for GB/s).
   virtual double bytes_per_apply() const = 0;
 };

@@ -96,10 +96,10 @@ class Cg final : public Method {
   std::vector<double> scalars() const override { return {rz_}; }
   void set_scalars(const std::vector<double>& s) override { rz_ = s.at(0); }
   Buffer& solution() override { return x_; }
-  // apply: read p, write Ap; update: read p, Ap, x, r, write x, r; axpby: read z, p, write
-  // p; preconditioned: r.z (read r, z) and the preconditioner's own traffic.
+  // apply: read p, write Ap; update: read p, Ap, x, r, write x, r; axpby: read r (or z), p,
+  // write p; preconditioned: the preconditioner's traffic (r.z comes with its last sweep).
   double bytes_per_iteration() const override {
-    return pc_ ? 13.0 * 8.0 * points_ + pc_->bytes_per_apply() : 11.0 * 8.0 * points_;
+    return 11.0 * 8.0 * points_ + (pc_ ? pc_->bytes_per_apply() : 0.0);
   }
 
  private:
@@ -111,8 +111,7 @@ class Cg final : public Method {
     }
     {
       ScopedTimer t(t_.compute);
-      pc_->apply(r_.data(), z_.data());
-      k_.dot(op_.layout(), r_.data(), z_.data(), 0);
+      pc_->apply(r_.data(), z_.data(), 0);  // and r.z into slot 0
     }
     rz_ = red_.sum();
     if (!(rz_ > 0) || !std::isfinite(rz_))

@@ -256,12 +256,26 @@ class CudaKernels final : public Kernels {
   }
 
   void smooth(const Layout& l, const Stencil& s, const Region& r, double cd, double cr,
-              const double* f, const double* u, double* d, double* unew, Lane lane) override {
+              const double* f, const double* u, const double* d_in, double* d_out, double* unew,
+              int slot, Lane lane) override {
+    check_slot(slot);
     if (r.empty()) return;
     check_region(l, r);
     const dim3 block(kBoxX, kBlockThreads / kBoxX);
-    const dim3 grid(blocks(r.i1 - r.i0, block.x), blocks(r.j1 - r.j0, block.y), r.k1 - r.k0);
-    smooth_sweep<<<grid, block, 0, stream(lane)>>>(l, r, s, cd, cr, f, u, d, unew);
+    const unsigned bx = blocks(r.i1 - r.i0, block.x), by = blocks(r.j1 - r.j0, block.y);
+    if (slot == kNoReduction) {
+      const dim3 grid(bx, by, r.k1 - r.k0);
+      smooth_sweep<false>
+          <<<grid, block, 0, stream(lane)>>>(l, r, s, cd, cr, f, u, d_in, d_out, unew, nullptr);
+    } else {
+      // One partial per block: blocks step over z so that a slot's capacity holds them.
+      const long long bz =
+          std::max(1LL, std::min<long long>(r.k1 - r.k0, kBoxPartials / (bx * by)));
+      const dim3 grid(bx, by, unsigned(bz));
+      double2* partials = reserve(slot, (long long)bx * by * bz);
+      smooth_sweep<true>
+          <<<grid, block, 0, stream(lane)>>>(l, r, s, cd, cr, f, u, d_in, d_out, unew, partials);
+    }
     HALO3D_CUDA_CHECK_LAUNCH();
   }
   void restrict_to(const Transfer& t, const double* fine, double* coarse) override {
@@ -375,6 +389,7 @@ class CudaKernels final : public Kernels {
 
   // Multigrid box kernels: 32 threads along x (coarse rows are short), the rest along y.
   static constexpr unsigned kBoxX = 32;
+  static constexpr long long kBoxPartials = 1 << 16;  // partial sums of one reducing launch
   static unsigned blocks(int n, unsigned per) { return (unsigned(n) + per - 1) / per; }
 
   static void check_slot(int slot) {

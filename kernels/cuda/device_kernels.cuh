@@ -579,14 +579,21 @@ __global__ void __launch_bounds__(kBlockThreads, kFlatMinBlocks)
 // One thread per point of a box (x by threads, y and z by blocks): the multigrid levels
 // are memory- or latency-bound, and these run the shared point updates unchanged.
 
-static __global__ void __launch_bounds__(kBlockThreads)
+template <bool kReduce>
+__global__ void __launch_bounds__(kBlockThreads)
     smooth_sweep(Layout l, Region r, Stencil s, double cd, double cr, const double* f,
-                 const double* u, double* d, double* unew) {
+                 const double* u, const double* d_in, double* d_out, double* unew,
+                 double2* partials) {
   const int i = r.i0 + blockIdx.x * blockDim.x + threadIdx.x;
   const int j = r.j0 + blockIdx.y * blockDim.y + threadIdx.y;
-  const int k = r.k0 + blockIdx.z;
-  if (i >= r.i1 || j >= r.j1) return;
-  ops::smooth_point(f, u, d, unew, l.at(i, j, k), l.sy(), l.sz(), s, cd, cr);
+  DD acc{};
+  if (i < r.i1 && j < r.j1)
+    for (int k = r.k0 + blockIdx.z; k < r.k1; k += gridDim.z) {
+      const double v =
+          ops::smooth_point(f, u, d_in, d_out, unew, l.at(i, j, k), l.sy(), l.sz(), s, cd, cr);
+      if constexpr (kReduce) acc = ops::dd_add(acc, v);
+    }
+  if constexpr (kReduce) store_block_partial(acc, partials);
 }
 
 static __global__ void __launch_bounds__(kBlockThreads)

@@ -148,13 +148,22 @@ class HostKernels final : public Kernels {
   }
 
   void smooth(const Layout& l, const Stencil& s, const Region& r, double cd, double cr,
-              const double* f, const double* u, double* d, double* unew, Lane) override {
+              const double* f, const double* u, const double* d_in, double* d_out, double* unew,
+              int slot, Lane) override {
     const auto sy = l.sy(), sz = l.sz();
-    for_rows(l, r, [&](std::ptrdiff_t c0, int n, DD acc) {
-      for (std::ptrdiff_t c = c0; c < c0 + n; ++c)
-        ops::smooth_point(f, u, d, unew, c, sy, sz, s, cd, cr);
-      return acc;
-    });
+    if (slot == kNoReduction) {
+      for_rows(l, r, [&](std::ptrdiff_t c0, int n, DD acc) {
+        for (std::ptrdiff_t c = c0; c < c0 + n; ++c)
+          ops::smooth_point(f, u, d_in, d_out, unew, c, sy, sz, s, cd, cr);
+        return acc;
+      });
+      return;
+    }
+    add(slot, for_rows(l, r, [&](std::ptrdiff_t c0, int n, DD acc) {
+          return dd_sum_run(c0, n, acc, [&](std::ptrdiff_t c) {
+            return ops::smooth_point(f, u, d_in, d_out, unew, c, sy, sz, s, cd, cr);
+          });
+        }));
   }
 
   void restrict_to(const Transfer& t, const double* fine, double* coarse) override {
