@@ -96,6 +96,12 @@ int run_bench(const BenchOptions& o, MPI_Comm world) {
   const double share = pts / double(d.global_points());  // this rank's part of global bytes
   measure("mg_vcycle", "one V-cycle, " + mg.describe(), mg.bytes_per_apply() * share,
           [&] { mg.apply(u.data(), out.data()); });
+  // What each level costs, and what bounds it (bytes over the copy rate, or launches).
+  std::vector<double> lms = mg.level_ms(u.data(), out.data(), o.reps);
+  HALO3D_MPI_CHECK(
+      MPI_Allreduce(MPI_IN_PLACE, lms.data(), int(lms.size()), MPI_DOUBLE, MPI_MAX, comm));
+  const std::vector<double> lbytes = mg.level_bytes();
+  const auto info = mg.levels();
   auto pcg = make_cg(*rt->op, comm, rt->timers, b, 1e-300, &mg);
   pcg->start();
   measure("mg_pcg_iteration", "one MG-PCG iteration: CG's work, a V-cycle, r.z",
@@ -135,6 +141,25 @@ int run_bench(const BenchOptions& o, MPI_Comm world) {
                             {"min_ms", r.min_ms},
                             {"gbytes_per_s", gbs},
                             {"fraction_of_copy", gbs / copy_gbs}});
+  }
+  if (root)
+    std::printf(
+        "multigrid levels (own share of one V-cycle; ms = difference of cycles from "
+        "that level down):\n%-6s %-14s %12s %12s %10s %9s\n",
+        "level", "grid", "bytes", "ms", "GB/s", "of copy");
+  for (std::size_t i = 0; i < lms.size(); ++i) {
+    const Int3& g = info[i].grid;
+    const double gbs = lms[i] > 0 ? lbytes[i] / (lms[i] * 1e-3) / 1e9 : 0.0;
+    if (root)
+      std::printf("%-6zu %-14s %12.4g %12.4f %10.1f %8.1f%%%s\n", i, to_string(g).c_str(),
+                  lbytes[i], lms[i], gbs, 100.0 * gbs / copy_gbs,
+                  info[i].distributed ? "" : "  (gathered)");
+    j["mg_levels"].push_back({{"level", i},
+                              {"grid", {g[0], g[1], g[2]}},
+                              {"distributed", info[i].distributed},
+                              {"bytes", lbytes[i]},
+                              {"median_ms", lms[i]},
+                              {"gbytes_per_s", gbs}});
   }
   if (root && !o.report.empty()) {
     std::ofstream f(o.report);

@@ -301,18 +301,47 @@ Multigrid::Multigrid(Runtime& rt, const MgOptions& o) : rt_(rt), o_(o) {
       F.down = make_transfer(k, F.decomp, C.decomp);
     }
   }
-  // Bytes per cycle: the smoothing steps (smooth_bytes), then on every level but the
-  // coarsest the residual (24 B/point), restriction (8) and prolongation (16) on the fine
-  // side and 16 on the coarse side.
+  for (double b : level_bytes()) bytes_ += b;
+}
+
+// Per level: the smoothing steps (smooth_bytes), then on every level but the coarsest the
+// residual (24 B/point), restriction (8) and prolongation (16) on the fine side and 16 on
+// the coarse side.
+std::vector<double> Multigrid::level_bytes() const {
+  std::vector<double> out;
   for (std::size_t l = 0; l < levels_.size(); ++l) {
     const Level& L = *levels_[l];
     if (l + 1 == levels_.size()) {
-      bytes_ += L.points * smooth_bytes(L.steps, true);
+      out.push_back(L.points * smooth_bytes(L.steps, true));
       break;
     }
-    bytes_ += L.points * (smooth_bytes(L.steps, true) + smooth_bytes(L.steps, false) + 48);
-    bytes_ += 16 * levels_[l + 1]->points;
+    out.push_back(L.points * (smooth_bytes(L.steps, true) + smooth_bytes(L.steps, false) + 48) +
+                  16 * levels_[l + 1]->points);
   }
+  return out;
+}
+
+std::vector<double> Multigrid::level_ms(double* in, double* out, int reps) {
+  Kernels& k = *rt_.kernels;
+  apply(in, out);  // fills every level's right-hand side with real data
+  std::vector<double> from(levels_.size() + 1, 0.0);
+  for (std::size_t l = levels_.size(); l-- > 0;) {
+    Level& L = *levels_[l];
+    auto work = [&] {
+      if (l == 0)
+        apply(in, out);
+      else
+        cycle(l, L.b.data(), L.x.data(), L.y.data(), kNoReduction);
+    };
+    work();
+    std::vector<double> t;
+    for (int r = 0; r < std::max(reps, 1); ++r) t.push_back(k.elapsed_ms(work));
+    std::sort(t.begin(), t.end());
+    from[l] = t[t.size() / 2];
+  }
+  std::vector<double> own(levels_.size());
+  for (std::size_t l = 0; l < levels_.size(); ++l) own[l] = std::max(0.0, from[l] - from[l + 1]);
+  return own;
 }
 
 std::vector<MgLevelInfo> Multigrid::levels() const {

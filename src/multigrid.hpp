@@ -71,6 +71,11 @@ class Multigrid final : public Preconditioner {
   double bytes_per_apply() const override { return bytes_; }
   std::vector<MgLevelInfo> levels() const;
   std::string describe() const;  // one line: the levels and where they run
+  // Each level's own share of one V-cycle: global bytes (the model of bytes_per_apply) and
+  // device milliseconds (median of reps; the cycle from that level down, less the cycle
+  // from the next level down), on in/out as apply's.
+  std::vector<double> level_bytes() const;
+  std::vector<double> level_ms(double* in, double* out, int reps);
 
  private:
   struct Level;
