@@ -39,10 +39,24 @@ rm -f "$out"/u_*.h5
 step "bench 512^3"
 "$bin/halo3d" bench --backend cuda --grid 512,512,512 --reps 20 --report "$out/bench512.json" 2>&1 | tee "$out/bench512.txt"
 
-step "time to solution 512^3, random rhs, tol 1e-8"
-for i in 1 2 3; do
-  "$bin/halo3d" solve --backend cuda --grid 512,512,512 --rhs random --output none \
-    --report "$out/solve512_$i.json" | grep -E "precond|converged|time:"
+step "time to solution 512^3, random rhs, tol 1e-8 (set-up + solve from the report)"
+tts() {  # label, options...
+  local label=$1; shift
+  "$bin/halo3d" solve --backend cuda --grid "${GRID:-512,512,512}" --rhs random --output none \
+    --report "$out/tts.json" "$@" > "$out/tts.txt" 2>&1
+  python3 - "$label" "$out/tts.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[2])); t = r["timing"]; res = r["result"]
+print(f"{sys.argv[1]:28s} iterations {res['iterations']:5d}  setup {t.get('setup_s', 0)*1e3:8.1f} ms  "
+      f"solve {t['solve_s']*1e3:9.1f} ms  total {(t.get('setup_s', 0) + t['solve_s'])*1e3:9.1f} ms  "
+      f"true relres {res['true_relative_residual']:.2e}")
+PY
+}
+for rep in 1 2 3; do
+  tts "mg chebyshev 2+2 (default)"
+  tts "mg chebyshev 1+1" --mg-smooth 1
+  tts "mg chebyshev 3+3" --mg-smooth 3
+  tts "mg jacobi 2+2" --mg-smoother jacobi
 done
-"$bin/halo3d" solve --backend cuda --grid 256,256,256 --rhs random --output none | grep -E "converged|time:"
-"$bin/halo3d" solve --backend cuda --grid 511,511,511 --rhs random --output none | grep -E "precond|converged|time:"
+GRID=511,511,511 tts "mg 511^3"
+tts "plain CG (--precond none)" --precond none
