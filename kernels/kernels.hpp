@@ -37,6 +37,8 @@ class Kernels {
   // CUDA, nullptr on the host): only halo transports that drive copies themselves use it.
   virtual int device() const { return -1; }
   virtual void* native_stream(Lane) const { return nullptr; }
+  // Bytes of Memory::device that can still be allocated (host: the host's MemAvailable).
+  virtual std::size_t available_memory() const = 0;
 
   // Memory: zero-filled on allocation. Prefer Buffer, which owns it.
   virtual double* allocate(std::size_t n, Memory where) = 0;
@@ -144,6 +146,7 @@ struct GpuInfo {
 };
 
 std::unique_ptr<Kernels> make_host_kernels();
+std::size_t host_available_memory();  // MemAvailable of this host, 0 if unknown
 // Throws BackendUnavailable when CUDA is not compiled in or no GPU is visible.
 std::unique_ptr<Kernels> make_cuda_kernels(int device);
 bool cuda_compiled();

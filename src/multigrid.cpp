@@ -233,6 +233,39 @@ struct Multigrid::Level {
 
 Multigrid::~Multigrid() = default;
 
+std::vector<MgLevelPlan> mg_plan(const Decomposition& fine, const MgOptions& o, MPI_Comm cart) {
+  std::vector<MgLevelPlan> out;
+  for (const Int3& g : mg_level_grids(fine.grid, o.levels)) {
+    MgLevelPlan p;
+    p.grid = g;
+    if (out.empty()) {
+      p.decomp = fine;
+    } else if (out.back().distributed) {
+      p.decomp = coarser_box(out.back().decomp, g);
+      int fewest = std::min({p.decomp.count[0], p.decomp.count[1], p.decomp.count[2]});
+      HALO3D_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &fewest, 1, MPI_INT, MPI_MIN, cart));
+      const double points = double(g[0]) * g[1] * g[2];
+      p.distributed = fine.ranks == 1 || (fewest >= 1 && points >= kMinPointsPerRank * fine.ranks);
+    } else {
+      p.distributed = false;
+    }
+    if (!p.distributed) p.decomp = whole_grid(g);
+    out.push_back(p);
+  }
+  return out;
+}
+
+double mg_memory_bytes(const std::vector<MgLevelPlan>& plan) {
+  double bytes = 0;
+  for (std::size_t l = 0; l < plan.size(); ++l) {
+    const double n = double(plan[l].decomp.layout().padded_size());
+    bytes += 8 * n * (l == 0 ? 2 : 4);  // y, w; coarser levels b, x, y, w as well
+    if (l + 1 < plan.size() && plan[l].distributed && !plan[l + 1].distributed)
+      bytes += 2 * 8 * double(whole_grid(plan[l].grid).layout().padded_size());  // gather
+  }
+  return bytes;
+}
+
 Multigrid::Multigrid(Runtime& rt, const MgOptions& o) : rt_(rt), o_(o) {
   if (o.smooth < 1) throw BadInput("--mg-smooth must be >= 1");
   if (o.smoother != "chebyshev" && o.smoother != "jacobi")
@@ -240,28 +273,19 @@ Multigrid::Multigrid(Runtime& rt, const MgOptions& o) : rt_(rt), o_(o) {
   Kernels& k = *rt.kernels;
   MPI_Comm cart = rt.cart.get();
   const int ranks = rt.decomp.ranks;
-  const std::vector<Int3> grids = mg_level_grids(rt.decomp.grid, o.levels);
+  const std::vector<MgLevelPlan> plan = mg_plan(rt.decomp, o, cart);
   Stencil stencil = rt.op->stencil();
   const std::string transport = rt.op->transport().name();
-  for (std::size_t l = 0; l < grids.size(); ++l) {
+  for (std::size_t l = 0; l < plan.size(); ++l) {
     auto L = std::make_unique<Level>();
-    L->grid = grids[l];
-    L->points = double(grids[l][0]) * grids[l][1] * grids[l][2];
+    L->grid = plan[l].grid;
+    L->points = double(L->grid[0]) * L->grid[1] * L->grid[2];
+    L->decomp = plan[l].decomp;
+    L->distributed = plan[l].distributed;
     if (l == 0) {
-      L->decomp = rt.decomp;
       L->A = rt.op.get();
     } else {
-      const Level& F = *levels_.back();
-      stencil = coarser_stencil(stencil, F.grid, L->grid);
-      if (F.distributed) {
-        L->decomp = coarser_box(F.decomp, L->grid);
-        int fewest = std::min({L->decomp.count[0], L->decomp.count[1], L->decomp.count[2]});
-        HALO3D_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &fewest, 1, MPI_INT, MPI_MIN, cart));
-        L->distributed = ranks == 1 || (fewest >= 1 && L->points >= kMinPointsPerRank * ranks);
-      } else {
-        L->distributed = false;
-      }
-      if (!L->distributed) L->decomp = whole_grid(L->grid);
+      stencil = coarser_stencil(stencil, levels_.back()->grid, L->grid);
       const HaloPlan plan = HaloPlan::build(L->decomp);
       std::unique_ptr<HaloTransport> t;
       if (L->distributed) {
@@ -278,7 +302,7 @@ Multigrid::Multigrid(Runtime& rt, const MgOptions& o) : rt_(rt), o_(o) {
     const std::size_t n = L->decomp.layout().padded_size();
     L->y = Buffer(k, n);
     L->w = Buffer(k, n);
-    const bool coarsest = l + 1 == grids.size();
+    const bool coarsest = l + 1 == plan.size();
     L->steps = coarsest ? coarse_steps(stencil, L->grid) : smoother_steps(o, stencil, L->grid);
     levels_.push_back(std::move(L));
   }

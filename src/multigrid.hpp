@@ -37,6 +37,18 @@ struct MgOptions {
   std::string smoother = "chebyshev";  // chebyshev | jacobi
 };
 
+// Each level's global size, this rank's box and whether it runs distributed (false:
+// gathered, the whole grid on every rank). Collective over cart.
+struct MgLevelPlan {
+  Int3 grid{};
+  Decomposition decomp;
+  bool distributed = true;
+};
+std::vector<MgLevelPlan> mg_plan(const Decomposition& fine, const MgOptions& o, MPI_Comm cart);
+// Bytes of backend memory the hierarchy of `plan` allocates on this rank (the fine
+// level's vectors are the solver's).
+double mg_memory_bytes(const std::vector<MgLevelPlan>& plan);
+
 MgOptions mg_options(const SolveOptions& o);
 // The preconditioner `o` asks for, built on the runtime's fine level (nullptr: none).
 std::unique_ptr<Preconditioner> make_preconditioner(const SolveOptions& o, Runtime& rt);

@@ -1,5 +1,8 @@
 #include "runtime.hpp"
 
+#include <algorithm>
+#include <cstdio>
+
 #include "errors.hpp"
 
 #ifndef HALO3D_VERSION
@@ -30,12 +33,64 @@ std::unique_ptr<Kernels> make_kernels(const std::string& backend, const HostMap&
   return make_cuda_kernels(gpu);
 }
 
+namespace {
+
+std::string gib(double bytes) {
+  char s[32];
+  std::snprintf(s, sizeof s, "%.1f GiB", bytes / (1024.0 * 1024 * 1024));
+  return s;
+}
+
+// Refuses (BadInput on every rank alike) a run whose allocations exceed what is free: per
+// GPU, the ranks that share it; per host, the ranks on it.
+void check_memory(const Runtime& rt, MemoryNeed need, MPI_Comm comm) {
+  const bool host_backend = rt.gpu < 0;
+  if (host_backend) need.host += need.device, need.device = 0;
+  double mine[5] = {double(rt.hosts.host_index), double(rt.gpu), need.device, need.host, 0};
+  const double free_device = host_backend ? 0.0 : double(rt.kernels->available_memory());
+  const int ranks = comm_size(comm);
+  std::vector<double> all(6 * std::size_t(ranks));
+  const double row[6] = {mine[0], mine[1],     mine[2],
+                         mine[3], free_device, double(host_available_memory())};
+  HALO3D_MPI_CHECK(MPI_Allgather(row, 6, MPI_DOUBLE, all.data(), 6, MPI_DOUBLE, comm));
+  for (int r = 0; r < ranks; ++r) {
+    const double* a = &all[6 * std::size_t(r)];
+    double dev = 0, host = 0, free_dev = a[4], free_host = a[5];
+    int on_gpu = 0, on_host = 0;
+    for (int q = 0; q < ranks; ++q) {
+      const double* b = &all[6 * std::size_t(q)];
+      if (b[0] != a[0]) continue;
+      ++on_host, host += b[3], free_host = std::min(free_host, b[5]);
+      if (b[1] == a[1] && a[1] >= 0) ++on_gpu, dev += b[2], free_dev = std::min(free_dev, b[4]);
+    }
+    const std::string where = rt.hosts.hosts.at(std::size_t(a[0]));
+    if (a[1] >= 0 && dev > free_dev)
+      throw BadInput("not enough GPU memory: " + std::to_string(on_gpu) + " rank(s) on GPU " +
+                     std::to_string(int(a[1])) + " of " + where + " need " + gib(dev) + " but " +
+                     gib(free_dev) + " is free; use more GPUs or a smaller --grid");
+    if (free_host > 0 && host > free_host)
+      throw BadInput("not enough memory: " + std::to_string(on_host) + " rank(s) on " + where +
+                     " need " + gib(host) + " but " + gib(free_host) +
+                     " is available; use more hosts or a smaller --grid");
+  }
+}
+
+}  // namespace
+
 std::unique_ptr<Runtime> make_runtime(const RuntimeOptions& o, MPI_Comm world) {
   auto rt = std::make_unique<Runtime>();
   rt->hosts = HostMap::build(world);
   rt->decomp = decompose(world, o.grid, o.procs, rt->cart);
   rt->kernels = make_kernels(o.backend, rt->hosts, world, rt->gpu, rt->warnings);
   const HaloPlan plan = HaloPlan::build(rt->decomp);
+  if (o.memory) {
+    MemoryNeed need = o.memory(rt->decomp, rt->cart.get());
+    // The transports' face buffers: send and receive, staged on both sides for a GPU.
+    const double faces = 2.0 * double(plan.bytes_per_exchange());
+    need.host += faces;
+    if (rt->kernels->device_memory_is_remote()) need.device += faces;
+    check_memory(*rt, need, rt->cart.get());
+  }
   // The Cartesian communicator keeps the ranks of `world` (no reordering), so the host
   // map indexes its ranks too.
   rt->peer = peer_policy(o.peer_access, world);

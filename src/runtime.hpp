@@ -2,6 +2,7 @@
 #pragma once
 #include <mpi.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -14,12 +15,22 @@
 
 namespace halo3d {
 
+// Bytes a run will allocate on this rank beyond the runtime's own: in backend memory
+// (the device; host RAM on the host backend) and in host RAM.
+struct MemoryNeed {
+  double device = 0, host = 0;
+};
+
 struct RuntimeOptions {
   Int3 grid{}, procs{};
   std::string backend = "auto", halo = "auto";
   std::string peer_access = "auto";  // auto | off (HALO3D_PEER_ACCESS=off also turns it off)
   bool overlap = true;
   Stencil stencil;
+  // What the run will allocate, asked once the decomposition exists (collective over the
+  // Cartesian communicator); checked against free memory before anything large is
+  // allocated. Unset: no check.
+  std::function<MemoryNeed(const Decomposition&, MPI_Comm cart)> memory;
 };
 
 // The parallel settings solve, bench and the tests share, from any options struct that has them.

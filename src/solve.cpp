@@ -68,6 +68,20 @@ void write_text_atomically(const std::string& path, const std::string& text) {
     throw IoError("cannot rename " + tmp + " to " + path, false);
 }
 
+// What run_solve allocates beyond the runtime, per rank: the source, the method's vectors
+// and one scratch vector (the true residual) in backend memory, and the multigrid
+// hierarchy; in host memory the source as filled and the solution as written.
+MemoryNeed solve_memory(const SolveOptions& o, const Decomposition& d, MPI_Comm cart) {
+  const double field = 8.0 * double(d.layout().padded_size());
+  const bool pc = uses_preconditioner(o);
+  const double method = o.problem == "heat" || o.solver == "jacobi" ? 2 : (pc ? 5 : 4);
+  MemoryNeed m;
+  m.device = (2 + method) * field;
+  if (pc) m.device += mg_memory_bytes(mg_plan(d, mg_options(o), cart));
+  m.host = 2 * field;
+  return m;
+}
+
 }  // namespace
 
 int run_solve(const SolveOptions& o, MPI_Comm world) {
@@ -78,7 +92,9 @@ int run_solve(const SolveOptions& o, MPI_Comm world) {
 
   const Problem prob(o);
   const double dt = prob.dt();
-  auto rt = make_runtime(runtime_options(o, prob.stencil()), world);
+  RuntimeOptions ro = runtime_options(o, prob.stencil());
+  ro.memory = [&](const Decomposition& d, MPI_Comm cart) { return solve_memory(o, d, cart); };
+  auto rt = make_runtime(ro, world);
   MPI_Comm comm = rt->cart.get();
   Kernels& k = *rt->kernels;
   const Decomposition& d = rt->decomp;

@@ -58,6 +58,10 @@ expect_error("bad mode", ["solve", "--mode", "1,0,1"], 2, "--mode")
 expect_error("unknown option", ["solve", "--gird", "8,8,8"], 2, "gird")
 expect_error("unstable dt", ["solve", "--problem", "heat", "--grid", "8,8,8", "--dt", "1.0"], 2, "stability limit")
 expect_error("missing config", ["solve", "--config", "/nonexistent/x.toml"], 2, "x.toml")
+# Memory is checked before allocating: both numbers, exit 2, on any rank count.
+expect_error("grid beyond memory", ["solve", "--grid", "20000,20000,20000"], 2, "not enough memory")
+expect_error("grid beyond memory, 1 rank", ["solve", "--grid", "9000,9000,9000", "--precond", "none"], 2,
+             "not enough memory", ranks=1)
 with tempfile.NamedTemporaryFile("w", suffix=".toml", delete=False) as f:
     f.write('grid = [8, 8, 8]\nbogus_key = 3\n')
 expect_error("config unknown key", ["solve", "--config", f.name], 2, "bogus_key")

@@ -203,6 +203,11 @@ class CudaKernels final : public Kernels {
 
   std::string name() const override { return "cuda"; }
   std::string device_name() const override { return device_name_; }
+  std::size_t available_memory() const override {
+    std::size_t free = 0, total = 0;
+    HALO3D_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+    return free;
+  }
   bool device_memory_is_remote() const override { return true; }
   int device() const override { return device_; }
   void* native_stream(Lane lane) const override { return stream(lane); }

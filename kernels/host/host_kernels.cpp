@@ -3,12 +3,16 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <new>
+#include <string>
 #include <vector>
 
 #ifdef _OPENMP
 #include <omp.h>
 #endif
+
+#include <unistd.h>
 
 #include "kernels.hpp"
 #include "point_ops.hpp"
@@ -77,6 +81,7 @@ class HostKernels final : public Kernels {
     return "CPU (" + std::to_string(thread_count()) + " OpenMP threads)";
   }
   bool device_memory_is_remote() const override { return false; }
+  std::size_t available_memory() const override { return host_available_memory(); }
 
   double* allocate(std::size_t n, Memory) override {
     // 64-byte aligned, zeroed; first touch in parallel places pages near the threads.
@@ -248,6 +253,19 @@ class HostKernels final : public Kernels {
 };
 
 }  // namespace
+
+std::size_t host_available_memory() {
+  // MemAvailable counts reclaimable caches too, as the kernel's own estimate does.
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  std::size_t kib = 0;
+  while (in >> key >> kib) {
+    if (key == "MemAvailable:") return kib * 1024;
+    in.ignore(256, '\n');
+  }
+  const long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  return pages > 0 && page > 0 ? std::size_t(pages) * std::size_t(page) : 0;
+}
 
 std::unique_ptr<Kernels> make_host_kernels() { return std::make_unique<HostKernels>(); }
 
