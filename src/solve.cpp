@@ -1,11 +1,12 @@
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "app.hpp"
 #include "checkpoint.hpp"
+#include "checks.hpp"
 #include "errors.hpp"
+#include "files.hpp"
 #include "hdf5_io.hpp"
 #include "point_ops.hpp"
 #include "problem.hpp"
@@ -56,17 +57,6 @@ Timers max_timers(const Timers& t, MPI_Comm comm) {
 
 nlohmann::json to_json(const Int3& v) { return nlohmann::json::array({v[0], v[1], v[2]}); }
 
-void write_text_atomically(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".partial";
-  {
-    std::ofstream o(tmp);
-    o << text;
-    if (!o) throw IoError("cannot write " + tmp, false);
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0)
-    throw IoError("cannot rename " + tmp + " to " + path, false);
-}
-
 }  // namespace
 
 int run_solve(const SolveOptions& o, MPI_Comm world) {
@@ -85,9 +75,7 @@ int run_solve(const SolveOptions& o, MPI_Comm world) {
 
   // Fail before solving, not after hours of it.
   const bool write_output = o.output != "none";
-  if (write_output) check_writable(o.output, comm);
-  if (!o.report.empty()) check_writable(o.report, comm);
-  if (!o.checkpoint.empty()) check_writable(o.checkpoint, comm);
+  check_planned_files(planned_files(o), comm);
 
   std::vector<double> source;
   prob.fill_source(d, source);
@@ -151,36 +139,40 @@ int run_solve(const SolveOptions& o, MPI_Comm world) {
     true_rel = g[1] > 0 ? std::sqrt(g[0] / g[1]) : 0.0;
   }
   const std::vector<double> u = download(k, method->solution());
+  // A NaN/Inf answer is a breakdown on every rank, never a success.
+  if (!all_finite(d.layout(), u, comm))
+    throw Error(kExitBreakdown, "the solution holds NaN or Inf after " +
+                                    std::to_string(res.iterations) +
+                                    " iterations: the solve diverged; nothing written");
   Errors err;
   if (prob.has_exact()) err = solution_errors(prob, d, u, comm);
 
   if (write_output) {
     ScopedTimer t(rt->timers.io);
-    AtomicH5File f(o.output, comm);
-    h5_write_field(f.get(), "u", d, u.data());
-    h5_write_vector(f.get(), "residual_history", res.history, comm);
-    const hid_t g = f.get();
-    h5_attr(g, "grid", std::vector<long long>{o.grid[0], o.grid[1], o.grid[2]});
-    h5_attr(g, "procs", std::vector<long long>{d.procs[0], d.procs[1], d.procs[2]});
-    h5_attr(g, "spacing", std::vector<double>{prob.h()[0], prob.h()[1], prob.h()[2]});
-    h5_attr_matrix(g, "mode", o.modes);
-    h5_attr(g, "problem", o.problem);
-    h5_attr(g, "solver", solver);
-    h5_attr(g, "rhs", o.rhs);
-    h5_attr(g, "iterations", std::vector<long long>{res.iterations});
-    h5_attr(g, "relative_residual", std::vector<double>{heat ? NAN : res.relative_residual});
-    h5_attr(g, "true_relative_residual", std::vector<double>{true_rel});
-    h5_attr(g, "converged", std::vector<long long>{res.converged ? 1 : 0});
-    h5_attr(g, "l2_error", std::vector<double>{err.l2});
-    h5_attr(g, "max_error", std::vector<double>{err.max});
-    h5_attr(g, "l2_error_continuous", std::vector<double>{err.l2_cont});
-    h5_attr(g, "max_error_continuous", std::vector<double>{err.max_cont});
-    h5_attr(g, "backend", k.name());
-    h5_attr(g, "halo", rt->op->transport().name());
-    h5_attr(g, "version", version_string());
-    if (heat) h5_attr(g, "time", std::vector<double>{dt * double(res.iterations), dt, o.alpha});
-    f.commit();
-    if (root) write_xdmf(o.output, o.grid, prob.h());
+    write_h5_atomically(o.output, comm, [&](hid_t g) {
+      h5_write_field(g, "u", d, u.data());
+      h5_write_vector(g, "residual_history", res.history, comm);
+      h5_attr(g, "grid", std::vector<long long>{o.grid[0], o.grid[1], o.grid[2]});
+      h5_attr(g, "procs", std::vector<long long>{d.procs[0], d.procs[1], d.procs[2]});
+      h5_attr(g, "spacing", std::vector<double>{prob.h()[0], prob.h()[1], prob.h()[2]});
+      h5_attr_matrix(g, "mode", o.modes);
+      h5_attr(g, "problem", o.problem);
+      h5_attr(g, "solver", solver);
+      h5_attr(g, "rhs", o.rhs);
+      h5_attr(g, "iterations", std::vector<long long>{res.iterations});
+      h5_attr(g, "relative_residual", std::vector<double>{heat ? NAN : res.relative_residual});
+      h5_attr(g, "true_relative_residual", std::vector<double>{true_rel});
+      h5_attr(g, "converged", std::vector<long long>{res.converged ? 1 : 0});
+      h5_attr(g, "l2_error", std::vector<double>{err.l2});
+      h5_attr(g, "max_error", std::vector<double>{err.max});
+      h5_attr(g, "l2_error_continuous", std::vector<double>{err.l2_cont});
+      h5_attr(g, "max_error_continuous", std::vector<double>{err.max_cont});
+      h5_attr(g, "backend", k.name());
+      h5_attr(g, "halo", rt->op->transport().name());
+      h5_attr(g, "version", version_string());
+      if (heat) h5_attr(g, "time", std::vector<double>{dt * double(res.iterations), dt, o.alpha});
+    });
+    write_xdmf(o.output, o.grid, prob.h(), comm);
   }
 
   const Timers t = max_timers(rt->timers, comm);
@@ -219,6 +211,7 @@ int run_solve(const SolveOptions& o, MPI_Comm world) {
     std::fflush(stdout);
   }
 
+  std::string report_text;
   if (!o.report.empty() && root) {
     nlohmann::json j;
     j["halo3d_version"] = version_string();
@@ -282,8 +275,9 @@ int run_solve(const SolveOptions& o, MPI_Comm world) {
                       {"what", "one operator application, median of 5, slowest rank"}};
     else
       j["overlap"] = nullptr;
-    write_text_atomically(o.report, j.dump(2) + "\n");
+    report_text = j.dump(2) + "\n";
   }
+  if (!o.report.empty()) write_file_atomically(o.report, report_text, comm);
 
   if (!res.converged) {
     if (root)
