@@ -15,10 +15,8 @@ std::string printable(const std::string& s, std::size_t max) {
       break;
     }
     const unsigned char c = static_cast<unsigned char>(ch);
-    if (c >= 0x20 && c < 0x7f && c != '\\') {
+    if (c >= 0x20 && c < 0x7f) {
       out += ch;
-    } else if (c == '\\') {
-      out += "\\\\";
     } else {
       char buf[8];
       std::snprintf(buf, sizeof buf, "\\x%02x", c);

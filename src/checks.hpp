@@ -11,7 +11,8 @@
 namespace halo3d {
 
 // `s` with bytes that are not printable ASCII (control characters, newlines, raw binary)
-// escaped as \xNN, cut to `max` characters (with "...") so that an error stays one line.
+// escaped as \xNN (idempotent: backslashes are kept as they are), cut to `max` characters (with
+// "...") so that an error stays one line.
 std::string printable(const std::string& s, std::size_t max = 120);
 
 // Whether every interior value of every rank's padded field is finite (one MPI_Allreduce;
