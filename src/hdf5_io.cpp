@@ -1,5 +1,6 @@
 #include "hdf5_io.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -83,7 +84,14 @@ void agree_write(hid_t file, herr_t status, const std::string& what) {
   }
   MPI_Comm_free(&comm);
   if (info != MPI_INFO_NULL) MPI_Info_free(&info);
-  if (!why.empty()) throw IoError(why);
+  if (!why.empty()) {
+    // Name the file being written (the temporary's target), not the temporary.
+    std::string name(std::size_t(std::max<ssize_t>(H5Fget_name(file, nullptr, 0), 0)), '\0');
+    if (!name.empty()) H5Fget_name(file, name.data(), name.size() + 1);
+    const auto cut = name.rfind(".partial.");
+    if (cut != std::string::npos) name.resize(cut);
+    throw IoError("cannot write " + name + ": " + why + " (the previous file, if any, is kept)");
+  }
 }
 
 }  // namespace
@@ -233,30 +241,45 @@ std::vector<double> h5_attr_doubles(hid_t obj, const std::string& name) {
   return read_numeric_attr<double>(obj, name, H5T_NATIVE_DOUBLE);
 }
 
-void write_h5_atomically(const std::string& path, MPI_Comm comm,
-                         const std::function<void(hid_t)>& body) {
-  const bool root = comm_rank(comm) == 0;
+AtomicH5File::AtomicH5File(const std::string& path, MPI_Comm comm) : path_(path), comm_(comm) {
   // Every rank must open the same temporary: rank 0 names it.
-  const std::string target = bcast_string(root ? write_target(path) : std::string(), comm);
-  const std::string tmp = temp_name(target, unique_suffix(comm));
+  target_ = bcast_string(comm_rank(comm) == 0 ? write_target(path) : std::string(), comm);
+  tmp_ = temp_name(target_, unique_suffix(comm));
+  file_ = h5_create(tmp_, comm);
+}
+
+AtomicH5File::~AtomicH5File() {
+  if (done_) return;
+  file_ = H5Id();  // collective close (every rank unwinds the same agreed error)
+  if (comm_rank(comm_) == 0) std::remove(tmp_.c_str());
+}
+
+void AtomicH5File::commit() {
+  const bool root = comm_rank(comm_) == 0;
   std::string why;
   try {
-    H5Id f = h5_create(tmp, comm);
-    body(f.get());
-    f.close();  // collective: every rank's data is on disk once this returns everywhere
+    file_.close();  // collective: every rank's data is on disk once this returns everywhere
   } catch (const std::exception& e) {
     why = e.what();
   }
-  why = first_error(why, comm);
+  why = first_error(why, comm_);
   if (why.empty()) {  // the same on every rank, so all take this branch or none
     std::string renamed;
-    if (root && std::rename(tmp.c_str(), target.c_str()) != 0)
+    if (root && std::rename(tmp_.c_str(), target_.c_str()) != 0)
       renamed = std::string("cannot rename the temporary file into place: ") + std::strerror(errno);
-    why = bcast_string(renamed, comm);
-    if (why.empty()) return;
+    why = bcast_string(renamed, comm_);
   }
-  if (root) std::remove(tmp.c_str());
-  throw IoError("cannot write " + path + ": " + why + " (the previous file, if any, is kept)");
+  done_ = true;
+  if (why.empty()) return;
+  if (root) std::remove(tmp_.c_str());
+  throw IoError("cannot write " + path_ + ": " + why + " (the previous file, if any, is kept)");
+}
+
+void write_h5_atomically(const std::string& path, MPI_Comm comm,
+                         const std::function<void(hid_t)>& body) {
+  AtomicH5File f(path, comm);
+  body(f.get());
+  f.commit();
 }
 
 void write_xdmf(const std::string& h5_path, const Int3& grid, const std::array<double, 3>& h,

@@ -64,11 +64,29 @@ std::vector<long long> h5_attr_ints(hid_t obj, const std::string& name);
 std::vector<double> h5_attr_doubles(hid_t obj, const std::string& name);
 bool h5_has_attr(hid_t obj, const std::string& name);
 
-// Collective, crash-safe writing of the HDF5 file `path` (or, through a symbolic link, of
-// the file it points to): `body` fills a file created under a temporary name unique to
-// this write, beside the target; only when every rank has written and closed it does rank
-// 0 rename it into place. On any failure the temporary is removed, the previous file is
-// kept and every rank throws the same IoError naming `path` and the cause.
+// Collective, crash-safe creation of the HDF5 file `path` (or, through a symbolic link, of
+// the file it points to): everything is written to a temporary name unique to this write
+// (files.hpp), beside the target, which rank 0 renames to the target only after every rank
+// has written and closed it successfully. Not committed (an exception), or any failure: the
+// temporary is removed and the previous file kept; commit() throws the same IoError, naming
+// `path` and the cause, on every rank.
+class AtomicH5File {
+ public:
+  AtomicH5File(const std::string& path, MPI_Comm comm);
+  ~AtomicH5File();
+  AtomicH5File(const AtomicH5File&) = delete;
+  AtomicH5File& operator=(const AtomicH5File&) = delete;
+  hid_t get() const { return file_.get(); }
+  void commit();
+
+ private:
+  std::string path_, target_, tmp_;
+  MPI_Comm comm_;
+  H5Id file_;
+  bool done_ = false;
+};
+
+// The same for a file written by `body` in one go.
 void write_h5_atomically(const std::string& path, MPI_Comm comm,
                          const std::function<void(hid_t)>& body);
 

@@ -149,29 +149,30 @@ int run_solve(const SolveOptions& o, MPI_Comm world) {
 
   if (write_output) {
     ScopedTimer t(rt->timers.io);
-    write_h5_atomically(o.output, comm, [&](hid_t g) {
-      h5_write_field(g, "u", d, u.data());
-      h5_write_vector(g, "residual_history", res.history, comm);
-      h5_attr(g, "grid", std::vector<long long>{o.grid[0], o.grid[1], o.grid[2]});
-      h5_attr(g, "procs", std::vector<long long>{d.procs[0], d.procs[1], d.procs[2]});
-      h5_attr(g, "spacing", std::vector<double>{prob.h()[0], prob.h()[1], prob.h()[2]});
-      h5_attr_matrix(g, "mode", o.modes);
-      h5_attr(g, "problem", o.problem);
-      h5_attr(g, "solver", solver);
-      h5_attr(g, "rhs", o.rhs);
-      h5_attr(g, "iterations", std::vector<long long>{res.iterations});
-      h5_attr(g, "relative_residual", std::vector<double>{heat ? NAN : res.relative_residual});
-      h5_attr(g, "true_relative_residual", std::vector<double>{true_rel});
-      h5_attr(g, "converged", std::vector<long long>{res.converged ? 1 : 0});
-      h5_attr(g, "l2_error", std::vector<double>{err.l2});
-      h5_attr(g, "max_error", std::vector<double>{err.max});
-      h5_attr(g, "l2_error_continuous", std::vector<double>{err.l2_cont});
-      h5_attr(g, "max_error_continuous", std::vector<double>{err.max_cont});
-      h5_attr(g, "backend", k.name());
-      h5_attr(g, "halo", rt->op->transport().name());
-      h5_attr(g, "version", version_string());
-      if (heat) h5_attr(g, "time", std::vector<double>{dt * double(res.iterations), dt, o.alpha});
-    });
+    AtomicH5File f(o.output, comm);
+    h5_write_field(f.get(), "u", d, u.data());
+    h5_write_vector(f.get(), "residual_history", res.history, comm);
+    const hid_t g = f.get();
+    h5_attr(g, "grid", std::vector<long long>{o.grid[0], o.grid[1], o.grid[2]});
+    h5_attr(g, "procs", std::vector<long long>{d.procs[0], d.procs[1], d.procs[2]});
+    h5_attr(g, "spacing", std::vector<double>{prob.h()[0], prob.h()[1], prob.h()[2]});
+    h5_attr_matrix(g, "mode", o.modes);
+    h5_attr(g, "problem", o.problem);
+    h5_attr(g, "solver", solver);
+    h5_attr(g, "rhs", o.rhs);
+    h5_attr(g, "iterations", std::vector<long long>{res.iterations});
+    h5_attr(g, "relative_residual", std::vector<double>{heat ? NAN : res.relative_residual});
+    h5_attr(g, "true_relative_residual", std::vector<double>{true_rel});
+    h5_attr(g, "converged", std::vector<long long>{res.converged ? 1 : 0});
+    h5_attr(g, "l2_error", std::vector<double>{err.l2});
+    h5_attr(g, "max_error", std::vector<double>{err.max});
+    h5_attr(g, "l2_error_continuous", std::vector<double>{err.l2_cont});
+    h5_attr(g, "max_error_continuous", std::vector<double>{err.max_cont});
+    h5_attr(g, "backend", k.name());
+    h5_attr(g, "halo", rt->op->transport().name());
+    h5_attr(g, "version", version_string());
+    if (heat) h5_attr(g, "time", std::vector<double>{dt * double(res.iterations), dt, o.alpha});
+    f.commit();
     write_xdmf(o.output, o.grid, prob.h(), comm);
   }
 
