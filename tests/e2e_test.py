@@ -120,9 +120,12 @@ check(names[0] == "copy" and "apply" in names and "cg_iteration" in names, "benc
 check(all(r["gbytes_per_s"] > 0 for r in b["results"]), "bench bandwidths positive")
 
 # 6. Files written atomically under names unique to the run (issue 17, classes 1, 3 and 5).
-def halo3d_in(folder, ranks, *args):
+def halo3d_in(folder, ranks, *args, timeout=300):
     cmd = [MPIEXEC, "-np", str(ranks), "--oversubscribe", HALO3D] + list(args)
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=folder)
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=folder)
+    except subprocess.TimeoutExpired:  # a hang is a failed check, not the end of the script
+        return subprocess.CompletedProcess(cmd, -9, "", f"hung for {timeout} s")
 
 
 def error_lines(p):
@@ -214,7 +217,7 @@ else:
     try:
         with open(os.path.join(d9, "u.h5"), "w") as f:
             f.write("previous")
-        p = halo3d_in(d9, 2, "solve", "--grid", "24,24,24", "--output", "u.h5")
+        p = halo3d_in(d9, 2, "solve", "--grid", "24,24,24", "--output", "u.h5", timeout=60)
         lines = error_lines(p)
         check(p.returncode == 5 and len(lines) == 1 and "u.h5" in lines[0], f"full disk: exit {p.returncode}, {lines}")
         check(content(os.path.join(d9, "u.h5")) == "previous" and not partials(d9),
@@ -234,7 +237,7 @@ else:
         os.close(fd)
         size = os.stat(os.path.join(d9, "filler")).st_size
         os.truncate(os.path.join(d9, "filler"), size - used)
-        p = halo3d_in(d9, 2, "solve", "--grid", "8,8,8", "--output", "u.h5")
+        p = halo3d_in(d9, 2, "solve", "--grid", "8,8,8", "--output", "u.h5", timeout=60)
         lines = error_lines(p)
         check(p.returncode == 5 and len(lines) == 1 and "u.xdmf" in lines[0],
               f"full disk at the XDMF sidecar: exit {p.returncode}, {lines}")
