@@ -14,7 +14,7 @@ failures = []
 
 def run(args, ranks=2, timeout=60, cwd=None, env=None):
     cmd = [MPIEXEC, "-np", str(ranks), "--oversubscribe", HALO3D] + args
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=cwd,
+    p = subprocess.run(cmd, capture_output=True, text=True, errors="backslashreplace", timeout=timeout, cwd=cwd,
                        env=None if env is None else {**os.environ, **env})
     return p.returncode, p.stdout, p.stderr
 
@@ -118,12 +118,22 @@ expect_error("config is a device", ["solve", "--config", "/dev/zero"], 2, "--con
 
 def binary_config(d):
     with open(os.path.join(d, "bin.toml"), "wb") as f:
-        f.write(b"\x00\x01\xff\x1b[31m\x07 = 3\n\xfe\xfe\xfe\xfe\xfe\xfe\xfe\xfe\n" + bytes(range(256)) * 4)
+        f.write(b"grid = [8, 8, \x1b[31m\xff\x01\x07" + bytes(range(128, 256)) * 4 + b"]\n")
     return {"bin.toml": snapshot(os.path.join(d, "bin.toml"))}
 
 
 expect_error("config of raw bytes: escaped, one line", ["solve", "--config", "{d}/bin.toml"], 2, "--config",
              setup=binary_config)
+
+
+def binary_key(d):
+    with open(os.path.join(d, "key.toml"), "wb") as f:
+        f.write(b"gr\x1b[2Jid\xfe\x07 = 3\n")
+    return {"key.toml": snapshot(os.path.join(d, "key.toml"))}
+
+
+expect_error("config key of raw bytes: escaped", ["solve", "--config", "{d}/key.toml"], 2, "unknown key",
+             setup=binary_key)
 
 # Paths that are not regular files are refused before solving and never replaced (class 3).
 expect_error("output /dev/null", ["solve", "--grid", "8,8,8", "--output", "/dev/null"], 2, "/dev/null",
