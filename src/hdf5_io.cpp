@@ -65,13 +65,13 @@ void select_box(const Decomposition& d, H5Id& file_space, H5Id& mem_space, hid_t
 // call. Throws the same IoError on every rank.
 void agree_write(hid_t file, herr_t status, const std::string& what) {
   const int err = errno;  // what the failed system call left (MPI-IO does not report it)
+  // Before any other HDF5 call, which would clear HDF5's error stack.
+  std::string why = status < 0 ? hdf5_error_cause() : std::string();
   H5Id fa(H5Fget_access_plist(file), H5Pclose);
   MPI_Comm comm = MPI_COMM_NULL;
   MPI_Info info = MPI_INFO_NULL;
   HALO3D_H5_CHECK(H5Pget_fapl_mpio(fa.get(), &comm, &info));
-  std::string why;
   if (status < 0) {
-    why = hdf5_error_cause();
     if (err == ENOSPC || err == EDQUOT || err == EFBIG || err == EIO || err == EROFS)
       why += std::string(why.empty() ? "" : ", ") + std::strerror(err);
     why = "writing " + what + " failed" + (why.empty() ? "" : ": " + why);
