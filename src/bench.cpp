@@ -2,11 +2,11 @@
 // device-to-device copy measured in the same run as the ceiling.
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "app.hpp"
 #include "errors.hpp"
+#include "files.hpp"
 #include "multigrid.hpp"
 #include "problem.hpp"
 #include "runtime.hpp"
@@ -19,6 +19,8 @@ int run_bench(const BenchOptions& o, MPI_Comm world) {
       runtime_options(o, Stencil::laplacian(1.0 / (o.grid[0] + 1), 1.0 / (o.grid[1] + 1),
                                             1.0 / (o.grid[2] + 1))),
       world);
+  if (!o.report.empty())  // before measuring, not after
+    check_planned_files({{"--report", o.report}}, world);
   MPI_Comm comm = rt->cart.get();
   Kernels& k = *rt->kernels;
   const Decomposition& d = rt->decomp;
@@ -161,11 +163,7 @@ int run_bench(const BenchOptions& o, MPI_Comm world) {
                               {"median_ms", lms[i]},
                               {"gbytes_per_s", gbs}});
   }
-  if (root && !o.report.empty()) {
-    std::ofstream f(o.report);
-    f << j.dump(2) << "\n";
-    if (!f) throw IoError("cannot write " + o.report, false);
-  }
+  if (!o.report.empty()) write_file_atomically(o.report, root ? j.dump(2) + "\n" : "", world);
   return kExitOk;
 }
 

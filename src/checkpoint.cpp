@@ -2,8 +2,11 @@
 
 #include <hdf5.h>
 
+#include <cmath>
 #include <cstdio>
+#include <cstring>
 
+#include "checks.hpp"
 #include "errors.hpp"
 #include "hdf5_io.hpp"
 #include "runtime.hpp"
@@ -48,84 +51,196 @@ RunIdentity RunIdentity::of(const SolveOptions& o, const std::string& solver, do
   id.seed = o.rhs == "random" ? (long long)o.seed : 0;
   id.alpha = o.problem == "heat" ? o.alpha : 0;
   id.dt = o.problem == "heat" ? dt : 0;
+  id.steps = o.problem == "heat" ? o.steps : -1;
   return id;
 }
 
 void write_checkpoint(const std::string& path, MPI_Comm comm, const Decomposition& d, Kernels& k,
                       Method& m, const RunIdentity& id, long iteration,
                       const std::vector<double>& history) {
-  AtomicH5File f(path, comm);
-  for (const StateVector& v : m.state()) {
-    const auto host = download(k, *v.buffer);
-    h5_write_field(f.get(), v.name, d, host.data());
-  }
-  h5_write_vector(f.get(), "residual_history", history, comm);  // empty for heat
-  h5_attr(f.get(), "format", std::string(kFormat));
-  h5_attr(f.get(), "version", version_string());
-  h5_attr(f.get(), "problem", id.problem);
-  h5_attr(f.get(), "solver", id.solver);
-  h5_attr(f.get(), "rhs", id.rhs);
-  h5_attr(f.get(), "grid", ints(id.grid));
-  h5_attr(f.get(), "procs", ints(d.procs));
-  h5_attr(f.get(), "modes",
-          flat_modes(id.modes).empty() ? std::vector<long long>{0} : flat_modes(id.modes));
-  h5_attr(f.get(), "seed", std::vector<long long>{id.seed});
-  h5_attr(f.get(), "alpha_dt", std::vector<double>{id.alpha, id.dt});
-  h5_attr(f.get(), "iteration", std::vector<long long>{iteration});
-  auto s = m.scalars();
-  h5_attr(f.get(), "scalars", s.empty() ? std::vector<double>{0.0} : s);
-  f.commit();
+  const std::vector<StateVector> state = m.state();
+  std::vector<std::vector<double>> host;
+  for (const StateVector& v : state) host.push_back(download(k, *v.buffer));
+  write_h5_atomically(path, comm, [&](hid_t f) {
+    for (std::size_t i = 0; i < state.size(); ++i)
+      h5_write_field(f, state[i].name, d, host[i].data());
+    h5_write_vector(f, "residual_history", history, comm);  // empty for heat
+    h5_attr(f, "format", std::string(kFormat));
+    h5_attr(f, "version", version_string());
+    h5_attr(f, "problem", id.problem);
+    h5_attr(f, "solver", id.solver);
+    h5_attr(f, "rhs", id.rhs);
+    h5_attr(f, "grid", ints(id.grid));
+    h5_attr(f, "procs", ints(d.procs));
+    h5_attr(f, "modes",
+            flat_modes(id.modes).empty() ? std::vector<long long>{0} : flat_modes(id.modes));
+    h5_attr(f, "seed", std::vector<long long>{id.seed});
+    h5_attr(f, "alpha_dt", std::vector<double>{id.alpha, id.dt});
+    h5_attr(f, "iteration", std::vector<long long>{iteration});
+    auto s = m.scalars();
+    h5_attr(f, "scalars", s.empty() ? std::vector<double>{0.0} : s);
+  });
 }
+
+namespace {
+
+// HDF5 prints nothing while one of these lives (attributes that may be absent or damaged
+// are reported by halo3d in one line, not as HDF5's error stack).
+class QuietHdf5 {
+ public:
+  QuietHdf5() {
+    H5Eget_auto2(H5E_DEFAULT, &func_, &data_);
+    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  }
+  ~QuietHdf5() { H5Eset_auto2(H5E_DEFAULT, func_, data_); }
+  QuietHdf5(const QuietHdf5&) = delete;
+  QuietHdf5& operator=(const QuietHdf5&) = delete;
+
+ private:
+  H5E_auto2_t func_ = nullptr;
+  void* data_ = nullptr;
+};
+
+// Reads the checkpoint's attributes, checking each is there with the type and size it must
+// have: a damaged file gives one clear line (BadInput), never a stray number.
+class Attrs {
+ public:
+  Attrs(hid_t f, std::string path) : f_(f), path_(std::move(path)) {}
+  [[noreturn]] void fail(const std::string& why) const {
+    throw BadInput("--restart " + path_ + ": " + why);
+  }
+  [[noreturn]] void damaged(const std::string& why) const { fail("damaged checkpoint: " + why); }
+  std::string str(const std::string& key) const {
+    H5Id a = open(key);
+    H5Id type(H5Aget_type(a.get()), H5Tclose);
+    if (H5Tget_class(type.get()) != H5T_STRING || H5Tis_variable_str(type.get()) != 0)
+      damaged("attribute " + key + " is not a fixed-length string");
+    const std::size_t n = H5Tget_size(type.get());
+    if (n == 0 || n > 4096) damaged("attribute " + key + " has an impossible length");
+    std::string s(n, '\0');
+    if (H5Aread(a.get(), type.get(), s.data()) < 0) damaged("attribute " + key + " cannot be read");
+    s.resize(std::strlen(s.c_str()));
+    return s;
+  }
+  // `n` values (any count when n < 0).
+  std::vector<long long> ints(const std::string& key, long n = -1) const {
+    return numbers<long long>(key, n, H5T_INTEGER, H5T_NATIVE_LLONG, "integers");
+  }
+  std::vector<double> doubles(const std::string& key, long n = -1) const {
+    return numbers<double>(key, n, H5T_FLOAT, H5T_NATIVE_DOUBLE, "floating-point numbers");
+  }
+
+ private:
+  H5Id open(const std::string& key) const {
+    const htri_t e = H5Aexists(f_, key.c_str());
+    if (e == 0) damaged("attribute " + key + " is missing");
+    const hid_t a = e > 0 ? H5Aopen(f_, key.c_str(), H5P_DEFAULT) : -1;
+    if (a < 0) damaged("attribute " + key + " cannot be opened");
+    return H5Id(a, H5Aclose);
+  }
+  template <class T>
+  std::vector<T> numbers(const std::string& key, long n, H5T_class_t cls, hid_t mem,
+                         const char* what) const {
+    H5Id a = open(key);
+    H5Id type(H5Aget_type(a.get()), H5Tclose);
+    H5Id space(H5Aget_space(a.get()), H5Sclose);
+    const hssize_t count = H5Sget_simple_extent_npoints(space.get());
+    if (H5Tget_class(type.get()) != cls) damaged("attribute " + key + " does not hold " + what);
+    if (count < 0 || count > (1 << 20) || (n >= 0 && count != n))
+      damaged("attribute " + key + " holds " + std::to_string(count) + " values" +
+              (n >= 0 ? ", expected " + std::to_string(n) : std::string()));
+    std::vector<T> v(std::size_t(count), T{});
+    if (!v.empty() && H5Aread(a.get(), mem, v.data()) < 0)
+      damaged("attribute " + key + " cannot be read");
+    return v;
+  }
+  hid_t f_;
+  std::string path_;
+};
+
+std::string modes_text(const std::vector<long long>& flat) {
+  if (flat == std::vector<long long>{0}) return "none";
+  std::string s;
+  for (std::size_t i = 0; i < flat.size(); ++i)
+    s += (i == 0 ? "" : (i % 3 == 0 ? " " : ",")) + std::to_string(flat[i]);
+  return s;
+}
+
+std::string number_text(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+}  // namespace
 
 long read_checkpoint(const std::string& path, MPI_Comm comm, const Decomposition& d, Kernels& k,
                      Method& m, const RunIdentity& id, std::vector<double>& history) {
-  const auto fail = [&](const std::string& why) {
-    throw BadInput("--restart " + path + ": " + why);
-  };
   const int kind = probe_hdf5(path, comm);
   if (kind < 0)
     throw IoError("--restart " + path +
                   ": cannot open the checkpoint (no such file, or not readable)");
-  if (kind == 0) fail("not an HDF5 file, so not a halo3d checkpoint");
+  if (kind == 0)
+    throw BadInput("--restart " + path + ": not an HDF5 file, so not a halo3d checkpoint");
+  QuietHdf5 quiet;
   H5Id f = h5_open_read(path, comm);
-  if (!h5_has_attr(f.get(), "format") || h5_attr_string(f.get(), "format") != kFormat)
-    fail("not a halo3d checkpoint of format " + std::string(kFormat));
-  const auto expect = [&](const std::string& key, const std::string& want) {
-    const std::string got = h5_attr_string(f.get(), key);
+  const Attrs at(f.get(), path);
+  if (H5Aexists(f.get(), "format") <= 0 || at.str("format") != kFormat)
+    at.fail("not a halo3d checkpoint of format " + std::string(kFormat));
+  // Everything that changes the iterates must match; the process grid need not (results do
+  // not depend on it), nor --tol, --max-iters or --steps (they only say when to stop).
+  const auto expect = [&](const std::string& key, const std::string& got, const std::string& want) {
     if (got != want)
-      fail(key + " is '" + got + "' in the checkpoint but '" + want + "' in this run");
+      at.fail(key + " is '" + got + "' in the checkpoint but '" + want + "' in this run");
   };
-  expect("version", version_string());
-  expect("problem", id.problem);
-  expect("solver", id.solver);
-  expect("rhs", id.rhs);
-  if (h5_attr_ints(f.get(), "grid") != ints(id.grid))
-    fail("grid differs from this run's " + to_string(id.grid));
+  expect("version", at.str("version"), version_string());
+  expect("problem", at.str("problem"), id.problem);
+  expect("solver", at.str("solver"), id.solver);
+  expect("rhs", at.str("rhs"), id.rhs);
+  const auto grid = at.ints("grid", 3);
+  expect("grid",
+         std::to_string(grid[0]) + "," + std::to_string(grid[1]) + "," + std::to_string(grid[2]),
+         to_string(id.grid));
   auto want_modes = flat_modes(id.modes);
   if (want_modes.empty()) want_modes = {0};
-  if (h5_attr_ints(f.get(), "modes") != want_modes) fail("the modes differ from this run's");
-  if (h5_attr_ints(f.get(), "seed") != std::vector<long long>{id.seed})
-    fail("the seed differs from this run's");
-  if (h5_attr_doubles(f.get(), "alpha_dt") != std::vector<double>{id.alpha, id.dt})
-    fail("alpha or dt differ from this run's");
+  const auto modes = at.ints("modes");
+  if (modes != want_modes) expect("modes", modes_text(modes), modes_text(want_modes));
+  expect("seed", std::to_string(at.ints("seed", 1)[0]), std::to_string(id.seed));
+  const auto alpha_dt = at.doubles("alpha_dt", 2);
+  expect("alpha", number_text(alpha_dt[0]), number_text(id.alpha));
+  expect("dt", number_text(alpha_dt[1]), number_text(id.dt));
+  const long long iteration = at.ints("iteration", 1)[0];
+  if (iteration < 0) at.damaged("iteration is " + std::to_string(iteration));
+  if (id.steps >= 0 && iteration > id.steps)
+    at.fail("the checkpoint is at step " + std::to_string(iteration) + ", beyond --steps " +
+            std::to_string(id.steps));
+  auto scalars = at.doubles("scalars");
+  if (scalars.size() < m.scalars().size())
+    at.fail("has fewer solver scalars than this solver needs");
+  scalars.resize(m.scalars().size());
+  for (const double s : scalars)
+    if (!std::isfinite(s))
+      throw Error(kExitBreakdown,
+                  "--restart " + path + ": the checkpoint's solver scalars hold NaN or Inf");
 
   for (const StateVector& v : m.state()) {
+    if (!h5_exists(f.get(), v.name)) at.damaged("dataset /" + v.name + " is missing");
     std::vector<double> host(v.buffer->size(), 0.0);
     h5_read_field(f.get(), v.name, d, host.data());
+    if (!all_finite(d.layout(), host, comm))
+      throw Error(kExitBreakdown, "--restart " + path + ": the checkpoint's /" + v.name +
+                                      " holds NaN or Inf; refusing to continue from it");
     k.copy(v.buffer->data(), host.data(), host.size(), Lane::interior);
     k.synchronize();
   }
-  const long iteration = long(h5_attr_ints(f.get(), "iteration").at(0));
+  if (!h5_exists(f.get(), "residual_history")) at.damaged("dataset /residual_history is missing");
   history = h5_read_vector(f.get(), "residual_history");
   // One residual per iteration for the methods that have one: anything else is a damaged file.
-  if (m.has_residual() && long(history.size()) != iteration)
-    fail("holds " + std::to_string(history.size()) + " residuals for " + std::to_string(iteration) +
-         " iterations (damaged checkpoint)");
-  auto scalars = h5_attr_doubles(f.get(), "scalars");
-  if (scalars.size() < m.scalars().size()) fail("has fewer solver scalars than this solver needs");
-  scalars.resize(m.scalars().size());
+  if (m.has_residual() && (long long)history.size() != iteration)
+    at.damaged("holds " + std::to_string(history.size()) + " residuals for " +
+               std::to_string(iteration) + " iterations");
   m.set_scalars(scalars);
-  return iteration;
+  return long(iteration);
 }
 
 }  // namespace halo3d

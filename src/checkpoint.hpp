@@ -19,6 +19,7 @@ struct RunIdentity {
   std::vector<Int3> modes;
   long long seed = 0;
   double alpha = 0, dt = 0;
+  long steps = -1;  // heat: --steps (a checkpoint beyond it is refused); -1 otherwise
   static RunIdentity of(const SolveOptions& o, const std::string& solver, double dt);
 };
 

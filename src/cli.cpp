@@ -1,8 +1,16 @@
 #include "cli.hpp"
 
+#include <sys/stat.h>
+
 #include <CLI/CLI.hpp>
+#include <cctype>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
 #include <sstream>
 
+#include "checks.hpp"
 #include "errors.hpp"
 #include "runtime.hpp"
 
@@ -29,14 +37,54 @@ CLI::Validator non_negative() {
       ">= 0");
 }
 
+// Whole numbers of the option's type only: CLI11 2.1 clamps values beyond the range
+// (99999999999999999999 became LLONG_MAX) and reads "-1" as 2^64-1 for unsigned options.
+template <class T>
+CLI::Validator whole_number() {
+  return CLI::Validator(
+      [](std::string& v) {
+        const bool neg = !v.empty() && v[0] == '-';
+        const std::size_t start = (!v.empty() && (v[0] == '-' || v[0] == '+')) ? 1 : 0;
+        bool digits = v.size() > start;
+        for (std::size_t i = start; i < v.size(); ++i)
+          digits = digits && std::isdigit((unsigned char)v[i]);
+        if (!digits) return "must be a whole number, got " + printable(v);
+        if (neg && std::numeric_limits<T>::min() == 0)
+          return "must be a whole number >= 0, got " + printable(v);
+        errno = 0;
+        bool fits = false;
+        if (neg) {
+          const long long x = std::strtoll(v.c_str(), nullptr, 10);
+          fits = errno != ERANGE && x >= (long long)std::numeric_limits<T>::min();
+        } else {
+          const unsigned long long x = std::strtoull(v.c_str(), nullptr, 10);
+          fits = errno != ERANGE && x <= (unsigned long long)std::numeric_limits<T>::max();
+        }
+        if (!fits)
+          return "must be between " + std::to_string(std::numeric_limits<T>::min()) + " and " +
+                 std::to_string(std::numeric_limits<T>::max()) + ", got " + printable(v);
+        return std::string();
+      },
+      "INT");
+}
+
 // CLI11 2.1 reads config files for the top-level app only, so the subcommand's --config
 // is applied here with CLI11's own TOML reader; options given on the command line win.
 void apply_config(CLI::App& sub, const std::string& path) {
+  const std::string shown = printable(path);
+  // std::ifstream "opens" a directory and reads nothing: a directory would be ignored.
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0)
+    throw BadInput("--config " + shown + ": cannot read the file (" + std::strerror(errno) + ")");
+  if (!S_ISREG(st.st_mode))
+    throw BadInput("--config " + shown + ": not a regular file (a directory or device?)");
   std::vector<CLI::ConfigItem> items;
   try {
     items = CLI::ConfigTOML().from_file(path);
   } catch (const CLI::FileError&) {
-    throw BadInput("--config " + path + ": cannot read the file");
+    throw BadInput("--config " + shown + ": cannot read the file");
+  } catch (const CLI::Error& e) {
+    throw BadInput("--config " + shown + ": " + printable(e.what()));
   }
   for (const auto& it : items) {
     if (it.name == "++" || it.name == "--") continue;  // section markers
@@ -46,13 +94,14 @@ void apply_config(CLI::App& sub, const std::string& path) {
     } catch (const CLI::OptionNotFound&) {
     }
     if (!opt || !it.parents.empty() || it.name == "config")
-      throw BadInput("--config " + path + ": unknown key '" + it.fullname() + "'");
+      throw BadInput("--config " + shown + ": unknown key '" + printable(it.fullname()) + "'");
     if (opt->count() > 0) continue;
     try {
       opt->add_result(it.inputs);
       opt->run_callback();
     } catch (const CLI::Error& e) {
-      throw BadInput("--config " + path + ": key '" + it.name + "': " + e.what());
+      throw BadInput("--config " + shown + ": key '" + printable(it.name) +
+                     "': " + printable(e.what()));
     }
   }
 }
@@ -163,7 +212,9 @@ Command parse_command_line(int argc, char** argv) {
       ->group("Problem");
   solve->add_option("--mode", modes, "Manufactured mode KX,KY,KZ (repeatable; summed)")
       ->group("Problem");
-  solve->add_option("--seed", o.seed, "Seed of --rhs random")->group("Problem");
+  solve->add_option("--seed", o.seed, "Seed of --rhs random")
+      ->check(whole_number<std::uint64_t>())
+      ->group("Problem");
   solve->add_option("--solver", o.solver, "Poisson solver")
       ->check(CLI::IsMember({"cg", "jacobi"}))
       ->group("Solver");
@@ -183,10 +234,10 @@ Command parse_command_line(int argc, char** argv) {
       ->check(positive())
       ->group("Solver");
   solve->add_option("--max-iters", o.max_iters, "Iteration limit")
-      ->check(non_negative())
+      ->check(whole_number<long>() & non_negative())
       ->group("Solver");
   solve->add_option("--steps", o.steps, "Heat: explicit Euler steps")
-      ->check(non_negative())
+      ->check(whole_number<long>() & non_negative())
       ->group("Solver");
   solve->add_option("--alpha", o.alpha, "Heat: diffusivity")->check(positive())->group("Solver");
   solve->add_option("--dt", o.dt, "Heat: time step (0 = 0.9 of the stability limit)")
@@ -194,7 +245,7 @@ Command parse_command_line(int argc, char** argv) {
       ->group("Solver");
   add_parallel_options(*solve, o.backend, o.halo, overlap, o.peer_access);
   solve->add_option("--monitor", o.monitor, "Progress line every N iterations (0: none)")
-      ->check(non_negative())
+      ->check(whole_number<int>() & non_negative())
       ->group("Output");
   solve->add_option("--output", output, "Solution file (HDF5), or 'none'")->group("Output");
   solve->add_option("--report", o.report, "JSON report of the run")->group("Output");
@@ -202,7 +253,7 @@ Command parse_command_line(int argc, char** argv) {
   solve
       ->add_option("--checkpoint-every", o.checkpoint_every,
                    "Checkpoint every N iterations (0: only on a signal)")
-      ->check(non_negative())
+      ->check(whole_number<long>() & non_negative())
       ->group("Checkpoint");
   solve->add_option("--restart", o.restart, "Continue from this checkpoint")->group("Checkpoint");
 
@@ -307,10 +358,10 @@ Command parse_command_line(int argc, char** argv) {
     cmd.message = "halo3d " + version_string() + "\n";
   } catch (const CLI::ParseError& e) {
     cmd.exit_code = kExitBadInput;
-    cmd.message = std::string("halo3d: error: ") + e.what() + "\n";
+    cmd.message = std::string("halo3d: error: ") + printable(e.what(), 400) + "\n";
   } catch (const BadInput& e) {
     cmd.exit_code = kExitBadInput;
-    cmd.message = std::string("halo3d: error: ") + e.what() + "\n";
+    cmd.message = std::string("halo3d: error: ") + printable(e.what(), 400) + "\n";
   }
   return cmd;
 }

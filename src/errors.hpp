@@ -39,6 +39,8 @@ struct IoError : Error {
 };
 
 [[noreturn]] void throw_mpi_error(int rc, const char* expr, const char* file, int line);
+// The innermost message on HDF5's error stack (which it then clears); empty if none.
+std::string hdf5_error_cause();
 [[noreturn]] void throw_hdf5_error(const char* expr, const char* file, int line);
 
 }  // namespace halo3d

@@ -1,11 +1,13 @@
 #include "hdf5_io.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
+#include <sstream>
 
 #include "errors.hpp"
+#include "files.hpp"
 
 namespace halo3d {
 
@@ -58,6 +60,40 @@ void select_box(const Decomposition& d, H5Id& file_space, H5Id& mem_space, hid_t
       H5Sselect_hyperslab(mem_space.get(), H5S_SELECT_SET, first, nullptr, count, nullptr));
 }
 
+// Every rank learns whether a collective write worked everywhere: a write that failed on
+// some ranks only (a full disk) must not leave the others waiting in the next collective
+// call. Throws the same IoError on every rank.
+void agree_write(hid_t file, herr_t status, const std::string& what) {
+  const int err = errno;  // what the failed system call left (MPI-IO does not report it)
+  // Before any other HDF5 call, which would clear HDF5's error stack.
+  std::string why = status < 0 ? hdf5_error_cause() : std::string();
+  H5Id fa(H5Fget_access_plist(file), H5Pclose);
+  MPI_Comm comm = MPI_COMM_NULL;
+  MPI_Info info = MPI_INFO_NULL;
+  HALO3D_H5_CHECK(H5Pget_fapl_mpio(fa.get(), &comm, &info));
+  if (status < 0) {
+    if (err == ENOSPC || err == EDQUOT || err == EFBIG || err == EIO || err == EROFS)
+      why += std::string(why.empty() ? "" : ", ") + std::strerror(err);
+    why = "writing " + what + " failed" + (why.empty() ? "" : ": " + why);
+  }
+  try {
+    why = first_error(why, comm);
+  } catch (...) {
+    MPI_Comm_free(&comm);
+    throw;
+  }
+  MPI_Comm_free(&comm);
+  if (info != MPI_INFO_NULL) MPI_Info_free(&info);
+  if (!why.empty()) {
+    // Name the file being written (the temporary's target), not the temporary.
+    std::string name(std::size_t(std::max<ssize_t>(H5Fget_name(file, nullptr, 0), 0)), '\0');
+    if (!name.empty()) H5Fget_name(file, name.data(), name.size() + 1);
+    const auto cut = name.rfind(".partial.");
+    if (cut != std::string::npos) name.resize(cut);
+    throw IoError("cannot write " + name + ": " + why + " (the previous file, if any, is kept)");
+  }
+}
+
 }  // namespace
 
 H5Id h5_create(const std::string& path, MPI_Comm comm) {
@@ -84,7 +120,8 @@ void h5_write_field(hid_t file, const std::string& name, const Decomposition& d,
   H5Id fs, ms;
   select_box(d, fs, ms, dset.get());
   auto xfer = collective_xfer();
-  HALO3D_H5_CHECK(H5Dwrite(dset.get(), H5T_NATIVE_DOUBLE, ms.get(), fs.get(), xfer.get(), local));
+  agree_write(file, H5Dwrite(dset.get(), H5T_NATIVE_DOUBLE, ms.get(), fs.get(), xfer.get(), local),
+              "/" + name);
 }
 
 void h5_read_field(hid_t file, const std::string& name, const Decomposition& d, double* local) {
@@ -112,8 +149,9 @@ void h5_write_vector(hid_t file, const std::string& name, const std::vector<doub
     HALO3D_H5_CHECK(H5Sselect_none(ms.get()));
   }
   auto xfer = collective_xfer();
-  HALO3D_H5_CHECK(
-      H5Dwrite(dset.get(), H5T_NATIVE_DOUBLE, ms.get(), fs.get(), xfer.get(), v.data()));
+  agree_write(file,
+              H5Dwrite(dset.get(), H5T_NATIVE_DOUBLE, ms.get(), fs.get(), xfer.get(), v.data()),
+              "/" + name);
 }
 
 std::vector<double> h5_read_vector(hid_t file, const std::string& name) {
@@ -203,64 +241,54 @@ std::vector<double> h5_attr_doubles(hid_t obj, const std::string& name) {
   return read_numeric_attr<double>(obj, name, H5T_NATIVE_DOUBLE);
 }
 
-AtomicH5File::AtomicH5File(const std::string& path, MPI_Comm comm)
-    : path_(path), tmp_(path + ".partial"), comm_(comm), file_(h5_create(tmp_, comm)) {}
+AtomicH5File::AtomicH5File(const std::string& path, MPI_Comm comm) : path_(path), comm_(comm) {
+  // Every rank must open the same temporary: rank 0 names it.
+  target_ = bcast_string(comm_rank(comm) == 0 ? write_target(path) : std::string(), comm);
+  tmp_ = temp_name(target_, unique_suffix(comm));
+  file_ = h5_create(tmp_, comm);
+}
 
 AtomicH5File::~AtomicH5File() {
-  if (committed_) return;
-  try {
-    file_ = H5Id();
-  } catch (...) {
-  }
-  int rank = 0;
-  MPI_Comm_rank(comm_, &rank);
-  if (rank == 0) std::remove(tmp_.c_str());
+  if (done_) return;
+  file_ = H5Id();  // collective close (every rank unwinds the same agreed error)
+  if (comm_rank(comm_) == 0) std::remove(tmp_.c_str());
 }
 
 void AtomicH5File::commit() {
-  file_.close();  // collective: every rank's data is on disk once this returns everywhere
-  HALO3D_MPI_CHECK(MPI_Barrier(comm_));
-  int rank = 0, ok = 1;
-  MPI_Comm_rank(comm_, &rank);
+  const bool root = comm_rank(comm_) == 0;
   std::string why;
-  if (rank == 0 && std::rename(tmp_.c_str(), path_.c_str()) != 0)
-    ok = 0, why = std::strerror(errno);
-  HALO3D_MPI_CHECK(MPI_Bcast(&ok, 1, MPI_INT, 0, comm_));
-  committed_ = true;
-  if (!ok)
-    throw IoError("cannot rename " + tmp_ + " to " + path_ + (why.empty() ? "" : ": " + why));
-}
-
-void check_writable(const std::string& path, MPI_Comm comm) {
-  int rank = 0;
-  MPI_Comm_rank(comm, &rank);
-  char why[256] = {};
-  int ok = 1;
-  if (rank == 0) {
-    const std::string probe = path + ".partial";
-    FILE* f = std::fopen(probe.c_str(), "wb");
-    if (!f) {
-      ok = 0;
-      std::snprintf(why, sizeof why, "%s", std::strerror(errno));
-    } else {
-      std::fclose(f);
-      std::remove(probe.c_str());
-    }
+  try {
+    file_.close();  // collective: every rank's data is on disk once this returns everywhere
+  } catch (const std::exception& e) {
+    why = e.what();
   }
-  HALO3D_MPI_CHECK(MPI_Bcast(&ok, 1, MPI_INT, 0, comm));
-  HALO3D_MPI_CHECK(MPI_Bcast(why, sizeof why, MPI_CHAR, 0, comm));
-  if (!ok) throw IoError("cannot write " + path + ": " + why);
+  why = first_error(why, comm_);
+  if (why.empty()) {  // the same on every rank, so all take this branch or none
+    std::string renamed;
+    if (root && std::rename(tmp_.c_str(), target_.c_str()) != 0)
+      renamed = std::string("cannot rename the temporary file into place: ") + std::strerror(errno);
+    why = bcast_string(renamed, comm_);
+  }
+  done_ = true;
+  if (why.empty()) return;
+  if (root) std::remove(tmp_.c_str());
+  throw IoError("cannot write " + path_ + ": " + why + " (the previous file, if any, is kept)");
 }
 
-void write_xdmf(const std::string& h5_path, const Int3& grid, const std::array<double, 3>& h) {
-  const std::string xdmf =
-      h5_path.substr(
-          0, h5_path.rfind('.') == std::string::npos ? h5_path.size() : h5_path.rfind('.')) +
-      ".xdmf";
-  const std::string base = h5_path.substr(h5_path.find_last_of('/') + 1);
-  const std::string tmp = xdmf + ".partial";
-  {
-    std::ofstream o(tmp);
+void write_h5_atomically(const std::string& path, MPI_Comm comm,
+                         const std::function<void(hid_t)>& body) {
+  AtomicH5File f(path, comm);
+  body(f.get());
+  f.commit();
+}
+
+void write_xdmf(const std::string& h5_path, const Int3& grid, const std::array<double, 3>& h,
+                MPI_Comm comm) {
+  std::string text;
+  if (comm_rank(comm) == 0) {
+    // The dataset is named relative to the sidecar, which lies beside the HDF5 file.
+    const std::string base = h5_path.substr(h5_path.find_last_of('/') + 1);
+    std::ostringstream o;
     const std::string dims =
         std::to_string(grid[2]) + " " + std::to_string(grid[1]) + " " + std::to_string(grid[0]);
     o << "<?xml version=\"1.0\" ?>\n<Xdmf Version=\"3.0\">\n <Domain>\n  <Grid Name=\"halo3d\" "
@@ -275,10 +303,9 @@ void write_xdmf(const std::string& h5_path, const Int3& grid, const std::array<d
       << "    <DataItem Dimensions=\"" << dims
       << "\" NumberType=\"Float\" Precision=\"8\" Format=\"HDF\">" << base << ":/u</DataItem>\n"
       << "   </Attribute>\n  </Grid>\n </Domain>\n</Xdmf>\n";
-    if (!o) throw IoError("cannot write " + tmp, false);
+    text = o.str();
   }
-  if (std::rename(tmp.c_str(), xdmf.c_str()) != 0)
-    throw IoError("cannot rename " + tmp + " to " + xdmf, false);
+  write_file_atomically(xdmf_path(h5_path), text, comm);
 }
 
 }  // namespace halo3d

@@ -5,6 +5,7 @@
 #include <mpi.h>
 
 #include <array>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -63,27 +64,35 @@ std::vector<long long> h5_attr_ints(hid_t obj, const std::string& name);
 std::vector<double> h5_attr_doubles(hid_t obj, const std::string& name);
 bool h5_has_attr(hid_t obj, const std::string& name);
 
-// Collective, crash-safe file creation: everything is written to `path + ".partial"`,
-// which rank 0 renames to `path` only after every rank has closed it successfully.
+// Collective, crash-safe creation of the HDF5 file `path` (or, through a symbolic link, of
+// the file it points to): everything is written to a temporary name unique to this write
+// (files.hpp), beside the target, which rank 0 renames to the target only after every rank
+// has written and closed it successfully. Not committed (an exception), or any failure: the
+// temporary is removed and the previous file kept; commit() throws the same IoError, naming
+// `path` and the cause, on every rank.
 class AtomicH5File {
  public:
   AtomicH5File(const std::string& path, MPI_Comm comm);
-  ~AtomicH5File();  // not committed: the partial file is removed
+  ~AtomicH5File();
+  AtomicH5File(const AtomicH5File&) = delete;
+  AtomicH5File& operator=(const AtomicH5File&) = delete;
   hid_t get() const { return file_.get(); }
   void commit();
 
  private:
-  std::string path_, tmp_;
+  std::string path_, target_, tmp_;
   MPI_Comm comm_;
   H5Id file_;
-  bool committed_ = false;
+  bool done_ = false;
 };
 
-// Checks, collectively and before any solving, that `path` can be created; throws
-// IoError on every rank with the reason if not.
-void check_writable(const std::string& path, MPI_Comm comm);
+// The same for a file written by `body` in one go.
+void write_h5_atomically(const std::string& path, MPI_Comm comm,
+                         const std::function<void(hid_t)>& body);
 
-// The XDMF sidecar that lets ParaView/VisIt open /u of `h5_path` directly.
-void write_xdmf(const std::string& h5_path, const Int3& grid, const std::array<double, 3>& h);
+// The XDMF sidecar (xdmf_path(h5_path)) that lets ParaView/VisIt open /u of `h5_path`
+// directly; collective, written atomically by rank 0.
+void write_xdmf(const std::string& h5_path, const Int3& grid, const std::array<double, 3>& h,
+                MPI_Comm comm);
 
 }  // namespace halo3d

@@ -1,5 +1,7 @@
 #include "options.hpp"
 
+#include <cmath>
+
 #include "errors.hpp"
 
 namespace halo3d {
@@ -12,7 +14,19 @@ void validate(const SolveOptions& o) {
   for (int d = 0; d < 3; ++d)
     if (o.grid[d] < 1) throw BadInput("--grid " + to_string(o.grid) + ": every size must be >= 1");
   if (o.modes.empty()) throw BadInput("--mode: at least one mode is needed");
-  if (!(o.tol > 0)) throw BadInput("--tol must be > 0");
+  // A wave number beyond the grid aliases: K = N+1 is zero at every point, larger ones
+  // repeat smaller modes, so the "exact" answer would not be the grid's.
+  if (o.rhs == "modes")
+    for (const Int3& m : o.modes)
+      for (int d = 0; d < 3; ++d)
+        if (m[d] < 1 || m[d] > o.grid[d])
+          throw BadInput("--mode " + to_string(m) + ": wave number " + std::to_string(m[d]) +
+                         " on axis " + "xyz"[d] + " must be between 1 and the grid size " +
+                         std::to_string(o.grid[d]) + " (larger ones alias on the grid)");
+  if (!(o.tol > 0) || !std::isfinite(o.tol)) throw BadInput("--tol must be a finite number > 0");
+  if (!(o.alpha > 0) || !std::isfinite(o.alpha))
+    throw BadInput("--alpha must be a finite number > 0");
+  if (!(o.dt >= 0) || !std::isfinite(o.dt)) throw BadInput("--dt must be a finite number >= 0");
   if (o.output.empty()) throw BadInput("--output: give a file name or 'none'");
   if (!o.checkpoint.empty() && o.checkpoint == o.output)
     throw BadInput("--checkpoint and --output must be different files");

@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
@@ -16,6 +15,7 @@
 #include "app.hpp"
 #include "decomposition.hpp"
 #include "errors.hpp"
+#include "files.hpp"
 #include "hdf5_io.hpp"
 #include "mpi_env.hpp"
 #include "runtime.hpp"
@@ -388,7 +388,8 @@ int run_probe(const ProbeOptions& o, MPI_Comm world) {
   const bool cuda_aware = cuda && all_cuda_aware_mpi(world);
   const std::vector<RankGpu> gpus = gather_rank_gpus(k, hosts, world);
   const std::vector<std::string> devices = allgather_strings(k.device_name(), world);
-  if (!o.report.empty()) check_writable(o.report, world);  // before measuring, not after
+  if (!o.report.empty())  // before measuring, not after
+    check_planned_files({{"--report", o.report}}, world);
   // Validated now (collectively), used after the measurements.
   const Int3 wall_procs = o.grid[0] > 0 && size > 1 ? choose_procs(o.grid, size, o.procs) : Int3{};
   const std::vector<std::size_t> sizes = o.sizes.empty() ? default_sizes() : o.sizes;
@@ -626,9 +627,7 @@ int run_probe(const ProbeOptions& o, MPI_Comm world) {
     j["pairs"] = pairs;
     if (o.topology) j["topology"] = topology;
     j["communication_wall"] = wall;
-    std::ofstream f(o.report);
-    f << j.dump(2) << "\n";
-    if (!f) throw IoError("cannot write " + o.report, false);
+    write_file_atomically(o.report, j.dump(2) + "\n", world);
   }
   return kExitOk;
 }

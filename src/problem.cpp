@@ -1,6 +1,9 @@
 #include "problem.hpp"
 
 #include <cmath>
+#include <cstdio>
+#include <limits>
+#include <string>
 
 #include "errors.hpp"
 
@@ -8,7 +11,12 @@ namespace halo3d {
 
 namespace {
 constexpr double kPi = 3.14159265358979323846;
+std::string number(double v) {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
 }
+}  // namespace
 
 double random_value(std::uint64_t seed, std::uint64_t index) {
   std::uint64_t z = seed * 0x9E3779B97F4A7C15ull + index + 0x632BE59BD9B4E019ull;
@@ -26,10 +34,24 @@ Problem::Problem(const SolveOptions& o)
   steps_ = o.steps;
   alpha_ = o.alpha;
   dt_ = o.dt > 0 ? o.dt : 0.9 * limit;
+  // alpha*diag overflowing makes the limit 0 (and dt 0: nothing would move); alpha so small
+  // that the limit overflows makes dt infinite; a step whose alpha*dt is not a normal number
+  // loses all precision. Each would run to a useless (or NaN) answer.
+  const double c = alpha_ * stencil().diag;
+  if (!std::isfinite(c) || !(limit > 0) || !std::isfinite(limit) || !std::isfinite(dt_))
+    throw BadInput("--alpha " + number(o.alpha) + ": alpha*2*(1/hx^2+1/hy^2+1/hz^2) = " +
+                   number(c) + " leaves no usable time step (it must be finite and > 0)");
   if (dt_ > limit)
     throw BadInput("--dt " + std::to_string(o.dt) +
                    " is above the explicit-Euler stability limit " + std::to_string(limit) +
                    " = 1/(alpha*2*(1/hx^2+1/hy^2+1/hz^2))");
+  if (!(std::abs(alpha_ * dt_) >= std::numeric_limits<double>::min()) ||
+      !(alpha_ * dt_ * stencil().diag >= std::numeric_limits<double>::epsilon()))
+    throw BadInput(
+        "--dt " + number(dt_) + " with --alpha " + number(o.alpha) +
+        ": alpha*dt*2*(1/hx^2+1/hy^2+1/hz^2) = " + number(alpha_ * dt_ * stencil().diag) +
+        " is below the double precision (1 + it rounds to 1); the step would not "
+        "change u");
 }
 
 double Problem::lambda(const Int3& k) const {

@@ -1,11 +1,12 @@
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "app.hpp"
 #include "checkpoint.hpp"
+#include "checks.hpp"
 #include "errors.hpp"
+#include "files.hpp"
 #include "hdf5_io.hpp"
 #include "multigrid.hpp"
 #include "point_ops.hpp"
@@ -57,17 +58,6 @@ Timers max_timers(const Timers& t, MPI_Comm comm) {
 
 nlohmann::json to_json(const Int3& v) { return nlohmann::json::array({v[0], v[1], v[2]}); }
 
-void write_text_atomically(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".partial";
-  {
-    std::ofstream o(tmp);
-    o << text;
-    if (!o) throw IoError("cannot write " + tmp, false);
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0)
-    throw IoError("cannot rename " + tmp + " to " + path, false);
-}
-
 // What run_solve allocates beyond the runtime, per rank: the source, the method's vectors
 // and one scratch vector (the true residual) in backend memory, and the multigrid
 // hierarchy; in host memory the source as filled and the solution as written.
@@ -102,9 +92,7 @@ int run_solve(const SolveOptions& o, MPI_Comm world) {
 
   // Fail before solving, not after hours of it.
   const bool write_output = o.output != "none";
-  if (write_output) check_writable(o.output, comm);
-  if (!o.report.empty()) check_writable(o.report, comm);
-  if (!o.checkpoint.empty()) check_writable(o.checkpoint, comm);
+  check_planned_files(planned_files(o), comm);
 
   std::vector<double> source;
   prob.fill_source(d, source);
@@ -182,6 +170,11 @@ int run_solve(const SolveOptions& o, MPI_Comm world) {
     true_rel = g[1] > 0 ? std::sqrt(g[0] / g[1]) : 0.0;
   }
   const std::vector<double> u = download(k, method->solution());
+  // A NaN/Inf answer is a breakdown on every rank, never a success.
+  if (!all_finite(d.layout(), u, comm))
+    throw Error(kExitBreakdown, "the solution holds NaN or Inf after " +
+                                    std::to_string(res.iterations) +
+                                    " iterations: the solve diverged; nothing written");
   Errors err;
   if (prob.has_exact()) err = solution_errors(prob, d, u, comm);
 
@@ -212,7 +205,7 @@ int run_solve(const SolveOptions& o, MPI_Comm world) {
     h5_attr(g, "version", version_string());
     if (heat) h5_attr(g, "time", std::vector<double>{dt * double(res.iterations), dt, o.alpha});
     f.commit();
-    if (root) write_xdmf(o.output, o.grid, prob.h());
+    write_xdmf(o.output, o.grid, prob.h(), comm);
   }
 
   const Timers t = max_timers(rt->timers, comm);
@@ -251,6 +244,7 @@ int run_solve(const SolveOptions& o, MPI_Comm world) {
     std::fflush(stdout);
   }
 
+  std::string report_text;
   if (!o.report.empty() && root) {
     nlohmann::json j;
     j["halo3d_version"] = version_string();
@@ -325,8 +319,9 @@ int run_solve(const SolveOptions& o, MPI_Comm world) {
                       {"what", "one operator application, median of 5, slowest rank"}};
     else
       j["overlap"] = nullptr;
-    write_text_atomically(o.report, j.dump(2) + "\n");
+    report_text = j.dump(2) + "\n";
   }
+  if (!o.report.empty()) write_file_atomically(o.report, report_text, comm);
 
   if (!res.converged) {
     if (root)

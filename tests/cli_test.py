@@ -2,6 +2,8 @@
 """Bad input to `halo3d solve`: a clear one-line error, a distinct non-zero exit code,
 no hang and no output file. Run: cli_test.py HALO3D MPIEXEC"""
 import os
+import socket
+import stat
 import subprocess
 import sys
 import tempfile
@@ -12,13 +14,31 @@ failures = []
 
 def run(args, ranks=2, timeout=60, cwd=None, env=None):
     cmd = [MPIEXEC, "-np", str(ranks), "--oversubscribe", HALO3D] + args
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=cwd,
+    p = subprocess.run(cmd, capture_output=True, text=True, errors="backslashreplace", timeout=timeout, cwd=cwd,
                        env=None if env is None else {**os.environ, **env})
     return p.returncode, p.stdout, p.stderr
 
 
-def expect_error(name, args, code, needle, ranks=2, files_absent=(), env=None):
+def snapshot(path):
+    """What a path is, for 'left as it was': kind, and content of regular files and links."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    if stat.S_ISLNK(st.st_mode):
+        return ("link", os.readlink(path), snapshot(os.path.realpath(path)) if os.path.exists(path) else None)
+    if stat.S_ISREG(st.st_mode):
+        with open(path, "rb") as f:
+            return ("file", st.st_ino, f.read())
+    return (stat.S_IFMT(st.st_mode), st.st_ino)
+
+
+def expect_error(name, args, code, needle, ranks=2, files_absent=(), env=None, setup=None, check=None):
+    """`{d}` in args is the run's scratch folder; setup(d) prepares it and returns what it made
+    (those files must be left as they were: same kind, same content); check(d) -> problem or None."""
     with tempfile.TemporaryDirectory() as d:
+        made = setup(d) if setup else {}
+        args = [a.replace("{d}", d) for a in args]
         try:
             solve = args[:1] == ["solve"] and "--output" not in args
             rc, out, err = run(args + ["--output", os.path.join(d, "out.h5")] if solve else args,
@@ -35,9 +55,18 @@ def expect_error(name, args, code, needle, ranks=2, files_absent=(), env=None):
             problems.append(f"stderr is not one 'halo3d: error:' line: {err!r}")
         elif needle not in lines[0]:
             problems.append(f"message lacks {needle!r}: {lines[0]!r}")
-        left = [f for f in os.listdir(d)]
+        elif not all(" " <= c <= "~" for c in lines[0]):
+            problems.append(f"message has unprintable characters: {lines[0]!r}")
+        left = sorted(f for f in os.listdir(d) if f not in made)
         if left:
             problems.append(f"left files behind: {left}")
+        for f, before in made.items():
+            if snapshot(os.path.join(d, f)) != before:
+                problems.append(f"{f} was changed or replaced")
+        if check:
+            why = check(d)
+            if why:
+                problems.append(why)
         if problems:
             failures.append(f"{name}: " + "; ".join(problems))
         else:
@@ -72,6 +101,109 @@ expect_error("unwritable output", ["solve", "--grid", "8,8,8", "--output", "/non
 expect_error("restart missing", ["solve", "--grid", "8,8,8", "--restart", "/nonexistent/c.h5"], 5, "c.h5")
 expect_error("cuda not available", ["solve", "--grid", "8,8,8", "--backend", "cuda"], 6, "cuda")
 expect_error("transport not available", ["solve", "--grid", "8,8,8", "--halo", "nccl"], 6, "nccl")
+# Values that are each well-formed but useless or out of range (issue 17, class 7 and 4).
+expect_error("tol inf", ["solve", "--tol", "inf"], 2, "--tol")
+expect_error("tol nan", ["solve", "--tol", "nan"], 2, "--tol")
+expect_error("max-iters beyond long", ["solve", "--max-iters", "99999999999999999999"], 2, "--max-iters")
+expect_error("steps beyond long", ["solve", "--problem", "heat", "--steps", "99999999999999999999"], 2, "--steps")
+expect_error("seed negative", ["solve", "--seed", "-1"], 2, "--seed")
+expect_error("seed beyond 2^64-1", ["solve", "--seed", "18446744073709551616"], 2, "--seed")
+expect_error("checkpoint-every beyond long", ["solve", "--checkpoint-every", "1e30"], 2, "--checkpoint-every")
+expect_error("mode aliases on the grid (K = N+1)", ["solve", "--grid", "8,6,8", "--mode", "1,7,1"], 2, "--mode")
+expect_error("mode beyond the grid", ["solve", "--grid", "8,8,8", "--mode", "1,1,100"], 2, "--mode")
+expect_error("alpha inf", ["solve", "--problem", "heat", "--alpha", "inf"], 2, "--alpha")
+expect_error("alpha*diag overflows", ["solve", "--problem", "heat", "--grid", "8,8,8", "--alpha", "1e307"], 2, "--alpha")
+expect_error("alpha so small the dt limit overflows", ["solve", "--problem", "heat", "--grid", "8,8,8", "--alpha", "5e-324"], 2, "--alpha")
+expect_error("alpha*dt*diag below precision", ["solve", "--problem", "heat", "--grid", "8,8,8", "--dt", "1e-300"], 2, "--dt")
+expect_error("dt nan", ["solve", "--problem", "heat", "--dt", "nan"], 2, "--dt")
+expect_error("config is a directory", ["solve", "--config", "{d}"], 2, "--config")
+expect_error("config is a device", ["solve", "--config", "/dev/zero"], 2, "--config")
+
+
+def binary_config(d):
+    with open(os.path.join(d, "bin.toml"), "wb") as f:
+        f.write(b"grid = [8, 8, \x1b[31m\xff\x01\x07" + bytes(range(128, 256)) * 4 + b"]\n")
+    return {"bin.toml": snapshot(os.path.join(d, "bin.toml"))}
+
+
+expect_error("config of raw bytes: escaped, one line", ["solve", "--config", "{d}/bin.toml"], 2, "--config",
+             setup=binary_config)
+
+
+def binary_key(d):
+    with open(os.path.join(d, "key.toml"), "wb") as f:
+        f.write(b"gr\x1b[2Jid\xfe\x07 = 3\n")
+    return {"key.toml": snapshot(os.path.join(d, "key.toml"))}
+
+
+expect_error("config key of raw bytes: escaped", ["solve", "--config", "{d}/key.toml"], 2, "unknown key",
+             setup=binary_key)
+
+# Paths that are not regular files are refused before solving and never replaced (class 3).
+expect_error("output /dev/null", ["solve", "--grid", "8,8,8", "--output", "/dev/null"], 2, "/dev/null",
+             check=lambda d: None if stat.S_ISCHR(os.stat("/dev/null").st_mode) else "/dev/null was replaced")
+expect_error("output a directory", ["solve", "--grid", "8,8,8", "--output", "{d}/dir"], 2, "directory",
+             setup=lambda d: (os.mkdir(os.path.join(d, "dir")), {"dir": snapshot(os.path.join(d, "dir"))})[1])
+
+
+def make_fifo(name):
+    def setup(d):
+        os.mkfifo(os.path.join(d, name))
+        return {name: snapshot(os.path.join(d, name))}
+    return setup
+
+
+def make_socket(name):
+    def setup(d):
+        s = socket.socket(socket.AF_UNIX)
+        s.bind(os.path.join(d, name))
+        return {name: snapshot(os.path.join(d, name))}
+    return setup
+
+
+expect_error("report a FIFO", ["solve", "--grid", "8,8,8", "--report", "{d}/r.json"], 2, "FIFO", setup=make_fifo("r.json"))
+expect_error("checkpoint a socket", ["solve", "--grid", "8,8,8", "--checkpoint", "{d}/c.h5"], 2, "socket",
+             setup=make_socket("c.h5"))
+expect_error("sidecar a directory", ["solve", "--grid", "8,8,8", "--output", "{d}/u.h5"], 2, "u.xdmf",
+             setup=lambda d: (os.mkdir(os.path.join(d, "u.xdmf")), {"u.xdmf": snapshot(os.path.join(d, "u.xdmf"))})[1])
+expect_error("output a link to a directory", ["solve", "--grid", "8,8,8", "--output", "{d}/l.h5"], 2, "symbolic link",
+             setup=lambda d: (os.symlink(d, os.path.join(d, "l.h5")), {"l.h5": snapshot(os.path.join(d, "l.h5"))})[1])
+expect_error("output a dangling link", ["solve", "--grid", "8,8,8", "--output", "{d}/l.h5"], 2, "symbolic link",
+             setup=lambda d: (os.symlink(os.path.join(d, "nowhere.h5"), os.path.join(d, "l.h5")),
+                              {"l.h5": snapshot(os.path.join(d, "l.h5"))})[1])
+expect_error("bench report a directory", ["bench", "--grid", "8,8,8", "--reps", "1", "--report", "{d}"], 2, "directory")
+expect_error("probe report /dev/null", ["probe", "--sizes", "8", "--reps", "1", "--report", "/dev/null"], 2, "/dev/null")
+
+
+# Two of the files a run writes that are one file, however spelled (class 2).
+def existing(*names, links=(), hardlinks=(), dirs=()):
+    def setup(d):
+        for n in dirs:
+            os.mkdir(os.path.join(d, n))
+        for n in names:
+            with open(os.path.join(d, n), "w") as f:
+                f.write("previous " + n)
+        for link, target in links:
+            os.symlink(target, os.path.join(d, link))
+        for link, target in hardlinks:
+            os.link(os.path.join(d, target), os.path.join(d, link))
+        return {n: snapshot(os.path.join(d, n)) for n in list(names) + [l for l, _ in links] +
+                [l for l, _ in hardlinks] + list(dirs)}
+    return setup
+
+
+expect_error("output and report spelled differently", ["solve", "--grid", "8,8,8", "--output", "{d}/u.h5",
+             "--report", "{d}/./sub/../u.h5"], 2, "--report", setup=existing(dirs=("sub",)))
+expect_error("output and checkpoint, relative and absolute", ["solve", "--grid", "8,8,8", "--output", "u.h5",
+             "--checkpoint", "{d}/u.h5"], 2, "--checkpoint")
+expect_error("report a symlink to the output", ["solve", "--grid", "8,8,8", "--output", "{d}/u.h5",
+             "--report", "{d}/r.json"], 2, "--report", setup=existing("u.h5", links=(("r.json", "u.h5"),)))
+expect_error("checkpoint a hard link of the report", ["solve", "--grid", "8,8,8", "--report", "{d}/r.json",
+             "--checkpoint", "{d}/c.h5"], 2, "--checkpoint", setup=existing("r.json", hardlinks=(("c.h5", "r.json"),)))
+expect_error("report is the output's sidecar", ["solve", "--grid", "8,8,8", "--output", "{d}/u.h5",
+             "--report", "{d}/u.xdmf"], 2, "sidecar")
+expect_error("output named like its own sidecar", ["solve", "--grid", "8,8,8", "--output", "{d}/u.xdmf"], 2, "sidecar")
+
 # Transports the host backend cannot have (or this build lacks): exit 6, one line, all ranks alike.
 for t, ranks in (("nccl", 3), ("ipc", 3), ("mpi-cuda", 3), ("nccl", 1)):
     expect_error(f"--halo {t} on the host backend, {ranks} rank(s)",

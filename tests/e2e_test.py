@@ -121,6 +121,198 @@ names = [r["name"] for r in b["results"]]
 check(names[0] == "copy" and "apply" in names and "cg_iteration" in names, "bench measures copy, apply, CG")
 check(all(r["gbytes_per_s"] > 0 for r in b["results"]), "bench bandwidths positive")
 
+# 6. Files written atomically under names unique to the run (issue 17, classes 1, 3 and 5).
+def halo3d_in(folder, ranks, *args, timeout=300):
+    cmd = [MPIEXEC, "-np", str(ranks), "--oversubscribe", HALO3D] + list(args)
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=folder)
+    except subprocess.TimeoutExpired:  # a hang is a failed check, not the end of the script
+        return subprocess.CompletedProcess(cmd, -9, "", f"hung for {timeout} s")
+
+
+def error_lines(p):
+    return [l for l in p.stderr.splitlines() if l.startswith("halo3d")]
+
+
+def partials(folder):
+    return sorted(f for f in os.listdir(folder) if ".partial" in f)
+
+
+# Another run's temporary files (the old fixed names FILE.partial) are never touched.
+d6 = os.path.join(work, "atomic")
+os.mkdir(d6)
+others = ["u.h5.partial", "u.xdmf.partial", "r.json.partial", "c.h5.partial", "b.json.partial"]
+for f in others:
+    with open(os.path.join(d6, f), "w") as fh:
+        fh.write("another run's " + f)
+p = halo3d_in(d6, 2, "solve", "--grid", "12,10,8", "--rhs", "random", "--output", "u.h5", "--report", "r.json",
+              "--checkpoint", "c.h5", "--checkpoint-every", "1")
+p2 = halo3d_in(d6, 1, "bench", "--grid", "8,8,8", "--reps", "1", "--warmup", "0", "--report", "b.json")
+check(p.returncode == 0 and p2.returncode == 0, f"runs beside another run's .partial files succeed ({p.returncode}, {p2.returncode}: "
+      f"{error_lines(p) + error_lines(p2)})")
+def content(path):
+    try:
+        with open(path) as f:
+            return f.read()
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+check(all(content(os.path.join(d6, f)) == "another run's " + f for f in others),
+      "another run's .partial files are left untouched")
+check(partials(d6) == sorted(others), f"no .partial of this run left: {partials(d6)}")
+if p.returncode == 0:
+    with h5py.File(os.path.join(d6, "c.h5")) as f:
+        check(int(f.attrs["iteration"][0]) > 0, "checkpoint written beside another run's c.h5.partial")
+
+# Concurrent runs writing the same --output and --report: the files are always exactly one
+# run's complete data (each run's answer known from a run of its own).
+d7 = os.path.join(work, "race")
+os.mkdir(d7)
+seeds = (11, 12, 13)
+refs = {}
+for sd in seeds:
+    halo3d_in(d7, 1, "solve", "--grid", "20,20,20", "--rhs", "random", "--seed", str(sd), "--output", f"ref{sd}.h5")
+    with h5py.File(os.path.join(d7, f"ref{sd}.h5")) as f:
+        refs[sd] = (f["u"][...], f["residual_history"][...])
+ok_race = True
+for rnd in range(3):
+    procs = [subprocess.Popen([MPIEXEC, "-np", "1", "--oversubscribe", HALO3D, "solve", "--grid", "20,20,20", "--rhs",
+                               "random", "--seed", str(sd), "--output", "same.h5", "--report", "same.json"],
+                              cwd=d7, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for sd in seeds]
+    outs = [pr.communicate(timeout=300) for pr in procs]
+    codes = [pr.returncode for pr in procs]
+    try:
+        with h5py.File(os.path.join(d7, "same.h5")) as f:
+            u, hist = f["u"][...], f["residual_history"][...]
+        which = [sd for sd in seeds if np.array_equal(u, refs[sd][0]) and np.array_equal(hist, refs[sd][1])]
+        rep = json.load(open(os.path.join(d7, "same.json")))
+        good = codes == [0, 0, 0] and len(which) == 1 and rep["config"]["seed"] in seeds and not partials(d7)
+    except Exception as e:  # a damaged file
+        good, which = False, repr(e)
+    if not good:
+        ok_race = False
+        failures.append(f"concurrent runs, round {rnd}: exits {codes}, output is run {which}, left {partials(d7)}, "
+                        f"stderr {[o[1][-300:] for o in outs]}")
+check(ok_race, "3 concurrent runs on one --output/--report: always one run's complete file, all exit 0")
+
+# A symbolic link to a regular file is written through: the link stays, its target gets the data.
+d8 = os.path.join(work, "links")
+os.mkdir(d8)
+os.mkdir(os.path.join(d8, "store"))
+with open(os.path.join(d8, "store", "real.h5"), "w") as f:
+    f.write("old")
+os.symlink("store/real.h5", os.path.join(d8, "link.h5"))
+p = halo3d_in(d8, 2, "solve", "--grid", "8,8,8", "--output", "link.h5")
+check(p.returncode == 0 and os.path.islink(os.path.join(d8, "link.h5"))
+      and h5py.is_hdf5(os.path.join(d8, "store", "real.h5")) and not partials(d8) and not partials(os.path.join(d8, "store")),
+      "--output through a symlink: link kept, target replaced, no .partial left")
+
+# A full disk (a 64 KiB tmpfs, when this machine lets us mount one): exit 5, one line naming the
+# file, the previous file kept, no .partial left; the XDMF sidecar's write is checked too.
+d9 = os.path.join(work, "full")
+os.mkdir(d9)
+mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", d9], capture_output=True).returncode == 0
+if not mounted:
+    print("skip full-disk checks: cannot mount a tmpfs here (needs root)")
+else:
+    try:
+        with open(os.path.join(d9, "u.h5"), "w") as f:
+            f.write("previous")
+        p = halo3d_in(d9, 2, "solve", "--grid", "24,24,24", "--output", "u.h5", timeout=60)
+        lines = error_lines(p)
+        check(p.returncode == 5 and len(lines) == 1 and "u.h5" in lines[0], f"full disk: exit {p.returncode}, {lines}")
+        check(content(os.path.join(d9, "u.h5")) == "previous" and not partials(d9),
+              f"full disk: previous u.h5 kept, no .partial left ({os.listdir(d9)})")
+        # Room for the solution but not for its sidecar.
+        os.remove(os.path.join(d9, "u.h5"))
+        p = halo3d_in(d9, 2, "solve", "--grid", "8,8,8", "--output", "u.h5")
+        used = os.stat(os.path.join(d9, "u.h5")).st_blocks * 512
+        for f in os.listdir(d9):
+            os.remove(os.path.join(d9, f))
+        fd = os.open(os.path.join(d9, "filler"), os.O_WRONLY | os.O_CREAT)
+        try:
+            while os.write(fd, b"\0" * 4096) > 0:
+                pass
+        except OSError:
+            pass
+        os.close(fd)
+        size = os.stat(os.path.join(d9, "filler")).st_size
+        os.truncate(os.path.join(d9, "filler"), size - used)
+        p = halo3d_in(d9, 2, "solve", "--grid", "8,8,8", "--output", "u.h5", timeout=60)
+        lines = error_lines(p)
+        check(p.returncode == 5 and len(lines) == 1 and "u.xdmf" in lines[0],
+              f"full disk at the XDMF sidecar: exit {p.returncode}, {lines}")
+        check(not os.path.exists(os.path.join(d9, "u.xdmf")) and not partials(d9),
+              f"full disk at the sidecar: no 0-byte sidecar, no .partial ({os.listdir(d9)})")
+    finally:
+        subprocess.run(["umount", d9])
+
+# 7. NaN is never success; checkpoints that do not match or are damaged are refused (classes 4, 6).
+d10 = os.path.join(work, "restart")
+os.mkdir(d10)
+
+
+def restart_case(name, make, *args, code, needles=(), ranks=2):
+    """Restart from ck.h5 (after make(path) changes it); expect `code`, one line with each needle."""
+    src = os.path.join(d10, "ck.h5")
+    dst = os.path.join(d10, f"ck_{len(os.listdir(d10))}.h5")
+    with open(src, "rb") as a, open(dst, "wb") as b:
+        b.write(a.read())
+    if make:
+        with h5py.File(dst, "r+") as f:
+            make(f)
+    out = os.path.join(d10, "after.h5")
+    if os.path.exists(out):
+        os.remove(out)
+    p = halo3d_in(d10, ranks, "solve", "--restart", dst, "--output", out, *args)
+    lines = error_lines(p)
+    good = (p.returncode == code and len(lines) == 1 and all(n in lines[0] for n in needles)
+            and "HDF5-DIAG" not in p.stderr and not os.path.exists(out))
+    check(good, f"restart, {name}: exit {p.returncode} (want {code}), {lines}"
+                + (" + HDF5 error stack" if "HDF5-DIAG" in p.stderr else "")
+                + (" + output written" if os.path.exists(out) else ""))
+
+
+base = ["--grid", "12,10,8", "--rhs", "random", "--seed", "5"]
+p = halo3d_in(d10, 2, "solve", *base, "--max-iters", "3", "--checkpoint", "ck.h5", "--checkpoint-every", "1",
+              "--output", "none")
+check(p.returncode == 3, "checkpoint for the restart checks written (exit 3)")
+restart_case("seed differs (both values)", None, *base[:4], "--seed", "6", code=2, needles=("seed", "'5'", "'6'"))
+restart_case("grid differs (both values)", None, "--grid", "12,10,9", *base[2:], code=2, needles=("grid", "12,10,8", "12,10,9"))
+restart_case("solver differs", None, *base, "--solver", "jacobi", code=2, needles=("solver",))
+restart_case("iteration attribute missing", lambda f: f.attrs.__delitem__("iteration"), *base, code=2,
+             needles=("iteration", "missing"))
+restart_case("grid attribute a string", lambda f: f.attrs.__setitem__("grid", np.bytes_("12,10,8")), *base, code=2,
+             needles=("grid",))
+restart_case("seed attribute empty", lambda f: f.attrs.__setitem__("seed", np.zeros(0, dtype=np.int64)), *base, code=2,
+             needles=("seed",))
+restart_case("dataset /r missing", lambda f: f.__delitem__("r"), *base, code=2, needles=("/r",))
+
+
+def poison_x(f):
+    x = f["x"][...]
+    x[3, 4, 5] = np.nan
+    f["x"][...] = x
+
+
+restart_case("NaN in the saved x", poison_x, *base, code=4, needles=("NaN",))
+restart_case("Inf in the solver scalars", lambda f: f.attrs.__setitem__("scalars", np.array([np.inf])), *base, code=4,
+             needles=("NaN or Inf",))
+p = halo3d_in(d10, 1, "solve", *base, "--restart", "ck.h5", "--procs", "1,1,1", "--output", "procs.h5")
+check(p.returncode == 0, f"restart on another process grid (2 ranks -> 1) is accepted: exit {p.returncode} {error_lines(p)}")
+
+# Heat: a checkpoint whose state is finite but overflows to Inf/NaN: the final check says so.
+hb = ["--problem", "heat", "--grid", "8,8,8", "--steps", "4"]
+p = halo3d_in(d10, 2, "solve", *hb[:-1], "2", "--checkpoint", "heat.h5", "--output", "none", "--checkpoint-every", "1")
+check(p.returncode == 0, f"heat checkpoint written ({p.returncode}, {error_lines(p)})")
+os.replace(os.path.join(d10, "heat.h5"), os.path.join(d10, "ck.h5"))
+restart_case("heat state of 1e308 overflows: NaN answer is exit 4, no file", lambda f: f["u"].__setitem__(Ellipsis, 1e308),
+             *hb, code=4, needles=("NaN or Inf",))
+restart_case("heat alpha differs (both values)", None, *hb, "--alpha", "0.5", "--dt", "1e-4", code=2,
+             needles=("alpha", "0.5"))
+restart_case("heat checkpoint beyond --steps", None, *hb[:-1], "1", code=2, needles=("--steps",))
+
 if failures:
     print("\nFAILED:\n" + "\n".join(failures))
     sys.exit(1)

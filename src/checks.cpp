@@ -1,0 +1,42 @@
+#include "checks.hpp"
+
+#include <cmath>
+#include <cstdio>
+
+#include "errors.hpp"
+
+namespace halo3d {
+
+std::string printable(const std::string& s, std::size_t max) {
+  std::string out;
+  for (const char ch : s) {
+    if (out.size() >= max) {
+      out += "...";
+      break;
+    }
+    const unsigned char c = static_cast<unsigned char>(ch);
+    if (c >= 0x20 && c < 0x7f) {
+      out += ch;
+    } else {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+    }
+  }
+  return out;
+}
+
+bool all_finite(const Layout& l, const std::vector<double>& padded, MPI_Comm comm) {
+  int ok = 1;
+  for (int k = 0; k < l.nz && ok; ++k)
+    for (int j = 0; j < l.ny && ok; ++j)
+      for (int i = 0; i < l.nx; ++i)
+        if (!std::isfinite(padded[l.at(i, j, k)])) {
+          ok = 0;
+          break;
+        }
+  HALO3D_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm));
+  return ok == 1;
+}
+
+}  // namespace halo3d

@@ -1,0 +1,22 @@
+// Small checks shared by the commands: text safe to print in a one-line error, and
+// whether a distributed field holds only finite numbers.
+#pragma once
+#include <mpi.h>
+
+#include <string>
+#include <vector>
+
+#include "layout.hpp"
+
+namespace halo3d {
+
+// `s` with bytes that are not printable ASCII (control characters, newlines, raw binary)
+// escaped as \xNN (idempotent: backslashes are kept as they are), cut to `max` characters (with
+// "...") so that an error stays one line.
+std::string printable(const std::string& s, std::size_t max = 120);
+
+// Whether every interior value of every rank's padded field is finite (one MPI_Allreduce;
+// every rank gets the same answer).
+bool all_finite(const Layout& l, const std::vector<double>& padded, MPI_Comm comm);
+
+}  // namespace halo3d

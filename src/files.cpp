@@ -1,0 +1,238 @@
+#include "files.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "errors.hpp"
+#include "mpi_env.hpp"
+
+namespace halo3d {
+std::string bcast_string(std::string s, MPI_Comm comm);
+
+namespace {
+
+std::string errno_text(int e) { return std::strerror(e); }
+
+// A verdict rank 0 reached (0: fine, else the exit code) and its message, thrown everywhere.
+void agree(int code, const std::string& why, MPI_Comm comm) {
+  HALO3D_MPI_CHECK(MPI_Bcast(&code, 1, MPI_INT, 0, comm));
+  const std::string msg = bcast_string(why, comm);
+  if (code == kExitBadInput) throw BadInput(msg);
+  if (code != 0) throw IoError(msg);
+}
+
+const char* kind_of(mode_t m) {
+  if (S_ISDIR(m)) return "a directory";
+  if (S_ISCHR(m)) return "a character device";
+  if (S_ISBLK(m)) return "a block device";
+  if (S_ISFIFO(m)) return "a FIFO";
+  if (S_ISSOCK(m)) return "a socket";
+  if (S_ISLNK(m)) return "a symbolic link";
+  return "not a regular file";
+}
+
+std::string real_path(const std::string& p) {
+  char buf[PATH_MAX];
+  return ::realpath(p.c_str(), buf) ? std::string(buf) : std::string();
+}
+
+// The file `p` names, however spelled: its canonical path (for a file that does not exist
+// yet, its directory's canonical path and its name).
+std::string canonical_name(const std::string& p) {
+  std::string r = real_path(p);
+  if (!r.empty()) return r;
+  const auto slash = p.find_last_of('/');
+  const std::string dir =
+      slash == std::string::npos ? "." : (slash == 0 ? "/" : p.substr(0, slash));
+  const std::string base = slash == std::string::npos ? p : p.substr(slash + 1);
+  r = real_path(dir);
+  if (r.empty()) return p;  // the directory is missing: the writability check says so
+  return (r == "/" ? "" : r) + "/" + base;
+}
+
+// Writes all of `text` to `fd`; false with errno set on failure.
+bool write_all(int fd, const std::string& text) {
+  const char* p = text.data();
+  std::size_t left = text.size();
+  while (left > 0) {
+    const ssize_t n = ::write(fd, p, left);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    p += n;
+    left -= std::size_t(n);
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string bcast_string(std::string s, MPI_Comm comm) {
+  unsigned long long n = s.size();
+  HALO3D_MPI_CHECK(MPI_Bcast(&n, 1, MPI_UNSIGNED_LONG_LONG, 0, comm));
+  s.resize(n);
+  if (n) HALO3D_MPI_CHECK(MPI_Bcast(s.data(), int(n), MPI_CHAR, 0, comm));
+  return s;
+}
+
+std::string first_error(const std::string& why, MPI_Comm comm) {
+  const int size = comm_size(comm);
+  int first = why.empty() ? size : comm_rank(comm);
+  HALO3D_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, comm));
+  if (first == size) return std::string();
+  unsigned long long n = why.size();
+  HALO3D_MPI_CHECK(MPI_Bcast(&n, 1, MPI_UNSIGNED_LONG_LONG, first, comm));
+  std::string s = why;
+  s.resize(n);
+  HALO3D_MPI_CHECK(MPI_Bcast(s.data(), int(n), MPI_CHAR, first, comm));
+  return s;
+}
+
+std::string local_unique_suffix() {
+  static unsigned long counter = 0;
+  char host[64] = {};
+  if (::gethostname(host, sizeof host - 1) != 0) std::snprintf(host, sizeof host, "host");
+  for (char* c = host; *c; ++c)
+    if (*c == '/' || *c == '.') *c = '_';
+  const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                      std::chrono::system_clock::now().time_since_epoch())
+                      .count();
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "%s-%ld-%llx-%lu", host, long(::getpid()), (unsigned long long)ns,
+                ++counter);
+  return buf;
+}
+
+std::string unique_suffix(MPI_Comm comm) {
+  return bcast_string(comm_rank(comm) == 0 ? local_unique_suffix() : std::string(), comm);
+}
+
+std::string write_target(const std::string& path) {
+  struct stat ls;
+  if (::lstat(path.c_str(), &ls) == 0 && S_ISLNK(ls.st_mode)) {
+    const std::string r = real_path(path);
+    if (!r.empty()) return r;
+  }
+  return path;
+}
+
+std::string temp_name(const std::string& target, const std::string& suffix) {
+  return target + ".partial." + suffix;
+}
+
+void write_file_atomically_local(const std::string& path, const std::string& text) {
+  const std::string target = write_target(path);
+  const std::string tmp = temp_name(target, local_unique_suffix());
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  if (fd < 0) throw IoError("cannot write " + path + ": " + errno_text(errno), false);
+  std::string why;
+  if (!write_all(fd, text)) why = errno_text(errno);
+  if (why.empty() && ::fsync(fd) != 0 && errno != EINVAL && errno != EROFS) why = errno_text(errno);
+  if (::close(fd) != 0 && why.empty()) why = errno_text(errno);
+  if (why.empty() && std::rename(tmp.c_str(), target.c_str()) != 0)
+    why = "cannot rename the temporary file into place: " + errno_text(errno);
+  if (!why.empty()) {
+    ::unlink(tmp.c_str());
+    throw IoError("cannot write " + path + ": " + why + " (the previous file, if any, is kept)",
+                  false);
+  }
+}
+
+void write_file_atomically(const std::string& path, const std::string& text, MPI_Comm comm) {
+  int code = 0;
+  std::string why;
+  if (comm_rank(comm) == 0) {
+    try {
+      write_file_atomically_local(path, text);
+    } catch (const Error& e) {
+      code = e.code();
+      why = e.what();
+    }
+  }
+  agree(code, why, comm);
+}
+
+void check_planned_files(const std::vector<PlannedFile>& files, MPI_Comm comm) {
+  int code = 0;
+  std::string why;
+  if (comm_rank(comm) == 0) {
+    // What each path is: nothing yet, a regular file, or a link to one; nothing else.
+    for (const PlannedFile& f : files) {
+      if (code) break;
+      const std::string head = f.option + " " + f.path + ": ";
+      struct stat ls, s;
+      if (::lstat(f.path.c_str(), &ls) != 0) {
+        if (errno != ENOENT)
+          code = kExitIo, why = "cannot write " + f.path + ": " + errno_text(errno);
+        continue;
+      }
+      if (S_ISLNK(ls.st_mode)) {
+        if (::stat(f.path.c_str(), &s) != 0)
+          code = kExitBadInput, why = head + "is a symbolic link to a missing file (" +
+                                      errno_text(errno) + "); give a regular file or a link to one";
+        else if (!S_ISREG(s.st_mode))
+          code = kExitBadInput, why = head + "is a symbolic link to " + kind_of(s.st_mode) +
+                                      ", not to a regular file; refusing to write there";
+      } else if (!S_ISREG(ls.st_mode)) {
+        code = kExitBadInput,
+        why = head + "is " + kind_of(ls.st_mode) + ", not a regular file; refusing to replace it";
+      }
+    }
+    // No two of them one file, however spelled (also through links and hard links).
+    for (std::size_t a = 0; a < files.size() && !code; ++a)
+      for (std::size_t b = a + 1; b < files.size() && !code; ++b) {
+        const PlannedFile &fa = files[a], &fb = files[b];
+        bool same = canonical_name(fa.path) == canonical_name(fb.path);
+        struct stat sa, sb;
+        if (!same && ::stat(fa.path.c_str(), &sa) == 0 && ::stat(fb.path.c_str(), &sb) == 0)
+          same = sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+        if (same)
+          code = kExitBadInput, why = fa.option + " " + fa.path + " and " + fb.option + " " +
+                                      fb.path + " are the same file; give different files";
+      }
+    // Each can be created where it will be written.
+    for (const PlannedFile& f : files) {
+      if (code) break;
+      const std::string tmp = temp_name(write_target(f.path), local_unique_suffix());
+      const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+      if (fd < 0) {
+        code = kExitIo, why = "cannot write " + f.path + ": " + errno_text(errno);
+      } else {
+        ::close(fd);
+        ::unlink(tmp.c_str());
+      }
+    }
+  }
+  agree(code, why, comm);
+}
+
+std::vector<PlannedFile> planned_files(const SolveOptions& o) {
+  std::vector<PlannedFile> f;
+  if (o.output != "none") {
+    f.push_back({"--output", o.output});
+    f.push_back({"the --output sidecar", xdmf_path(o.output)});
+  }
+  if (!o.report.empty()) f.push_back({"--report", o.report});
+  if (!o.checkpoint.empty()) f.push_back({"--checkpoint", o.checkpoint});
+  return f;
+}
+
+std::string xdmf_path(const std::string& h5_path) {
+  const auto slash = h5_path.find_last_of('/');
+  const auto base = slash == std::string::npos ? 0 : slash + 1;
+  const auto dot = h5_path.rfind('.');
+  // An extension is a dot inside the file name, not its first character ("dir/.h5").
+  if (dot == std::string::npos || dot <= base) return h5_path + ".xdmf";
+  return h5_path.substr(0, dot) + ".xdmf";
+}
+
+}  // namespace halo3d

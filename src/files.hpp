@@ -1,0 +1,63 @@
+// Every file halo3d writes goes through here: the checks made before a run starts (what the
+// paths are, whether two of them are one file, whether they can be written) and the one
+// atomic-write scheme (a temporary name unique to the run, in the target's directory,
+// checked writes and close, then rename; on any error the temporary is removed and the
+// previous file is kept).
+#pragma once
+#include <mpi.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "options.hpp"
+
+namespace halo3d {
+
+// A suffix no other run (or other write of this run) uses: rank 0's host, pid, clock and a
+// counter, agreed by every rank of `comm` (collective).
+std::string unique_suffix(MPI_Comm comm);
+// The same for one process alone.
+std::string local_unique_suffix();
+
+// Collective: empty when `why` is empty on every rank, else the message of the lowest rank
+// with one (every rank returns the same).
+std::string first_error(const std::string& why, MPI_Comm comm);
+// `s` as rank 0 holds it, on every rank (collective).
+std::string bcast_string(std::string s, MPI_Comm comm);
+
+// Where a write of `path` lands: `path` itself, or, for a symbolic link to a regular file,
+// the file it points to (halo3d writes through links and keeps them).
+std::string write_target(const std::string& path);
+
+// The temporary name of a write of `path`: beside the target, unique to this write.
+std::string temp_name(const std::string& target, const std::string& suffix);
+
+// Rank 0 writes `text` to `path` atomically; collective: every rank returns, or every rank
+// throws the same IoError (naming the file and the cause).
+void write_file_atomically(const std::string& path, const std::string& text, MPI_Comm comm);
+// One process alone; throws IoError (not collective) on failure.
+void write_file_atomically_local(const std::string& path, const std::string& text);
+
+// A file a run will write, and the option that names it (e.g. "--report").
+struct PlannedFile {
+  std::string option;
+  std::string path;
+};
+
+// Collective, before any solving (rank 0 looks, every rank throws the same error):
+//  - a path that exists but is not a regular file (a directory, device, FIFO, socket, or a
+//    link to one or to nothing) is refused (BadInput, exit 2);
+//  - two paths that are one file however spelled (canonical path, or device and inode)
+//    are refused naming both options (BadInput, exit 2);
+//  - a path whose directory does not let us create a file there is IoError (exit 5).
+void check_planned_files(const std::vector<PlannedFile>& files, MPI_Comm comm);
+
+// The files `halo3d solve` with these options writes: --output and its XDMF sidecar (unless
+// 'none'), --report, --checkpoint.
+std::vector<PlannedFile> planned_files(const SolveOptions& o);
+
+// The XDMF sidecar of an HDF5 file: its name with the extension replaced by ".xdmf".
+std::string xdmf_path(const std::string& h5_path);
+
+}  // namespace halo3d

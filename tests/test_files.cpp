@@ -1,0 +1,165 @@
+// Unit tests of src/files.hpp and src/checks.hpp: path checks, atomic writes, escaping.
+#include <gtest/gtest.h>
+#include <mpi.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "checks.hpp"
+#include "errors.hpp"
+#include "files.hpp"
+
+namespace halo3d {
+namespace {
+
+// A fresh scratch folder, removed with everything in it afterwards.
+struct Scratch {
+  std::string dir;
+  Scratch() {
+    char tmpl[] = "/tmp/halo3d-files-XXXXXX";
+    dir = mkdtemp(tmpl);
+  }
+  ~Scratch() { std::system(("rm -rf '" + dir + "'").c_str()); }
+  std::string operator/(const std::string& name) const { return dir + "/" + name; }
+  std::vector<std::string> partials() const {
+    std::vector<std::string> out;
+    for (const auto& f : list())
+      if (f.find(".partial") != std::string::npos) out.push_back(f);
+    return out;
+  }
+  std::vector<std::string> list() const {
+    std::vector<std::string> out;
+    const std::string cmd = "ls -A '" + dir + "'";
+    if (FILE* p = popen(cmd.c_str(), "r")) {
+      char line[4096];
+      while (std::fgets(line, sizeof line, p)) {
+        std::string s(line);
+        if (!s.empty() && s.back() == '\n') s.pop_back();
+        out.push_back(s);
+      }
+      pclose(p);
+    }
+    return out;
+  }
+};
+
+std::string read(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+void write(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+
+TEST(Files, XdmfPathReplacesTheExtensionOfTheFileNameOnly) {
+  EXPECT_EQ(xdmf_path("u.h5"), "u.xdmf");
+  EXPECT_EQ(xdmf_path("dir/u.h5"), "dir/u.xdmf");
+  EXPECT_EQ(xdmf_path("run.v2/u"), "run.v2/u.xdmf");  // a dot in a folder is no extension
+  EXPECT_EQ(xdmf_path("./u"), "./u.xdmf");
+  EXPECT_EQ(xdmf_path("dir/.h5"), "dir/.h5.xdmf");
+}
+
+TEST(Files, PrintableEscapesControlAndHighBytesAndCuts) {
+  EXPECT_EQ(printable("ok text"), "ok text");
+  EXPECT_EQ(printable(std::string("a\0b\n\x1b[31m\xff", 10)), "a\\x00b\\x0a\\x1b[31m\\xff");
+  EXPECT_EQ(printable(printable("\x07")), printable("\x07"));  // escaping twice changes nothing
+  EXPECT_EQ(printable(std::string(500, 'x'), 10), std::string(10, 'x') + "...");
+}
+
+TEST(Files, AtomicWriteReplacesAndLeavesNoTemporary) {
+  Scratch s;
+  write(s / "r.json", "old");
+  write_file_atomically(s / "r.json", "new", MPI_COMM_SELF);
+  EXPECT_EQ(read(s / "r.json"), "new");
+  EXPECT_TRUE(s.partials().empty());
+}
+
+TEST(Files, AtomicWriteKeepsAnotherRunsTemporary) {
+  Scratch s;
+  write(s / "r.json.partial", "another run");
+  write_file_atomically(s / "r.json", "mine", MPI_COMM_SELF);
+  EXPECT_EQ(read(s / "r.json.partial"), "another run");
+  EXPECT_EQ(read(s / "r.json"), "mine");
+}
+
+TEST(Files, AtomicWriteThroughASymlinkKeepsTheLink) {
+  Scratch s;
+  write(s / "real.json", "old");
+  ASSERT_EQ(symlink("real.json", (s / "link.json").c_str()), 0);
+  write_file_atomically(s / "link.json", "new", MPI_COMM_SELF);
+  struct stat st;
+  ASSERT_EQ(lstat((s / "link.json").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISLNK(st.st_mode));
+  EXPECT_EQ(read(s / "real.json"), "new");
+}
+
+TEST(Files, FailedWriteThrowsIoErrorAndKeepsNothingBehind) {
+  Scratch s;
+  try {
+    write_file_atomically(s / "missing-dir/r.json", "x", MPI_COMM_SELF);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), kExitIo);
+    EXPECT_NE(std::string(e.what()).find("r.json"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(s.list().empty());
+}
+
+int code_of(const std::vector<PlannedFile>& f) {
+  try {
+    check_planned_files(f, MPI_COMM_SELF);
+  } catch (const Error& e) {
+    return e.code();
+  }
+  return 0;
+}
+
+TEST(Files, PlannedFilesRefuseNonRegularPathsAndSameFiles) {
+  Scratch s;
+  write(s / "a", "a");
+  ASSERT_EQ(mkdir((s / "d").c_str(), 0755), 0);
+  ASSERT_EQ(mkfifo((s / "fifo").c_str(), 0644), 0);
+  ASSERT_EQ(link((s / "a").c_str(), (s / "hard").c_str()), 0);
+  ASSERT_EQ(symlink("a", (s / "soft").c_str()), 0);
+  ASSERT_EQ(symlink("d", (s / "to-dir").c_str()), 0);
+  EXPECT_EQ(code_of({{"--output", s / "new.h5"}, {"--report", s / "a"}}), 0);
+  EXPECT_EQ(code_of({{"--output", s / "soft"}}), 0);  // a link to a regular file: written through
+  EXPECT_EQ(code_of({{"--output", "/dev/null"}}), kExitBadInput);
+  EXPECT_EQ(code_of({{"--output", s / "d"}}), kExitBadInput);
+  EXPECT_EQ(code_of({{"--report", s / "fifo"}}), kExitBadInput);
+  EXPECT_EQ(code_of({{"--report", s / "to-dir"}}), kExitBadInput);
+  EXPECT_EQ(code_of({{"--output", s / "a"}, {"--report", s / "hard"}}), kExitBadInput);
+  EXPECT_EQ(code_of({{"--output", s / "a"}, {"--report", s / "soft"}}), kExitBadInput);
+  EXPECT_EQ(code_of({{"--output", s / "x.h5"}, {"--report", s.dir + "/d/../x.h5"}}), kExitBadInput);
+  EXPECT_EQ(code_of({{"--output", s / "missing-dir/x.h5"}}), kExitIo);
+  EXPECT_EQ(read(s / "a"), "a");
+  EXPECT_TRUE(s.partials().empty());
+}
+
+TEST(Files, PlannedFilesOfSolveIncludeTheSidecar) {
+  SolveOptions o;
+  o.output = "u.xdmf";  // its own sidecar
+  EXPECT_EQ(code_of(planned_files(o)), kExitBadInput);
+  o.output = "none";
+  o.report = "r.json";
+  EXPECT_EQ(planned_files(o).size(), 1u);
+}
+
+TEST(Checks, AllFiniteLooksAtEveryInteriorPoint) {
+  Layout l;
+  l.nx = 3, l.ny = 2, l.nz = 2;
+  std::vector<double> v(l.padded_size(), 0.0);
+  EXPECT_TRUE(all_finite(l, v, MPI_COMM_WORLD));
+  v[l.at(2, 1, 1)] = NAN;
+  EXPECT_FALSE(all_finite(l, v, MPI_COMM_WORLD));
+  v[l.at(2, 1, 1)] = -INFINITY;
+  EXPECT_FALSE(all_finite(l, v, MPI_COMM_WORLD));
+}
+
+}  // namespace
+}  // namespace halo3d
