@@ -10,6 +10,7 @@
 #include "kernels.hpp"
 #include "mpi_env.hpp"
 #include "reduction.hpp"
+#include "threads.hpp"
 
 namespace {
 
@@ -45,6 +46,9 @@ int main(int argc, char** argv) {
     return cmd.exit_code;
   }
   try {
+    // Before any OpenMP region: threads per rank from the CPUs each host has.
+    const halo3d::ThreadSetup& threads = halo3d::configure_threads(MPI_COMM_WORLD);
+    if (rank == 0 && !threads.warning.empty()) std::fputs(threads.warning.c_str(), stderr);
     if (cmd.name == "solve") return halo3d::run_solve(cmd.solve, MPI_COMM_WORLD);
     // Only solve can stop cleanly on a signal; the other commands keep the default action.
     std::signal(SIGTERM, SIG_DFL);

@@ -12,6 +12,7 @@
 #include "reduction.hpp"
 #include "runtime.hpp"
 #include "solvers.hpp"
+#include "threads.hpp"
 
 namespace halo3d {
 namespace {
@@ -108,9 +109,11 @@ int run_solve(const SolveOptions& o, MPI_Comm world) {
 
   if (root) {
     std::printf(
-        "halo3d %s: %s/%s on grid %s, %d ranks as %s, backend %s (%s), halo %s, overlap %s\n",
+        "halo3d %s: %s/%s on grid %s, %d ranks as %s, backend %s (%s), %d thread(s)/rank (%s), "
+        "halo %s, overlap %s\n",
         version_string().c_str(), o.problem.c_str(), solver.c_str(), to_string(o.grid).c_str(),
         d.ranks, to_string(d.procs).c_str(), k.name().c_str(), k.device_name().c_str(),
+        thread_setup().threads, thread_setup().from_env ? "OMP_NUM_THREADS" : "auto",
         rt->op->transport().name().c_str(), o.overlap ? "on" : "off");
     print_halo_selection(rt->halo_selection);
     std::fflush(stdout);
@@ -252,6 +255,12 @@ int run_solve(const SolveOptions& o, MPI_Comm world) {
     j["procs"] = to_json(d.procs);
     j["hosts"] = rt->hosts.hosts.size();
     j["device"] = k.device_name();
+    const ThreadSetup& th = thread_setup();
+    j["threads"] = {{"per_rank", th.threads},
+                    {"source", th.from_env ? "OMP_NUM_THREADS" : "auto"},
+                    {"host_cpus", th.host_cpus},
+                    {"ranks_on_host", th.ranks_on_host},
+                    {"oversubscribed", th.oversubscribed}};
     j["result"] = {
         {"iterations", res.iterations},
         {"iterations_this_run", done},

@@ -119,6 +119,41 @@ names = [r["name"] for r in b["results"]]
 check(names[0] == "copy" and "apply" in names and "cg_iteration" in names, "bench measures copy, apply, CG")
 check(all(r["gbytes_per_s"] > 0 for r in b["results"]), "bench bandwidths positive")
 
+# 6. Threads per rank. Without OMP_NUM_THREADS each rank gets the CPUs of its host / ranks on it
+# (at least 1), reported in the header and the report; ranks x threads above the host's CPUs
+# (also with OMP_NUM_THREADS set) is one warning on rank 0 with the numbers and the fix.
+cpus = len(os.sched_getaffinity(0))
+
+
+def threads_run(ranks, env_threads, tag):
+    env = {k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"}
+    if env_threads:
+        env["OMP_NUM_THREADS"] = str(env_threads)
+    cmd = [MPIEXEC, "-np", str(ranks), "--oversubscribe", "--bind-to", "none", HALO3D, "solve", "--grid", "12,12,12",
+           "--output", "none", "--report", f"threads_{tag}.json"]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=work, env=env)
+    rep = json.load(open(os.path.join(work, f"threads_{tag}.json"))) if p.returncode == 0 else {}
+    return p, rep.get("threads", {})
+
+
+for ranks in (1, 2):
+    p, th = threads_run(ranks, None, f"auto{ranks}")
+    want = max(1, cpus // ranks)
+    check(p.returncode == 0 and th.get("per_rank") == want and th.get("source") == "auto"
+          and f"{want} thread(s)/rank (auto)" in p.stdout and "oversubscribed" not in p.stderr,
+          f"{ranks} rank(s), OMP_NUM_THREADS unset: {th.get('per_rank')} thread(s)/rank (want {want} of {cpus} CPUs)")
+p, th = threads_run(2, cpus, "env")
+warn = [l for l in p.stderr.splitlines() if "oversubscribed" in l]
+check(p.returncode == 0 and th.get("per_rank") == cpus and th.get("source") == "OMP_NUM_THREADS"
+      and th.get("oversubscribed") is True and len(warn) == 1
+      and f"2 rank(s) x {cpus} OpenMP thread(s) = {2 * cpus} threads on a host with {cpus} CPU(s)" in warn[0]
+      and "OMP_NUM_THREADS=" in warn[0],
+      f"2 ranks x OMP_NUM_THREADS={cpus} on {cpus} CPUs: one warning with the numbers and the fix: {warn}")
+p, th = threads_run(cpus + 1, None, "ranks")
+warn = [l for l in p.stderr.splitlines() if "oversubscribed" in l]
+check(p.returncode == 0 and th.get("per_rank") == 1 and len(warn) == 1 and f"at most {cpus} rank(s)" in warn[0],
+      f"{cpus + 1} ranks on {cpus} CPUs: 1 thread each and one warning: {warn}")
+
 if failures:
     print("\nFAILED:\n" + "\n".join(failures))
     sys.exit(1)
