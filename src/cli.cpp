@@ -199,6 +199,7 @@ Command parse_command_line(int argc, char** argv) {
   solve->add_option("--monitor", o.monitor, "Progress line every N iterations (0: none)")
       ->check(non_negative())
       ->group("Output");
+  solve->add_flag("--quiet", o.quiet, "No line as each phase of the run ends")->group("Output");
   solve->add_option("--output", output, "Solution file (HDF5), or 'none'")->group("Output");
   solve->add_option("--report", o.report, "JSON report of the run, or 'none'")->group("Output");
   solve->add_option("--checkpoint", o.checkpoint, "Checkpoint file (HDF5), or 'none'")

@@ -11,6 +11,7 @@
 #include "mpi_env.hpp"
 #include "reduction.hpp"
 #include "threads.hpp"
+#include "timers.hpp"
 
 namespace {
 
@@ -32,6 +33,7 @@ int fail(const char* what, int code, bool collective) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  halo3d::process_start_seconds();  // the start of the run's start-up phase
   // Before MPI starts, so a SIGUSR1/SIGTERM that lands during start-up (a job preempted
   // at once) is remembered and turns into a checkpoint-and-exit, not a killed rank.
   halo3d::install_stop_signal_handlers();

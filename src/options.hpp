@@ -31,6 +31,7 @@ struct SolveOptions {
   bool overlap = true;
   // Output
   int monitor = 0;
+  bool quiet = false;                  // no phase lines
   std::string output = "solution.h5";  // "none" for no file
   std::string report;                  // JSON report path, empty for none
   // Checkpoint / restart
