@@ -172,21 +172,20 @@ Command parse_command_line(int argc, char** argv) {
   solve->add_option("--solver", o.solver, "Poisson solver")
       ->check(CLI::IsMember({"cg", "jacobi"}))
       ->group("Solver");
-  CLI::Option* tol_opt =
-      solve
-          ->add_option("--tol", o.tol,
-                       "Stop at this relative residual ||r||/||b|| (0: run --max-iters iterations)")
-          ->check(non_negative())
-          ->group("Solver");
-  CLI::Option* max_iters_opt = solve->add_option("--max-iters", o.max_iters, "Iteration limit")
-                                   ->check(non_negative())
-                                   ->group("Solver");
+  solve->add_option("--tol", o.tol, "Stop at this relative residual ||r||/||b||")
+      ->check(non_negative())
+      ->group("Solver");
+  solve->add_option("--max-iters", o.max_iters, "Iteration limit")
+      ->check(non_negative())
+      ->group("Solver");
+  solve->get_option("--tol")->description(
+      "Stop at this relative residual ||r||/||b|| (0: run --max-iters iterations)");
   solve
       ->add_option("--iters", o.iters,
                    "Run exactly N iterations whatever the residual (timing runs; exit code 0)")
       ->check(positive())
-      ->excludes(tol_opt)
-      ->excludes(max_iters_opt)
+      ->excludes("--tol")
+      ->excludes("--max-iters")
       ->group("Solver");
   solve->add_option("--steps", o.steps, "Heat: explicit Euler steps")
       ->check(non_negative())
