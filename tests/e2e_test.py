@@ -179,7 +179,7 @@ for ranks in (1, 2):
     p, th = threads_run(ranks, None, f"auto{ranks}")
     want = max(1, cpus // ranks)
     check(p.returncode == 0 and th.get("per_rank") == want and th.get("source") == "auto"
-          and f"{want} thread(s)/rank (auto)" in p.stdout and "oversubscribed" not in p.stderr,
+          and f"{want} thread(s)/rank (auto)" in p.stdout and ("oversubscribed" in p.stderr) == (ranks > cpus),
           f"{ranks} rank(s), OMP_NUM_THREADS unset: {th.get('per_rank')} thread(s)/rank (want {want} of {cpus} CPUs)")
 p, th = threads_run(2, cpus, "env")
 warn = [l for l in p.stderr.splitlines() if "oversubscribed" in l]
@@ -188,10 +188,11 @@ check(p.returncode == 0 and th.get("per_rank") == cpus and th.get("source") == "
       and f"2 rank(s) x {cpus} OpenMP thread(s) = {2 * cpus} threads on a host with {cpus} CPU(s)" in warn[0]
       and "OMP_NUM_THREADS=" in warn[0],
       f"2 ranks x OMP_NUM_THREADS={cpus} on {cpus} CPUs: one warning with the numbers and the fix: {warn}")
-p, th = threads_run(cpus + 1, None, "ranks")
-warn = [l for l in p.stderr.splitlines() if "oversubscribed" in l]
-check(p.returncode == 0 and th.get("per_rank") == 1 and len(warn) == 1 and f"at most {cpus} rank(s)" in warn[0],
-      f"{cpus + 1} ranks on {cpus} CPUs: 1 thread each and one warning: {warn}")
+if cpus <= 7:  # more ranks than CPUs; not on big machines (too many processes)
+    p, th = threads_run(cpus + 1, None, "ranks")
+    warn = [l for l in p.stderr.splitlines() if "oversubscribed" in l]
+    check(p.returncode == 0 and th.get("per_rank") == 1 and len(warn) == 1 and f"at most {cpus} rank(s)" in warn[0],
+          f"{cpus + 1} ranks on {cpus} CPUs: 1 thread each and one warning: {warn}")
 
 if failures:
     print("\nFAILED:\n" + "\n".join(failures))
