@@ -1,15 +1,45 @@
 #!/usr/bin/env bash
 # halo3d quick start on a fresh Debian 12 / Ubuntu 24.04 machine (as root, or with sudo):
-#   jobs/quickstart.sh run    install what is missing, build, run the default job on 2 ranks
-#   jobs/quickstart.sh test   install what is missing, build, run the whole test suite
-# Environment: HALO3D_RANKS (default 2) for `run`; HALO3D_BUILD_DIR (default build).
+#   jobs/quickstart.sh run    install what running needs, build halo3d, run the default job on 2 ranks
+#   jobs/quickstart.sh test   install what the tests need too, build everything, run the whole test suite
+# Environment: HALO3D_RANKS (default 2) for `run`.
+# `run` is quiet: apt and cmake output goes to build/quickstart.log, named if a step fails;
+# its last line names every file it wrote.
 set -euo pipefail
 mode=${1:-run}
 cd "$(dirname "$0")/.."
 
-packages=(build-essential cmake pkg-config openmpi-bin libopenmpi-dev libhdf5-openmpi-dev hdf5-tools
-          libcli11-dev libgtest-dev nlohmann-json3-dev python3 python3-h5py python3-numpy
-          python3-matplotlib slurm-wlm munge iproute2 procps util-linux)
+# What building and running halo3d needs; `test` adds the test suite's tools.
+run_packages=(build-essential cmake pkg-config openmpi-bin libopenmpi-dev libhdf5-openmpi-dev
+              libcli11-dev nlohmann-json3-dev)
+test_packages=(hdf5-tools libgtest-dev python3 python3-h5py python3-numpy python3-matplotlib
+               slurm-wlm munge iproute2 procps util-linux)
+case "$mode" in
+  run) packages=("${run_packages[@]}") ;;
+  test) packages=("${run_packages[@]}" "${test_packages[@]}") ;;
+  *)
+    echo "usage: $0 run|test" >&2
+    exit 2
+    ;;
+esac
+
+log=/dev/stdout
+quiet() { "$@"; }
+if [[ $mode == run ]]; then
+  # Quiet: each step's output goes to the log, shown by name (and its end) only on failure.
+  mkdir -p build
+  log=build/quickstart.log
+  : >"$log"
+  quiet() {
+    if ! "$@" >>"$log" 2>&1; then
+      echo "quickstart: failed: $*" >&2
+      tail -n 20 "$log" >&2
+      echo "quickstart: the whole output is in $log" >&2
+      exit 1
+    fi
+  }
+fi
+
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -17,8 +47,8 @@ done
 if ((${#missing[@]})); then
   sudo_cmd=(); [[ $(id -u) -eq 0 ]] || sudo_cmd=(sudo)
   echo "installing: ${missing[*]}"
-  "${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
-  "${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  quiet "${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  quiet "${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
 # The CUDA toolkit is optional; use it where it is installed but not on PATH.
@@ -33,19 +63,29 @@ jobs=$(nproc)
 
 case "$mode" in
   run)
-    # Default build: CUDA for every supported architecture when nvcc is present.
-    cmake --preset default >/dev/null
-    cmake --build --preset default -j"$jobs"
-    mpirun -np "${HALO3D_RANKS:-2}" --oversubscribe build/halo3d solve --config inputs/default.toml
+    # Default build: CUDA for every supported architecture when nvcc is present; halo3d only.
+    echo "building build/halo3d (log: $log)"
+    quiet cmake --preset default -DHALO3D_BUILD_TESTS=OFF
+    quiet cmake --build --preset default -j"$jobs" --target halo3d
+    # The files the job writes, from the config (output and report).
+    out=$(sed -n 's/^output *= *"\(.*\)".*/\1/p' inputs/default.toml)
+    report=$(sed -n 's/^report *= *"\(.*\)".*/\1/p' inputs/default.toml)
+    stamp=$(mktemp)
+    rc=0
+    mpirun -np "${HALO3D_RANKS:-2}" --oversubscribe build/halo3d solve --config inputs/default.toml || rc=$?
+    written=()
+    for f in "$out" "${out%.h5}.xdmf" ${report:+"$report"}; do
+      [[ -f $f && $f -nt $stamp ]] && written+=("$f")
+    done
+    rm -f "$stamp"
+    written+=("$log")
+    echo "quickstart: exit code $rc; wrote ${written[*]:-nothing}"
+    exit "$rc"
     ;;
   test)
     # CI build: CUDA compiled for one architecture only, to keep the build short.
     cmake --preset ci >/dev/null
     cmake --build --preset ci -j"$jobs"
     ctest --preset ci
-    ;;
-  *)
-    echo "usage: $0 run|test" >&2
-    exit 2
     ;;
 esac

@@ -106,6 +106,11 @@ void apply_config(CLI::App& sub, const std::string& path) {
   }
 }
 
+// "none" means no file for every path option, as it does for --output.
+void none_is_empty(std::string& path) {
+  if (path == "none") path.clear();
+}
+
 Int3 to_int3(const std::vector<int>& v, const std::string& what) {
   if (v.size() != 3) throw BadInput(what + " needs three comma-separated integers");
   return {v[0], v[1], v[2]};
@@ -231,10 +236,19 @@ Command parse_command_line(int argc, char** argv) {
       ->check(CLI::IsMember({"chebyshev", "jacobi"}))
       ->group("Solver");
   solve->add_option("--tol", o.tol, "Stop at this relative residual ||r||/||b||")
-      ->check(positive())
+      ->check(non_negative())
       ->group("Solver");
   solve->add_option("--max-iters", o.max_iters, "Iteration limit")
       ->check(whole_number<long>() & non_negative())
+      ->group("Solver");
+  solve->get_option("--tol")->description(
+      "Stop at this relative residual ||r||/||b|| (0: run --max-iters iterations)");
+  solve
+      ->add_option("--iters", o.iters,
+                   "Run exactly N iterations whatever the residual (timing runs; exit code 0)")
+      ->check(positive())
+      ->excludes("--tol")
+      ->excludes("--max-iters")
       ->group("Solver");
   solve->add_option("--steps", o.steps, "Heat: explicit Euler steps")
       ->check(whole_number<long>() & non_negative())
@@ -247,9 +261,11 @@ Command parse_command_line(int argc, char** argv) {
   solve->add_option("--monitor", o.monitor, "Progress line every N iterations (0: none)")
       ->check(whole_number<int>() & non_negative())
       ->group("Output");
+  solve->add_flag("--quiet", o.quiet, "No line as each phase of the run ends")->group("Output");
   solve->add_option("--output", output, "Solution file (HDF5), or 'none'")->group("Output");
-  solve->add_option("--report", o.report, "JSON report of the run")->group("Output");
-  solve->add_option("--checkpoint", o.checkpoint, "Checkpoint file (HDF5)")->group("Checkpoint");
+  solve->add_option("--report", o.report, "JSON report of the run, or 'none'")->group("Output");
+  solve->add_option("--checkpoint", o.checkpoint, "Checkpoint file (HDF5), or 'none'")
+      ->group("Checkpoint");
   solve
       ->add_option("--checkpoint-every", o.checkpoint_every,
                    "Checkpoint every N iterations (0: only on a signal)")
@@ -272,7 +288,7 @@ Command parse_command_line(int argc, char** argv) {
   bench->add_option("--warmup", b.warmup, "Untimed repetitions first")
       ->check(non_negative())
       ->group("Benchmark");
-  bench->add_option("--report", b.report, "JSON file for the results")->group("Output");
+  bench->add_option("--report", b.report, "JSON file for the results, or 'none'")->group("Output");
 
   app.add_subcommand("info", "Versions, backends compiled, and the rank-to-host/GPU map");
 
@@ -308,7 +324,7 @@ Command parse_command_line(int argc, char** argv) {
       ->expected(3)
       ->check(non_negative())
       ->group("Probe");
-  probe->add_option("--report", pr.report, "JSON file for the results")->group("Output");
+  probe->add_option("--report", pr.report, "JSON file for the results, or 'none'")->group("Output");
 
   try {
     app.parse(argc, argv);
@@ -322,6 +338,14 @@ Command parse_command_line(int argc, char** argv) {
       for (const auto& m : modes) o.modes.push_back(parse_mode(m));
       o.overlap = overlap == "on";
       o.output = output;
+      none_is_empty(o.report);
+      none_is_empty(o.checkpoint);
+      none_is_empty(o.restart);
+      if (o.iters > 0) {
+        if (o.problem == "heat") throw BadInput("--iters is for Poisson solves; heat runs --steps");
+        o.max_iters = o.iters;  // over --max-iters / --tol from a --config file
+        o.tol = 0;
+      }
       validate(o);
     } else if (bench->parsed()) {
       cmd.name = "bench";
@@ -329,6 +353,7 @@ Command parse_command_line(int argc, char** argv) {
       b.grid = to_int3(bgrid, "--grid");
       b.procs = to_int3(bprocs, "--procs");
       b.overlap = boverlap == "on";
+      none_is_empty(b.report);
       for (int d = 0; d < 3; ++d)
         if (b.grid[d] < 1)
           throw BadInput("--grid " + to_string(b.grid) + ": every size must be >= 1");
@@ -343,6 +368,7 @@ Command parse_command_line(int argc, char** argv) {
             throw BadInput("--grid " + to_string(pr.grid) + ": every size must be >= 1");
       }
       pr.procs = to_int3(pprocs, "--procs");
+      none_is_empty(pr.report);
     } else {
       cmd.name = "info";
     }

@@ -9,6 +9,7 @@
 #include "kernels.hpp"
 #include "mpi_env.hpp"
 #include "runtime.hpp"
+#include "threads.hpp"
 #include "transports_info.hpp"
 
 #ifdef _OPENMP
@@ -64,6 +65,10 @@ int run_info(MPI_Comm world) {
               cuda_compiled()
                   ? (", cuda (" + std::to_string(gpus.size()) + " GPU(s) visible)").c_str()
                   : "");
+  const ThreadSetup& th = thread_setup();
+  std::printf("threads: %d per rank (%s; %d CPU(s) for %d rank(s) on rank 0's host)\n", th.threads,
+              th.from_env ? "OMP_NUM_THREADS" : "auto: CPUs / ranks on the host", th.host_cpus,
+              th.ranks_on_host);
   std::printf("ranks: %d on %zu host(s)\n", size, hosts.hosts.size());
   for (int r = 0; r < size; ++r) std::printf("  %s\n", &all[std::size_t(r) * 256]);
   return kExitOk;

@@ -10,6 +10,8 @@
 #include "kernels.hpp"
 #include "mpi_env.hpp"
 #include "reduction.hpp"
+#include "threads.hpp"
+#include "timers.hpp"
 
 namespace {
 
@@ -31,6 +33,7 @@ int fail(const char* what, int code, bool collective) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  halo3d::process_start_seconds();  // the start of the run's start-up phase
   // Before MPI starts, so a SIGUSR1/SIGTERM that lands during start-up (a job preempted
   // at once) is remembered and turns into a checkpoint-and-exit, not a killed rank.
   halo3d::install_stop_signal_handlers();
@@ -45,6 +48,9 @@ int main(int argc, char** argv) {
     return cmd.exit_code;
   }
   try {
+    // Before any OpenMP region: threads per rank from the CPUs each host has.
+    const halo3d::ThreadSetup& threads = halo3d::configure_threads(MPI_COMM_WORLD);
+    if (rank == 0 && !threads.warning.empty()) std::fputs(threads.warning.c_str(), stderr);
     if (cmd.name == "solve") return halo3d::run_solve(cmd.solve, MPI_COMM_WORLD);
     // Only solve can stop cleanly on a signal; the other commands keep the default action.
     std::signal(SIGTERM, SIG_DFL);

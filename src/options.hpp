@@ -23,6 +23,7 @@ struct SolveOptions {
   std::string mg_smoother = "chebyshev";  // chebyshev | jacobi
   double tol = 1e-8;
   long max_iters = 10000;
+  long iters = 0;      // --iters N: exactly N iterations, tol ignored (0: not given)
   long steps = 100;    // heat
   double alpha = 1.0;  // heat diffusivity
   double dt = 0.0;     // heat; 0 = 0.9 of the stability limit
@@ -34,6 +35,7 @@ struct SolveOptions {
   bool overlap = true;
   // Output
   int monitor = 0;
+  bool quiet = false;                  // no phase lines
   std::string output = "solution.h5";  // "none" for no file
   std::string report;                  // JSON report path, empty for none
   // Checkpoint / restart
@@ -71,6 +73,9 @@ struct ProbeOptions {
 
 // Throws BadInput for values that are each well-formed but impossible together.
 void validate(const SolveOptions& o);
+// A Poisson run of a fixed iteration count (--iters N, or --tol 0): running out of
+// iterations is the plan, not a failure (exit code 0).
+inline bool fixed_iterations(const SolveOptions& o) { return o.problem != "heat" && o.tol == 0; }
 std::string to_string(const Int3& v);
 
 }  // namespace halo3d

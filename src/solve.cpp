@@ -14,6 +14,7 @@
 #include "reduction.hpp"
 #include "runtime.hpp"
 #include "solvers.hpp"
+#include "threads.hpp"
 
 namespace halo3d {
 namespace {
@@ -50,10 +51,34 @@ Errors solution_errors(const Problem& p, const Decomposition& d, const std::vect
   return {std::sqrt(vol * g[0]), m[0], std::sqrt(vol * g[1]), m[1]};
 }
 
-Timers max_timers(const Timers& t, MPI_Comm comm) {
-  double v[4] = {t.compute, t.halo, t.reduction, t.io};
-  HALO3D_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, v, 4, MPI_DOUBLE, MPI_MAX, comm));
-  return {v[0], v[1], v[2], v[3]};
+// Where the solve's time went on the slowest rank (largest solve time): the timers' growth
+// during the solve, disjoint parts, and "other" (loop, vote, waits outside the timers) as the
+// remainder, so the parts add up to the whole.
+struct SolveSplit {
+  int rank = 0;
+  double solve = 0, compute = 0, halo = 0, reduction = 0, checkpoint = 0, monitor = 0, other = 0;
+};
+SolveSplit solve_split(double solve_s, const Timers& before, const Timers& after, MPI_Comm comm) {
+  struct {
+    double v;
+    int rank;
+  } in{solve_s, comm_rank(comm)}, slowest{};
+  HALO3D_MPI_CHECK(MPI_Allreduce(&in, &slowest, 1, MPI_DOUBLE_INT, MPI_MAXLOC, comm));
+  double v[6] = {solve_s,
+                 after.compute - before.compute,
+                 after.halo - before.halo,
+                 after.reduction - before.reduction,
+                 after.io - before.io,
+                 after.monitor - before.monitor};
+  HALO3D_MPI_CHECK(MPI_Bcast(v, 6, MPI_DOUBLE, slowest.rank, comm));
+  SolveSplit sp{slowest.rank, v[0], v[1], v[2], v[3], v[4], v[5], 0};
+  sp.other = sp.solve - (sp.compute + sp.halo + sp.reduction + sp.checkpoint + sp.monitor);
+  return sp;
+}
+
+double max_over_ranks(double x, MPI_Comm comm) {
+  HALO3D_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &x, 1, MPI_DOUBLE, MPI_MAX, comm));
+  return x;
 }
 
 nlohmann::json to_json(const Int3& v) { return nlohmann::json::array({v[0], v[1], v[2]}); }
@@ -75,8 +100,10 @@ MemoryNeed solve_memory(const SolveOptions& o, const Decomposition& d, MPI_Comm 
 }  // namespace
 
 int run_solve(const SolveOptions& o, MPI_Comm world) {
-  const double t_start = now_seconds();
   const bool root = comm_rank(world) == 0;
+  // Start-up (MPI, threads, options) ran before this; the phases follow back to back.
+  PhaseClock phases(root && !o.quiet);
+  phases.end("start-up");
   const bool heat = o.problem == "heat";
   const std::string solver = heat ? "euler" : o.solver;
 
@@ -93,10 +120,12 @@ int run_solve(const SolveOptions& o, MPI_Comm world) {
   // Fail before solving, not after hours of it.
   const bool write_output = o.output != "none";
   check_planned_files(planned_files(o), comm);
+  phases.end("set-up");
 
   std::vector<double> source;
   prob.fill_source(d, source);
   Buffer b = upload(k, source);
+  phases.end("right-hand side");
 
   // The preconditioner's set-up (the multigrid hierarchy) is timed on its own.
   const double t_setup = now_seconds();
@@ -124,9 +153,11 @@ int run_solve(const SolveOptions& o, MPI_Comm world) {
 
   if (root) {
     std::printf(
-        "halo3d %s: %s/%s on grid %s, %d ranks as %s, backend %s (%s), halo %s, overlap %s\n",
+        "halo3d %s: %s/%s on grid %s, %d ranks as %s, backend %s (%s), %d thread(s)/rank (%s), "
+        "halo %s, overlap %s\n",
         version_string().c_str(), o.problem.c_str(), solver.c_str(), to_string(o.grid).c_str(),
         d.ranks, to_string(d.procs).c_str(), k.name().c_str(), k.device_name().c_str(),
+        thread_setup().threads, thread_setup().from_env ? "OMP_NUM_THREADS" : "auto",
         rt->op->transport().name().c_str(), o.overlap ? "on" : "off");
     print_halo_selection(rt->halo_selection);
     if (mg)
@@ -134,6 +165,7 @@ int run_solve(const SolveOptions& o, MPI_Comm world) {
                   setup_s);
     std::fflush(stdout);
   }
+  phases.end("solver start");
 
   DriveOptions dro;
   dro.max_iters = heat ? o.steps : o.max_iters;
@@ -144,7 +176,26 @@ int run_solve(const SolveOptions& o, MPI_Comm world) {
       ScopedTimer t(rt->timers.io);
       write_checkpoint(o.checkpoint, comm, d, k, *method, id, it, h);
     };
+  // Heat progress lines: the physical time, and the error against the exact answer.
+  if (heat)
+    dro.progress = [&](long it) {
+      ScopedTimer t(rt->timers.monitor);
+      char line[128];
+      std::snprintf(line, sizeof line, "t %.6e  ", dt * double(it));
+      std::string s = line;
+      if (prob.has_exact()) {
+        SolveOptions at = o;  // the exact answer after `it` steps, not after --steps
+        at.steps = it;
+        const Errors e = solution_errors(Problem(at), d, download(k, method->solution()), comm);
+        std::snprintf(line, sizeof line, "max error %.3e  ", e.max);
+        s += line;
+      }
+      return s;
+    };
+  const Timers before_solve = rt->timers;
   const DriveResult res = drive(*method, comm, dro, first, std::move(history));
+  const Timers after_solve = rt->timers;
+  phases.end("solve");
 
   if (res.stopped_by_signal) {
     if (root)
@@ -177,6 +228,15 @@ int run_solve(const SolveOptions& o, MPI_Comm world) {
                                     " iterations: the solve diverged; nothing written");
   Errors err;
   if (prob.has_exact()) err = solution_errors(prob, d, u, comm);
+  // How much of the halo the overlap hides, measured on the real faces after the solve.
+  DistributedOperator::OverlapTimes ov;
+  const bool has_halo = d.ranks > 1;
+  if (has_halo) {
+    Buffer scratch(k, b.size());
+    ov = rt->op->measure_overlap(method->solution().data(), scratch.data(), 5, comm);
+  }
+  phases.end("verification");
+  const double t_end = dt * double(res.iterations);  // heat: the physical time reached
 
   if (write_output) {
     ScopedTimer t(rt->timers.io);
@@ -196,6 +256,8 @@ int run_solve(const SolveOptions& o, MPI_Comm world) {
     h5_attr(g, "relative_residual", std::vector<double>{heat ? NAN : res.relative_residual});
     h5_attr(g, "true_relative_residual", std::vector<double>{true_rel});
     h5_attr(g, "converged", std::vector<long long>{res.converged ? 1 : 0});
+    h5_attr(g, "fixed_iterations",
+            std::vector<long long>{fixed_iterations(o) && !res.converged ? 1 : 0});
     h5_attr(g, "l2_error", std::vector<double>{err.l2});
     h5_attr(g, "max_error", std::vector<double>{err.max});
     h5_attr(g, "l2_error_continuous", std::vector<double>{err.l2_cont});
@@ -203,44 +265,44 @@ int run_solve(const SolveOptions& o, MPI_Comm world) {
     h5_attr(g, "backend", k.name());
     h5_attr(g, "halo", rt->op->transport().name());
     h5_attr(g, "version", version_string());
-    if (heat) h5_attr(g, "time", std::vector<double>{dt * double(res.iterations), dt, o.alpha});
+    if (heat) {
+      h5_attr(g, "t", std::vector<double>{t_end});
+      h5_attr(g, "dt", std::vector<double>{dt});
+      h5_attr(g, "alpha", std::vector<double>{o.alpha});
+      h5_attr(g, "time", std::vector<double>{t_end, dt, o.alpha});  // older readers: t, dt, alpha
+    }
     f.commit();
     write_xdmf(o.output, o.grid, prob.h(), comm);
   }
 
-  const Timers t = max_timers(rt->timers, comm);
-  // How much of the halo the overlap hides, measured on the real faces after the solve.
-  DistributedOperator::OverlapTimes ov;
-  const bool has_halo = d.ranks > 1;
-  if (has_halo) {
-    Buffer scratch(k, b.size());
-    ov = rt->op->measure_overlap(method->solution().data(), scratch.data(), 5, comm);
-  }
+  const SolveSplit sp = solve_split(res.solve_seconds, before_solve, after_solve, comm);
+  const double io_s = max_over_ranks(rt->timers.io, comm);
+  // --iters N / --tol 0: the iteration count is the plan; stopping there is success.
+  const bool fixed = fixed_iterations(o) && !res.converged;
   const long done = res.iterations - first;
-  const double per_iter = done > 0 ? res.solve_seconds / double(done) : 0.0;
+  const double per_iter = done > 0 ? sp.solve / double(done) : 0.0;
   const double gbs = per_iter > 0 ? method->bytes_per_iteration() / per_iter / 1e9 : 0.0;
   const double gpts = per_iter > 0 ? rt->op->global_points() / per_iter / 1e9 : 0.0;
 
   if (root) {
-    std::printf("%s after %ld iterations: relative residual %.3e",
-                res.converged ? "converged" : (heat ? "done" : "NOT converged"), res.iterations,
-                heat ? 0.0 : res.relative_residual);
-    if (!heat) std::printf(" (true %.3e)", true_rel);
-    std::printf("\n");
+    if (heat)
+      std::printf("heat: %ld steps done, t = %.6e (dt %.6e, alpha %g)\n", res.iterations, t_end, dt,
+                  o.alpha);
+    else
+      std::printf("%s after %ld iterations: relative residual %.3e (true %.3e)\n",
+                  res.converged ? "converged" : (fixed ? "fixed iterations done" : "NOT converged"),
+                  res.iterations, res.relative_residual, true_rel);
     if (prob.has_exact())
-      std::printf("error vs exact discrete: l2 %.3e max %.3e; vs continuous: l2 %.3e max %.3e\n",
-                  err.l2, err.max, err.l2_cont, err.max_cont);
-    std::printf(
-        "time: solve %.4f s, %.3e s/iteration; compute %.4f, halo %.4f, reductions %.4f, io %.4f "
-        "s\n",
-        res.solve_seconds, per_iter, t.compute, t.halo, t.reduction, t.io);
+      std::printf("error%s vs exact discrete: l2 %.3e max %.3e; vs continuous: l2 %.3e max %.3e\n",
+                  heat ? " at t" : "", err.l2, err.max, err.l2_cont, err.max_cont);
+    else if (heat)
+      std::printf("error: no exact answer for --rhs %s\n", o.rhs.c_str());
     std::printf("throughput: %.2f GB/s of vector traffic, %.3f Gpoints/s\n", gbs, gpts);
     if (has_halo)
       std::printf(
           "overlap: operator %.3e s compute-only, %.3e s halo-only, %.3e s overlapped, %.3e s "
           "sequential: %.0f%% of halo hidden\n",
           ov.compute_s, ov.halo_s, ov.overlapped_s, ov.sequential_s, 100 * ov.hidden_fraction);
-    if (write_output) std::printf("wrote %s\n", o.output.c_str());
     std::fflush(stdout);
   }
 
@@ -260,6 +322,7 @@ int run_solve(const SolveOptions& o, MPI_Comm world) {
                    {"seed", o.seed},
                    {"tol", o.tol},
                    {"max_iters", o.max_iters},
+                   {"iters", o.iters > 0 ? nlohmann::json(o.iters) : nlohmann::json()},
                    {"steps", o.steps},
                    {"alpha", o.alpha},
                    {"dt", dt},
@@ -275,24 +338,56 @@ int run_solve(const SolveOptions& o, MPI_Comm world) {
     j["procs"] = to_json(d.procs);
     j["hosts"] = rt->hosts.hosts.size();
     j["device"] = k.device_name();
+    const ThreadSetup& th = thread_setup();
+    j["threads"] = {{"per_rank", th.threads},
+                    {"source", th.from_env ? "OMP_NUM_THREADS" : "auto"},
+                    {"host_cpus", th.host_cpus},
+                    {"ranks_on_host", th.ranks_on_host},
+                    {"oversubscribed", th.oversubscribed}};
     j["result"] = {
         {"iterations", res.iterations},
         {"iterations_this_run", done},
         {"restarted_from", first},
-        {"converged", res.converged},
+        {"converged", heat ? nlohmann::json() : nlohmann::json(res.converged)},
+        {"fixed_iterations", fixed},
+        {"stop_reason", res.converged ? (heat ? "steps done" : "converged")
+                        : fixed       ? "fixed iterations"
+                                      : "iteration limit"},
         {"relative_residual", heat ? nlohmann::json() : nlohmann::json(res.relative_residual)},
         {"true_relative_residual", heat ? nlohmann::json() : nlohmann::json(true_rel)},
         {"l2_error", prob.has_exact() ? nlohmann::json(err.l2) : nlohmann::json()},
         {"max_error", prob.has_exact() ? nlohmann::json(err.max) : nlohmann::json()},
         {"l2_error_continuous", prob.has_exact() ? nlohmann::json(err.l2_cont) : nlohmann::json()}};
-    j["timing"] = {{"total_s", now_seconds() - t_start},
+    if (heat) {
+      j["result"]["steps"] = res.iterations;
+      j["result"]["t"] = t_end;
+      j["result"]["dt"] = dt;
+      j["result"]["alpha"] = o.alpha;
+    }
+    // Phases of the whole run on rank 0 (output: until this report is written), and the
+    // solve split on the slowest rank; each list of parts adds up to its whole.
+    nlohmann::json ph = nlohmann::json::array();
+    double total = 0;
+    for (const auto& [name, sec] : phases.phases()) {
+      ph.push_back({{"name", name}, {"seconds", sec}});
+      total += sec;
+    }
+    const double output_so_far = now_seconds() - process_start_seconds() - phases.total();
+    ph.push_back({{"name", "output"}, {"seconds", output_so_far}});
+    total += output_so_far;
+    j["timing"] = {{"total_s", total},
+                   {"phases", ph},
                    {"setup_s", setup_s},
-                   {"solve_s", res.solve_seconds},
+                   {"solve_s", sp.solve},
                    {"per_iteration_s", per_iter},
-                   {"compute_s", t.compute},
-                   {"halo_s", t.halo},
-                   {"reduction_s", t.reduction},
-                   {"io_s", t.io}};
+                   {"compute_s", sp.compute},
+                   {"halo_s", sp.halo},
+                   {"reduction_s", sp.reduction},
+                   {"checkpoint_s", sp.checkpoint},
+                   {"monitor_s", sp.monitor},
+                   {"other_s", sp.other},
+                   {"split_rank", sp.rank},
+                   {"io_s", io_s}};
     j["throughput"] = {{"bytes_per_iteration", method->bytes_per_iteration()},
                        {"gbytes_per_s", gbs},
                        {"gpoints_per_s", gpts}};
@@ -322,8 +417,32 @@ int run_solve(const SolveOptions& o, MPI_Comm world) {
     report_text = j.dump(2) + "\n";
   }
   if (!o.report.empty()) write_file_atomically(o.report, report_text, comm);
+  phases.end("output");
 
-  if (!res.converged) {
+  if (root) {
+    std::printf(
+        "time: solve %.4f s on the slowest rank (%d), %.3e s/iteration = compute %.4f + halo %.4f "
+        "+ reductions %.4f + checkpoints %.4f + monitor %.4f + other %.4f s\n",
+        sp.solve, sp.rank, per_iter, sp.compute, sp.halo, sp.reduction, sp.checkpoint, sp.monitor,
+        sp.other);
+    std::printf("phases (rank 0):");
+    const char* sep = " ";
+    for (const auto& [name, sec] : phases.phases()) {
+      std::printf("%s%s %.4f", sep, name.c_str(), sec);
+      sep = " + ";
+    }
+    std::printf(" = total %.4f s\n", phases.total());
+    std::string files;
+    if (write_output) {
+      const auto dot = o.output.rfind('.');
+      files = o.output + ", " + o.output.substr(0, dot) + ".xdmf";
+    }
+    if (!o.report.empty()) files += (files.empty() ? "" : ", ") + o.report;
+    if (!files.empty()) std::printf("wrote %s\n", files.c_str());
+    std::fflush(stdout);
+  }
+
+  if (!res.converged && !fixed) {
     if (root)
       std::fprintf(
           stderr,

@@ -260,13 +260,17 @@ DriveResult drive(Method& m, MPI_Comm comm, const DriveOptions& o, long first,
     if (s.advanced) {
       ++res.iterations;
       if (m.has_residual()) res.history.push_back(s.relative_residual);
-      if (root && o.monitor > 0 && res.iterations % o.monitor == 0) {
-        if (m.has_residual())
-          std::printf("iter %8ld  rel_residual %.6e  time %10.4f s\n", res.iterations,
-                      s.relative_residual, now_seconds() - t0);
-        else
-          std::printf("step %8ld  time %10.4f s\n", res.iterations, now_seconds() - t0);
-        std::fflush(stdout);
+      if (o.monitor > 0 && res.iterations % o.monitor == 0) {
+        const std::string extra = o.progress ? o.progress(res.iterations) : std::string();
+        if (root) {
+          if (m.has_residual())
+            std::printf("iter %8ld  rel_residual %.6e  time %10.4f s%s\n", res.iterations,
+                        s.relative_residual, now_seconds() - t0, extra.c_str());
+          else
+            std::printf("step %8ld  %swall %10.4f s\n", res.iterations, extra.c_str(),
+                        now_seconds() - t0);
+          std::fflush(stdout);
+        }
       }
     }
     if (s.converged) {

@@ -65,6 +65,8 @@ struct DriveOptions {
   int monitor = 0;     // progress line every N iterations on rank 0 (0: none)
   long checkpoint_every = 0;
   std::function<void(long iteration, const std::vector<double>& history)> checkpoint;
+  // Extra text for a progress line (heat: physical time and error); called on every rank.
+  std::function<std::string(long iteration)> progress;
 };
 
 struct DriveResult {

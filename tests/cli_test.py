@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
 """Bad input to `halo3d solve`: a clear one-line error, a distinct non-zero exit code,
 no hang and no output file. Run: cli_test.py HALO3D MPIEXEC"""
+import json
 import os
 import socket
 import stat
 import subprocess
 import sys
 import tempfile
+
+import h5py
 
 HALO3D, MPIEXEC = os.path.abspath(sys.argv[1]), sys.argv[2]
 failures = []
@@ -81,9 +84,11 @@ expect_error("procs leave a rank empty", ["solve", "--grid", "1,8,8", "--procs",
 expect_error("unknown solver", ["solve", "--solver", "gmres"], 2, "--solver")
 expect_error("unknown backend", ["solve", "--backend", "opencl"], 2, "--backend")
 expect_error("unknown problem", ["solve", "--problem", "wave"], 2, "--problem")
-expect_error("tol zero", ["solve", "--tol", "0"], 2, "--tol")
 expect_error("tol negative", ["solve", "--tol", "-1e-8"], 2, "--tol")
 expect_error("bad mode", ["solve", "--mode", "1,0,1"], 2, "--mode")
+expect_error("--iters with --max-iters", ["solve", "--iters", "5", "--max-iters", "10"], 2, "--iters")
+expect_error("--iters zero", ["solve", "--iters", "0"], 2, "--iters")
+expect_error("--iters for heat", ["solve", "--problem", "heat", "--iters", "5"], 2, "--iters")
 expect_error("unknown option", ["solve", "--gird", "8,8,8"], 2, "gird")
 expect_error("unstable dt", ["solve", "--problem", "heat", "--grid", "8,8,8", "--dt", "1.0"], 2, "stability limit")
 expect_error("missing config", ["solve", "--config", "/nonexistent/x.toml"], 2, "x.toml")
@@ -289,6 +294,45 @@ with tempfile.TemporaryDirectory() as d:
                 print("ok   not converged: exit 3, file written with converged=0")
     if "warning" not in se:
         failures.append(f"not converged: no warning on stderr: {se!r}")
+
+# A fixed iteration count (--iters N, or --tol 0 with --max-iters N) is a timing run, not a
+# failure: exactly N iterations, exit 0, no warning, the report says "fixed iterations".
+for name, extra in (("--iters 5", ["--iters", "5"]), ("--tol 0 --max-iters 5", ["--tol", "0", "--max-iters", "5"])):
+    with tempfile.TemporaryDirectory() as d:
+        out, rep = os.path.join(d, "u.h5"), os.path.join(d, "r.json")
+        rc, so, se = run(["solve", "--grid", "16,16,16", "--rhs", "random"] + extra + ["--output", out, "--report", rep])
+        problems = []
+        if rc != 0:
+            problems.append(f"exit {rc}, expected 0: {se!r}")
+        else:
+            with open(rep) as f:
+                r = json.load(f)["result"]
+            with h5py.File(out) as h:
+                its, fixed_attr = int(h.attrs["iterations"][0]), int(h.attrs["fixed_iterations"][0])
+            if (r["iterations"], r["converged"], r["fixed_iterations"], r["stop_reason"]) != (5, False, True, "fixed iterations"):
+                problems.append(f"report result {r!r}")
+            if its != 5 or fixed_attr != 1:
+                problems.append(f"HDF5 iterations {its}, fixed_iterations {fixed_attr}")
+            if "fixed iterations" not in so or "NOT converged" in so or "warning: not converged" in se:
+                problems.append(f"summary reads like a failure: {so!r} {se!r}")
+        if problems:
+            failures.append(f"{name}: " + "; ".join(problems))
+        else:
+            print(f"ok   {name}: 5 iterations, exit 0, report says fixed iterations")
+
+# 'none' means no file for every path option, as it does for --output.
+for name, args in (("solve --report none --output none", ["solve", "--grid", "8,8,8", "--report", "none", "--output", "none"]),
+                   ("solve --report none --checkpoint none --output none",
+                     ["solve", "--grid", "8,8,8", "--report", "none", "--checkpoint", "none", "--output", "none"]),
+                   ("bench --report none", ["bench", "--grid", "8,8,8", "--reps", "1", "--warmup", "0", "--report", "none"]),
+                   ("probe --report none", ["probe", "--sizes", "8", "--reps", "1", "--warmup", "0", "--report", "none"])):
+    with tempfile.TemporaryDirectory() as d:
+        rc, so, se = run(args, cwd=d)
+        left = os.listdir(d)
+        if rc != 0 or left:
+            failures.append(f"{name}: exit {rc}, files written: {left} {se!r}")
+        else:
+            print(f"ok   {name}: no file written")
 
 # Help and version succeed.
 for args in (["--help"], ["solve", "--help"], ["--version"]):

@@ -72,6 +72,31 @@ rep = json.load(open(os.path.join(work, "acc.json")))
 for key in ("config", "ranks", "procs", "result", "timing", "throughput"):
     check(key in rep, f"report has {key}")
 check(all(k in rep["timing"] for k in ("compute_s", "halo_s", "reduction_s", "io_s")), "report timing split")
+# The solve's split is disjoint and adds up to the solve time; the phases add up to the total.
+tm = rep["timing"]
+parts = ("compute_s", "halo_s", "reduction_s", "checkpoint_s", "monitor_s", "other_s")
+check(all(k in tm for k in parts) and abs(sum(tm[k] for k in parts) - tm["solve_s"]) < 1e-9
+      and all(tm[k] >= -1e-9 for k in parts), f"solve split adds up to solve_s: {[tm.get(k) for k in parts]} vs {tm['solve_s']}")
+names = [ph["name"] for ph in tm.get("phases", [])]
+check(names == ["start-up", "set-up", "right-hand side", "solver start", "solve", "verification", "output"]
+      and abs(sum(ph["seconds"] for ph in tm["phases"]) - tm["total_s"]) < 1e-9
+      and all(ph["seconds"] >= 0 for ph in tm["phases"]), f"report phases add up to total_s: {names}")
+lines = p.stdout.splitlines()
+phase_lines = [l for l in lines if l.startswith("phase ")]
+check(len(phase_lines) == 7 and phase_lines[0].startswith("phase start-up:") and phase_lines[-1].startswith("phase output:"),
+      f"rank 0 prints a line as each phase ends: {phase_lines}")
+tl = [l for l in lines if l.startswith("time: solve")]
+if tl:
+    import re
+    nums = [float(x) for x in re.findall(r"(?:compute|halo|reductions|checkpoints|monitor|other) ([0-9.]+)", tl[0])]
+    whole = float(re.search(r"time: solve ([0-9.]+) s", tl[0]).group(1))
+    check(len(nums) == 6 and abs(sum(nums) - whole) < 1e-3, f"printed split adds up to the solve time: {tl[0]}")
+else:
+    check(False, "no 'time: solve' line")
+check(any(l.startswith("phases (rank 0): start-up") and "= total" in l for l in lines), "summary has the phases")
+check(any(l == "wrote acc.h5, acc.xdmf, acc.json" for l in lines), "the last line names every file written")
+p = halo3d(2, "solve", "--grid", "16,16,16", "--quiet", "--output", "none")
+check(p.returncode == 0 and not any(l.startswith("phase ") for l in p.stdout.splitlines()), "--quiet: no phase lines")
 
 # 2. Random right-hand side: same iterations and answer on 1, 3, 4 ranks in any grid.
 ref = None
@@ -93,10 +118,24 @@ for ranks, procs in ((1, "1,1,1"), (3, "3,1,1"), (3, "1,3,1"), (3, "1,1,3"), (4,
     check(d < 1e-13, f"{ranks} ranks as {procs}: answer equal to rounding (max rel diff {d:.1e}, bitwise {d == 0})")
 
 # 3. Heat from the shipped config, grid overridden on the command line.
-halo3d(2, "solve", "--config", os.path.join(SRC, "inputs", "heat.toml"), "--grid", "24,20,18", "--steps", "50",
-       "--output", "heat.h5", "--report", "heat.json")
+p = halo3d(2, "solve", "--config", os.path.join(SRC, "inputs", "heat.toml"), "--grid", "24,20,18", "--steps", "50",
+           "--monitor", "25", "--output", "heat.h5", "--report", "heat.json")
 u, attrs, _ = read_u("heat.h5")
-t, dt, alpha = attrs["time"]
+t, dt, alpha = attrs["t"][0], attrs["dt"][0], attrs["alpha"][0]
+check(abs(t - 50 * dt) < 1e-15 and alpha == 1.0 and list(attrs["time"]) == [t, dt, alpha],
+      f"heat: named HDF5 attributes t = 50 dt, dt, alpha (and time = [t, dt, alpha]): {t}, {dt}, {alpha}")
+# Heat summaries speak of steps, physical time and the error, not of convergence.
+lines = p.stdout.splitlines()
+check(any(l.startswith(f"heat: 50 steps done, t = {t:.6e}") for l in lines) and "converged" not in p.stdout
+      and "relative residual" not in p.stdout, "heat summary: steps and physical time, no residual")
+check(any(l.startswith("error at t vs exact discrete: l2") for l in lines), "heat summary: error against the exact answer")
+prog = [l for l in lines if l.startswith("step ")]
+check(len(prog) == 2 and all(" t " in l and "max error" in l and "wall" in l for l in prog)
+      and f"t {25 * dt:.6e}" in prog[0] and all(float(l.split("max error")[1].split()[0]) < 1e-12 for l in prog),
+      f"heat progress lines: step, t, max error against the exact answer at that step, wall: {prog}")
+hr = json.load(open(os.path.join(work, "heat.json")))["result"]
+check(hr.get("steps") == 50 and abs(hr.get("t", 0) - t) < 1e-15 and hr.get("converged", 0) is None
+      and hr.get("stop_reason") == "steps done", f"heat report: steps, t, no convergence: {hr}")
 exact = modes_exact((24, 20, 18), [(1, 1, 1), (3, 2, 1)], heat=(50, alpha, dt))
 rel = np.abs(u - exact).max() / np.abs(exact).max()
 check(u.shape == (18, 20, 24), "heat grid from the command line overrides the config")
@@ -312,6 +351,42 @@ restart_case("heat state of 1e308 overflows: NaN answer is exit 4, no file", lam
 restart_case("heat alpha differs (both values)", None, *hb, "--alpha", "0.5", "--dt", "1e-4", code=2,
              needles=("alpha", "0.5"))
 restart_case("heat checkpoint beyond --steps", None, *hb[:-1], "1", code=2, needles=("--steps",))
+
+# 8. Threads per rank. Without OMP_NUM_THREADS each rank gets the CPUs of its host / ranks on it
+# (at least 1), reported in the header and the report; ranks x threads above the host's CPUs
+# (also with OMP_NUM_THREADS set) is one warning on rank 0 with the numbers and the fix.
+cpus = len(os.sched_getaffinity(0))
+
+
+def threads_run(ranks, env_threads, tag):
+    env = {k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"}
+    if env_threads:
+        env["OMP_NUM_THREADS"] = str(env_threads)
+    cmd = [MPIEXEC, "-np", str(ranks), "--oversubscribe", "--bind-to", "none", HALO3D, "solve", "--grid", "12,12,12",
+           "--output", "none", "--report", f"threads_{tag}.json"]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=work, env=env)
+    rep = json.load(open(os.path.join(work, f"threads_{tag}.json"))) if p.returncode == 0 else {}
+    return p, rep.get("threads", {})
+
+
+for ranks in (1, 2):
+    p, th = threads_run(ranks, None, f"auto{ranks}")
+    want = max(1, cpus // ranks)
+    check(p.returncode == 0 and th.get("per_rank") == want and th.get("source") == "auto"
+          and f"{want} thread(s)/rank (auto)" in p.stdout and ("oversubscribed" in p.stderr) == (ranks > cpus),
+          f"{ranks} rank(s), OMP_NUM_THREADS unset: {th.get('per_rank')} thread(s)/rank (want {want} of {cpus} CPUs)")
+p, th = threads_run(2, cpus, "env")
+warn = [l for l in p.stderr.splitlines() if "oversubscribed" in l]
+check(p.returncode == 0 and th.get("per_rank") == cpus and th.get("source") == "OMP_NUM_THREADS"
+      and th.get("oversubscribed") is True and len(warn) == 1
+      and f"2 rank(s) x {cpus} OpenMP thread(s) = {2 * cpus} threads on a host with {cpus} CPU(s)" in warn[0]
+      and "OMP_NUM_THREADS=" in warn[0],
+      f"2 ranks x OMP_NUM_THREADS={cpus} on {cpus} CPUs: one warning with the numbers and the fix: {warn}")
+if cpus <= 7:  # more ranks than CPUs; not on big machines (too many processes)
+    p, th = threads_run(cpus + 1, None, "ranks")
+    warn = [l for l in p.stderr.splitlines() if "oversubscribed" in l]
+    check(p.returncode == 0 and th.get("per_rank") == 1 and len(warn) == 1 and f"at most {cpus} rank(s)" in warn[0],
+          f"{cpus + 1} ranks on {cpus} CPUs: 1 thread each and one warning: {warn}")
 
 if failures:
     print("\nFAILED:\n" + "\n".join(failures))

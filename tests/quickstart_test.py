@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""jobs/quickstart.sh with stand-ins for dpkg-query, apt-get, cmake, ctest and mpirun on PATH:
+`run` installs and builds only what running needs, stays quiet (noise to a log named on
+error), and its last line names every file written; `test` still installs everything and
+runs the CI build and ctest. Run: quickstart_test.py SOURCE_DIR"""
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+
+SRC = os.path.abspath(sys.argv[1])
+failures = []
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what)
+    if not cond:
+        failures.append(what)
+
+
+# Every stand-in appends its arguments to calls.txt and prints 100 lines of noise, as apt and
+# cmake do. FAIL_CMAKE=1 makes cmake fail.
+STUB = """#!/bin/bash
+echo "$(basename "$0") $*" >> "$CALLS"
+for i in $(seq 100); do echo "noise from $(basename "$0") $i"; done
+case "$(basename "$0")" in
+  dpkg-query) exit 1 ;;  # nothing is installed
+  cmake) [[ ${FAIL_CMAKE:-0} == 1 ]] && { echo "CMake Error: stand-in failure" >&2; exit 1; } ;;
+  mpirun) printf x > solution.h5; printf x > solution.xdmf; printf x > report.json ;;
+esac
+exit 0
+"""
+
+
+def quickstart(mode, **env):
+    d = tempfile.mkdtemp(prefix="halo3d-qs-")
+    os.makedirs(os.path.join(d, "jobs"))
+    os.makedirs(os.path.join(d, "inputs"))
+    os.makedirs(os.path.join(d, "bin"))
+    shutil.copy(os.path.join(SRC, "jobs", "quickstart.sh"), os.path.join(d, "jobs"))
+    shutil.copy(os.path.join(SRC, "inputs", "default.toml"), os.path.join(d, "inputs"))
+    for tool in ("dpkg-query", "apt-get", "cmake", "ctest", "mpirun", "sudo", "nvcc"):
+        p = os.path.join(d, "bin", tool)
+        with open(p, "w") as f:
+            f.write(STUB if tool not in ("sudo", "nvcc") else '#!/bin/bash\nexec "$@"\n')
+        os.chmod(p, os.stat(p).st_mode | stat.S_IXUSR)
+    os.remove(os.path.join(d, "bin", "nvcc"))
+    calls = os.path.join(d, "calls.txt")
+    e = {**os.environ, "PATH": os.path.join(d, "bin") + ":" + os.environ["PATH"], "CALLS": calls, **env}
+    p = subprocess.run(["bash", os.path.join(d, "jobs", "quickstart.sh"), mode], cwd=d, env=e,
+                       capture_output=True, text=True, timeout=60)
+    lines = open(calls).read().splitlines() if os.path.exists(calls) else []
+    return p, lines, d
+
+
+test_only = ("slurm-wlm", "munge", "python3-matplotlib", "libgtest-dev", "python3-h5py")
+
+p, calls, d = quickstart("run")
+install = [c for c in calls if c.startswith("apt-get") and " install " in c]
+check(p.returncode == 0, f"run: exit {p.returncode} {p.stderr!r}")
+check(len(install) == 1 and not any(t in install[0].split() for t in test_only),
+      f"run installs no test-only package: {install}")
+check(len(install) == 1 and all(t in install[0].split() for t in ("libhdf5-openmpi-dev", "openmpi-bin", "cmake")),
+      "run installs what building and running need")
+configure = [c for c in calls if c.startswith("cmake --preset")]
+build = [c for c in calls if c.startswith("cmake --build")]
+check(len(configure) == 1 and "-DHALO3D_BUILD_TESTS=OFF" in configure[0], f"run configures without tests: {configure}")
+check(len(build) == 1 and "--target halo3d" in build[0], f"run builds only halo3d: {build}")
+noise = [l for l in (p.stdout + p.stderr).splitlines() if "noise from" in l and "mpirun" not in l]
+check(not noise, f"run keeps apt/cmake output out of the terminal ({len(noise)} lines shown)")
+log = os.path.join(d, "build", "quickstart.log")
+check(os.path.exists(log) and "noise from apt-get" in open(log).read(), "apt/cmake output is in build/quickstart.log")
+last = p.stdout.strip().splitlines()[-1] if p.stdout.strip() else ""
+check(all(f in last for f in ("solution.h5", "solution.xdmf", "report.json")),
+      f"run's last line names every file written: {last!r}")
+
+p, calls, d = quickstart("run", FAIL_CMAKE="1")
+check(p.returncode != 0 and "build/quickstart.log" in p.stderr and "stand-in failure" in p.stderr,
+      f"a failing step names the log and shows its end: exit {p.returncode}, {p.stderr[-300:]!r}")
+
+p, calls, d = quickstart("test")
+install = [c for c in calls if c.startswith("apt-get") and " install " in c]
+check(p.returncode == 0 and len(install) == 1 and all(t in install[0].split() for t in test_only),
+      f"test installs the test tools too: {install}")
+check(any(c.startswith("cmake --preset ci") for c in calls) and any(c.startswith("ctest --preset ci") for c in calls),
+      "test builds with the ci preset and runs ctest --preset ci")
+
+if failures:
+    print("\nFAILED:\n" + "\n".join(failures))
+    sys.exit(1)
+print("all quickstart checks passed")

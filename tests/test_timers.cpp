@@ -1,0 +1,65 @@
+// ScopedTimer: nested scopes are counted once, each in its own field, so the fields of a
+// Timers stay disjoint and add up to the wall time of the outermost scope.
+#include <gtest/gtest.h>
+
+#include "timers.hpp"
+
+namespace {
+
+void busy_for(double seconds) {
+  const double end = halo3d::now_seconds() + seconds;
+  while (halo3d::now_seconds() < end) {
+  }
+}
+
+TEST(Timers, NestedScopesDoNotDoubleCount) {
+  halo3d::Timers t;
+  const double t0 = halo3d::now_seconds();
+  {
+    halo3d::ScopedTimer outer(t.compute);
+    busy_for(0.02);
+    {
+      halo3d::ScopedTimer inner(t.halo);
+      busy_for(0.03);
+      {
+        halo3d::ScopedTimer innermost(t.reduction);
+        busy_for(0.01);
+      }
+    }
+    busy_for(0.01);
+  }
+  const double whole = halo3d::now_seconds() - t0;
+  EXPECT_NEAR(t.compute, 0.03, 0.01);
+  EXPECT_NEAR(t.halo, 0.03, 0.01);
+  EXPECT_NEAR(t.reduction, 0.01, 0.005);
+  EXPECT_LE(t.compute + t.halo + t.reduction, whole + 1e-9);
+  EXPECT_NEAR(t.compute + t.halo + t.reduction, whole, 0.005);
+}
+
+TEST(Timers, SameFieldNestedCountsOnce) {
+  halo3d::Timers t;
+  const double t0 = halo3d::now_seconds();
+  {
+    halo3d::ScopedTimer a(t.compute);
+    busy_for(0.01);
+    halo3d::ScopedTimer b(t.compute);
+    busy_for(0.01);
+  }
+  const double whole = halo3d::now_seconds() - t0;
+  EXPECT_LE(t.compute, whole + 1e-9);
+  EXPECT_NEAR(t.compute, whole, 0.005);
+}
+
+TEST(Timers, PhaseClockAddsUpToTotal) {
+  halo3d::PhaseClock c(false);
+  c.end("a");
+  busy_for(0.005);
+  c.end("b");
+  double sum = 0;
+  for (const auto& p : c.phases()) sum += p.second;
+  ASSERT_EQ(c.phases().size(), 2u);
+  EXPECT_EQ(c.phases()[1].first, "b");
+  EXPECT_NEAR(sum, c.total(), 1e-12);
+}
+
+}  // namespace
