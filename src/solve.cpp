@@ -257,6 +257,12 @@ int run_solve(const SolveOptions& o, MPI_Comm world) {
     h5_attr(g, "problem", o.problem);
     h5_attr(g, "solver", solver);
     h5_attr(g, "precond", precond);
+    if (mg) {  // the hierarchy: each level's grid, and its set-up time
+      std::vector<Int3> grids;
+      for (const MgLevelInfo& l : mg->levels()) grids.push_back(l.grid);
+      h5_attr_matrix(g, "mg_level_grids", grids);
+      h5_attr(g, "mg_setup_s", std::vector<double>{setup_s});
+    }
     if (heat) h5_attr(g, "time_scheme", o.time_scheme);
     h5_attr(g, "rhs", o.rhs);
     h5_attr(g, "iterations", std::vector<long long>{res.iterations});
