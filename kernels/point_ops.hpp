@@ -117,12 +117,14 @@ HALO3D_HD inline void prolong_point(const Transfer& t, const double* coarse, dou
     w[a][0] = 1.0 - f;
     w[a][1] = f;
   }
+  const double* base = coarse + t.coarse.at(lo[0], lo[1], lo[2]);
+  const std::ptrdiff_t sy = t.coarse.sy(), sz = t.coarse.sz();
   double v = 0.0;
   for (int c = 0; c < 2; ++c)
     for (int b = 0; b < 2; ++b) {
       const double wzy = mul(w[2][c], w[1][b]);
-      for (int a = 0; a < 2; ++a)
-        v += mul(mul(wzy, w[0][a]), coarse[t.coarse.at(lo[0] + a, lo[1] + b, lo[2] + c)]);
+      const double* row = base + c * sz + b * sy;
+      for (int a = 0; a < 2; ++a) v += mul(mul(wzy, w[0][a]), row[a]);
     }
   const std::ptrdiff_t at = t.fine.at(i, j, k);
   fine[at] = fine[at] + v;
@@ -136,12 +138,14 @@ HALO3D_HD inline double restrict_point(const Transfer& t, const double* fine, in
   const double* ez = t.rtab[2] + 6 * std::ptrdiff_t(K);
   const int fx = int(ex[0]), fy = int(ey[0]), fz = int(ez[0]);
   const int cx = int(ex[1]), cy = int(ey[1]), cz = int(ez[1]);
+  const double* base = fine + t.fine.at(fx, fy, fz);
+  const std::ptrdiff_t sy = t.fine.sy(), sz = t.fine.sz();
   double v = 0.0;
   for (int c = 0; c < cz; ++c)
     for (int b = 0; b < cy; ++b) {
       const double wzy = mul(ez[2 + c], ey[2 + b]);
-      for (int a = 0; a < cx; ++a)
-        v += mul(mul(wzy, ex[2 + a]), fine[t.fine.at(fx + a, fy + b, fz + c)]);
+      const double* row = base + c * sz + b * sy;
+      for (int a = 0; a < cx; ++a) v += mul(mul(wzy, ex[2 + a]), row[a]);
     }
   return mul(t.scale, v);
 }
