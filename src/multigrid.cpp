@@ -142,7 +142,7 @@ TransferOp make_transfer(Kernels& k, const Decomposition& f, const Decomposition
     for (int I = c.offset[a]; I < c.offset[a] + c.count[a]; ++I) {
       int first, last;
       ops::restrict_span(I, t.nf[a], t.nc[a], first, last);
-      if (first < f.offset[a] - 1 || last > f.offset[a] + f.count[a] || last - first > 3)
+      if (first < f.offset[a] - 1 || last > f.offset[a] + f.count[a] || last - first > 2)
         throw std::logic_error("multigrid: restriction outside the ghost layer");
     }
     for (int i = f.offset[a]; i < f.offset[a] + f.count[a]; ++i) {
