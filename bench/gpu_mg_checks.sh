@@ -23,6 +23,11 @@ if command -v compute-sanitizer >/dev/null; then
   HALO3D_TEST_BACKEND=cuda compute-sanitizer --tool memcheck "$bin/test_multigrid" \
     --gtest_filter='*Symmetric*:*Modes*' > "$out/memcheck_mg.log" 2>&1
   echo "memcheck test_multigrid rc=$?"; grep -E "ERROR SUMMARY" "$out/memcheck_mg.log"
+  for tool in racecheck synccheck; do
+    HALO3D_TEST_BACKEND=cuda compute-sanitizer --tool $tool "$bin/test_multigrid" \
+      --gtest_filter='*Symmetric*' > "$out/${tool}_mg.log" 2>&1
+    echo "$tool test_multigrid rc=$?"; grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$out/${tool}_mg.log"
+  done
 fi
 
 step "cuda vs host, bitwise (/u and iterations)"
@@ -69,4 +74,5 @@ for rep in 1 2 3; do
   tts "mg jacobi 2+2" --mg-smoother jacobi
 done
 GRID=511,511,511 tts "mg 511^3"
+echo "phases of the last default 512^3 run:"; tts "mg chebyshev 2+2 (default)"; grep -E "^phase|phases" "$out/tts.txt"
 tts "plain CG (--precond none)" --precond none
