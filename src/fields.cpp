@@ -22,6 +22,7 @@ constexpr double kPi = 3.14159265358979323846;
 constexpr const char* kFaceNames[6] = {"x0", "x1", "y0", "y1", "z0", "z1"};
 
 std::string number(double v) {
+  if (std::isnan(v)) return "NaN";
   char buf[48];
   std::snprintf(buf, sizeof buf, "%.17g", v);
   return buf;
@@ -61,7 +62,7 @@ class Formula {
       p_.DefineVar("y", &y_);
       p_.DefineVar("z", &z_);
       p_.SetExpr(text);
-      p_.Eval();  // parses: syntax errors and unknown names are found here
+      (*this)(0.5, 0.5, 0.5);  // parses: syntax errors and unknown names are found here
       if (p_.GetNumResults() != 1)
         fail("one formula expected, got " + std::to_string(p_.GetNumResults()) + " (a comma?)");
     } catch (const mu::Parser::exception_type& e) {
@@ -74,11 +75,15 @@ class Formula {
     x_ = x;
     y_ = y;
     z_ = z;
+    double v = 0;
     try {
-      return p_.Eval();
+      v = p_.Eval();
     } catch (const mu::Parser::exception_type& e) {
       fail(e.GetMsg());
     }
+    // muparser's '=' assigns: a formula must not change its own coordinates.
+    if (!(x_ == x && y_ == y && z_ == z)) fail("assigns to x, y or z ('==' compares)");
+    return v;
   }
   [[noreturn]] void fail(const std::string& why) const {
     throw BadInput(option_ + " expr:" + printable(text_, 80) + ": " + printable(why, 160));
