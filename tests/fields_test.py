@@ -34,6 +34,8 @@ def halo3d(ranks, *args, expect=0):
 
 
 def read(path):
+    if not os.path.exists(os.path.join(work, path)):  # the run failed (already reported)
+        return np.array([np.nan]), {}
     with h5py.File(os.path.join(work, path)) as f:
         return f["u"][...], {k: (v.decode() if isinstance(v, bytes) else v) for k, v in f.attrs.items()}
 
@@ -97,7 +99,7 @@ b, attrs = read("faces_spec.h5")
 check(np.array_equal(a, b), "per-face --boundary equals the same faces from a file (bitwise, 2 vs 4 ranks)")
 check(attrs.get("boundary") == "x0=1,x1=-2,y0=0.5,z0=3" and attrs.get("rhs") == "modes",
       f"HDF5 attributes rhs and boundary: {attrs.get('rhs')!r} {attrs.get('boundary')!r}")
-check(np.isnan(attrs["max_error"][0]), "no exact answer claimed with boundary values")
+check(np.isnan(attrs.get("max_error", [0.0])[0]), "no exact answer claimed with boundary values")
 
 # 3. Decomposition invariance with boundary values and a random source: bitwise on 1 and 4 ranks.
 halo3d(1, "--grid", g, "--rhs", "random", "--boundary", "expr:sin(3*x)*cos(y)+z^2", "--output", "inv1.h5")
@@ -122,11 +124,13 @@ halo3d(4, "--grid", g, "--rhs", "file:f64.h5:/f", "--output", "modes_file.h5", "
 u, attrs = read("modes_file.h5")
 check(np.abs(u - a).max() / np.abs(a).max() < 1e-9, f"--rhs file of mode 1,1,1 = --rhs modes: {np.abs(u - a).max():.1e}")
 check(attrs.get("rhs") == "file:f64.h5:/f" and attrs.get("boundary") == "0", f"attributes {attrs.get('rhs')!r}")
-rep = json.load(open(os.path.join(work, "modes_file.json")))
+rj = os.path.join(work, "modes_file.json")
+rep = json.load(open(rj)) if os.path.exists(rj) else {"config": {}}
 fr = rep.get("fields", {}).get("rhs", {})
 check(fr.get("kind") == "file" and fr.get("file") == "f64.h5" and fr.get("dataset") == "/f"
       and fr.get("file_absolute") == os.path.join(os.path.realpath(work), "f64.h5")
-      and rep["fields"]["boundary"]["kind"] == "constant" and rep["config"]["rhs"] == "file:f64.h5:/f",
+      and rep.get("fields", {}).get("boundary", {}).get("kind") == "constant"
+      and rep["config"].get("rhs") == "file:f64.h5:/f",
       f"report records the file and dataset: {rep.get('fields')}")
 rng = np.random.default_rng(3)
 r = rng.standard_normal((grid[2], grid[1], grid[0]))
@@ -148,7 +152,9 @@ check(np.abs(a - b).max() < 1e-12, f"heat --initial expr = --initial modes: {np.
 _, attrs = read("h_expr.h5")
 check(attrs.get("initial") == "expr:sin(pi*x)*sin(pi*y)*sin(pi*z)" and attrs.get("rhs") == attrs.get("initial"),
       f"heat attributes initial/rhs: {attrs.get('initial')!r}")
-check(json.load(open(os.path.join(work, "h_expr.json")))["fields"]["initial"]["kind"] == "expr", "report fields.initial")
+hj = os.path.join(work, "h_expr.json")
+check(os.path.exists(hj) and json.load(open(hj)).get("fields", {}).get("initial", {}).get("kind") == "expr",
+      "report fields.initial")
 halo3d(2, *heat, "--steps", "20", "--rhs", "random", "--output", "h_rhs.h5")
 halo3d(2, *heat, "--steps", "20", "--initial", "random", "--output", "h_init.h5")
 check(np.array_equal(read("h_rhs.h5")[0], read("h_init.h5")[0]), "heat: --rhs random and --initial random agree")
@@ -160,8 +166,8 @@ check(np.array_equal(read("h10b.h5")[0], read("h_init.h5")[0]),
 # 7. A checkpoint is only continued with the same fields: another boundary or rhs is refused.
 p = halo3d(2, "--grid", g, "--rhs", "random", "--boundary", "1", "--precond", "none", "--max-iters", "4",
            "--checkpoint", "c.h5", "--checkpoint-every", "2", "--output", "none", expect=3)
-for name, extra, needle in (("boundary", ["--rhs", "random", "--boundary", "2"], "boundary"),
-                            ("rhs", ["--rhs", "expr:x", "--boundary", "1"], "rhs")):
+for name, extra, needle in (("boundary", ["--rhs", "random", "--boundary", "2"], "boundary is '1' in the checkpoint"),
+                            ("rhs", ["--rhs", "expr:x", "--boundary", "1"], "rhs is 'random' in the checkpoint")):
     p = halo3d(2, "--grid", g, "--precond", "none", "--restart", "c.h5", "--output", "none", *extra, expect=2)
     check(p.returncode == 2 and needle in p.stderr, f"restart with another {name} refused: {p.stderr.strip()[:160]!r}")
 p = halo3d(2, "--grid", g, "--rhs", "random", "--boundary", "1", "--precond", "none", "--restart", "c.h5",
