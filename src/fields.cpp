@@ -115,7 +115,7 @@ std::string shape_text(const hsize_t* dims, int n) {
 // its box with the ghost layer around it (ghost = 1: [NZ+2][NY+2][NX+2]).
 void read_file_field(const std::string& option, const FieldSpec& f, const Decomposition& d,
                      int ghost, MPI_Comm comm, std::vector<double>& padded) {
-  const std::string what = option + " file:" + f.file + ":" + f.dataset;
+  const std::string what = option + " " + printable("file:" + f.file + ":" + f.dataset, 160);
   int kind = -1;  // rank 0 looks; every rank gets the same verdict
   if (comm_rank(comm) == 0) {
     if (std::FILE* fp = std::fopen(f.file.c_str(), "rb")) {
@@ -135,11 +135,12 @@ void read_file_field(const std::string& option, const FieldSpec& f, const Decomp
       throw BadInput(what + ": no " + prefix + " in the file");
     if (at == std::string::npos) break;
   }
-  H5O_info_t info;
 #if H5_VERSION_GE(1, 12, 0)
+  H5O_info2_t info;
   const herr_t got =
       H5Oget_info_by_name3(file.get(), f.dataset.c_str(), &info, H5O_INFO_BASIC, H5P_DEFAULT);
 #else
+  H5O_info_t info;
   const herr_t got = H5Oget_info_by_name(file.get(), f.dataset.c_str(), &info, H5P_DEFAULT);
 #endif
   if (got < 0 || info.type != H5O_TYPE_DATASET) throw BadInput(what + ": not a dataset");
@@ -296,7 +297,8 @@ void fill_fields(const SolveOptions& o, const Problem& p, const Decomposition& d
       for (int j = 0; j < l.ny && why.empty(); ++j)
         for (int i = 0; i < l.nx && why.empty(); ++i)
           if (!std::isfinite(padded[l.at(i, j, k)]))
-            why = std::string(option) + " file:" + src.file + ":" + src.dataset + ": holds " +
+            why = std::string(option) + " " +
+                  printable("file:" + src.file + ":" + src.dataset, 160) + ": holds " +
                   number(padded[l.at(i, j, k)]) + " at [" + std::to_string(d.offset[2] + k) + "][" +
                   std::to_string(d.offset[1] + j) + "][" + std::to_string(d.offset[0] + i) + "]";
     agree(why, comm);
@@ -333,9 +335,10 @@ void fill_fields(const SolveOptions& o, const Problem& p, const Decomposition& d
     for_boundary_ghosts(d, [&](int i, int j, int k) {
       const double v = g[l.at(i, j, k)];
       if (why.empty() && !std::isfinite(v))
-        why = "--boundary file:" + b.file + ":" + b.dataset + ": holds " + number(v) + " at [" +
-              std::to_string(d.offset[2] + k + 1) + "][" + std::to_string(d.offset[1] + j + 1) +
-              "][" + std::to_string(d.offset[0] + i + 1) + "] on the boundary";
+        why = "--boundary " + printable("file:" + b.file + ":" + b.dataset, 160) + ": holds " +
+              number(v) + " at [" + std::to_string(d.offset[2] + k + 1) + "][" +
+              std::to_string(d.offset[1] + j + 1) + "][" + std::to_string(d.offset[0] + i + 1) +
+              "] on the boundary";
     });
   } else if (b.kind == FieldSpec::kExpr) {
     g.assign(l.padded_size(), 0.0);
