@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <memory>
 
 #include "checks.hpp"
 #include "errors.hpp"
@@ -304,24 +305,42 @@ void fill_fields(const SolveOptions& o, const Problem& p, const Decomposition& d
     agree(why, comm);
   } else {
     padded.assign(l.padded_size(), 0.0);
-    std::string why;
-    try {
-      Formula f(option, src.expr);
-      for (int k = 0; k < l.nz && why.empty(); ++k)
+    // The rank's threads share the planes, each with its own parser (a muparser instance is
+    // not thread-safe); the first bad point of the lowest plane is the one reported.
+    std::vector<std::string> bad(std::size_t(l.nz) + 1);
+#pragma omp parallel
+    {
+      std::string setup;
+      std::unique_ptr<Formula> f;
+      try {
+        f = std::make_unique<Formula>(option, src.expr);
+      } catch (const BadInput& e) {
+        setup = e.what();
+      }
+#pragma omp for schedule(static)
+      for (int k = 0; k < l.nz; ++k) {
+        std::string& why = bad[std::size_t(k)];
+        if (!f) why = setup;
         for (int j = 0; j < l.ny && why.empty(); ++j)
           for (int i = 0; i < l.nx && why.empty(); ++i) {
             const double x = coord(d.offset[0] + i, d.grid[0]);
             const double y = coord(d.offset[1] + j, d.grid[1]);
             const double z = coord(d.offset[2] + k, d.grid[2]);
-            const double v = f(x, y, z);
-            if (!std::isfinite(v))
-              why = std::string(option) + " expr:" + printable(src.expr, 80) + ": gives " +
-                    number(v) + " at x=" + number(x) + ", y=" + number(y) + ", z=" + number(z);
-            padded[l.at(i, j, k)] = v;
+            try {
+              const double v = (*f)(x, y, z);
+              if (!std::isfinite(v))
+                why = std::string(option) + " expr:" + printable(src.expr, 80) + ": gives " +
+                      number(v) + " at x=" + number(x) + ", y=" + number(y) + ", z=" + number(z);
+              padded[l.at(i, j, k)] = v;
+            } catch (const BadInput& e) {
+              why = e.what();
+            }
           }
-    } catch (const BadInput& e) {
-      why = e.what();
+      }
     }
+    std::string why;
+    for (const std::string& w : bad)
+      if (why.empty()) why = w;
     agree(why, comm);
   }
 
