@@ -34,7 +34,17 @@ for case in "1 96,80,72" "2 96,80,72" "3 65,47,33"; do
   done
   "$bin/h5diff" "$out/u_cuda.h5" "$out/u_host.h5" /u /u && echo "np$1 $2: /u cuda == host bitwise"
 done
+for np in 1 2; do
+  for be in cuda host; do
+    $mpi -np $np "$bin/halo3d" solve --backend $be --problem heat --time-scheme crank-nicolson --grid 64,48,40 \
+      --steps 5 --dt 1e-3 --rhs random --output "$out/u_${be}.h5" --quiet | grep -E "CG iterations"
+  done
+  "$bin/h5diff" "$out/u_cuda.h5" "$out/u_host.h5" /u /u && echo "np$np implicit heat: /u cuda == host bitwise"
+done
 rm -f "$out"/u_*.h5
+step "implicit heat 256^3 on cuda (backward Euler, dt 1e-3, 10 steps)"
+"$bin/halo3d" solve --backend cuda --problem heat --time-scheme implicit --grid 256,256,256 --steps 10 \
+  --dt 1e-3 --output none --quiet | grep -E "steps|error|time:"
 
 step "bench 512^3"
 "$bin/halo3d" bench --backend cuda --grid 512,512,512 --reps 20 --report "$out/bench512.json" 2>&1 | tee "$out/bench512.txt"

@@ -98,51 +98,84 @@ inline void transfer_tables(const Transfer& t, std::vector<double> (&ptab)[3],
       restrict_span(t.co[a] + I, t.nf[a], t.nc[a], first, last);
       double* e = &rtab[a][6 * std::size_t(I)];
       e[0] = first - t.fo[a];
-      e[1] = last - first + 1;  // at most 3 (Transfer's ratios); the caller checks
+      e[1] = last - first + 1;  // at most 3 (Transfer's ratios); make_transfer checks
       for (int n = 0; n <= last - first && n < 4; ++n)
         e[2 + n] = interp_weight(first + n, t.co[a] + I, t.nf[a], t.nc[a]);
     }
   }
 }
 
-// fine[c] += (P coarse)(i,j,k): the local fine point (i,j,k), trilinear, z-y-x order.
-HALO3D_HD inline void prolong_point(const Transfer& t, const double* coarse, double* fine, int i,
-                                    int j, int k) {
-  const int p[3] = {i, j, k};
-  int lo[3];
-  double w[3][2];
-  for (int a = 0; a < 3; ++a) {
-    lo[a] = int(t.ptab[a][2 * p[a]]);
-    const double f = t.ptab[a][2 * p[a] + 1];
-    w[a][0] = 1.0 - f;
-    w[a][1] = f;
-  }
-  double v = 0.0;
+// Transfers are tensor products: what depends on the row (j, k) is computed once per row
+// (the host loops rows; a CUDA thread makes its own row), the x part per point. Loops run
+// to compile-time bounds with a guard, so device code keeps the arrays in registers.
+
+// The y-z part of prolongation for fine row (j, k): the coarse rows it reads, and weights.
+struct ProlongRow {
+  const double* row[2][2];  // [z][y]: coarse rows lo and lo+1, at x = 0
+  double wzy[2][2];
+};
+HALO3D_HD inline ProlongRow prolong_row(const Transfer& t, const double* coarse, int j, int k) {
+  ProlongRow r;
+  const int ly = int(t.ptab[1][2 * j]), lz = int(t.ptab[2][2 * k]);
+  const double fy = t.ptab[1][2 * j + 1], fz = t.ptab[2][2 * k + 1];
+  const double wy[2] = {1.0 - fy, fy}, wz[2] = {1.0 - fz, fz};
   for (int c = 0; c < 2; ++c)
     for (int b = 0; b < 2; ++b) {
-      const double wzy = mul(w[2][c], w[1][b]);
-      for (int a = 0; a < 2; ++a)
-        v += mul(mul(wzy, w[0][a]), coarse[t.coarse.at(lo[0] + a, lo[1] + b, lo[2] + c)]);
+      r.wzy[c][b] = mul(wz[c], wy[b]);
+      r.row[c][b] = coarse + t.coarse.at(0, ly + b, lz + c);
     }
-  const std::ptrdiff_t at = t.fine.at(i, j, k);
-  fine[at] = fine[at] + v;
+  return r;
+}
+// fine_row[i] += (P coarse) at fine point i of the row (fine_row = fine + at(0, j, k)):
+// trilinear, summed in z-y-x order.
+HALO3D_HD inline void prolong_point(const Transfer& t, const ProlongRow& r, double* fine_row,
+                                    int i) {
+  const int lx = int(t.ptab[0][2 * i]);
+  const double fx = t.ptab[0][2 * i + 1];
+  const double wx[2] = {1.0 - fx, fx};
+  double v = 0.0;
+  for (int c = 0; c < 2; ++c)
+    for (int b = 0; b < 2; ++b)
+      for (int a = 0; a < 2; ++a) v += mul(mul(r.wzy[c][b], wx[a]), r.row[c][b][lx + a]);
+  fine_row[i] = fine_row[i] + v;
 }
 
-// (R fine)(I,J,K) = scale * sum of P's weights of coarse point (I,J,K) times fine values,
-// the local coarse point (I,J,K), z-y-x order: the transpose of prolong_point's weights.
-HALO3D_HD inline double restrict_point(const Transfer& t, const double* fine, int I, int J, int K) {
-  const double* ex = t.rtab[0] + 6 * std::ptrdiff_t(I);
+// The y-z part of restriction for coarse row (J, K): at most 3 fine rows each way.
+struct RestrictRow {
+  const double* row[3][3];  // [z][y]: fine rows at x = 0
+  double wzy[3][3];
+  int cy, cz;
+};
+HALO3D_HD inline RestrictRow restrict_row(const Transfer& t, const double* fine, int J, int K) {
+  RestrictRow r;
   const double* ey = t.rtab[1] + 6 * std::ptrdiff_t(J);
   const double* ez = t.rtab[2] + 6 * std::ptrdiff_t(K);
-  const int fx = int(ex[0]), fy = int(ey[0]), fz = int(ez[0]);
-  const int cx = int(ex[1]), cy = int(ey[1]), cz = int(ez[1]);
-  double v = 0.0;
-  for (int c = 0; c < cz; ++c)
-    for (int b = 0; b < cy; ++b) {
-      const double wzy = mul(ez[2 + c], ey[2 + b]);
-      for (int a = 0; a < cx; ++a)
-        v += mul(mul(wzy, ex[2 + a]), fine[t.fine.at(fx + a, fy + b, fz + c)]);
+  r.cy = int(ey[1]);
+  r.cz = int(ez[1]);
+  for (int c = 0; c < 3; ++c)
+    for (int b = 0; b < 3; ++b) {
+      const bool in = c < r.cz && b < r.cy;
+      r.wzy[c][b] = in ? mul(ez[2 + c], ey[2 + b]) : 0.0;
+      r.row[c][b] = in ? fine + t.fine.at(0, int(ey[0]) + b, int(ez[0]) + c) : fine;
     }
+  return r;
+}
+// (R fine) at coarse point I of the row = scale * sum of P's weights of that coarse point
+// times fine values, z-y-x order: the transpose of prolong_point's weights.
+HALO3D_HD inline double restrict_point(const Transfer& t, const RestrictRow& r, int I) {
+  const double* ex = t.rtab[0] + 6 * std::ptrdiff_t(I);
+  const int fx = int(ex[0]), cx = int(ex[1]);
+  double v = 0.0;
+  for (int c = 0; c < 3; ++c) {
+    if (c >= r.cz) break;
+    for (int b = 0; b < 3; ++b) {
+      if (b >= r.cy) break;
+      for (int a = 0; a < 3; ++a) {
+        if (a >= cx) break;
+        v += mul(mul(r.wzy[c][b], ex[2 + a]), r.row[c][b][fx + a]);
+      }
+    }
+  }
   return mul(t.scale, v);
 }
 

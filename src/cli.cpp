@@ -265,6 +265,12 @@ Command parse_command_line(int argc, char** argv) {
       ->check(whole_number<long>() & non_negative())
       ->group("Solver");
   solve->add_option("--alpha", o.alpha, "Heat: diffusivity")->check(positive())->group("Solver");
+  solve
+      ->add_option("--time-scheme", o.time_scheme,
+                   "Heat: explicit (Euler), implicit (backward Euler) or crank-nicolson; the "
+                   "implicit ones take any --dt and solve each step with CG (--precond, --tol)")
+      ->check(CLI::IsMember({"explicit", "implicit", "crank-nicolson"}))
+      ->group("Solver");
   solve->add_option("--dt", o.dt, "Heat: time step (0 = 0.9 of the stability limit)")
       ->check(non_negative())
       ->group("Solver");

@@ -142,7 +142,7 @@ TransferOp make_transfer(Kernels& k, const Decomposition& f, const Decomposition
     for (int I = c.offset[a]; I < c.offset[a] + c.count[a]; ++I) {
       int first, last;
       ops::restrict_span(I, t.nf[a], t.nc[a], first, last);
-      if (first < f.offset[a] - 1 || last > f.offset[a] + f.count[a] || last - first > 3)
+      if (first < f.offset[a] - 1 || last > f.offset[a] + f.count[a] || last - first > 2)
         throw std::logic_error("multigrid: restriction outside the ghost layer");
     }
     for (int i = f.offset[a]; i < f.offset[a] + f.count[a]; ++i) {
@@ -266,7 +266,8 @@ double mg_memory_bytes(const std::vector<MgLevelPlan>& plan) {
   return bytes;
 }
 
-Multigrid::Multigrid(Runtime& rt, const MgOptions& o) : rt_(rt), o_(o) {
+Multigrid::Multigrid(Runtime& rt, const MgOptions& o, DistributedOperator* fine) : rt_(rt), o_(o) {
+  if (!fine) fine = rt.op.get();
   if (o.smooth < 1) throw BadInput("--mg-smooth must be >= 1");
   if (o.smoother != "chebyshev" && o.smoother != "jacobi")
     throw BadInput("--mg-smoother " + o.smoother + ": expected chebyshev or jacobi");
@@ -274,8 +275,7 @@ Multigrid::Multigrid(Runtime& rt, const MgOptions& o) : rt_(rt), o_(o) {
   MPI_Comm cart = rt.cart.get();
   const int ranks = rt.decomp.ranks;
   const std::vector<MgLevelPlan> plan = mg_plan(rt.decomp, o, cart);
-  Stencil stencil = rt.op->stencil();
-  const std::string transport = rt.op->transport().name();
+  Stencil stencil = fine->stencil();
   for (std::size_t l = 0; l < plan.size(); ++l) {
     auto L = std::make_unique<Level>();
     L->grid = plan[l].grid;
@@ -283,18 +283,10 @@ Multigrid::Multigrid(Runtime& rt, const MgOptions& o) : rt_(rt), o_(o) {
     L->decomp = plan[l].decomp;
     L->distributed = plan[l].distributed;
     if (l == 0) {
-      L->A = rt.op.get();
+      L->A = fine;
     } else {
       stencil = coarser_stencil(stencil, levels_.back()->grid, L->grid);
-      const HaloPlan plan = HaloPlan::build(L->decomp);
-      std::unique_ptr<HaloTransport> t;
-      if (L->distributed) {
-        t = make_named_transport(transport, TransportContext{k, plan, cart, rt.hosts, rt.peer});
-      } else {
-        t = make_mpi_transport(k, plan, MPI_COMM_SELF);
-      }
-      L->own_op = std::make_unique<DistributedOperator>(k, L->decomp, stencil, std::move(t),
-                                                        rt.op->overlap(), rt.timers);
+      L->own_op = make_operator(rt, L->decomp, stencil, L->distributed);
       L->A = L->own_op.get();
       L->b = Buffer(k, L->decomp.layout().padded_size());
       L->x = Buffer(k, L->decomp.layout().padded_size());

@@ -75,8 +75,9 @@ struct MgLevelInfo {
 
 class Multigrid final : public Preconditioner {
  public:
-  // Builds the hierarchy under the runtime's fine level (collective over rt.cart).
-  Multigrid(Runtime& rt, const MgOptions& o);
+  // Builds the hierarchy under `fine` (default: the runtime's operator), an operator on the
+  // runtime's decomposition whose stencil may carry a shift (I + c A). Collective.
+  Multigrid(Runtime& rt, const MgOptions& o, DistributedOperator* fine = nullptr);
   ~Multigrid() override;
   std::string name() const override { return "mg"; }
   void apply(double* in, double* out, int dot_slot = kNoReduction) override;

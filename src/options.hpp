@@ -29,6 +29,8 @@ struct SolveOptions {
   long steps = 100;    // heat
   double alpha = 1.0;  // heat diffusivity
   double dt = 0.0;     // heat; 0 = 0.9 of the stability limit
+  // heat: explicit (Euler) | implicit (backward Euler) | crank-nicolson
+  std::string time_scheme = "explicit";
   // Parallel
   Int3 procs{0, 0, 0};
   std::string backend = "auto";      // auto | host | cuda

@@ -7,6 +7,7 @@
 
 #include "errors.hpp"
 #include "fields.hpp"
+#include "implicit_heat.hpp"
 
 namespace halo3d {
 
@@ -47,10 +48,15 @@ Problem::Problem(const SolveOptions& o)
   if (!std::isfinite(c) || !(limit > 0) || !std::isfinite(limit) || !std::isfinite(dt_))
     throw BadInput("--alpha " + number(o.alpha) + ": alpha*2*(1/hx^2+1/hy^2+1/hz^2) = " +
                    number(c) + " leaves no usable time step (it must be finite and > 0)");
-  if (dt_ > limit)
+  theta_ = time_scheme_theta(o);
+  if (theta_ > 0 && !std::isfinite(alpha_ * dt_ * stencil().diag))
+    throw BadInput("--dt " + number(dt_) + " with --alpha " + number(o.alpha) +
+                   ": alpha*dt*2*(1/hx^2+1/hy^2+1/hz^2) overflows");
+  if (theta_ == 0 && dt_ > limit)
     throw BadInput("--dt " + std::to_string(o.dt) +
                    " is above the explicit-Euler stability limit " + std::to_string(limit) +
-                   " = 1/(alpha*2*(1/hx^2+1/hy^2+1/hz^2))");
+                   " = 1/(alpha*2*(1/hx^2+1/hy^2+1/hz^2)); --time-scheme implicit or "
+                   "crank-nicolson take any --dt");
   if (!(std::abs(alpha_ * dt_) >= std::numeric_limits<double>::min()) ||
       !(alpha_ * dt_ * stencil().diag >= std::numeric_limits<double>::epsilon()))
     throw BadInput(
@@ -100,12 +106,19 @@ void Problem::fill_source(const Decomposition& d, std::vector<double>& padded) c
       }
 }
 
+// One step of the theta scheme multiplies mode k by
+// (1 - (1 - theta) alpha dt lambda_k) / (1 + theta alpha dt lambda_k).
+double Problem::step_factor(const Int3& k) const {
+  const double l = lambda(k);
+  return (1.0 - (1.0 - theta_) * alpha_ * dt_ * l) / (1.0 + theta_ * alpha_ * dt_ * l);
+}
+
 double Problem::exact_discrete(int gi, int gj, int gk) const {
   double v = 0;
   for (const Int3& m : modes_) {
     const double s = mode_value(m, gi, gj, gk);
     if (problem_ == "heat")
-      v += std::pow(1.0 - alpha_ * dt_ * lambda(m), double(steps_)) * s;
+      v += std::pow(step_factor(m), double(steps_)) * s;
     else
       v += kPi * kPi * double(m[0] * m[0] + m[1] * m[1] + m[2] * m[2]) / lambda(m) * s;
   }

@@ -10,7 +10,7 @@ namespace halo3d {
 
 class Problem {
  public:
-  // Throws BadInput when a heat problem's --dt is above the stability limit.
+  // Throws BadInput when an explicit heat problem's --dt is above the stability limit.
   explicit Problem(const SolveOptions& o);
 
   const std::array<double, 3>& h() const { return h_; }
@@ -36,13 +36,14 @@ class Problem {
 
  private:
   double mode_value(const Int3& k, int gi, int gj, int gk) const;
+  double step_factor(const Int3& k) const;
   std::string problem_, rhs_;
   std::vector<Int3> modes_;
   std::uint64_t seed_;
   Int3 grid_;
   std::array<double, 3> h_;
   long steps_ = 0;
-  double alpha_ = 0, dt_ = 0;
+  double alpha_ = 0, dt_ = 0, theta_ = 0;
   bool boundary_values_ = false;  // --boundary other than 0
 };
 

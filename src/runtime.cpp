@@ -101,6 +101,18 @@ std::unique_ptr<Runtime> make_runtime(const RuntimeOptions& o, MPI_Comm world) {
   return rt;
 }
 
+std::unique_ptr<DistributedOperator> make_operator(Runtime& rt, const Decomposition& d,
+                                                   const Stencil& s, bool distributed) {
+  Kernels& k = *rt.kernels;
+  const HaloPlan plan = HaloPlan::build(d);
+  std::unique_ptr<HaloTransport> t =
+      distributed
+          ? make_named_transport(rt.op->transport().name(),
+                                 TransportContext{k, plan, rt.cart.get(), rt.hosts, rt.peer})
+          : make_mpi_transport(k, plan, MPI_COMM_SELF);
+  return std::make_unique<DistributedOperator>(k, d, s, std::move(t), rt.op->overlap(), rt.timers);
+}
+
 Buffer upload(Kernels& k, const std::vector<double>& host) {
   Buffer b(k, host.size());
   k.copy(b.data(), host.data(), host.size(), Lane::interior);

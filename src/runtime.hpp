@@ -70,6 +70,13 @@ std::unique_ptr<Kernels> make_kernels(const std::string& backend, const HostMap&
 // Throws BadInput / Error(kExitUnavailable) collectively.
 std::unique_ptr<Runtime> make_runtime(const RuntimeOptions& o, MPI_Comm world);
 
+// An operator with stencil s on box d, with its own halo transport: of the kind the
+// runtime's fine operator uses when `distributed` (collective over the Cartesian
+// communicator), none when d is a whole grid held by every rank (`distributed` false).
+// Multigrid levels and implicit time steps make their operators here.
+std::unique_ptr<DistributedOperator> make_operator(Runtime& rt, const Decomposition& d,
+                                                   const Stencil& s, bool distributed = true);
+
 // Copies a host padded array to a new device buffer, and a device buffer to host.
 Buffer upload(Kernels& k, const std::vector<double>& host);
 std::vector<double> download(Kernels& k, const Buffer& b);

@@ -9,6 +9,7 @@
 #include "fields.hpp"
 #include "files.hpp"
 #include "hdf5_io.hpp"
+#include "implicit_heat.hpp"
 #include "multigrid.hpp"
 #include "point_ops.hpp"
 #include "problem.hpp"
@@ -107,7 +108,7 @@ int run_solve(const SolveOptions& o, MPI_Comm world) {
   PhaseClock phases(root && !o.quiet);
   phases.end("start-up");
   const bool heat = o.problem == "heat";
-  const std::string solver = heat ? "euler" : o.solver;
+  const std::string solver = heat ? (uses_implicit_heat(o) ? o.time_scheme : "euler") : o.solver;
 
   const Problem prob(o);
   const double dt = prob.dt();
@@ -134,14 +135,19 @@ int run_solve(const SolveOptions& o, MPI_Comm world) {
   const std::unique_ptr<Preconditioner> pc = make_preconditioner(o, *rt);
   const auto* mg = dynamic_cast<const Multigrid*>(pc.get());
   const double setup_s = now_seconds() - t_setup;
-  const std::string precond = pc ? pc->name() : "none";
-  std::unique_ptr<Method> method = make_method(o, dt, *rt->op, comm, rt->timers, b, pc.get());
+  const std::string precond = pc ? pc->name() : (uses_implicit_heat(o) ? o.precond : "none");
+  std::unique_ptr<Method> method = uses_implicit_heat(o)
+                                       ? make_implicit_heat(*rt, o, dt, b)
+                                       : make_method(o, dt, *rt->op, comm, rt->timers, b, pc.get());
 
   // A checkpoint continues only under the same preconditioner (it shapes the iterates).
-  const std::string solver_id = mg ? solver + "+mg(levels=" + std::to_string(o.mg_levels) +
-                                         ",smooth=" + std::to_string(o.mg_smooth) + "," +
-                                         o.mg_smoother + ")"
-                                   : solver;
+  // An implicit step's answer depends on the inner solve: its tolerance and preconditioner.
+  const std::string solver_id =
+      uses_implicit_heat(o)
+          ? solver + "(tol=" + nlohmann::json(o.tol).dump() + ",precond=" + o.precond + ")"
+      : mg ? solver + "+mg(levels=" + std::to_string(o.mg_levels) +
+                 ",smooth=" + std::to_string(o.mg_smooth) + "," + o.mg_smoother + ")"
+           : solver;
   const RunIdentity id = RunIdentity::of(o, solver_id, dt);
   long first = 0;
   std::vector<double> history;
@@ -253,6 +259,13 @@ int run_solve(const SolveOptions& o, MPI_Comm world) {
     h5_attr(g, "problem", o.problem);
     h5_attr(g, "solver", solver);
     h5_attr(g, "precond", precond);
+    if (mg) {  // the hierarchy: each level's grid, and its set-up time
+      std::vector<Int3> grids;
+      for (const MgLevelInfo& l : mg->levels()) grids.push_back(l.grid);
+      h5_attr_matrix(g, "mg_level_grids", grids);
+      h5_attr(g, "mg_setup_s", std::vector<double>{setup_s});
+    }
+    if (heat) h5_attr(g, "time_scheme", o.time_scheme);
     h5_attr(g, "rhs", source_spec(o));  // heat: where its initial state came from
     if (heat) h5_attr(g, "initial", source_spec(o));
     h5_attr(g, "boundary", o.boundary);
@@ -289,13 +302,19 @@ int run_solve(const SolveOptions& o, MPI_Comm world) {
   const double gpts = per_iter > 0 ? rt->op->global_points() / per_iter / 1e9 : 0.0;
 
   if (root) {
-    if (heat)
+    if (heat) {
       std::printf("heat: %ld steps done, t = %.6e (dt %.6e, alpha %g)\n", res.iterations, t_end, dt,
                   o.alpha);
-    else
+      if (uses_implicit_heat(o) && done > 0)
+        std::printf("%s steps: %ld CG iterations (%s), %.2f per step\n", o.time_scheme.c_str(),
+                    method->inner_iterations(),
+                    o.precond == "mg" ? "multigrid-preconditioned" : "plain",
+                    double(method->inner_iterations()) / double(done));
+    } else {
       std::printf("%s after %ld iterations: relative residual %.3e (true %.3e)\n",
                   res.converged ? "converged" : (fixed ? "fixed iterations done" : "NOT converged"),
                   res.iterations, res.relative_residual, true_rel);
+    }
     if (prob.has_exact())
       std::printf("error%s vs exact discrete: l2 %.3e max %.3e; vs continuous: l2 %.3e max %.3e\n",
                   heat ? " at t" : "", err.l2, err.max, err.l2_cont, err.max_cont);
@@ -319,6 +338,7 @@ int run_solve(const SolveOptions& o, MPI_Comm world) {
                    {"problem", o.problem},
                    {"solver", solver},
                    {"precond", precond},
+                   {"time_scheme", o.time_scheme},
                    {"mg_levels", o.mg_levels},
                    {"mg_smooth", o.mg_smooth},
                    {"mg_smoother", o.mg_smoother},
@@ -370,6 +390,12 @@ int run_solve(const SolveOptions& o, MPI_Comm world) {
       j["result"]["t"] = t_end;
       j["result"]["dt"] = dt;
       j["result"]["alpha"] = o.alpha;
+      j["result"]["time_scheme"] = o.time_scheme;
+      if (uses_implicit_heat(o)) {
+        j["result"]["cg_iterations"] = method->inner_iterations();
+        j["result"]["cg_iterations_per_step"] =
+            done > 0 ? double(method->inner_iterations()) / double(done) : 0.0;
+      }
     }
     // Phases of the whole run on rank 0 (output: until this report is written), and the
     // solve split on the slowest rank; each list of parts adds up to its whole.

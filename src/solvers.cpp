@@ -58,7 +58,10 @@ class Cg final : public Method {
   std::string name() const override { return "cg"; }
 
   void start() override {
-    // x0 = 0, so r0 = b - A x0 = b; computed as such so any x0 would be right.
+    // b may have changed since construction (implicit time steps reuse one CG).
+    k_.dot(op_.layout(), b_.data(), b_.data(), 0);
+    bnorm_ = std::sqrt(red_.sum());
+    // From the x held (0 unless the caller set it), so any x0 is right.
     op_.residual(b_.data(), x_.data(), r_.data(), 0);
     rr_ = red_.sum();
     const double* z = precondition();

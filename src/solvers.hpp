@@ -42,6 +42,8 @@ class Method {
   virtual Buffer& solution() = 0;
   // Global bytes moved per iteration through device memory (for GB/s).
   virtual double bytes_per_iteration() const = 0;
+  // Iterations of an inner solver over the run (implicit time steps' CG), 0 if none.
+  virtual long inner_iterations() const { return 0; }
 };
 
 // Source is the right-hand side (Poisson) or initial condition (heat), interior filled.

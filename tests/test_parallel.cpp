@@ -207,6 +207,47 @@ TEST(Heat, MatchesExactDiscreteSolution) {
   EXPECT_LT(max_abs_diff(out.u, exact), 1e-12 * max_abs(exact));
 }
 
+// Implicit schemes at a dt 10x the explicit limit: each step multiplies mode k by
+// (1 - (1-theta) c lambda_k) / (1 + theta c lambda_k), exactly (to the inner --tol).
+TEST(Heat, ImplicitSchemesMatchExactDiscreteSolution) {
+  for (const char* scheme : {"implicit", "crank-nicolson"})
+    for (const char* precond : {"mg", "none"}) {
+      SolveOptions o = base_options();
+      o.problem = "heat";
+      o.time_scheme = scheme;
+      o.precond = precond;
+      o.grid = {15, 12, 10};
+      o.modes = {{1, 1, 1}, {2, 1, 3}};
+      o.steps = 8;
+      o.alpha = 0.7;
+      o.dt = 10 * Problem(o).dt_limit(o.alpha);
+      o.tol = 1e-13;
+      const auto out = solve(o, MPI_COMM_WORLD);
+      EXPECT_EQ(out.result.iterations, 8) << scheme << " " << precond;
+      const auto exact = exact_discrete(o);
+      EXPECT_LT(max_abs_diff(out.u, exact), 1e-10 * max_abs(exact)) << scheme << " " << precond;
+      EXPECT_GT(max_abs(exact), 1e-3);  // the modes have not decayed to nothing
+    }
+}
+
+// Implicit steps on random data: every process grid gives the one-rank answer to rounding
+// (bitwise with multigrid: its cycle and the CG sums do not depend on the grid).
+TEST(Heat, ImplicitIndependentOfProcessGrid) {
+  SolveOptions o = base_options();
+  o.problem = "heat";
+  o.time_scheme = "crank-nicolson";
+  o.grid = {17, 13, 11};
+  o.rhs = "random";
+  o.steps = 5;
+  o.dt = 1e-3;
+  const auto ref = solve(o, MPI_COMM_SELF);
+  for (const Int3& procs : process_grids(world_size())) {
+    o.procs = procs;
+    const auto out = solve(o, MPI_COMM_WORLD);
+    EXPECT_EQ(out.u, ref.u) << "procs " << to_string(procs);
+  }
+}
+
 TEST(Decomposition, RandomRhsIndependentOfProcessGrid) {
   // Reference on one rank (every rank computes it alone), then every process grid of
   // this job: same iteration count, same answer to rounding.

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "decomposition.hpp"
+#include "implicit_heat.hpp"
 #include "mpi_env.hpp"
 #include "multigrid.hpp"
 #include "problem.hpp"
@@ -53,8 +54,9 @@ inline InProcessSolve solve_in_process(const SolveOptions& o, MPI_Comm comm) {
   prob.fill_source(s.rt->decomp, src);
   s.source = std::make_unique<Buffer>(upload(*s.rt->kernels, src));
   s.pc = make_preconditioner(o, *s.rt);
-  s.method =
-      make_method(o, prob.dt(), *s.rt->op, s.rt->cart.get(), s.rt->timers, *s.source, s.pc.get());
+  s.method = uses_implicit_heat(o) ? make_implicit_heat(*s.rt, o, prob.dt(), *s.source)
+                                   : make_method(o, prob.dt(), *s.rt->op, s.rt->cart.get(),
+                                                 s.rt->timers, *s.source, s.pc.get());
   s.method->start();
   DriveOptions dro;
   dro.max_iters = o.problem == "heat" ? o.steps : o.max_iters;

@@ -602,7 +602,7 @@ static __global__ void __launch_bounds__(kBlockThreads)
   const int j = blockIdx.y * blockDim.y + threadIdx.y;
   const int k = blockIdx.z;
   if (i >= t.coarse.nx || j >= t.coarse.ny) return;
-  coarse[t.coarse.at(i, j, k)] = ops::restrict_point(t, fine, i, j, k);
+  coarse[t.coarse.at(i, j, k)] = ops::restrict_point(t, ops::restrict_row(t, fine, j, k), i);
 }
 
 static __global__ void __launch_bounds__(kBlockThreads)
@@ -611,7 +611,7 @@ static __global__ void __launch_bounds__(kBlockThreads)
   const int j = blockIdx.y * blockDim.y + threadIdx.y;
   const int k = blockIdx.z;
   if (i >= t.fine.nx || j >= t.fine.ny) return;
-  ops::prolong_point(t, coarse, fine, i, j, k);
+  ops::prolong_point(t, ops::prolong_row(t, coarse, j, k), fine + t.fine.at(0, j, k), i);
 }
 
 // ---- Halo faces ----------------------------------------------------------------------

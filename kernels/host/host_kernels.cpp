@@ -175,16 +175,21 @@ class HostKernels final : public Kernels {
     const Layout& l = t.coarse;
 #pragma omp parallel for collapse(2) schedule(static)
     for (int k = 0; k < l.nz; ++k)
-      for (int j = 0; j < l.ny; ++j)
-        for (int i = 0; i < l.nx; ++i)
-          coarse[l.at(i, j, k)] = ops::restrict_point(t, fine, i, j, k);
+      for (int j = 0; j < l.ny; ++j) {
+        const ops::RestrictRow r = ops::restrict_row(t, fine, j, k);
+        double* out = coarse + l.at(0, j, k);
+        for (int i = 0; i < l.nx; ++i) out[i] = ops::restrict_point(t, r, i);
+      }
   }
   void prolong_add(const Transfer& t, const double* coarse, double* fine) override {
     const Layout& l = t.fine;
 #pragma omp parallel for collapse(2) schedule(static)
     for (int k = 0; k < l.nz; ++k)
-      for (int j = 0; j < l.ny; ++j)
-        for (int i = 0; i < l.nx; ++i) ops::prolong_point(t, coarse, fine, i, j, k);
+      for (int j = 0; j < l.ny; ++j) {
+        const ops::ProlongRow r = ops::prolong_row(t, coarse, j, k);
+        double* row = fine + l.at(0, j, k);
+        for (int i = 0; i < l.nx; ++i) ops::prolong_point(t, r, row, i);
+      }
   }
 
   void axpby(const Layout& l, double a, const double* x, double b, double* y) override {

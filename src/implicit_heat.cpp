@@ -1,0 +1,115 @@
+#include "implicit_heat.hpp"
+
+#include <limits>
+
+#include "errors.hpp"
+#include "multigrid.hpp"
+
+namespace halo3d {
+
+double time_scheme_theta(const SolveOptions& o) {
+  if (o.time_scheme == "implicit") return 1.0;
+  if (o.time_scheme == "crank-nicolson") return 0.5;
+  return 0.0;
+}
+
+bool uses_implicit_heat(const SolveOptions& o) {
+  return o.problem == "heat" && time_scheme_theta(o) > 0;
+}
+
+namespace {
+
+// I + c A: the 7-point operator's stencil scaled by c, with 1 added on the diagonal.
+Stencil shifted(const Stencil& s, double c) {
+  return {c * s.cx, c * s.cy, c * s.cz, 1.0 + c * s.diag};
+}
+
+class ImplicitHeat final : public Method {
+ public:
+  ImplicitHeat(Runtime& rt, const SolveOptions& o, double dt, const Buffer& u0)
+      : op_(*rt.op),
+        k_(*rt.kernels),
+        t_(rt.timers),
+        theta_(time_scheme_theta(o)),
+        explicit_c_((1.0 - theta_) * o.alpha * dt),
+        u0_(u0),
+        u_(k_, u0.size()),
+        rhs_(k_, u0.size()),
+        max_iters_(o.max_iters),
+        name_(o.time_scheme) {
+    opm_ = make_operator(rt, rt.decomp, shifted(op_.stencil(), theta_ * o.alpha * dt));
+    if (o.precond == "mg") mg_ = std::make_unique<Multigrid>(rt, mg_options(o), opm_.get());
+    cg_ = make_cg(*opm_, rt.cart.get(), t_, rhs_, o.tol, mg_.get());
+    pcg_bytes_ = cg_->bytes_per_iteration();
+  }
+  std::string name() const override { return name_; }
+  bool has_residual() const override { return false; }
+  void start() override {
+    ScopedTimer t(t_.compute);
+    k_.axpby(op_.layout(), 1.0, u0_.data(), 0.0, u_.data());
+  }
+
+  Step step() override {
+    // rhs = u - (1 - theta) alpha dt A u (one sweep; a copy for backward Euler)
+    if (explicit_c_ > 0) {
+      op_.heat(explicit_c_, u_.data(), rhs_.data());
+    } else {
+      ScopedTimer t(t_.compute);
+      k_.axpby(op_.layout(), 1.0, u_.data(), 0.0, rhs_.data());
+    }
+    {
+      ScopedTimer t(t_.compute);  // the previous state is the first guess
+      k_.axpby(op_.layout(), 1.0, u_.data(), 0.0, cg_->solution().data());
+    }
+    cg_->start();
+    long its = 0;
+    for (;;) {
+      if (its >= max_iters_)
+        throw Error(kExitNotConverged, "implicit step " + std::to_string(steps_ + 1) +
+                                           ": CG did not reach --tol within " +
+                                           std::to_string(max_iters_) +
+                                           " iterations (--max-iters); nothing written");
+      const Step s = cg_->step();
+      if (s.advanced) ++its;
+      if (s.converged) break;
+    }
+    inner_ += its;
+    ++steps_;
+    bytes_ += 40.0 * op_.global_points() + double(its) * pcg_bytes_;
+    u_.swap(cg_->solution());
+    return {std::numeric_limits<double>::quiet_NaN(), true, false};
+  }
+
+  std::vector<StateVector> state() override { return {{"u", &u_}}; }
+  std::vector<double> scalars() const override { return {}; }
+  void set_scalars(const std::vector<double>&) override {}
+  Buffer& solution() override { return u_; }
+  // The average over the steps so far: the explicit part and copies (40 B/point) and the
+  // inner iterations.
+  double bytes_per_iteration() const override { return steps_ ? bytes_ / double(steps_) : 0.0; }
+  long inner_iterations() const override { return inner_; }
+
+ private:
+  DistributedOperator& op_;
+  Kernels& k_;
+  Timers& t_;
+  double theta_, explicit_c_;
+  const Buffer& u0_;
+  Buffer u_, rhs_;
+  long max_iters_;
+  std::string name_;
+  std::unique_ptr<DistributedOperator> opm_;
+  std::unique_ptr<Multigrid> mg_;
+  std::unique_ptr<Method> cg_;
+  double pcg_bytes_ = 0, bytes_ = 0;
+  long inner_ = 0, steps_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<Method> make_implicit_heat(Runtime& rt, const SolveOptions& o, double dt,
+                                           const Buffer& u0) {
+  return std::make_unique<ImplicitHeat>(rt, o, dt, u0);
+}
+
+}  // namespace halo3d

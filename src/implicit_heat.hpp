@@ -1,0 +1,22 @@
+// Implicit time steps for u_t = alpha lap u (the theta scheme): each step solves
+//   (I + theta alpha dt A) u_new = (I - (1 - theta) alpha dt A) u
+// with CG (multigrid-preconditioned unless --precond none) to --tol, from u as the first
+// guess. theta = 1: backward Euler, 1/2: Crank-Nicolson; stable for any dt. The hierarchy
+// is built once per run.
+#pragma once
+#include <memory>
+
+#include "options.hpp"
+#include "runtime.hpp"
+#include "solvers.hpp"
+
+namespace halo3d {
+
+// theta of --time-scheme (0 for explicit).
+double time_scheme_theta(const SolveOptions& o);
+bool uses_implicit_heat(const SolveOptions& o);
+
+std::unique_ptr<Method> make_implicit_heat(Runtime& rt, const SolveOptions& o, double dt,
+                                           const Buffer& u0);
+
+}  // namespace halo3d
