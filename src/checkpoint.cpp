@@ -8,6 +8,7 @@
 
 #include "checks.hpp"
 #include "errors.hpp"
+#include "fields.hpp"
 #include "hdf5_io.hpp"
 #include "runtime.hpp"
 
@@ -45,10 +46,11 @@ RunIdentity RunIdentity::of(const SolveOptions& o, const std::string& solver, do
   RunIdentity id;
   id.problem = o.problem;
   id.solver = solver;
-  id.rhs = o.rhs;
+  id.rhs = source_spec(o);
+  id.boundary = o.boundary;
   id.grid = o.grid;
-  id.modes = o.rhs == "modes" ? o.modes : std::vector<Int3>{};
-  id.seed = o.rhs == "random" ? (long long)o.seed : 0;
+  id.modes = id.rhs == "modes" ? o.modes : std::vector<Int3>{};
+  id.seed = id.rhs == "random" ? (long long)o.seed : 0;
   id.alpha = o.problem == "heat" ? o.alpha : 0;
   id.dt = o.problem == "heat" ? dt : 0;
   id.steps = o.problem == "heat" ? o.steps : -1;
@@ -70,6 +72,7 @@ void write_checkpoint(const std::string& path, MPI_Comm comm, const Decompositio
     h5_attr(f, "problem", id.problem);
     h5_attr(f, "solver", id.solver);
     h5_attr(f, "rhs", id.rhs);
+    h5_attr(f, "boundary", id.boundary);
     h5_attr(f, "grid", ints(id.grid));
     h5_attr(f, "procs", ints(d.procs));
     h5_attr(f, "modes",
@@ -83,23 +86,6 @@ void write_checkpoint(const std::string& path, MPI_Comm comm, const Decompositio
 }
 
 namespace {
-
-// HDF5 prints nothing while one of these lives (attributes that may be absent or damaged
-// are reported by halo3d in one line, not as HDF5's error stack).
-class QuietHdf5 {
- public:
-  QuietHdf5() {
-    H5Eget_auto2(H5E_DEFAULT, &func_, &data_);
-    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
-  }
-  ~QuietHdf5() { H5Eset_auto2(H5E_DEFAULT, func_, data_); }
-  QuietHdf5(const QuietHdf5&) = delete;
-  QuietHdf5& operator=(const QuietHdf5&) = delete;
-
- private:
-  H5E_auto2_t func_ = nullptr;
-  void* data_ = nullptr;
-};
 
 // Reads the checkpoint's attributes, checking each is there with the type and size it must
 // have: a damaged file gives one clear line (BadInput), never a stray number.
@@ -197,6 +183,8 @@ long read_checkpoint(const std::string& path, MPI_Comm comm, const Decomposition
   expect("problem", at.str("problem"), id.problem);
   expect("solver", at.str("solver"), id.solver);
   expect("rhs", at.str("rhs"), id.rhs);
+  // Checkpoints written before --boundary existed had zero boundary values.
+  expect("boundary", H5Aexists(f.get(), "boundary") > 0 ? at.str("boundary") : "0", id.boundary);
   const auto grid = at.ints("grid", 3);
   expect("grid",
          std::to_string(grid[0]) + "," + std::to_string(grid[1]) + "," + std::to_string(grid[2]),

@@ -14,7 +14,8 @@ namespace halo3d {
 
 // The identity of a run: a checkpoint is only accepted by a run with the same identity.
 struct RunIdentity {
-  std::string problem, solver, rhs;
+  std::string problem, solver, rhs;  // rhs: --rhs (heat: --initial) as given
+  std::string boundary = "0";        // --boundary as given
   Int3 grid{};
   std::vector<Int3> modes;
   long long seed = 0;

@@ -212,8 +212,19 @@ Command parse_command_line(int argc, char** argv) {
   solve->add_option("--problem", o.problem, "poisson: -lap u = f; heat: u_t = alpha lap u")
       ->check(CLI::IsMember({"poisson", "heat"}))
       ->group("Problem");
-  solve->add_option("--rhs", o.rhs, "Right-hand side / initial condition")
-      ->check(CLI::IsMember({"modes", "random"}))
+  solve
+      ->add_option("--rhs", o.rhs,
+                   "Poisson right-hand side: modes, random, file:PATH.h5:/DATASET or "
+                   "expr:FORMULA (heat: its initial state when --initial is not given)")
+      ->group("Problem");
+  solve
+      ->add_option("--initial", o.initial,
+                   "Heat initial state: modes, random, file:PATH.h5:/DATASET or expr:FORMULA")
+      ->group("Problem");
+  solve
+      ->add_option("--boundary", o.boundary,
+                   "Dirichlet boundary values (Poisson): VALUE, x0=V,x1=V,y0=V,... (others 0), "
+                   "expr:FORMULA or file:PATH.h5:/DATASET ([NZ+2][NY+2][NX+2])")
       ->group("Problem");
   solve->add_option("--mode", modes, "Manufactured mode KX,KY,KZ (repeatable; summed)")
       ->group("Problem");
@@ -336,6 +347,11 @@ Command parse_command_line(int argc, char** argv) {
     app.parse(argc, argv);
     if (solve->parsed()) {
       cmd.name = "solve";
+      // Heat's initial state: --initial, or --rhs as before; not both on the command line.
+      if (solve->count("--rhs") > 0 && solve->count("--initial") > 0)
+        throw BadInput(
+            "--rhs and --initial both given: heat's initial state is --initial (--rhs "
+            "is the Poisson right-hand side)");
       if (!solve_config.empty()) apply_config(*solve, solve_config);
       o.config_file = solve_config;
       o.grid = to_int3(grid, "--grid");

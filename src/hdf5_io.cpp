@@ -39,23 +39,28 @@ H5Id collective_xfer() {
 }
 
 // The rank's box as a hyperslab of [NZ][NY][NX], and a memory space picking the
-// interior out of the padded array.
-void select_box(const Decomposition& d, H5Id& file_space, H5Id& mem_space, hid_t dset) {
+// interior out of the padded array. ghost = 1: the box with its ghost layer, of a
+// ghost-inclusive [NZ+2][NY+2][NX+2] dataset, into the whole padded box.
+void select_box(const Decomposition& d, H5Id& file_space, H5Id& mem_space, hid_t dset,
+                int ghost = 0) {
   file_space = H5Id(H5Dget_space(dset), H5Sclose);
   hsize_t gdims[3];
   HALO3D_H5_CHECK(H5Sget_simple_extent_dims(file_space.get(), gdims, nullptr));
-  if (gdims[0] != hsize_t(d.grid[2]) || gdims[1] != hsize_t(d.grid[1]) ||
-      gdims[2] != hsize_t(d.grid[0]))
+  const hsize_t g2 = hsize_t(2 * ghost);
+  if (gdims[0] != hsize_t(d.grid[2]) + g2 || gdims[1] != hsize_t(d.grid[1]) + g2 ||
+      gdims[2] != hsize_t(d.grid[0]) + g2)
     throw IoError("dataset shape [" + std::to_string(gdims[0]) + "][" + std::to_string(gdims[1]) +
                   "][" + std::to_string(gdims[2]) + "] does not match grid " + to_string(d.grid));
   const hsize_t start[3] = {hsize_t(d.offset[2]), hsize_t(d.offset[1]), hsize_t(d.offset[0])};
-  const hsize_t count[3] = {hsize_t(d.count[2]), hsize_t(d.count[1]), hsize_t(d.count[0])};
+  const hsize_t count[3] = {hsize_t(d.count[2]) + g2, hsize_t(d.count[1]) + g2,
+                            hsize_t(d.count[0]) + g2};
   HALO3D_H5_CHECK(
       H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start, nullptr, count, nullptr));
   const Layout l = d.layout();
-  const hsize_t pdims[3] = {count[0] + 2, count[1] + 2, hsize_t(l.sy())};
+  const hsize_t pdims[3] = {hsize_t(d.count[2]) + 2, hsize_t(d.count[1]) + 2, hsize_t(l.sy())};
   mem_space = H5Id(H5Screate_simple(3, pdims, nullptr), H5Sclose);
-  const hsize_t first[3] = {1, 1, hsize_t(Layout::kRowOffset)};
+  const hsize_t first[3] = {hsize_t(1 - ghost), hsize_t(1 - ghost),
+                            hsize_t(Layout::kRowOffset - ghost)};
   HALO3D_H5_CHECK(
       H5Sselect_hyperslab(mem_space.get(), H5S_SELECT_SET, first, nullptr, count, nullptr));
 }
@@ -124,11 +129,12 @@ void h5_write_field(hid_t file, const std::string& name, const Decomposition& d,
               "/" + name);
 }
 
-void h5_read_field(hid_t file, const std::string& name, const Decomposition& d, double* local) {
+void h5_read_field(hid_t file, const std::string& name, const Decomposition& d, double* local,
+                   int ghost) {
   if (!h5_exists(file, name)) throw IoError("dataset /" + name + " is missing");
   H5Id dset(H5Dopen2(file, name.c_str(), H5P_DEFAULT), H5Dclose);
   H5Id fs, ms;
-  select_box(d, fs, ms, dset.get());
+  select_box(d, fs, ms, dset.get(), ghost);
   auto xfer = collective_xfer();
   HALO3D_H5_CHECK(H5Dread(dset.get(), H5T_NATIVE_DOUBLE, ms.get(), fs.get(), xfer.get(), local));
 }

@@ -41,6 +41,23 @@ class H5Id {
   Closer close_ = nullptr;
 };
 
+// HDF5 prints nothing while one of these lives (errors it would print are reported by
+// halo3d in one line).
+class QuietHdf5 {
+ public:
+  QuietHdf5() {
+    H5Eget_auto2(H5E_DEFAULT, &func_, &data_);
+    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  }
+  ~QuietHdf5() { H5Eset_auto2(H5E_DEFAULT, func_, data_); }
+  QuietHdf5(const QuietHdf5&) = delete;
+  QuietHdf5& operator=(const QuietHdf5&) = delete;
+
+ private:
+  H5E_auto2_t func_ = nullptr;
+  void* data_ = nullptr;
+};
+
 // A file opened collectively on `comm` with the MPI-IO driver.
 H5Id h5_create(const std::string& path, MPI_Comm comm);
 H5Id h5_open_read(const std::string& path, MPI_Comm comm);
@@ -48,7 +65,10 @@ H5Id h5_open_read(const std::string& path, MPI_Comm comm);
 // /name as float64 [NZ][NY][NX]; `local` is the rank's padded array (ghosts skipped).
 void h5_write_field(hid_t file, const std::string& name, const Decomposition& d,
                     const double* local);
-void h5_read_field(hid_t file, const std::string& name, const Decomposition& d, double* local);
+// Reading converts any floating-point dataset (float32 too) to double. ghost = 1 reads a
+// ghost-inclusive [NZ+2][NY+2][NX+2] dataset: the rank's box with its ghost layer.
+void h5_read_field(hid_t file, const std::string& name, const Decomposition& d, double* local,
+                   int ghost = 0);
 // A small 1D dataset every rank holds identically (rank 0 writes it).
 void h5_write_vector(hid_t file, const std::string& name, const std::vector<double>& v,
                      MPI_Comm comm);

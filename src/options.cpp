@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "errors.hpp"
+#include "fields.hpp"
 
 namespace halo3d {
 
@@ -16,7 +17,7 @@ void validate(const SolveOptions& o) {
   if (o.modes.empty()) throw BadInput("--mode: at least one mode is needed");
   // A wave number beyond the grid aliases: K = N+1 is zero at every point, larger ones
   // repeat smaller modes, so the "exact" answer would not be the grid's.
-  if (o.rhs == "modes")
+  if (source_spec(o) == "modes")
     for (const Int3& m : o.modes)
       for (int d = 0; d < 3; ++d)
         if (m[d] < 1 || m[d] > o.grid[d])
@@ -33,6 +34,7 @@ void validate(const SolveOptions& o) {
     throw BadInput("--checkpoint and --output must be different files");
   if (o.checkpoint_every > 0 && o.checkpoint.empty())
     throw BadInput("--checkpoint-every needs --checkpoint FILE.h5");
+  check_field_options(o);
 }
 
 }  // namespace halo3d

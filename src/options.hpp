@@ -12,7 +12,9 @@ struct SolveOptions {
   // Problem
   Int3 grid{64, 64, 64};
   std::string problem = "poisson";  // poisson | heat
-  std::string rhs = "modes";        // modes | random
+  std::string rhs = "modes";        // modes | random | file:PATH.h5:/DATASET | expr:FORMULA
+  std::string initial;              // heat's initial state, as --rhs (empty: --rhs gives it)
+  std::string boundary = "0";       // VALUE | x0=V,x1=V,... | expr:FORMULA | file:PATH.h5:/DATASET
   std::vector<Int3> modes{{1, 1, 1}};
   std::uint64_t seed = 1;
   // Solver

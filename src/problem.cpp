@@ -6,6 +6,7 @@
 #include <string>
 
 #include "errors.hpp"
+#include "fields.hpp"
 #include "implicit_heat.hpp"
 
 namespace halo3d {
@@ -28,7 +29,12 @@ double random_value(std::uint64_t seed, std::uint64_t index) {
 }
 
 Problem::Problem(const SolveOptions& o)
-    : problem_(o.problem), rhs_(o.rhs), modes_(o.modes), seed_(o.seed), grid_(o.grid) {
+    : problem_(o.problem),
+      rhs_(source_spec(o)),
+      modes_(o.modes),
+      seed_(o.seed),
+      grid_(o.grid),
+      boundary_values_(has_boundary_values(o)) {
   for (int d = 0; d < 3; ++d) h_[d] = 1.0 / (grid_[d] + 1);
   if (problem_ != "heat") return;
   const double limit = dt_limit(o.alpha);

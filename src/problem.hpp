@@ -15,7 +15,8 @@ class Problem {
 
   const std::array<double, 3>& h() const { return h_; }
   Stencil stencil() const { return Stencil::laplacian(h_[0], h_[1], h_[2]); }
-  bool has_exact() const { return rhs_ == "modes"; }
+  // Exact answers: manufactured modes with zero boundary values.
+  bool has_exact() const { return rhs_ == "modes" && !boundary_values_; }
 
   // Eigenvalue of A = -lap_h for mode k: sum_d (4/h_d^2) sin^2(K_d pi h_d / 2).
   double lambda(const Int3& k) const;
@@ -25,7 +26,8 @@ class Problem {
   double dt() const { return dt_; }
 
   // Fills the interior of a padded host array with the Poisson right-hand side or the
-  // heat initial condition, from global indices (independent of the decomposition).
+  // heat initial condition of --rhs/--initial modes|random, from global indices (independent
+  // of the decomposition); fields.hpp's fill_fields handles files, formulas and boundaries.
   void fill_source(const Decomposition& d, std::vector<double>& padded) const;
   // Exact discrete solution (Poisson; heat after `steps` steps with c = alpha dt) and the
   // continuous one (heat at time t = steps*dt), at global point (gi,gj,gk).
@@ -42,6 +44,7 @@ class Problem {
   std::array<double, 3> h_;
   long steps_ = 0;
   double alpha_ = 0, dt_ = 0, theta_ = 0;
+  bool boundary_values_ = false;  // --boundary other than 0
 };
 
 // Reproducible value in [-1, 1) for global point index `index` (splitmix64).

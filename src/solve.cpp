@@ -6,6 +6,7 @@
 #include "checkpoint.hpp"
 #include "checks.hpp"
 #include "errors.hpp"
+#include "fields.hpp"
 #include "files.hpp"
 #include "hdf5_io.hpp"
 #include "implicit_heat.hpp"
@@ -95,6 +96,7 @@ MemoryNeed solve_memory(const SolveOptions& o, const Decomposition& d, MPI_Comm 
   m.device = (2 + method) * field;
   if (pc) m.device += mg_memory_bytes(mg_plan(d, mg_options(o), cart));
   m.host = 2 * field;
+  if (has_boundary_values(o)) m.host += field;  // the boundary values, while lifted
   return m;
 }
 
@@ -124,7 +126,7 @@ int run_solve(const SolveOptions& o, MPI_Comm world) {
   phases.end("set-up");
 
   std::vector<double> source;
-  prob.fill_source(d, source);
+  fill_fields(o, prob, d, comm, source);
   Buffer b = upload(k, source);
   phases.end("right-hand side");
 
@@ -264,7 +266,9 @@ int run_solve(const SolveOptions& o, MPI_Comm world) {
       h5_attr(g, "mg_setup_s", std::vector<double>{setup_s});
     }
     if (heat) h5_attr(g, "time_scheme", o.time_scheme);
-    h5_attr(g, "rhs", o.rhs);
+    h5_attr(g, "rhs", source_spec(o));  // heat: where its initial state came from
+    if (heat) h5_attr(g, "initial", source_spec(o));
+    h5_attr(g, "boundary", o.boundary);
     h5_attr(g, "iterations", std::vector<long long>{res.iterations});
     h5_attr(g, "relative_residual", std::vector<double>{heat ? NAN : res.relative_residual});
     h5_attr(g, "true_relative_residual", std::vector<double>{true_rel});
@@ -315,7 +319,7 @@ int run_solve(const SolveOptions& o, MPI_Comm world) {
       std::printf("error%s vs exact discrete: l2 %.3e max %.3e; vs continuous: l2 %.3e max %.3e\n",
                   heat ? " at t" : "", err.l2, err.max, err.l2_cont, err.max_cont);
     else if (heat)
-      std::printf("error: no exact answer for --rhs %s\n", o.rhs.c_str());
+      std::printf("error: no exact answer for %s %s\n", source_option(o), source_spec(o).c_str());
     std::printf("throughput: %.2f GB/s of vector traffic, %.3f Gpoints/s\n", gbs, gpts);
     if (has_halo)
       std::printf(
@@ -338,7 +342,9 @@ int run_solve(const SolveOptions& o, MPI_Comm world) {
                    {"mg_levels", o.mg_levels},
                    {"mg_smooth", o.mg_smooth},
                    {"mg_smoother", o.mg_smoother},
-                   {"rhs", o.rhs},
+                   {"rhs", source_spec(o)},
+                   {"initial", heat ? nlohmann::json(source_spec(o)) : nlohmann::json()},
+                   {"boundary", o.boundary},
                    {"seed", o.seed},
                    {"tol", o.tol},
                    {"max_iters", o.max_iters},
@@ -354,6 +360,7 @@ int run_solve(const SolveOptions& o, MPI_Comm world) {
     nlohmann::json modes = nlohmann::json::array();
     for (const auto& m : o.modes) modes.push_back(to_json(m));
     j["config"]["modes"] = modes;
+    j["fields"] = fields_json(o);
     j["ranks"] = d.ranks;
     j["procs"] = to_json(d.procs);
     j["hosts"] = rt->hosts.hosts.size();

@@ -121,6 +121,61 @@ expect_error("alpha*diag overflows", ["solve", "--problem", "heat", "--grid", "8
 expect_error("alpha so small the dt limit overflows", ["solve", "--problem", "heat", "--grid", "8,8,8", "--alpha", "5e-324"], 2, "--alpha")
 expect_error("alpha*dt*diag below precision", ["solve", "--problem", "heat", "--grid", "8,8,8", "--dt", "1e-300"], 2, "--dt")
 expect_error("dt nan", ["solve", "--problem", "heat", "--dt", "nan"], 2, "--dt")
+# Fields from files and formulas, boundary values (issue 16): one line, exit 2 (5: no file).
+expect_error("rhs kind unknown", ["solve", "--grid", "8,8,8", "--rhs", "zeros"], 2, "--rhs zeros: expected")
+expect_error("rhs formula with an unknown variable", ["solve", "--grid", "8,8,8", "--rhs", "expr:sin(pi*q)"], 2,
+             "Unexpected token \"q\"")
+expect_error("rhs formula that does not parse", ["solve", "--grid", "8,8,8", "--rhs", "expr:sin(pi*x"], 2,
+             "--rhs expr:sin(pi*x: ")
+expect_error("rhs formula assigning to x", ["solve", "--grid", "8,8,8", "--rhs", "expr:x=3"], 2, "assigns to x")
+expect_error("rhs formula empty", ["solve", "--grid", "8,8,8", "--rhs", "expr:"], 2, "--rhs expr:")
+expect_error("rhs formula Inf at a point", ["solve", "--grid", "8,8,8", "--rhs", "expr:1/(x-x)"], 2, "gives inf at x=")
+expect_error("rhs formula NaN at some points, 3 ranks", ["solve", "--grid", "8,8,8", "--rhs", "expr:sqrt(0.5-z)"], 2,
+             "gives NaN at x=", ranks=3)
+expect_error("initial formula NaN", ["solve", "--problem", "heat", "--grid", "8,8,8", "--initial", "expr:log(y-0.5)"],
+             2, "--initial expr:log(y-0.5): gives")
+expect_error("boundary formula bad", ["solve", "--grid", "8,8,8", "--boundary", "expr:x+w"], 2, "--boundary expr:x+w")
+expect_error("boundary formula Inf on the boundary", ["solve", "--grid", "8,8,8", "--boundary", "expr:1/x"], 2,
+             "gives inf at x=0,")
+expect_error("rhs file missing", ["solve", "--grid", "8,8,8", "--rhs", "file:{d}/nope.h5:/f"], 5, "cannot open the file")
+expect_error("rhs file without dataset", ["solve", "--grid", "8,8,8", "--rhs", "file:{d}/f.h5"], 2,
+             "expected file:PATH.h5:/DATASET")
+
+
+def field_file(shape, dtype="f8", dataset="f", value=1.0):
+    def setup(d):
+        with h5py.File(os.path.join(d, "f.h5"), "w") as h:
+            h.create_dataset(dataset, shape=shape, dtype=dtype, fillvalue=value)
+        return {"f.h5": snapshot(os.path.join(d, "f.h5"))}
+    return setup
+
+
+expect_error("rhs file not HDF5", ["solve", "--grid", "8,8,8", "--rhs", "file:{d}/f.h5:/f"], 2, "not an HDF5 file",
+             setup=lambda d: (open(os.path.join(d, "f.h5"), "w").write("text"), {"f.h5": snapshot(os.path.join(d, "f.h5"))})[1])
+expect_error("rhs dataset missing", ["solve", "--grid", "8,8,8", "--rhs", "file:{d}/f.h5:/g"], 2, "no /g in the file",
+             setup=field_file((8, 8, 8)))
+expect_error("rhs dataset in a missing group", ["solve", "--grid", "8,8,8", "--rhs", "file:{d}/f.h5:/a/b"], 2,
+             "no /a in the file", setup=field_file((8, 8, 8)))
+expect_error("rhs dataset of another shape", ["solve", "--grid", "8,8,8", "--rhs", "file:{d}/f.h5:/f"], 2,
+             "shape [8][8][9] does not match [8][8][8]", setup=field_file((8, 8, 9)))
+expect_error("initial dataset of the wrong axis order", ["solve", "--problem", "heat", "--grid", "8,6,4", "--initial",
+             "file:{d}/f.h5:/f"], 2, "shape [8][6][4] does not match [4][6][8]", setup=field_file((8, 6, 4)))
+expect_error("rhs dataset of integers", ["solve", "--grid", "8,8,8", "--rhs", "file:{d}/f.h5:/f"], 2,
+             "no floating-point numbers", setup=field_file((8, 8, 8), dtype="i4"))
+expect_error("rhs dataset holding NaN", ["solve", "--grid", "8,8,8", "--rhs", "file:{d}/f.h5:/f"], 2,
+             "holds NaN at [0][0][0]", setup=field_file((8, 8, 8), dtype="f4", value=float("nan")))
+expect_error("boundary file without ghosts", ["solve", "--grid", "8,8,8", "--boundary", "file:{d}/f.h5:/f"], 2,
+             "does not match [10][10][10] ([NZ+2][NY+2][NX+2]", setup=field_file((8, 8, 8)))
+expect_error("boundary file holding Inf", ["solve", "--grid", "8,8,8", "--boundary", "file:{d}/f.h5:/f"], 2,
+             "on the boundary", setup=field_file((10, 10, 10), value=float("inf")))
+expect_error("boundary face unknown", ["solve", "--grid", "8,8,8", "--boundary", "x0=1,w1=2"], 2, "'w1=2' is not FACE=VALUE")
+expect_error("boundary face twice", ["solve", "--grid", "8,8,8", "--boundary", "x0=1,x0=2"], 2, "face x0 given twice")
+expect_error("boundary not a number", ["solve", "--grid", "8,8,8", "--boundary", "inf"], 2, "--boundary inf: expected")
+expect_error("boundary for heat", ["solve", "--problem", "heat", "--grid", "8,8,8", "--boundary", "1"], 2,
+             "--problem poisson only")
+expect_error("initial for Poisson", ["solve", "--grid", "8,8,8", "--initial", "random"], 2, "--problem heat")
+expect_error("rhs and initial both given", ["solve", "--problem", "heat", "--grid", "8,8,8", "--rhs", "random",
+             "--initial", "modes"], 2, "--rhs and --initial both given")
 expect_error("config is a directory", ["solve", "--config", "{d}"], 2, "--config")
 expect_error("config is a device", ["solve", "--config", "/dev/zero"], 2, "--config")
 

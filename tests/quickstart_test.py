@@ -62,7 +62,7 @@ install = [c for c in calls if c.startswith("apt-get") and " install " in c]
 check(p.returncode == 0, f"run: exit {p.returncode} {p.stderr!r}")
 check(len(install) == 1 and not any(t in install[0].split() for t in test_only),
       f"run installs no test-only package: {install}")
-check(len(install) == 1 and all(t in install[0].split() for t in ("libhdf5-openmpi-dev", "openmpi-bin", "cmake")),
+check(len(install) == 1 and all(t in install[0].split() for t in ("libhdf5-openmpi-dev", "openmpi-bin", "cmake", "libmuparser-dev")),
       "run installs what building and running need")
 configure = [c for c in calls if c.startswith("cmake --preset")]
 build = [c for c in calls if c.startswith("cmake --build")]

@@ -1,0 +1,449 @@
+#include "fields.hpp"
+
+#include <muParser.h>
+
+#include <cerrno>
+#include <climits>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <memory>
+
+#include "checks.hpp"
+#include "errors.hpp"
+#include "files.hpp"
+#include "hdf5_io.hpp"
+#include "problem.hpp"
+
+namespace halo3d {
+namespace {
+
+constexpr double kPi = 3.14159265358979323846;
+constexpr const char* kFaceNames[6] = {"x0", "x1", "y0", "y1", "z0", "z1"};
+
+std::string number(double v) {
+  if (std::isnan(v)) return "NaN";
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+// A whole finite number, or false.
+bool parse_number(const std::string& s, double& v) {
+  if (s.empty() || std::isspace((unsigned char)s[0])) return false;
+  errno = 0;
+  char* end = nullptr;
+  v = std::strtod(s.c_str(), &end);
+  return end == s.c_str() + s.size() && std::isfinite(v);
+}
+
+// "file:PATH.h5:/DATASET": the dataset is what follows the last ":/".
+bool parse_file(const std::string& s, FieldSpec& f) {
+  if (s.rfind("file:", 0) != 0) return false;
+  const std::string rest = s.substr(5);
+  const auto cut = rest.rfind(":/");
+  f.kind = FieldSpec::kFile;
+  if (cut != std::string::npos && cut > 0 && cut + 2 < rest.size()) {
+    f.file = rest.substr(0, cut);
+    f.dataset = rest.substr(cut + 1);
+  }
+  return true;
+}
+
+// A formula in x, y, z (muparser, with pi and e); the variables are bound to members, so a
+// Formula stays where it was made.
+class Formula {
+ public:
+  Formula(const std::string& option, const std::string& text) : option_(option), text_(text) {
+    try {
+      p_.DefineConst("pi", kPi);
+      p_.DefineConst("e", 2.71828182845904523536);
+      p_.DefineVar("x", &x_);
+      p_.DefineVar("y", &y_);
+      p_.DefineVar("z", &z_);
+      p_.SetExpr(text);
+      (*this)(0.5, 0.5, 0.5);  // parses: syntax errors and unknown names are found here
+      if (p_.GetNumResults() != 1)
+        fail("one formula expected, got " + std::to_string(p_.GetNumResults()) + " (a comma?)");
+    } catch (const mu::Parser::exception_type& e) {
+      fail(e.GetMsg());
+    }
+  }
+  Formula(const Formula&) = delete;
+  Formula& operator=(const Formula&) = delete;
+  double operator()(double x, double y, double z) {
+    x_ = x;
+    y_ = y;
+    z_ = z;
+    double v = 0;
+    try {
+      v = p_.Eval();
+    } catch (const mu::Parser::exception_type& e) {
+      fail(e.GetMsg());
+    }
+    // muparser's '=' assigns: a formula must not change its own coordinates.
+    if (!(x_ == x && y_ == y && z_ == z)) fail("assigns to x, y or z ('==' compares)");
+    return v;
+  }
+  [[noreturn]] void fail(const std::string& why) const {
+    throw BadInput(option_ + " expr:" + printable(text_, 80) + ": " + printable(why, 160));
+  }
+
+ private:
+  std::string option_, text_;
+  mu::Parser p_;
+  double x_ = 0.5, y_ = 0.5, z_ = 0.5;
+};
+
+// Point (i,j,k) of the global grid (ghosts: -1 and N) at ((i+1)/(NX+1), ...): 0 and 1 exactly
+// on the boundary.
+double coord(int i, int n) { return double(i + 1) / double(n + 1); }
+
+// Every rank throws the same BadInput when one rank's `why` is non-empty.
+void agree(const std::string& why, MPI_Comm comm) {
+  const std::string first = first_error(why, comm);
+  if (!first.empty()) throw BadInput(first);
+}
+
+std::string shape_text(const hsize_t* dims, int n) {
+  std::string s;
+  for (int i = 0; i < n; ++i) s += "[" + std::to_string(dims[i]) + "]";
+  return s.empty() ? "a scalar" : s;
+}
+
+// Collective: reads file field `f` into the padded array: this rank's box ([NZ][NY][NX]), or
+// its box with the ghost layer around it (ghost = 1: [NZ+2][NY+2][NX+2]).
+void read_file_field(const std::string& option, const FieldSpec& f, const Decomposition& d,
+                     int ghost, MPI_Comm comm, std::vector<double>& padded) {
+  const std::string what = option + " " + printable("file:" + f.file + ":" + f.dataset, 160);
+  int kind = -1;  // rank 0 looks; every rank gets the same verdict
+  if (comm_rank(comm) == 0) {
+    if (std::FILE* fp = std::fopen(f.file.c_str(), "rb")) {
+      std::fclose(fp);
+      kind = H5Fis_hdf5(f.file.c_str()) > 0 ? 1 : 0;
+    }
+  }
+  HALO3D_MPI_CHECK(MPI_Bcast(&kind, 1, MPI_INT, 0, comm));
+  if (kind < 0) throw IoError(what + ": cannot open the file (no such file, or not readable)");
+  if (kind == 0) throw BadInput(what + ": not an HDF5 file");
+  QuietHdf5 quiet;
+  H5Id file = h5_open_read(f.file, comm);
+  // Each group on the way must exist, and the object must be a dataset.
+  for (std::size_t at = f.dataset.find('/', 1);; at = f.dataset.find('/', at + 1)) {
+    const std::string prefix = f.dataset.substr(0, at);
+    if (H5Lexists(file.get(), prefix.c_str(), H5P_DEFAULT) <= 0)
+      throw BadInput(what + ": no " + prefix + " in the file");
+    if (at == std::string::npos) break;
+  }
+#if H5_VERSION_GE(1, 12, 0)
+  H5O_info2_t info;
+  const herr_t got =
+      H5Oget_info_by_name3(file.get(), f.dataset.c_str(), &info, H5O_INFO_BASIC, H5P_DEFAULT);
+#else
+  H5O_info_t info;
+  const herr_t got = H5Oget_info_by_name(file.get(), f.dataset.c_str(), &info, H5P_DEFAULT);
+#endif
+  if (got < 0 || info.type != H5O_TYPE_DATASET) throw BadInput(what + ": not a dataset");
+  H5Id dset(H5Dopen2(file.get(), f.dataset.c_str(), H5P_DEFAULT), H5Dclose);
+  H5Id type(H5Dget_type(dset.get()), H5Tclose);
+  if (H5Tget_class(type.get()) != H5T_FLOAT)
+    throw BadInput(what + ": holds no floating-point numbers (float64 or float32 expected)");
+  H5Id space(H5Dget_space(dset.get()), H5Sclose);
+  hsize_t dims[8] = {};
+  const int nd = H5Sget_simple_extent_ndims(space.get());
+  if (nd < 0 || nd > 8) throw BadInput(what + ": cannot read the dataset's shape");
+  H5Sget_simple_extent_dims(space.get(), dims, nullptr);
+  const hsize_t want[3] = {hsize_t(d.grid[2] + 2 * ghost), hsize_t(d.grid[1] + 2 * ghost),
+                           hsize_t(d.grid[0] + 2 * ghost)};
+  if (nd != 3 || dims[0] != want[0] || dims[1] != want[1] || dims[2] != want[2])
+    throw BadInput(what + ": shape " + shape_text(dims, nd) + " does not match " +
+                   shape_text(want, 3) + (ghost ? " ([NZ+2][NY+2][NX+2], ghosts included)" : "") +
+                   " of --grid " + to_string(d.grid));
+  padded.assign(d.layout().padded_size(), 0.0);
+  h5_read_field(file.get(), f.dataset, d, padded.data(), ghost);
+}
+
+// Calls fn(i, j, k, axis) for every ghost cell of the local box that lies on the domain's
+// boundary (faces only: the 7-point stencil never reads edges or corners).
+void for_boundary_ghosts(const Decomposition& d, const std::function<void(int, int, int)>& fn) {
+  const Layout l = d.layout();
+  const int n[3] = {l.nx, l.ny, l.nz};
+  for (int a = 0; a < 3; ++a)
+    for (int side = 0; side < 2; ++side) {
+      const bool on = side == 0 ? d.offset[a] == 0 : d.offset[a] + d.count[a] == d.grid[a];
+      if (!on) continue;
+      const int b = (a + 1) % 3, c = (a + 2) % 3;
+      for (int q = 0; q < n[c]; ++q)
+        for (int p = 0; p < n[b]; ++p) {
+          int idx[3];
+          idx[a] = side == 0 ? -1 : n[a];
+          idx[b] = p;
+          idx[c] = q;
+          fn(idx[0], idx[1], idx[2]);
+        }
+    }
+}
+
+}  // namespace
+
+bool FieldSpec::zero() const {
+  if (kind != kFaces) return false;
+  for (double v : faces)
+    if (v != 0) return false;
+  return true;
+}
+
+FieldSpec parse_source_spec(const std::string& option, const std::string& s) {
+  FieldSpec f;
+  f.text = s;
+  const std::string usage = option + " " + printable(s, 80) +
+                            ": expected modes, random, file:PATH.h5:/DATASET or expr:FORMULA";
+  if (s == "modes") {
+    f.kind = FieldSpec::kModes;
+  } else if (s == "random") {
+    f.kind = FieldSpec::kRandom;
+  } else if (parse_file(s, f)) {
+    if (f.file.empty())
+      throw BadInput(option + " " + printable(s, 80) + ": expected file:PATH.h5:/DATASET");
+  } else if (s.rfind("expr:", 0) == 0) {
+    f.kind = FieldSpec::kExpr;
+    f.expr = s.substr(5);
+    if (f.expr.find_first_not_of(" \t") == std::string::npos)
+      throw BadInput(option + " expr: the formula is empty");
+  } else {
+    throw BadInput(usage);
+  }
+  return f;
+}
+
+FieldSpec parse_boundary_spec(const std::string& s) {
+  FieldSpec f;
+  f.text = s;
+  f.kind = FieldSpec::kFaces;
+  double v = 0;
+  if (parse_file(s, f)) {
+    if (f.file.empty())
+      throw BadInput("--boundary " + printable(s, 80) + ": expected file:PATH.h5:/DATASET");
+  } else if (s.rfind("expr:", 0) == 0) {
+    f.kind = FieldSpec::kExpr;
+    f.expr = s.substr(5);
+    if (f.expr.find_first_not_of(" \t") == std::string::npos)
+      throw BadInput("--boundary expr: the formula is empty");
+  } else if (parse_number(s, v)) {
+    f.faces.fill(v);
+  } else if (s.find('=') != std::string::npos) {
+    bool seen[6] = {};
+    std::size_t start = 0;
+    while (true) {
+      const std::size_t end = s.find(',', start);
+      const std::string item = s.substr(start, end == std::string::npos ? end : end - start);
+      const auto eq = item.find('=');
+      int face = -1;
+      for (int i = 0; i < 6 && eq != std::string::npos; ++i)
+        if (item.compare(0, eq, kFaceNames[i]) == 0 && eq == 2) face = i;
+      if (face < 0 || !parse_number(item.substr(eq + 1), v))
+        throw BadInput("--boundary " + printable(s, 80) + ": '" + printable(item, 40) +
+                       "' is not FACE=VALUE with FACE one of x0,x1,y0,y1,z0,z1 and VALUE a "
+                       "finite number");
+      if (seen[face])
+        throw BadInput("--boundary " + printable(s, 80) + ": face " + kFaceNames[face] +
+                       " given twice");
+      seen[face] = true;
+      f.faces[face] = v;
+      if (end == std::string::npos) break;
+      start = end + 1;
+    }
+  } else {
+    throw BadInput("--boundary " + printable(s, 80) +
+                   ": expected a finite number, x0=V,x1=V,y0=V,y1=V,z0=V,z1=V (faces left out "
+                   "are 0), expr:FORMULA or file:PATH.h5:/DATASET");
+  }
+  return f;
+}
+
+const std::string& source_spec(const SolveOptions& o) {
+  return o.problem == "heat" && !o.initial.empty() ? o.initial : o.rhs;
+}
+const char* source_option(const SolveOptions& o) {
+  return o.problem == "heat" && !o.initial.empty() ? "--initial" : "--rhs";
+}
+bool has_boundary_values(const SolveOptions& o) { return !parse_boundary_spec(o.boundary).zero(); }
+
+void check_field_options(const SolveOptions& o) {
+  if (o.problem != "heat" && !o.initial.empty())
+    throw BadInput("--initial " + printable(o.initial, 80) +
+                   ": an initial state is for --problem heat; Poisson's source is --rhs");
+  const FieldSpec src = parse_source_spec(source_option(o), source_spec(o));
+  if (src.kind == FieldSpec::kExpr) Formula check(source_option(o), src.expr);
+  const FieldSpec b = parse_boundary_spec(o.boundary);
+  if (b.kind == FieldSpec::kExpr) Formula check("--boundary", b.expr);
+  if (o.problem == "heat" && !b.zero())
+    throw BadInput("--boundary " + printable(o.boundary, 80) +
+                   ": boundary values are supported for --problem poisson only; heat runs with "
+                   "zero boundary values");
+}
+
+void fill_fields(const SolveOptions& o, const Problem& p, const Decomposition& d, MPI_Comm comm,
+                 std::vector<double>& padded) {
+  const Layout l = d.layout();
+  const char* option = source_option(o);
+  const FieldSpec src = parse_source_spec(option, source_spec(o));
+  if (src.kind == FieldSpec::kModes || src.kind == FieldSpec::kRandom) {
+    p.fill_source(d, padded);
+  } else if (src.kind == FieldSpec::kFile) {
+    read_file_field(option, src, d, 0, comm, padded);
+    std::string why;
+    for (int k = 0; k < l.nz && why.empty(); ++k)
+      for (int j = 0; j < l.ny && why.empty(); ++j)
+        for (int i = 0; i < l.nx && why.empty(); ++i)
+          if (!std::isfinite(padded[l.at(i, j, k)]))
+            why = std::string(option) + " " +
+                  printable("file:" + src.file + ":" + src.dataset, 160) + ": holds " +
+                  number(padded[l.at(i, j, k)]) + " at [" + std::to_string(d.offset[2] + k) + "][" +
+                  std::to_string(d.offset[1] + j) + "][" + std::to_string(d.offset[0] + i) + "]";
+    agree(why, comm);
+  } else {
+    padded.assign(l.padded_size(), 0.0);
+    // The rank's threads share the planes, each with its own parser (a muparser instance is
+    // not thread-safe); the first bad point of the lowest plane is the one reported.
+    std::vector<std::string> bad(std::size_t(l.nz) + 1);
+#pragma omp parallel
+    {
+      std::string setup;
+      std::unique_ptr<Formula> f;
+      try {
+        f = std::make_unique<Formula>(option, src.expr);
+      } catch (const BadInput& e) {
+        setup = e.what();
+      }
+#pragma omp for schedule(static)
+      for (int k = 0; k < l.nz; ++k) {
+        std::string& why = bad[std::size_t(k)];
+        if (!f) why = setup;
+        for (int j = 0; j < l.ny && why.empty(); ++j)
+          for (int i = 0; i < l.nx && why.empty(); ++i) {
+            const double x = coord(d.offset[0] + i, d.grid[0]);
+            const double y = coord(d.offset[1] + j, d.grid[1]);
+            const double z = coord(d.offset[2] + k, d.grid[2]);
+            try {
+              const double v = (*f)(x, y, z);
+              if (!std::isfinite(v))
+                why = std::string(option) + " expr:" + printable(src.expr, 80) + ": gives " +
+                      number(v) + " at x=" + number(x) + ", y=" + number(y) + ", z=" + number(z);
+              padded[l.at(i, j, k)] = v;
+            } catch (const BadInput& e) {
+              why = e.what();
+            }
+          }
+      }
+    }
+    std::string why;
+    for (const std::string& w : bad)
+      if (why.empty()) why = w;
+    agree(why, comm);
+  }
+
+  const FieldSpec b = parse_boundary_spec(o.boundary);
+  if (o.problem == "heat" || b.zero()) return;  // homogeneous: b = f, bitwise as before
+  // g: the boundary values in the ghost cells on the domain's boundary.
+  std::vector<double> g;
+  std::string why;
+  if (b.kind == FieldSpec::kFile) {
+    read_file_field("--boundary", b, d, 1, comm, g);
+    for_boundary_ghosts(d, [&](int i, int j, int k) {
+      const double v = g[l.at(i, j, k)];
+      if (why.empty() && !std::isfinite(v))
+        why = "--boundary " + printable("file:" + b.file + ":" + b.dataset, 160) + ": holds " +
+              number(v) + " at [" + std::to_string(d.offset[2] + k + 1) + "][" +
+              std::to_string(d.offset[1] + j + 1) + "][" + std::to_string(d.offset[0] + i + 1) +
+              "] on the boundary";
+    });
+  } else if (b.kind == FieldSpec::kExpr) {
+    g.assign(l.padded_size(), 0.0);
+    try {
+      Formula f("--boundary", b.expr);
+      for_boundary_ghosts(d, [&](int i, int j, int k) {
+        const double x = coord(d.offset[0] + i, d.grid[0]);
+        const double y = coord(d.offset[1] + j, d.grid[1]);
+        const double z = coord(d.offset[2] + k, d.grid[2]);
+        const double v = f(x, y, z);
+        if (why.empty() && !std::isfinite(v))
+          why = "--boundary expr:" + printable(b.expr, 80) + ": gives " + number(v) +
+                " at x=" + number(x) + ", y=" + number(y) + ", z=" + number(z);
+        g[l.at(i, j, k)] = v;
+      });
+    } catch (const BadInput& e) {
+      why = e.what();
+    }
+  } else {
+    g.assign(l.padded_size(), 0.0);
+    const int n[3] = {l.nx, l.ny, l.nz};
+    for_boundary_ghosts(d, [&](int i, int j, int k) {
+      const int idx[3] = {i, j, k};
+      for (int a = 0; a < 3; ++a)
+        if (idx[a] < 0 || idx[a] >= n[a]) g[l.at(i, j, k)] = b.faces[2 * a + (idx[a] < 0 ? 0 : 1)];
+    });
+  }
+  agree(why, comm);
+  // b = f + B g: each point next to the boundary gets c_axis * g of its boundary neighbours,
+  // in a fixed order (x, y, z; low side first), so the sum does not depend on the ranks.
+  const Stencil s = p.stencil();
+  const double c[3] = {s.cx, s.cy, s.cz};
+  for (int k = 0; k < l.nz; ++k)
+    for (int j = 0; j < l.ny; ++j)
+      for (int i = 0; i < l.nx; ++i) {
+        const int gl[3] = {d.offset[0] + i, d.offset[1] + j, d.offset[2] + k};
+        double v = padded[l.at(i, j, k)];
+        for (int a = 0; a < 3; ++a) {
+          const int di = a == 0, dj = a == 1, dk = a == 2;
+          if (gl[a] == 0) v += c[a] * g[l.at(i - di, j - dj, k - dk)];
+          if (gl[a] == d.grid[a] - 1) v += c[a] * g[l.at(i + di, j + dj, k + dk)];
+        }
+        padded[l.at(i, j, k)] = v;
+      }
+}
+
+nlohmann::json fields_json(const SolveOptions& o) {
+  const auto describe = [](const FieldSpec& f) {
+    nlohmann::json j = {{"spec", f.text}};
+    switch (f.kind) {
+      case FieldSpec::kModes:
+        j["kind"] = "modes";
+        break;
+      case FieldSpec::kRandom:
+        j["kind"] = "random";
+        break;
+      case FieldSpec::kFile: {
+        j["kind"] = "file";
+        j["file"] = f.file;
+        char* abs = ::realpath(f.file.c_str(), nullptr);
+        j["file_absolute"] = abs ? std::string(abs) : f.file;
+        std::free(abs);
+        j["dataset"] = f.dataset;
+        break;
+      }
+      case FieldSpec::kExpr:
+        j["kind"] = "expr";
+        j["expr"] = f.expr;
+        break;
+      case FieldSpec::kFaces: {
+        bool constant = true;
+        for (double v : f.faces) constant = constant && v == f.faces[0];
+        j["kind"] = constant ? "constant" : "faces";
+        nlohmann::json faces = nlohmann::json::object();
+        for (int i = 0; i < 6; ++i) faces[kFaceNames[i]] = f.faces[i];
+        j["faces"] = faces;
+        break;
+      }
+    }
+    return j;
+  };
+  nlohmann::json j;
+  j[o.problem == "heat" ? "initial" : "rhs"] =
+      describe(parse_source_spec(source_option(o), source_spec(o)));
+  j["boundary"] = describe(parse_boundary_spec(o.boundary));
+  return j;
+}
+
+}  // namespace halo3d

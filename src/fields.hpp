@@ -1,0 +1,55 @@
+// Fields a run starts from: the Poisson right-hand side or the heat initial state
+// (--rhs / --initial: modes, random, file:PATH.h5:/DATASET, expr:FORMULA) and the Dirichlet
+// boundary values (--boundary: VALUE, x0=..,x1=..,y0=.., expr:FORMULA, file:PATH.h5:/DATASET).
+// Non-zero boundary values are lifted into the right-hand side at set-up (b = f + B g), so
+// the solvers and the multigrid preconditioner keep solving the homogeneous problem.
+#pragma once
+#include <mpi.h>
+
+#include <array>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "decomposition.hpp"
+#include "options.hpp"
+
+namespace halo3d {
+
+class Problem;
+
+struct FieldSpec {
+  enum Kind { kModes, kRandom, kFile, kExpr, kFaces };
+  Kind kind = kModes;
+  std::string text;               // as given
+  std::string file, dataset;      // kFile
+  std::string expr;               // kExpr
+  std::array<double, 6> faces{};  // kFaces: x0, x1, y0, y1, z0, z1 (a constant: all six)
+  bool zero() const;              // a boundary that is zero everywhere (kFaces, all 0)
+};
+
+// `option` (e.g. "--rhs") names the option in errors (BadInput, one line).
+FieldSpec parse_source_spec(const std::string& option, const std::string& s);
+FieldSpec parse_boundary_spec(const std::string& s);
+
+// The spec of the field the problem starts from: heat's --initial when given, else --rhs.
+const std::string& source_spec(const SolveOptions& o);
+// The option that gave it ("--initial" or "--rhs").
+const char* source_option(const SolveOptions& o);
+// Whether the run has non-zero boundary values.
+bool has_boundary_values(const SolveOptions& o);
+
+// Checks the specs (and compiles their formulas) when the options are read; BadInput.
+void check_field_options(const SolveOptions& o);
+
+// Collective: fills the interior of `padded` with the right-hand side (Poisson, plus the
+// boundary values lifted into it) or the initial state (heat). File and formula errors,
+// shape mismatches and NaN/Inf values throw the same error on every rank (BadInput, exit 2;
+// a file that cannot be opened: IoError, exit 5).
+void fill_fields(const SolveOptions& o, const Problem& p, const Decomposition& d, MPI_Comm comm,
+                 std::vector<double>& padded);
+
+// Where each field came from, for the JSON report.
+nlohmann::json fields_json(const SolveOptions& o);
+
+}  // namespace halo3d
