@@ -270,8 +270,10 @@ std::vector<OptionSource> option_sources(const CLI::App& sub, const std::set<std
     const bool flag = opt->get_expected_max() == 0;
     if (opt->count() > 0) {
       s.source = given.count(name) ? "command line" : "config file";
-      if (flag) {
-        s.value = "true";
+      if (flag) {  // "quiet = false" in a config file counts too
+        const std::string v = opt->results().empty() ? "true" : opt->results().back();
+        s.value =
+            v == "false" || v == "0" || v == "off" || v == "no" || v == "-1" ? "false" : "true";
       } else {
         const auto& r = opt->results();
         const std::string sep = opt->get_delimiter() == '\0' && r.size() > 1 ? " " : ",";

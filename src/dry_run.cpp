@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -66,7 +67,14 @@ int run_dry_run(const SolveOptions& o, MPI_Comm world) {
   for (const OptionSource& s : o.sources)
     std::printf("  %-*s  %-20s  %s\n", int(w), s.name.c_str(),
                 s.value.empty() ? "(none)" : s.value.c_str(), s.source.c_str());
-  if (o.problem == "heat") std::printf("time step dt = %.17g\n", prob.dt());
+  if (o.problem == "heat") {
+    char dt[40];  // the shortest text that reads back as the step used
+    for (int digits = 15; digits <= 17; ++digits) {
+      std::snprintf(dt, sizeof dt, "%.*g", digits, prob.dt());
+      if (std::strtod(dt, nullptr) == prob.dt()) break;
+    }
+    std::printf("time step dt = %s\n", dt);
+  }
   std::printf("decomposition: grid %s on %d %s as process grid %s\n", to_string(o.grid).c_str(),
               ranks, ranks == 1 ? "rank" : "ranks", to_string(d.procs).c_str());
   const auto volume = [&](int r) {
