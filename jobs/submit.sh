@@ -173,7 +173,17 @@ if ((dry)); then
   printf '\n'
   exit 0
 fi
-out=$("${sb[@]}" "${script[@]}") || { [[ -n $reuse_dir ]] || rmdir "$dir" 2>/dev/null || true; h3d_die "sbatch failed" 1; }
+# Without a Slurm cluster (no sbatch, or no controller to reach), the same run or study
+# runs on this machine with mpirun: say so in the error.
+case $kind in
+  solve) here="jobs/run-workstation.sh solve ..." ;;
+  *) here="jobs/scaling-workstation.sh $kind [--local|--grid ...] [--counts ...] [-- ...]" ;;
+esac
+if ! command -v sbatch >/dev/null 2>&1; then
+  [[ -n $reuse_dir ]] || rmdir "$dir" 2>/dev/null || true
+  h3d_die "sbatch not found (no Slurm here); on this machine run: $here" 1
+fi
+out=$("${sb[@]}" "${script[@]}") || { [[ -n $reuse_dir ]] || rmdir "$dir" 2>/dev/null || true; h3d_die "sbatch failed (without a Slurm cluster, run on this machine: $here)" 1; }
 job=${out%%;*}
 echo "HALO3D_JOB_ID=$job"
 echo "HALO3D_RUN_DIR=$dir"

@@ -3,11 +3,13 @@
 #include <sys/stat.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <set>
 #include <sstream>
 
 #include "checks.hpp"
@@ -68,6 +70,8 @@ CLI::Validator whole_number() {
       "INT");
 }
 
+std::string suggestion(const CLI::App& app, const std::string& message);  // below
+
 // CLI11 2.1 reads config files for the top-level app only, so the subcommand's --config
 // is applied here with CLI11's own TOML reader; options given on the command line win.
 void apply_config(CLI::App& sub, const std::string& path) {
@@ -94,7 +98,8 @@ void apply_config(CLI::App& sub, const std::string& path) {
     } catch (const CLI::OptionNotFound&) {
     }
     if (!opt || !it.parents.empty() || it.name == "config")
-      throw BadInput("--config " + shown + ": unknown key '" + printable(it.fullname()) + "'");
+      throw BadInput("--config " + shown + ": unknown key '" + printable(it.fullname()) + "'" +
+                     (it.parents.empty() ? suggestion(sub, "--" + it.name) : ""));
     if (opt->count() > 0) continue;
     try {
       opt->add_result(it.inputs);
@@ -188,6 +193,104 @@ void add_parallel_options(CLI::App& c, std::string& backend, std::string& halo,
       ->group("Parallel");
 }
 
+// Levenshtein distance, for suggesting the option a typo meant.
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diag = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// "; did you mean --grid?" for the first unknown "--word" of `message` close to a long
+// option of `app` (at most a third of its letters wrong, at least 2); "" when none is.
+std::string suggestion(const CLI::App& app, const std::string& message) {
+  std::istringstream in(message);
+  std::string word;
+  while (in >> word) {
+    if (word.rfind("--", 0) != 0) continue;
+    const std::string typed = word.substr(
+        2, word.find('=') == std::string::npos ? std::string::npos : word.find('=') - 2);
+    std::string best;
+    std::size_t best_d = std::max<std::size_t>(2, typed.size() / 3) + 1;
+    for (const CLI::Option* opt : app.get_options()) {
+      for (const std::string& name : opt->get_lnames()) {
+        const std::size_t dist = edit_distance(typed, name);
+        if (dist < best_d) best_d = dist, best = name;
+      }
+    }
+    if (!best.empty() && best != typed) return "; did you mean --" + best + "?";
+  }
+  return "";
+}
+
+// Options given on the command line (`given`) that the chosen problem or solver does not
+// use are refused, one line (a config file may hold keys for several set-ups).
+void refuse_inapplicable(const SolveOptions& o, const std::set<std::string>& given) {
+  const auto refuse = [&](const char* name, const std::string& why) {
+    if (given.count(name)) throw BadInput(std::string("--") + name + " " + why);
+  };
+  const bool heat = o.problem == "heat";
+  if (!heat) {
+    for (const char* n : {"steps", "alpha", "dt", "time-scheme"})
+      refuse(n, "applies to --problem heat only (this run solves Poisson)");
+  } else {
+    refuse("solver", "applies to --problem poisson only (heat steps by --time-scheme)");
+  }
+  const bool explicit_heat = heat && o.time_scheme == "explicit";
+  const bool jacobi = !heat && o.solver == "jacobi";
+  if (explicit_heat || jacobi)
+    refuse("precond", explicit_heat ? "does not apply to explicit heat steps (no solve)"
+                                    : "does not apply to --solver jacobi (CG's preconditioner)");
+  const bool mg = !explicit_heat && !jacobi && o.precond == "mg";
+  if (!mg)
+    for (const char* n : {"mg-levels", "mg-smooth", "mg-smoother"})
+      refuse(n, explicit_heat ? "does not apply to explicit heat steps (no multigrid)"
+                : jacobi      ? "does not apply to --solver jacobi (no multigrid)"
+                              : "does not apply with --precond none (no multigrid)");
+}
+
+// Every option of `sub` with its final value and where it came from: "command line" for
+// those in `given` (counted before the config file was applied), "config file" for the
+// others that have results, "default" for the rest.
+std::vector<OptionSource> option_sources(const CLI::App& sub, const std::set<std::string>& given) {
+  std::vector<OptionSource> out;
+  for (const CLI::Option* opt : sub.get_options()) {
+    const std::string name = opt->get_single_name();
+    if (name == "help" || name.empty()) continue;
+    OptionSource s;
+    s.name = name;
+    const bool flag = opt->get_expected_max() == 0;
+    if (opt->count() > 0) {
+      s.source = given.count(name) ? "command line" : "config file";
+      if (flag) {  // "quiet = false" in a config file counts too
+        const std::string v = opt->results().empty() ? "true" : opt->results().back();
+        s.value =
+            v == "false" || v == "0" || v == "off" || v == "no" || v == "-1" ? "false" : "true";
+      } else {
+        const auto& r = opt->results();
+        const std::string sep = opt->get_delimiter() == '\0' && r.size() > 1 ? " " : ",";
+        for (std::size_t i = 0; i < r.size(); ++i) s.value += (i ? sep : "") + r[i];
+      }
+    } else {
+      s.source = "default";
+      s.value = flag ? "false" : opt->get_default_str();
+      // CLI11 shows vector defaults as [a,b,c].
+      if (s.value.size() >= 2 && s.value.front() == '[' && s.value.back() == ']')
+        s.value = s.value.substr(1, s.value.size() - 2);
+    }
+    out.push_back(s);
+  }
+  return out;
+}
+
 }  // namespace
 
 Command parse_command_line(int argc, char** argv) {
@@ -279,6 +382,11 @@ Command parse_command_line(int argc, char** argv) {
       ->check(whole_number<int>() & non_negative())
       ->group("Output");
   solve->add_flag("--quiet", o.quiet, "No line as each phase of the run ends")->group("Output");
+  solve
+      ->add_flag("--dry-run", o.dry_run,
+                 "Print the configuration (each value and its source), decomposition, multigrid "
+                 "hierarchy, memory per rank and files, then exit 0 without solving")
+      ->group("Output");
   solve->add_option("--output", output, "Solution file (HDF5), or 'none'")->group("Output");
   solve->add_option("--report", o.report, "JSON report of the run, or 'none'")->group("Output");
   solve->add_option("--checkpoint", o.checkpoint, "Checkpoint file (HDF5), or 'none'")
@@ -352,7 +460,13 @@ Command parse_command_line(int argc, char** argv) {
         throw BadInput(
             "--rhs and --initial both given: heat's initial state is --initial (--rhs "
             "is the Poisson right-hand side)");
+      std::set<std::string> given;
+      for (const CLI::Option* opt : solve->get_options())
+        if (opt->count() > 0) given.insert(opt->get_single_name());
       if (!solve_config.empty()) apply_config(*solve, solve_config);
+      o.sources = option_sources(*solve, given);
+      refuse_inapplicable(o, given);
+      o.command_line.assign(argv, argv + argc);
       o.config_file = solve_config;
       o.grid = to_int3(grid, "--grid");
       o.procs = to_int3(procs, "--procs");
@@ -396,8 +510,8 @@ Command parse_command_line(int argc, char** argv) {
     }
   } catch (const CLI::CallForHelp&) {
     cmd.exit_code = kExitOk;
-    cmd.message =
-        (app.get_subcommands().empty() ? app.help() : app.get_subcommands().front()->help());
+    cmd.message = (app.get_subcommands().empty() ? app.help()
+                                                 : app.get_subcommands().front()->help("halo3d"));
   } catch (const CLI::CallForAllHelp&) {
     cmd.exit_code = kExitOk;
     cmd.message = app.help("", CLI::AppFormatMode::All);
@@ -406,7 +520,9 @@ Command parse_command_line(int argc, char** argv) {
     cmd.message = "halo3d " + version_string() + "\n";
   } catch (const CLI::ParseError& e) {
     cmd.exit_code = kExitBadInput;
-    cmd.message = std::string("halo3d: error: ") + printable(e.what(), 400) + "\n";
+    const auto subs = app.get_subcommands();
+    const std::string hint = suggestion(subs.empty() ? app : *subs.front(), e.what());
+    cmd.message = std::string("halo3d: error: ") + printable(e.what(), 400) + hint + "\n";
   } catch (const BadInput& e) {
     cmd.exit_code = kExitBadInput;
     cmd.message = std::string("halo3d: error: ") + printable(e.what(), 400) + "\n";

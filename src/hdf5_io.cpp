@@ -295,6 +295,7 @@ void write_xdmf(const std::string& h5_path, const Int3& grid, const std::array<d
     // The dataset is named relative to the sidecar, which lies beside the HDF5 file.
     const std::string base = h5_path.substr(h5_path.find_last_of('/') + 1);
     std::ostringstream o;
+    o.precision(17);  // Precision="8": every bit of the doubles
     const std::string dims =
         std::to_string(grid[2]) + " " + std::to_string(grid[1]) + " " + std::to_string(grid[0]);
     o << "<?xml version=\"1.0\" ?>\n<Xdmf Version=\"3.0\">\n <Domain>\n  <Grid Name=\"halo3d\" "

@@ -61,7 +61,7 @@ int run_info(MPI_Comm world) {
                                 : "not compiled");
   std::printf("NCCL: %s\n", nccl_version_string().c_str());
   std::printf("CUDA-aware MPI: %s\n", cuda_aware_mpi_string().c_str());
-  std::printf("backends: host (OpenMP, %d threads)%s\n", threads,
+  std::printf("backends: host (OpenMP, %d %s)%s\n", threads, threads == 1 ? "thread" : "threads",
               cuda_compiled()
                   ? (", cuda (" + std::to_string(gpus.size()) + " GPU(s) visible)").c_str()
                   : "");

@@ -8,6 +8,12 @@
 
 namespace halo3d {
 
+// One option of a run as finally set: its long name without dashes, its value as text,
+// and where the value came from: "default", "config file" or "command line".
+struct OptionSource {
+  std::string name, value, source;
+};
+
 struct SolveOptions {
   // Problem
   Int3 grid{64, 64, 64};
@@ -48,6 +54,12 @@ struct SolveOptions {
   std::string restart;
   // The config file given with --config, recorded in reports.
   std::string config_file;
+  // --dry-run: print the configuration, decomposition, hierarchy, memory and files; no solve.
+  bool dry_run = false;
+  // Every option with its value and source, and the command line as given (for --dry-run
+  // and the report); filled by parse_command_line.
+  std::vector<OptionSource> sources;
+  std::vector<std::string> command_line;
 };
 
 struct BenchOptions {

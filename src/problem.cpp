@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <string>
 
@@ -13,9 +14,13 @@ namespace halo3d {
 
 namespace {
 constexpr double kPi = 3.14159265358979323846;
+// The shortest of %.15g..%.17g that reads back as v: messages show the exact values.
 std::string number(double v) {
   char buf[48];
-  std::snprintf(buf, sizeof buf, "%.6g", v);
+  for (int digits = 15; digits <= 17; ++digits) {
+    std::snprintf(buf, sizeof buf, "%.*g", digits, v);
+    if (std::strtod(buf, nullptr) == v) break;
+  }
   return buf;
 }
 }  // namespace
@@ -53,8 +58,8 @@ Problem::Problem(const SolveOptions& o)
     throw BadInput("--dt " + number(dt_) + " with --alpha " + number(o.alpha) +
                    ": alpha*dt*2*(1/hx^2+1/hy^2+1/hz^2) overflows");
   if (theta_ == 0 && dt_ > limit)
-    throw BadInput("--dt " + std::to_string(o.dt) +
-                   " is above the explicit-Euler stability limit " + std::to_string(limit) +
+    throw BadInput("--dt " + number(o.dt) + " is above the explicit-Euler stability limit " +
+                   number(limit) +
                    " = 1/(alpha*2*(1/hx^2+1/hy^2+1/hz^2)); --time-scheme implicit or "
                    "crank-nicolson take any --dt");
   if (!(std::abs(alpha_ * dt_) >= std::numeric_limits<double>::min()) ||

@@ -5,6 +5,7 @@
 #include "app.hpp"
 #include "checkpoint.hpp"
 #include "checks.hpp"
+#include "dry_run.hpp"
 #include "errors.hpp"
 #include "fields.hpp"
 #include "files.hpp"
@@ -13,6 +14,7 @@
 #include "multigrid.hpp"
 #include "point_ops.hpp"
 #include "problem.hpp"
+#include "provenance.hpp"
 #include "reduction.hpp"
 #include "runtime.hpp"
 #include "solvers.hpp"
@@ -85,13 +87,19 @@ double max_over_ranks(double x, MPI_Comm comm) {
 
 nlohmann::json to_json(const Int3& v) { return nlohmann::json::array({v[0], v[1], v[2]}); }
 
+}  // namespace
+
 // What run_solve allocates beyond the runtime, per rank: the source, the method's vectors
 // and one scratch vector (the true residual) in backend memory, and the multigrid
 // hierarchy; in host memory the source as filled and the solution as written.
 MemoryNeed solve_memory(const SolveOptions& o, const Decomposition& d, MPI_Comm cart) {
   const double field = 8.0 * double(d.layout().padded_size());
-  const bool pc = uses_preconditioner(o);
-  const double method = o.problem == "heat" || o.solver == "jacobi" ? 2 : (pc ? 5 : 4);
+  // Implicit heat: u and the right-hand side of a step, and the inner CG's vectors.
+  const bool implicit = uses_implicit_heat(o);
+  const bool pc = uses_preconditioner(o) || (implicit && o.precond == "mg");
+  const double method = implicit                                      ? 2 + (pc ? 5 : 4)
+                        : o.problem == "heat" || o.solver == "jacobi" ? 2
+                                                                      : (pc ? 5 : 4);
   MemoryNeed m;
   m.device = (2 + method) * field;
   if (pc) m.device += mg_memory_bytes(mg_plan(d, mg_options(o), cart));
@@ -100,9 +108,8 @@ MemoryNeed solve_memory(const SolveOptions& o, const Decomposition& d, MPI_Comm 
   return m;
 }
 
-}  // namespace
-
 int run_solve(const SolveOptions& o, MPI_Comm world) {
+  if (o.dry_run) return run_dry_run(o, world);
   const bool root = comm_rank(world) == 0;
   // Start-up (MPI, threads, options) ran before this; the phases follow back to back.
   PhaseClock phases(root && !o.quiet);
@@ -161,12 +168,13 @@ int run_solve(const SolveOptions& o, MPI_Comm world) {
 
   if (root) {
     std::printf(
-        "halo3d %s: %s/%s on grid %s, %d ranks as %s, backend %s (%s), %d thread(s)/rank (%s), "
+        "halo3d %s: %s/%s on grid %s, %d %s as %s, backend %s (%s), %d thread(s)/rank (%s), "
         "halo %s, overlap %s\n",
         version_string().c_str(), o.problem.c_str(), solver.c_str(), to_string(o.grid).c_str(),
-        d.ranks, to_string(d.procs).c_str(), k.name().c_str(), k.device_name().c_str(),
-        thread_setup().threads, thread_setup().from_env ? "OMP_NUM_THREADS" : "auto",
-        rt->op->transport().name().c_str(), o.overlap ? "on" : "off");
+        d.ranks, d.ranks == 1 ? "rank" : "ranks", to_string(d.procs).c_str(), k.name().c_str(),
+        k.device_name().c_str(), thread_setup().threads,
+        thread_setup().from_env ? "OMP_NUM_THREADS" : "auto", rt->op->transport().name().c_str(),
+        o.overlap ? "on" : "off");
     print_halo_selection(rt->halo_selection);
     if (mg)
       std::printf("preconditioner: multigrid V-cycle, %s; set-up %.4f s\n", mg->describe().c_str(),
@@ -228,6 +236,8 @@ int run_solve(const SolveOptions& o, MPI_Comm world) {
     global_sums(comm, parts, 2, g);
     true_rel = g[1] > 0 ? std::sqrt(g[0] / g[1]) : 0.0;
   }
+  // No iteration ran (--max-iters 0): the residual is the starting iterate's, recomputed.
+  const double rel_res = res.history.empty() && !heat ? true_rel : res.relative_residual;
   const std::vector<double> u = download(k, method->solution());
   // A NaN/Inf answer is a breakdown on every rank, never a success.
   if (!all_finite(d.layout(), u, comm))
@@ -270,7 +280,7 @@ int run_solve(const SolveOptions& o, MPI_Comm world) {
     if (heat) h5_attr(g, "initial", source_spec(o));
     h5_attr(g, "boundary", o.boundary);
     h5_attr(g, "iterations", std::vector<long long>{res.iterations});
-    h5_attr(g, "relative_residual", std::vector<double>{heat ? NAN : res.relative_residual});
+    h5_attr(g, "relative_residual", std::vector<double>{heat ? NAN : rel_res});
     h5_attr(g, "true_relative_residual", std::vector<double>{true_rel});
     h5_attr(g, "converged", std::vector<long long>{res.converged ? 1 : 0});
     h5_attr(g, "fixed_iterations",
@@ -313,7 +323,7 @@ int run_solve(const SolveOptions& o, MPI_Comm world) {
     } else {
       std::printf("%s after %ld iterations: relative residual %.3e (true %.3e)\n",
                   res.converged ? "converged" : (fixed ? "fixed iterations done" : "NOT converged"),
-                  res.iterations, res.relative_residual, true_rel);
+                  res.iterations, rel_res, true_rel);
     }
     if (prob.has_exact())
       std::printf("error%s vs exact discrete: l2 %.3e max %.3e; vs continuous: l2 %.3e max %.3e\n",
@@ -334,6 +344,7 @@ int run_solve(const SolveOptions& o, MPI_Comm world) {
     nlohmann::json j;
     j["halo3d_version"] = version_string();
     j["command"] = "solve";
+    add_provenance(j, o, rt->hosts);
     j["config"] = {{"grid", to_json(o.grid)},
                    {"problem", o.problem},
                    {"solver", solver},
@@ -380,7 +391,7 @@ int run_solve(const SolveOptions& o, MPI_Comm world) {
         {"stop_reason", res.converged ? (heat ? "steps done" : "converged")
                         : fixed       ? "fixed iterations"
                                       : "iteration limit"},
-        {"relative_residual", heat ? nlohmann::json() : nlohmann::json(res.relative_residual)},
+        {"relative_residual", heat ? nlohmann::json() : nlohmann::json(rel_res)},
         {"true_relative_residual", heat ? nlohmann::json() : nlohmann::json(true_rel)},
         {"l2_error", prob.has_exact() ? nlohmann::json(err.l2) : nlohmann::json()},
         {"max_error", prob.has_exact() ? nlohmann::json(err.max) : nlohmann::json()},
@@ -480,7 +491,7 @@ int run_solve(const SolveOptions& o, MPI_Comm world) {
       std::fprintf(
           stderr,
           "halo3d: warning: not converged to --tol %.3e within --max-iters %ld (residual %.3e)\n",
-          o.tol, o.max_iters, res.relative_residual);
+          o.tol, o.max_iters, rel_res);
     return kExitNotConverged;
   }
   return kExitOk;

@@ -389,12 +389,100 @@ for name, args in (("solve --report none --output none", ["solve", "--grid", "8,
         else:
             print(f"ok   {name}: no file written")
 
+# Options that the chosen problem or solver does not use are refused when given on the
+# command line; a mistyped option names the nearest one.
+expect_error("--dt for Poisson", ["solve", "--dt", "0.1"], 2, "--dt applies to --problem heat only")
+expect_error("--steps for Poisson", ["solve", "--steps", "5"], 2, "--steps applies to --problem heat only")
+expect_error("--solver for heat", ["solve", "--problem", "heat", "--solver", "jacobi"], 2, "--solver applies to --problem poisson only")
+expect_error("--mg-levels with --precond none", ["solve", "--precond", "none", "--mg-levels", "2"], 2, "--mg-levels does not apply with --precond none")
+expect_error("--mg-smooth with jacobi", ["solve", "--solver", "jacobi", "--mg-smooth", "2"], 2, "--mg-smooth does not apply to --solver jacobi")
+expect_error("--precond with explicit heat", ["solve", "--problem", "heat", "--precond", "none"], 2, "--precond does not apply to explicit heat")
+expect_error("typo --gird", ["solve", "--gird", "8,8,8"], 2, "did you mean --grid?")
+expect_error("typo --max-iter", ["solve", "--max-iter", "8"], 2, "did you mean --max-iters?")
+expect_error("typo in a config key", ["solve", "--config", "{d}/c.toml"], 2, "did you mean --tol?",
+             setup=lambda d: (open(os.path.join(d, "c.toml"), "w").write("tl = 1e-6\n"), {"c.toml": snapshot(os.path.join(d, "c.toml"))})[1])
+# The dt error shows the limit with all its digits (1/486 on 8^3), not %f's 6.
+expect_error("unstable dt digits", ["solve", "--problem", "heat", "--grid", "8,8,8", "--dt", "0.00206"], 2, "0.002057613168724")
+
+# --dry-run: configuration with sources, decomposition, hierarchy, memory, files; exit 0,
+# nothing written.
+with tempfile.TemporaryDirectory() as d:
+    with open(os.path.join(d, "c.toml"), "w") as f:
+        f.write("tol = 1e-6\n")
+    rc, so, se = run(["solve", "--dry-run", "--config", "c.toml", "--grid", "16,12,10", "--report", "r.json"], cwd=d)
+    left = sorted(set(os.listdir(d)) - {"c.toml"})
+    problems = []
+    if rc != 0 or left:
+        problems.append(f"exit {rc}, files {left}, {se!r}")
+    lines = so.splitlines()
+    def has(pred, what):
+        if not any(pred(l) for l in lines):
+            problems.append(f"no line {what}")
+    has(lambda l: l.split()[:3] == ["grid", "16,12,10", "command"], "grid 16,12,10 command line")
+    has(lambda l: l.split()[:3] == ["tol", "1e-6", "config"], "tol 1e-6 config file")
+    has(lambda l: l.split()[:3] == ["max-iters", "10000", "default"], "max-iters 10000 default")
+    has(lambda l: l.startswith("decomposition: grid 16,12,10 on 2 ranks as process grid"), "decomposition")
+    has(lambda l: l.startswith("  rank 0: offset 0,0,0") , "rank 0's box")
+    has(lambda l: l.startswith("  rank 1: offset"), "rank 1's box")
+    has(lambda l: l.startswith("multigrid: ") and "16x12x10" in l, "multigrid hierarchy")
+    has(lambda l: l.startswith("memory per rank (largest): ") and "MiB" in l, "memory")
+    has(lambda l: l.startswith("files: ") and "solution.h5 (--output)" in l and "r.json (--report)" in l, "files")
+    if "converged" in so or "wrote" in so:
+        problems.append("it solved or wrote")
+    rc1, so1, _ = run(["solve", "--dry-run", "--problem", "heat", "--grid", "8,8,8", "--output", "none"], ranks=1, cwd=d)
+    if rc1 != 0 or "on 1 rank as" not in so1 or "multigrid: none (explicit heat)" not in so1 or "files: none" not in so1:
+        problems.append(f"heat dry run on 1 rank: exit {rc1}: {so1!r}")
+    if problems:
+        failures.append("--dry-run: " + "; ".join(problems))
+    else:
+        print("ok   --dry-run: configuration with sources, boxes, hierarchy, memory, files; nothing written")
+
+# --max-iters 0: the starting residual, not nan; the report records where the run came from;
+# the XDMF geometry holds the spacing to the last bit; grammar of one rank.
+with tempfile.TemporaryDirectory() as d:
+    with open(os.path.join(d, "c.toml"), "w") as f:
+        f.write("seed = 7\nrhs = \"random\"\n")
+    rc, so, se = run(["solve", "--config", "c.toml", "--grid", "16,16,16", "--max-iters", "0", "--report", "r.json"], ranks=1, cwd=d)
+    problems = []
+    if rc != 3 or "nan" in so.lower():
+        problems.append(f"--max-iters 0: exit {rc} (want 3), stdout {so!r}")
+    if " 1 rank as " not in so or "1 ranks" in so:
+        problems.append("header says '1 ranks'")
+    try:
+        with open(os.path.join(d, "r.json")) as f:
+            r = json.load(f)
+        src = {o["name"]: (o["value"], o["source"]) for o in r["options"]}
+        if src.get("seed") != ("7", "config file") or src.get("grid") != ("16,16,16", "command line") \
+                or src.get("tol", ("", ""))[1] != "default":
+            problems.append(f"option sources {src!r}")
+        if r["command_line"][1:4] != ["solve", "--config", "c.toml"] or not r["timestamp_utc"].endswith("Z") \
+                or not r["host_names"] or not r["git_revision"] or "type" not in r["build"] \
+                or "cuda_architectures" not in r["build"] or r["result"]["relative_residual"] != 1.0:
+            problems.append(f"report provenance {({k: r.get(k) for k in ('command_line', 'timestamp_utc', 'host_names', 'git_revision', 'build')})!r}, residual {r['result']['relative_residual']}")
+    except (OSError, KeyError, ValueError) as e:
+        problems.append(f"report: {e!r}")
+    try:
+        import re
+        with open(os.path.join(d, "solution.xdmf")) as f:
+            x = f.read()
+        vals = [float(v) for v in re.findall(r'Format="XML">([^<]*)<', x)[1].split()]
+        if vals != [1 / 17] * 3:
+            problems.append(f"XDMF spacing {vals} is not 1/17 to the bit")
+    except (OSError, IndexError, ValueError) as e:
+        problems.append(f"XDMF: {e!r}")
+    if problems:
+        failures.append("report/XDMF/--max-iters 0: " + "; ".join(problems))
+    else:
+        print("ok   --max-iters 0 residual 1, report provenance, XDMF spacing exact, '1 rank'")
+
 # Help and version succeed.
 for args in (["--help"], ["solve", "--help"], ["--version"]):
     rc, so, se = run(args, ranks=1)
     if rc != 0 or not so:
         failures.append(f"{args}: exit {rc}")
 rc, so, _ = run(["solve", "--help"], ranks=1)
+if "Usage: halo3d solve" not in so:
+    failures.append(f"solve --help does not read 'Usage: halo3d solve': {so[:80]!r}")
 for group in ("Problem", "Solver", "Parallel", "Output", "Checkpoint"):
     if group not in so:
         failures.append(f"solve --help lacks group {group}")

@@ -388,6 +388,28 @@ if cpus <= 7:  # more ranks than CPUs; not on big machines (too many processes)
     check(p.returncode == 0 and th.get("per_rank") == 1 and len(warn) == 1 and f"at most {cpus} rank(s)" in warn[0],
           f"{cpus + 1} ranks on {cpus} CPUs: 1 thread each and one warning: {warn}")
 
+# Every solve report these runs wrote matches docs/report.schema.json (checked by the small
+# validator of tests/report_schema.py: no jsonschema package needed).
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from report_schema import validate_report  # noqa: E402
+
+n_reports = 0
+for dirpath, _, names in os.walk(work):
+    for name in sorted(names):
+        if not name.endswith(".json"):
+            continue
+        try:
+            with open(os.path.join(dirpath, name)) as f:
+                r = json.load(f)
+        except ValueError:
+            continue
+        if r.get("command") != "solve":
+            continue
+        n_reports += 1
+        problems = validate_report(r)
+        check(not problems, f"report {os.path.relpath(os.path.join(dirpath, name), work)} matches the schema: {problems[:3]}")
+check(n_reports >= 3, f"{n_reports} solve reports checked against docs/report.schema.json")
+
 if failures:
     print("\nFAILED:\n" + "\n".join(failures))
     sys.exit(1)

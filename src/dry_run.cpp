@@ -1,0 +1,133 @@
+#include "dry_run.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "errors.hpp"
+#include "files.hpp"
+#include "halo.hpp"
+#include "implicit_heat.hpp"
+#include "multigrid.hpp"
+#include "problem.hpp"
+#include "solvers.hpp"
+#include "threads.hpp"
+
+namespace halo3d {
+namespace {
+
+std::string mib(double bytes) {
+  char s[32];
+  std::snprintf(s, sizeof s, "%.1f MiB", bytes / (1024.0 * 1024.0));
+  return s;
+}
+
+std::string box(const double* r) {  // offset x3, count x3
+  char s[96];
+  std::snprintf(s, sizeof s, "offset %.0f,%.0f,%.0f size %.0fx%.0fx%.0f", r[0], r[1], r[2], r[3],
+                r[4], r[5]);
+  return s;
+}
+
+}  // namespace
+
+int run_dry_run(const SolveOptions& o, MPI_Comm world) {
+  const bool root = comm_rank(world) == 0;
+  const Problem prob(o);  // the same checks as a run (e.g. --dt above the stability limit)
+  Comm cart;
+  const Decomposition d = decompose(world, o.grid, o.procs, cart);
+  MPI_Comm comm = cart.get();
+
+  // Memory as run_solve and the runtime count it: the solve's fields and the halo buffers
+  // (send and receive; staged on the device too when a GPU runs the kernels).
+  const MemoryNeed need = solve_memory(o, d, comm);
+  const double faces = 2.0 * double(HaloPlan::build(d).bytes_per_exchange());
+  const int ranks = d.ranks;
+  const double row[8] = {double(d.offset[0]), double(d.offset[1]), double(d.offset[2]),
+                         double(d.count[0]),  double(d.count[1]),  double(d.count[2]),
+                         need.device,         need.host + faces};
+  std::vector<double> all(8 * std::size_t(ranks));
+  HALO3D_MPI_CHECK(MPI_Gather(row, 8, MPI_DOUBLE, all.data(), 8, MPI_DOUBLE, 0, comm));
+
+  const bool mg = uses_preconditioner(o) || (uses_implicit_heat(o) && o.precond == "mg");
+  std::vector<MgLevelPlan> plan;
+  if (mg) plan = mg_plan(d, mg_options(o), comm);
+
+  // The files a run would write, checked as a run checks them (nothing is left behind).
+  const std::vector<PlannedFile> files = planned_files(o);
+  check_planned_files(files, comm);
+
+  if (!root) return kExitOk;
+  std::printf("halo3d solve --dry-run: nothing allocated, solved or written\n");
+  std::printf("configuration (option, value, source):\n");
+  std::size_t w = 0;
+  for (const OptionSource& s : o.sources) w = std::max(w, s.name.size());
+  for (const OptionSource& s : o.sources)
+    std::printf("  %-*s  %-20s  %s\n", int(w), s.name.c_str(),
+                s.value.empty() ? "(none)" : s.value.c_str(), s.source.c_str());
+  if (o.problem == "heat") {
+    char dt[40];  // the shortest text that reads back as the step used
+    for (int digits = 15; digits <= 17; ++digits) {
+      std::snprintf(dt, sizeof dt, "%.*g", digits, prob.dt());
+      if (std::strtod(dt, nullptr) == prob.dt()) break;
+    }
+    std::printf("time step dt = %s\n", dt);
+  }
+  std::printf("decomposition: grid %s on %d %s as process grid %s\n", to_string(o.grid).c_str(),
+              ranks, ranks == 1 ? "rank" : "ranks", to_string(d.procs).c_str());
+  const auto volume = [&](int r) {
+    const double* a = &all[8 * std::size_t(r)];
+    return a[3] * a[4] * a[5];
+  };
+  if (ranks <= 16) {
+    for (int r = 0; r < ranks; ++r)
+      std::printf("  rank %d: %s\n", r, box(&all[8 * std::size_t(r)]).c_str());
+  } else {
+    int lo = 0, hi = 0;
+    for (int r = 1; r < ranks; ++r) {
+      if (volume(r) < volume(lo)) lo = r;
+      if (volume(r) > volume(hi)) hi = r;
+    }
+    std::printf("  smallest box: rank %d, %s\n", lo, box(&all[8 * std::size_t(lo)]).c_str());
+    std::printf("  largest box: rank %d, %s\n", hi, box(&all[8 * std::size_t(hi)]).c_str());
+  }
+  if (mg) {
+    std::printf("multigrid: %zu %s:", plan.size(), plan.size() == 1 ? "level" : "levels");
+    for (const MgLevelPlan& l : plan)
+      std::printf(" %dx%dx%d%s", l.grid[0], l.grid[1], l.grid[2],
+                  l.distributed ? "" : " (gathered)");
+    std::printf("\n");
+  } else {
+    std::printf("multigrid: none (%s)\n",
+                o.problem == "heat" && !uses_implicit_heat(o)
+                    ? "explicit heat"
+                    : (o.solver == "jacobi" ? "--solver jacobi" : "--precond none"));
+  }
+  int dmax = 0, hmax = 0;
+  for (int r = 1; r < ranks; ++r) {
+    if (all[8 * std::size_t(r) + 6] > all[8 * std::size_t(dmax) + 6]) dmax = r;
+    if (all[8 * std::size_t(r) + 7] > all[8 * std::size_t(hmax) + 7]) hmax = r;
+  }
+  std::printf(
+      "memory per rank (largest): %s of backend memory (the GPU's, or host RAM on the host "
+      "backend) on rank %d, %s of host RAM on rank %d\n",
+      mib(all[8 * std::size_t(dmax) + 6]).c_str(), dmax,
+      mib(all[8 * std::size_t(hmax) + 7]).c_str(), hmax);
+  if (files.empty()) {
+    std::printf("files: none\n");
+  } else {
+    std::printf("files:");
+    const char* sep = " ";
+    for (const PlannedFile& f : files) {
+      std::printf("%s%s (%s)", sep, f.path.c_str(), f.option.c_str());
+      sep = ", ";
+    }
+    std::printf("\n");
+  }
+  std::fflush(stdout);
+  return kExitOk;
+}
+
+}  // namespace halo3d
