@@ -30,48 +30,124 @@ bool chance(Rng& g, double p) { return std::uniform_real_distribution<double>(0,
 int below(Rng& g, int n) { return std::uniform_int_distribution<int>(0, n - 1)(g); }
 
 // Values of every kind an option may be given: well-formed, edge, malformed.
-const std::vector<std::string> kNumbers = {
-    "0",  "1",    "2",    "4",    "-1",     "-0",    "+3",   "1e-8", "1e300", "1e-300", "nan",
-    "inf", "-inf", "0x10", "1.5",  "3.",     ".5",    "1e",   "",     " 4",    "4 ",     "9223372036854775807",
-    "9223372036854775808", "99999999999999999999", "-9223372036854775809", "2147483648", "4294967296",
-    "18446744073709551615", "18446744073709551616", "abc", "1,2", "--", "-", "1e-400", "0.0"};
+const std::vector<std::string> kNumbers = {"0",
+                                           "1",
+                                           "2",
+                                           "4",
+                                           "-1",
+                                           "-0",
+                                           "+3",
+                                           "1e-8",
+                                           "1e300",
+                                           "1e-300",
+                                           "nan",
+                                           "inf",
+                                           "-inf",
+                                           "0x10",
+                                           "1.5",
+                                           "3.",
+                                           ".5",
+                                           "1e",
+                                           "",
+                                           " 4",
+                                           "4 ",
+                                           "9223372036854775807",
+                                           "9223372036854775808",
+                                           "99999999999999999999",
+                                           "-9223372036854775809",
+                                           "2147483648",
+                                           "4294967296",
+                                           "18446744073709551615",
+                                           "18446744073709551616",
+                                           "abc",
+                                           "1,2",
+                                           "--",
+                                           "-",
+                                           "1e-400",
+                                           "0.0"};
 const std::vector<std::string> kTriples = {
-    "4,4,4", "1,1,1", "0,0,0", "4,4",    "4,4,4,4", "-1,4,4", "4,,4", ",,",    "a,b,c", "4;4;4",
-    "4 4 4", "2147483647,1,1", "4,4,2147483648", "1e2,4,4", "4,4,4,", ",4,4,4", "3,1,1", "99999999999999999999,1,1"};
+    "4,4,4",          "1,1,1",   "0,0,0",  "4,4",    "4,4,4,4", "-1,4,4",
+    "4,,4",           ",,",      "a,b,c",  "4;4;4",  "4 4 4",   "2147483647,1,1",
+    "4,4,2147483648", "1e2,4,4", "4,4,4,", ",4,4,4", "3,1,1",   "99999999999999999999,1,1"};
 const std::vector<std::string> kWords = {
-    "poisson", "heat", "modes", "random", "cg", "jacobi", "mg", "none", "chebyshev", "auto", "host",
-    "cuda",    "mpi",  "ipc",   "nccl",   "on", "off",    "explicit", "implicit", "crank-nicolson",
-    "",        "POISSON", "cg ", "mpi-cuda", "\xff\xfe", "a\nb", "x=y", "[solve]", "\"quoted\""};
-const std::vector<std::string> kPaths = {
-    "out.h5", "none", "", "/", ".", "..", "/nonexistent/dir/x.h5", "a b.h5", "ck.h5", "/dev/null",
-    "/proc/self/status", "x\n.h5", "-", "--output", std::string(300, 'p')};
+    "poisson", "heat",    "modes",    "random",    "cg",
+    "jacobi",  "mg",      "none",     "chebyshev", "auto",
+    "host",    "cuda",    "mpi",      "ipc",       "nccl",
+    "on",      "off",     "explicit", "implicit",  "crank-nicolson",
+    "",        "POISSON", "cg ",      "mpi-cuda",  "\xff\xfe",
+    "a\nb",    "x=y",     "[solve]",  "\"quoted\""};
+const std::vector<std::string> kPaths = {"out.h5",
+                                         "none",
+                                         "",
+                                         "/",
+                                         ".",
+                                         "..",
+                                         "/nonexistent/dir/x.h5",
+                                         "a b.h5",
+                                         "ck.h5",
+                                         "/dev/null",
+                                         "/proc/self/status",
+                                         "x\n.h5",
+                                         "-",
+                                         "--output",
+                                         std::string(300, 'p')};
 
 struct Opt {
   std::string name;
   enum Kind { Number, Triple, Word, Path, Flag } kind;
 };
-const std::vector<Opt> kSolve = {
-    {"--grid", Opt::Triple},      {"--procs", Opt::Triple},       {"--problem", Opt::Word},
-    {"--rhs", Opt::Word},         {"--mode", Opt::Triple},        {"--seed", Opt::Number},
-    {"--solver", Opt::Word},      {"--precond", Opt::Word},       {"--mg-levels", Opt::Number},
-    {"--mg-smooth", Opt::Number}, {"--mg-smoother", Opt::Word},   {"--tol", Opt::Number},
-    {"--max-iters", Opt::Number}, {"--iters", Opt::Number},       {"--steps", Opt::Number},
-    {"--alpha", Opt::Number},     {"--time-scheme", Opt::Word},   {"--dt", Opt::Number},
-    {"--backend", Opt::Word},     {"--peer-access", Opt::Word},   {"--halo", Opt::Word},
-    {"--overlap", Opt::Word},     {"--monitor", Opt::Number},     {"--quiet", Opt::Flag},
-    {"--output", Opt::Path},      {"--report", Opt::Path},        {"--checkpoint", Opt::Path},
-    {"--checkpoint-every", Opt::Number}, {"--restart", Opt::Path}, {"--config", Opt::Path},
-    {"--help", Opt::Flag},        {"--help-all", Opt::Flag},      {"--version", Opt::Flag},
-    {"--reps", Opt::Number},      {"--warmup", Opt::Number},      {"--sizes", Opt::Word},
-    {"--topology", Opt::Flag},    {"--nonexistent", Opt::Number}, {"-x", Opt::Flag}};
+const std::vector<Opt> kSolve = {{"--grid", Opt::Triple},
+                                 {"--procs", Opt::Triple},
+                                 {"--problem", Opt::Word},
+                                 {"--rhs", Opt::Word},
+                                 {"--mode", Opt::Triple},
+                                 {"--seed", Opt::Number},
+                                 {"--solver", Opt::Word},
+                                 {"--precond", Opt::Word},
+                                 {"--mg-levels", Opt::Number},
+                                 {"--mg-smooth", Opt::Number},
+                                 {"--mg-smoother", Opt::Word},
+                                 {"--tol", Opt::Number},
+                                 {"--max-iters", Opt::Number},
+                                 {"--iters", Opt::Number},
+                                 {"--steps", Opt::Number},
+                                 {"--alpha", Opt::Number},
+                                 {"--time-scheme", Opt::Word},
+                                 {"--dt", Opt::Number},
+                                 {"--backend", Opt::Word},
+                                 {"--peer-access", Opt::Word},
+                                 {"--halo", Opt::Word},
+                                 {"--overlap", Opt::Word},
+                                 {"--monitor", Opt::Number},
+                                 {"--quiet", Opt::Flag},
+                                 {"--output", Opt::Path},
+                                 {"--report", Opt::Path},
+                                 {"--checkpoint", Opt::Path},
+                                 {"--checkpoint-every", Opt::Number},
+                                 {"--restart", Opt::Path},
+                                 {"--config", Opt::Path},
+                                 {"--help", Opt::Flag},
+                                 {"--help-all", Opt::Flag},
+                                 {"--version", Opt::Flag},
+                                 {"--reps", Opt::Number},
+                                 {"--warmup", Opt::Number},
+                                 {"--sizes", Opt::Word},
+                                 {"--topology", Opt::Flag},
+                                 {"--nonexistent", Opt::Number},
+                                 {"-x", Opt::Flag}};
 
 std::string value_of(Rng& g, Opt::Kind k) {
   switch (k) {
-    case Opt::Number: return pick(g, kNumbers);
-    case Opt::Triple: return pick(g, kTriples);
-    case Opt::Word: return pick(g, kWords);
-    case Opt::Path: return pick(g, kPaths);
-    case Opt::Flag: return pick(g, kWords);
+    case Opt::Number:
+      return pick(g, kNumbers);
+    case Opt::Triple:
+      return pick(g, kTriples);
+    case Opt::Word:
+      return pick(g, kWords);
+    case Opt::Path:
+      return pick(g, kPaths);
+    case Opt::Flag:
+      return pick(g, kWords);
   }
   return "";
 }
@@ -85,13 +161,22 @@ std::string mutate(Rng& g, std::string s) {
       case 0:
         if (!s.empty()) s[at] = char(below(g, 256));
         break;
-      case 1: s.insert(s.begin() + at, pick(g, std::vector<char>{',', '=', '-', '"', '\'', '[', '\0', '\n', ' ', '#', '\\', '.'})); break;
+      case 1:
+        s.insert(s.begin() + at, pick(g, std::vector<char>{',', '=', '-', '"', '\'', '[', '\0',
+                                                           '\n', ' ', '#', '\\', '.'}));
+        break;
       case 2:
         if (!s.empty()) s.erase(at, 1);
         break;
-      case 3: s.resize(at); break;
-      case 4: s += s.substr(at); break;
-      case 5: s.insert(at, pick(g, kNumbers)); break;
+      case 3:
+        s.resize(at);
+        break;
+      case 4:
+        s += s.substr(at);
+        break;
+      case 5:
+        s.insert(at, pick(g, kNumbers));
+        break;
     }
   }
   return s;
@@ -106,14 +191,25 @@ std::string random_toml(Rng& g) {
     std::string key = o.name.size() > 2 ? o.name.substr(2) : o.name;
     std::string v = value_of(g, o.kind);
     switch (below(g, 7)) {
-      case 0: v = "\"" + v + "\""; break;
-      case 1: v = "[" + v + "]"; break;
-      case 2: v = "'" + v + "'"; break;
-      case 3: v = pick(g, std::vector<std::string>{"true", "false", "[1, 2, 3]", "[\"1,1,1\", \"2,2,2\"]",
-                                                    "{a = 1}", "\"\"\"x\"\"\"", "[]", "[[1]]"}); break;
-      default: break;
+      case 0:
+        v = "\"" + v + "\"";
+        break;
+      case 1:
+        v = "[" + v + "]";
+        break;
+      case 2:
+        v = "'" + v + "'";
+        break;
+      case 3:
+        v = pick(g, std::vector<std::string>{"true", "false", "[1, 2, 3]", "[\"1,1,1\", \"2,2,2\"]",
+                                             "{a = 1}", "\"\"\"x\"\"\"", "[]", "[[1]]"});
+        break;
+      default:
+        break;
     }
-    if (chance(g, 0.05)) f << pick(g, std::vector<std::string>{"[solve]\n", "[a.b]\n", "[[x]]\n", "# c\n", "\n", "=\n"});
+    if (chance(g, 0.05))
+      f << pick(g,
+                std::vector<std::string>{"[solve]\n", "[a.b]\n", "[[x]]\n", "# c\n", "\n", "=\n"});
     std::string line = key + (chance(g, 0.5) ? " = " : "=") + v;
     if (chance(g, 0.1)) line = mutate(g, line);
     f << line << "\n";
@@ -132,11 +228,16 @@ struct Case {
 Case random_case(Rng& g, const std::string& config_path) {
   Case c;
   const int sub = below(g, 20);
-  if (sub < 15) c.args.push_back("solve");
-  else if (sub == 15) c.args.push_back("bench");
-  else if (sub == 16) c.args.push_back("probe");
-  else if (sub == 17) c.args.push_back("info");
-  else if (sub == 18) c.args.push_back(mutate(g, "solve"));
+  if (sub < 15)
+    c.args.push_back("solve");
+  else if (sub == 15)
+    c.args.push_back("bench");
+  else if (sub == 16)
+    c.args.push_back("probe");
+  else if (sub == 17)
+    c.args.push_back("info");
+  else if (sub == 18)
+    c.args.push_back(mutate(g, "solve"));
   const int n = below(g, 9);
   for (int i = 0; i < n; ++i) {
     const Opt& o = pick(g, kSolve);
@@ -165,7 +266,8 @@ Case random_case(Rng& g, const std::string& config_path) {
     auto& t = c.args[std::size_t(below(g, int(c.args.size())))];
     t = mutate(g, t);
   }
-  if (chance(g, 0.05)) c.args.push_back(pick(g, std::vector<std::string>{"--", "-", "", "extra", "solve"}));
+  if (chance(g, 0.05))
+    c.args.push_back(pick(g, std::vector<std::string>{"--", "-", "", "extra", "solve"}));
   return c;
 }
 
