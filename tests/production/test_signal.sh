@@ -59,7 +59,9 @@ interrupt() {
 interrupt a USR1:rank1 75
 interrupt b TERM:rank2 75 --restart ck.h5
 interrupt c USR1:mpirun 75 --restart ck.h5
-interrupt c2 TERM:mpirun "1|75" --restart ck.h5
+# mpirun SIGKILLs the ranks odls_base_sigkill_timeout (1) s after its SIGTERM, and exits only
+# after that wait: 8 s, so that a loaded CI machine still finishes the checkpoint.
+OMPI_MCA_odls_base_sigkill_timeout=8 interrupt c2 TERM:mpirun "1|75" --restart ck.h5
 
 log "final restart runs to the end"
 start_ranks d 3 "${P[@]}" --output final.h5 --restart ck.h5 --report final.json
