@@ -87,5 +87,11 @@ case "$mode" in
     cmake --preset ci >/dev/null
     cmake --build --preset ci -j"$jobs"
     ctest --preset ci
+    # Second build with AddressSanitizer + UndefinedBehaviorSanitizer (host code, no CUDA):
+    # the unit and MPI tests, where any finding fails the test. Leak checking is off
+    # (ASAN_OPTIONS in the preset): Open MPI and HDF5 keep memory until exit by design.
+    cmake --preset sanitize >/dev/null
+    cmake --build --preset sanitize -j"$jobs"
+    ctest --preset sanitize
     ;;
 esac

@@ -8,13 +8,14 @@ namespace halo3d {
 // Documented in README.md ("Exit codes"); scripts rely on them.
 enum ExitCode : int {
   kExitOk = 0,
-  kExitFailure = 1,        // unexpected runtime failure (a bug, a crashed rank, MPI error)
-  kExitBadInput = 2,       // malformed or impossible options or config
-  kExitNotConverged = 3,   // ran to --max-iters without reaching --tol (results written)
-  kExitBreakdown = 4,      // NaN/Inf or a solver breakdown
-  kExitIo = 5,             // output, report or checkpoint could not be written or read
-  kExitUnavailable = 6,    // backend or transport asked for is not available here
-  kExitCheckpointed = 75,  // stopped by SIGTERM/SIGUSR1 after writing a checkpoint: requeue
+  kExitFailure = 1,          // unexpected runtime failure (a bug, a crashed rank, MPI error)
+  kExitBadInput = 2,         // malformed or impossible options or config
+  kExitNotConverged = 3,     // ran to --max-iters without reaching --tol (results written)
+  kExitBreakdown = 4,        // NaN/Inf or a solver breakdown
+  kExitIo = 5,               // output, report or checkpoint could not be written or read
+  kExitUnavailable = 6,      // backend or transport asked for is not available here
+  kExitCheckpointed = 75,    // stopped by SIGTERM/SIGUSR1 after writing a checkpoint: requeue
+  kExitStoppedUnsaved = 76,  // stopped by SIGTERM/SIGUSR1 without --checkpoint: nothing saved
 };
 
 // An error with the exit code it maps to. `collective` means every rank detects it

@@ -214,13 +214,16 @@ int run_solve(const SolveOptions& o, MPI_Comm world) {
   phases.end("solve");
 
   if (res.stopped_by_signal) {
+    // 75 promises a checkpoint to restart from (batch scripts requeue on it); without
+    // --checkpoint nothing was saved, which is a code of its own.
+    const int code = o.checkpoint.empty() ? kExitStoppedUnsaved : kExitCheckpointed;
     if (root)
       std::fprintf(stderr, "halo3d: stopped by signal %d at iteration %ld; %s; exit code %d\n",
                    res.stop_signal, res.iterations,
                    o.checkpoint.empty() ? "no --checkpoint given, state not saved"
                                         : ("checkpoint written to " + o.checkpoint).c_str(),
-                   kExitCheckpointed);
-    return kExitCheckpointed;
+                   code);
+    return code;
   }
 
   // Self-checks: the true residual recomputed from scratch, and the error against the
