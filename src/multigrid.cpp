@@ -27,8 +27,15 @@ constexpr double kSemiCoarsening = 1.5;
 
 using Steps = std::vector<std::array<double, 2>>;
 
-// First coarse point (global) owned by the rank whose fine box starts at o: see the
-// ownership rule in multigrid.hpp's notes in Multigrid::Multigrid.
+// Which rank computes a coarse point. Along an axis, coarse point I sits at fine position
+// q = (I+1) r with r = (nf+1)/(nc+1) (fine point i at position i+1). The rank whose fine box
+// is [o, e) owns the coarse points with q in [o+1, e+1) when r = 2 (nested: coarse I is
+// fine 2I+1) and with q in [o+2-r, e+2-r) when r <= 1.5. Then restriction at an owned
+// point reads fine points within one ghost layer of the box (its support is the open
+// interval (q-r, q+r)), and prolongation at an owned fine point reads coarse points within
+// one ghost layer of the coarse box, provided every rank owns a coarse point (else the
+// level is gathered). make_transfer checks both. This returns the first owned coarse point
+// of the box starting at fine index o (and, for o = e, the end of the box).
 int coarse_first(int o, int nf, int nc) {
   if (nf + 1 == 2 * (nc + 1)) return (o + 2) / 2 - 1;  // nested: coarse I is fine 2I+1
   const long long v = ((long long)(o + 2) * (nc + 1) + nf) / (nf + 1) - 2;
