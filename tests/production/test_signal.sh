@@ -4,10 +4,8 @@
 #   1. SIGUSR1 to rank 1's pid only       -> every rank exits, 75, checkpoint at iteration K1
 #   2. restart; SIGTERM to rank 2 only     -> 75, checkpoint at K2 > K1
 #   3. restart; SIGUSR1 to mpirun itself   -> mpirun forwards it to every rank -> 75, K3 > K2
-#   4. restart; SIGTERM to mpirun itself   -> Open MPI 4.1 sends SIGTERM to every rank, which
-#      checkpoint and say exit code 75, but mpirun then exits 1 itself (its forced exit)
-#   5. restart and finish                  -> /u bitwise the uninterrupted run's
-#   6. SIGUSR1 to mpirun without --checkpoint -> 76 (stopped, nothing saved), no file
+#   4. restart and finish                  -> /u bitwise the uninterrupted run's
+#   5. SIGUSR1 to mpirun without --checkpoint -> 76 (stopped, nothing saved), no file
 # shellcheck source=tests/production/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 need_python_h5py
@@ -59,9 +57,10 @@ interrupt() {
 interrupt a USR1:rank1 75
 interrupt b TERM:rank2 75 --restart ck.h5
 interrupt c USR1:mpirun 75 --restart ck.h5
-# mpirun SIGKILLs the ranks odls_base_sigkill_timeout (1) s after its SIGTERM, and exits only
-# after that wait: 8 s, so that a loaded CI machine still finishes the checkpoint.
-OMPI_MCA_odls_base_sigkill_timeout=8 interrupt c2 TERM:mpirun "1|75" --restart ck.h5
+# SIGTERM to mpirun itself is not tested: Open MPI 4.1 forwards SIGTERM to the ranks, which
+# checkpoint, but mpirun tears down its output forwarding and exits 1 itself, and under a
+# loaded CI machine the ranks' lines and even the checkpoint race its SIGKILL (README,
+# "Exit codes": use SIGUSR1 to mpirun, or signal the ranks).
 
 log "final restart runs to the end"
 start_ranks d 3 "${P[@]}" --output final.h5 --restart ck.h5 --report final.json
