@@ -70,7 +70,8 @@ class Cg final : public Method {
   }
 
   Step step() override {
-    if (bnorm_ == 0) return {0.0, false, true};  // b = 0: x = 0 is exact
+    if (bnorm_ == 0) return {0.0, false, true};      // b = 0: x = 0 is exact
+    if (pc_ && rz_ == 0) return {0.0, false, true};  // r = 0: x is exact already
     op_.apply(p_.data(), ap_.data(), 0);
     const double pap = red_.sum();
     if (!(pap > 0) || !std::isfinite(pap))
@@ -108,7 +109,7 @@ class Cg final : public Method {
  private:
   // z = M^{-1} r and rz_ = r.z; without a preconditioner z is r and r.z the r.r just summed.
   const double* precondition() {
-    if (!pc_) {
+    if (!pc_ || rr_ == 0) {  // r = 0 (b = 0, or x exact): z = M^{-1} r = 0 = r
       rz_ = rr_;
       return r_.data();
     }
