@@ -43,9 +43,10 @@ int main(int argc, char** argv) {
 
   HYPRE_StructStencil stencil;
   HYPRE_StructStencilCreate(3, 7, &stencil);
-  const HYPRE_Int offsets[7][3] = {{0, 0, 0},  {-1, 0, 0}, {1, 0, 0}, {0, -1, 0},
-                                   {0, 1, 0},  {0, 0, -1}, {0, 0, 1}};
-  for (int e = 0; e < 7; ++e) HYPRE_StructStencilSetElement(stencil, e, const_cast<HYPRE_Int*>(offsets[e]));
+  const HYPRE_Int offsets[7][3] = {{0, 0, 0}, {-1, 0, 0}, {1, 0, 0}, {0, -1, 0},
+                                   {0, 1, 0}, {0, 0, -1}, {0, 0, 1}};
+  for (int e = 0; e < 7; ++e)
+    HYPRE_StructStencilSetElement(stencil, e, const_cast<HYPRE_Int*>(offsets[e]));
 
   HYPRE_StructMatrix A;
   HYPRE_StructMatrixCreate(comm, grid, stencil, &A);
@@ -65,7 +66,8 @@ int main(int argc, char** argv) {
     for (int d = 0; d < 3; ++d)
       for (int side = 0; side < 2; ++side) {
         const int bound = side == 0 ? 0 : o.grid[d] - 1;
-        HYPRE_Int lo[3] = {ilower[0], ilower[1], ilower[2]}, hi[3] = {iupper[0], iupper[1], iupper[2]};
+        HYPRE_Int lo[3] = {ilower[0], ilower[1], ilower[2]},
+                  hi[3] = {iupper[0], iupper[1], iupper[2]};
         if (bound < lo[d] || bound > hi[d]) continue;  // this rank has no such face
         lo[d] = hi[d] = bound;
         const long n = long(hi[0] - lo[0] + 1) * (hi[1] - lo[1] + 1) * (hi[2] - lo[2] + 1);
@@ -92,9 +94,9 @@ int main(int argc, char** argv) {
   HYPRE_StructSolver pcg, pfmg = nullptr;
   HYPRE_StructPCGCreate(comm, &pcg);
   HYPRE_StructPCGSetMaxIter(pcg, o.max_iters);
-  HYPRE_StructPCGSetTol(pcg, o.tol);      // ||r||_2 / ||b||_2 < tol with two-norm on
+  HYPRE_StructPCGSetTol(pcg, o.tol);  // ||r||_2 / ||b||_2 < tol with two-norm on
   HYPRE_StructPCGSetAbsoluteTol(pcg, 0.0);
-  HYPRE_StructPCGSetTwoNorm(pcg, 1);      // the unpreconditioned 2-norm of the residual
+  HYPRE_StructPCGSetTwoNorm(pcg, 1);  // the unpreconditioned 2-norm of the residual
   HYPRE_StructPCGSetRelChange(pcg, 0);
   HYPRE_StructPCGSetLogging(pcg, 1);
   if (o.solver == "pfmg") {
@@ -139,8 +141,8 @@ int main(int argc, char** argv) {
   const double relres = tot[1] > 0 ? std::sqrt(tot[0] / tot[1]) : 0.0;
 
   if (rank == 0)
-    peers::print_peer(o.solver == "pfmg" ? "hypre-pfmg-pcg" : "hypre-pcg", o, size, iters,
-                      setup_s, solve_s, relres, relres <= o.tol * (1 + 1e-6));
+    peers::print_peer(o.solver == "pfmg" ? "hypre-pfmg-pcg" : "hypre-pcg", o, size, iters, setup_s,
+                      solve_s, relres, relres <= o.tol * (1 + 1e-6));
 
   HYPRE_StructPCGDestroy(pcg);
   if (pfmg) HYPRE_StructPFMGDestroy(pfmg);

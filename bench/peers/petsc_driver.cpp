@@ -175,8 +175,9 @@ int main(int argc, char** argv) {
       }
       if (levels == 1) {
         if (rank == 0)
-          std::fprintf(stderr, "--solver mg-dmda: DMDA's Q1 hierarchy needs N-1 even on "
-                               "every axis (odd N); use --solver mg for this grid\n");
+          std::fprintf(stderr,
+                       "--solver mg-dmda: DMDA's Q1 hierarchy needs N-1 even on "
+                       "every axis (odd N); use --solver mg for this grid\n");
         MPI_Abort(comm, 2);
       }
     }
