@@ -29,6 +29,14 @@ struct Decomposition {
   int rank = 0, ranks = 1;
 
   Layout layout() const { return {count[0], count[1], count[2]}; }
+  // The whole grid as one rank's box, with no neighbours (serial levels, reading files back).
+  static Decomposition whole(const Int3& g) {
+    Decomposition d;
+    d.grid = d.count = g;
+    d.procs = {1, 1, 1};
+    for (auto& n : d.neighbor) n = {MPI_PROC_NULL, MPI_PROC_NULL};
+    return d;
+  }
   long long global_points() const { return 1LL * grid[0] * grid[1] * grid[2]; }
 };
 

@@ -110,15 +110,6 @@ Stencil coarser_stencil(const Stencil& s, const Int3& nf, const Int3& nc) {
   return out;
 }
 
-Decomposition whole_grid(const Int3& g) {
-  Decomposition d;
-  d.grid = g;
-  d.procs = {1, 1, 1};
-  d.count = g;
-  for (auto& n : d.neighbor) n = {MPI_PROC_NULL, MPI_PROC_NULL};
-  return d;
-}
-
 Decomposition coarser_box(const Decomposition& f, const Int3& nc) {
   Decomposition c = f;
   c.grid = nc;
@@ -256,7 +247,7 @@ std::vector<MgLevelPlan> mg_plan(const Decomposition& fine, const MgOptions& o, 
     } else {
       p.distributed = false;
     }
-    if (!p.distributed) p.decomp = whole_grid(g);
+    if (!p.distributed) p.decomp = Decomposition::whole(g);
     out.push_back(p);
   }
   return out;
@@ -268,7 +259,7 @@ double mg_memory_bytes(const std::vector<MgLevelPlan>& plan) {
     const double n = double(plan[l].decomp.layout().padded_size());
     bytes += 8 * n * (l == 0 ? 2 : 4);  // y, w; coarser levels b, x, y, w as well
     if (l + 1 < plan.size() && plan[l].distributed && !plan[l + 1].distributed)
-      bytes += 2 * 8 * double(whole_grid(plan[l].grid).layout().padded_size());  // gather
+      bytes += 2 * 8 * double(Decomposition::whole(plan[l].grid).layout().padded_size());  // gather
   }
   return bytes;
 }
@@ -312,7 +303,7 @@ Multigrid::Multigrid(Runtime& rt, const MgOptions& o, DistributedOperator* fine)
     Level& C = *levels_[l + 1];
     if (F.distributed && !C.distributed) {
       F.gathers = true;
-      const Decomposition whole = whole_grid(F.grid);
+      const Decomposition whole = Decomposition::whole(F.grid);
       F.down_global = make_transfer(k, whole, C.decomp);
       F.global_r = Buffer(k, whole.layout().padded_size());
       F.global_e = Buffer(k, whole.layout().padded_size());

@@ -57,11 +57,7 @@ TEST(ChooseProcs, DefaultsFitTheGrid) {
 TEST(Shell, InnerAndShellCoverTheBoxOnce) {
   // The operator's regions are disjoint and cover the box, also for 1- and 2-thick boxes.
   for (const Int3 n : {Int3{1, 1, 1}, Int3{2, 3, 1}, Int3{5, 4, 3}, Int3{1, 7, 2}}) {
-    Decomposition d;
-    d.grid = n;
-    d.procs = {1, 1, 1};
-    d.count = n;
-    for (auto& a : d.neighbor) a = {MPI_PROC_NULL, MPI_PROC_NULL};
+    const Decomposition d = Decomposition::whole(n);
     Timers t;
     auto k = make_host_kernels();
     DistributedOperator op(*k, d, Stencil::laplacian(1, 1, 1), nullptr, true, t);
