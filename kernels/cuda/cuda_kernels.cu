@@ -266,18 +266,16 @@ class CudaKernels final : public Kernels {
     check_slot(slot);
     if (r.empty()) return;
     check_region(l, r);
-    const dim3 block(kBoxX, kBlockThreads / kBoxX);
-    const unsigned bx = blocks(r.i1 - r.i0, block.x), by = blocks(r.j1 - r.j0, block.y);
+    const dim3 block = box_block();
+    dim3 grid = box_grid(r.i1 - r.i0, r.j1 - r.j0, r.k1 - r.k0);
     if (slot == kNoReduction) {
-      const dim3 grid(bx, by, r.k1 - r.k0);
       smooth_sweep<false>
           <<<grid, block, 0, stream(lane)>>>(l, r, s, cd, cr, f, u, d_in, d_out, unew, nullptr);
     } else {
       // One partial per block: blocks step over z so that a slot's capacity holds them.
-      const long long bz =
-          std::max(1LL, std::min<long long>(r.k1 - r.k0, kBoxPartials / (bx * by)));
-      const dim3 grid(bx, by, unsigned(bz));
-      double2* partials = reserve(slot, (long long)bx * by * bz);
+      const long long plane = (long long)grid.x * grid.y;
+      grid.z = unsigned(std::max(1LL, std::min<long long>(grid.z, kBoxPartials / plane)));
+      double2* partials = reserve(slot, plane * grid.z);
       smooth_sweep<true>
           <<<grid, block, 0, stream(lane)>>>(l, r, s, cd, cr, f, u, d_in, d_out, unew, partials);
     }
@@ -286,17 +284,13 @@ class CudaKernels final : public Kernels {
   void restrict_to(const Transfer& t, const double* fine, double* coarse) override {
     const Layout& l = t.coarse;
     if (l.interior_size() == 0) return;
-    const dim3 block(kBoxX, kBlockThreads / kBoxX);
-    const dim3 grid(blocks(l.nx, block.x), blocks(l.ny, block.y), l.nz);
-    restrict_box<<<grid, block, 0, interior_.get()>>>(t, fine, coarse);
+    restrict_box<<<box_grid(l.nx, l.ny, l.nz), box_block(), 0, interior_.get()>>>(t, fine, coarse);
     HALO3D_CUDA_CHECK_LAUNCH();
   }
   void prolong_add(const Transfer& t, const double* coarse, double* fine) override {
     const Layout& l = t.fine;
     if (l.interior_size() == 0) return;
-    const dim3 block(kBoxX, kBlockThreads / kBoxX);
-    const dim3 grid(blocks(l.nx, block.x), blocks(l.ny, block.y), l.nz);
-    prolong_box<<<grid, block, 0, interior_.get()>>>(t, coarse, fine);
+    prolong_box<<<box_grid(l.nx, l.ny, l.nz), box_block(), 0, interior_.get()>>>(t, coarse, fine);
     HALO3D_CUDA_CHECK_LAUNCH();
   }
 
@@ -396,6 +390,10 @@ class CudaKernels final : public Kernels {
   static constexpr unsigned kBoxX = 32;
   static constexpr long long kBoxPartials = 1 << 16;  // partial sums of one reducing launch
   static unsigned blocks(int n, unsigned per) { return (unsigned(n) + per - 1) / per; }
+  static dim3 box_block() { return dim3(kBoxX, kBlockThreads / kBoxX); }
+  static dim3 box_grid(int nx, int ny, unsigned nz) {
+    return dim3(blocks(nx, kBoxX), blocks(ny, kBlockThreads / kBoxX), nz);
+  }
 
   static void check_slot(int slot) {
     if (slot != kNoReduction && (slot < 0 || slot >= kReductionSlots))
