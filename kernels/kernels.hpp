@@ -83,6 +83,12 @@ class Kernels {
   // slot += x.y
   virtual void dot(const Layout& l, const double* x, const double* y, int slot) = 0;
 
+  // out = the field g at every interior point (ghosts untouched), on the interior lane.
+  virtual void fill(const Layout& l, const FieldGen& g, double* out) = 0;
+  // The largest |x| over the interior of this rank (NaN when any point is NaN); waits for
+  // the work before it. A self-check, not a solver step: it returns to the host at once.
+  virtual double max_abs(const Layout& l, const double* x) = 0;
+
   // Halo faces, packed contiguously (see ops::face_point for the order).
   virtual void pack(const Layout& l, Face f, const double* u, double* buf, Lane lane) = 0;
   virtual void unpack(const Layout& l, Face f, const double* buf, double* u, Lane lane) = 0;

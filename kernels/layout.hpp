@@ -1,6 +1,7 @@
 // Plain data shared by the kernel API, the solvers and both backends.
 #pragma once
 #include <cstddef>
+#include <cstdint>
 
 #if defined(__CUDACC__)
 #define HALO3D_HD __host__ __device__
@@ -54,6 +55,21 @@ struct Stencil {
 struct Face {
   int axis = 0, side = 0;
   HALO3D_HD int index() const { return 2 * axis + side; }
+};
+
+// A field given by its global point indices, filled where the backend computes: the
+// built-in right-hand sides, initial states and exact answers, so a 512^3 field costs one
+// write pass on the device instead of a host loop and a 1 GiB upload.
+struct FieldGen {
+  enum Kind { random, separable } kind = random;
+  // random: splitmix64 of the global index gi + gnx (gj + gny gk), (gi,gj,gk) = off + (i,j,k).
+  int off[3] = {0, 0, 0};
+  long long gnx = 0, gny = 0;
+  std::uint64_t seed = 0;
+  // separable: sum over `terms` of c x[i] y[j] z[k]; `tables` (backend memory) holds per
+  // term c, then the box's nx x-values, ny y-values and nz z-values.
+  int terms = 0;
+  const double* tables = nullptr;
 };
 
 // Linear interpolation between a grid and a coarser one, axis by axis (multigrid): fine

@@ -1,6 +1,8 @@
 // Every point update halo3d does, written once for both backends: the host loops and
 // the CUDA kernels call these and differ only in how they visit the points.
 #pragma once
+#include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "layout.hpp"
@@ -52,6 +54,57 @@ HALO3D_HD inline double smooth_point(const double* f, const double* u, const dou
   const double v = u[c] + dn;
   unew[c] = v;
   return mul(f[c], v);
+}
+
+// --- Fields from global indices (see FieldGen) ---------------------------------------
+// Reproducible value in [-1, 1) for global point index `index` (splitmix64): integer
+// arithmetic and one exact scaling, so every backend gives the same bits.
+HALO3D_HD inline double random_point(std::uint64_t seed, std::uint64_t index) {
+  std::uint64_t z = seed * 0x9E3779B97F4A7C15ull + index + 0x632BE59BD9B4E019ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  return double(z >> 11) * 0x1.0p-52 - 1.0;  // 53 random bits in [-1, 1)
+}
+
+// The value of a FieldGen at interior point (i,j,k). The separable terms' axis values are
+// computed once on the host (sines), so the device only multiplies and adds, rounding each
+// operation as the host does.
+HALO3D_HD inline double field_point(const FieldGen& g, const Layout& l, int i, int j, int k) {
+  if (g.kind == FieldGen::random) {
+    const std::uint64_t gi = std::uint64_t(g.off[0] + i), gj = std::uint64_t(g.off[1] + j),
+                        gk = std::uint64_t(g.off[2] + k);
+    return random_point(g.seed, gi + std::uint64_t(g.gnx) * (gj + std::uint64_t(g.gny) * gk));
+  }
+  const std::ptrdiff_t stride = 1 + std::ptrdiff_t(l.nx) + l.ny + l.nz;
+  double v = 0;
+  for (int m = 0; m < g.terms; ++m) {
+    const double* t = g.tables + m * stride;
+    v += mul(t[0], mul(mul(t[1 + i], t[1 + l.nx + j]), t[1 + l.nx + l.ny + k]));
+  }
+  return v;
+}
+
+// |x| as an integer whose order is the order of the magnitudes, with every NaN above +Inf:
+// the maximum of these over any set of points, in any order, is the same bits on every
+// backend and gives NaN when a NaN is present (see Kernels::max_abs).
+HALO3D_HD inline std::uint64_t magnitude_bits(double x) {
+#if defined(__CUDA_ARCH__)
+  const std::uint64_t b = std::uint64_t(__double_as_longlong(x));
+#else
+  std::uint64_t b;
+  std::memcpy(&b, &x, sizeof b);
+#endif
+  return b & 0x7FFFFFFFFFFFFFFFull;
+}
+HALO3D_HD inline double from_magnitude_bits(std::uint64_t b) {
+#if defined(__CUDA_ARCH__)
+  return __longlong_as_double((long long)b);
+#else
+  double x;
+  std::memcpy(&x, &b, sizeof x);
+  return x;
+#endif
 }
 
 // --- Grid transfers (see Transfer) ------------------------------------------------

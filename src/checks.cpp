@@ -39,4 +39,11 @@ bool all_finite(const Layout& l, const std::vector<double>& padded, MPI_Comm com
   return ok == 1;
 }
 
+bool all_finite(Kernels& k, const Layout& l, const double* u, MPI_Comm comm) {
+  // The largest magnitude is finite exactly when every value is (NaN and Inf propagate).
+  int ok = std::isfinite(k.max_abs(l, u)) ? 1 : 0;
+  HALO3D_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm));
+  return ok == 1;
+}
+
 }  // namespace halo3d

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels.hpp"
 #include "layout.hpp"
 
 namespace halo3d {
@@ -18,5 +19,7 @@ std::string printable(const std::string& s, std::size_t max = 120);
 // Whether every interior value of every rank's padded field is finite (one MPI_Allreduce;
 // every rank gets the same answer).
 bool all_finite(const Layout& l, const std::vector<double>& padded, MPI_Comm comm);
+// The same for a field in backend memory, checked where it lives (no download).
+bool all_finite(Kernels& k, const Layout& l, const double* u, MPI_Comm comm);
 
 }  // namespace halo3d

@@ -446,4 +446,20 @@ nlohmann::json fields_json(const SolveOptions& o) {
   return j;
 }
 
+Buffer fill_fields(Kernels& k, const SolveOptions& o, const Problem& p, const Decomposition& d,
+                   MPI_Comm comm) {
+  Buffer b(k, d.layout().padded_size());
+  const FieldSpec src = parse_source_spec(source_option(o), source_spec(o));
+  if ((src.kind == FieldSpec::kModes || src.kind == FieldSpec::kRandom) &&
+      !has_boundary_values(o)) {
+    p.fill(k, d, ModeField::source, b.data());
+  } else {
+    std::vector<double> host;
+    fill_fields(o, p, d, comm, host);
+    k.copy(b.data(), host.data(), host.size(), Lane::interior);
+  }
+  k.synchronize(Lane::interior);
+  return b;
+}
+
 }  // namespace halo3d

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "decomposition.hpp"
+#include "kernels.hpp"
 #include "options.hpp"
 
 namespace halo3d {
@@ -48,6 +49,12 @@ void check_field_options(const SolveOptions& o);
 // a file that cannot be opened: IoError, exit 5).
 void fill_fields(const SolveOptions& o, const Problem& p, const Decomposition& d, MPI_Comm comm,
                  std::vector<double>& padded);
+
+// The same field in backend memory. A built-in source (modes, random) without boundary
+// values is filled where the backend computes (no host pass, no upload); the others go
+// through fill_fields and are copied over.
+Buffer fill_fields(Kernels& k, const SolveOptions& o, const Problem& p, const Decomposition& d,
+                   MPI_Comm comm);
 
 // Where each field came from, for the JSON report.
 nlohmann::json fields_json(const SolveOptions& o);

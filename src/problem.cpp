@@ -9,6 +9,8 @@
 #include "errors.hpp"
 #include "fields.hpp"
 #include "implicit_heat.hpp"
+#include "point_ops.hpp"
+#include "reduction.hpp"
 
 namespace halo3d {
 
@@ -26,11 +28,7 @@ std::string number(double v) {
 }  // namespace
 
 double random_value(std::uint64_t seed, std::uint64_t index) {
-  std::uint64_t z = seed * 0x9E3779B97F4A7C15ull + index + 0x632BE59BD9B4E019ull;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  z ^= z >> 31;
-  return double(z >> 11) * 0x1.0p-52 - 1.0;  // 53 random bits in [-1, 1)
+  return ops::random_point(seed, index);
 }
 
 Problem::Problem(const SolveOptions& o)
@@ -82,36 +80,85 @@ double Problem::lambda(const Int3& k) const {
 
 double Problem::dt_limit(double alpha) const { return 1.0 / (alpha * stencil().diag); }
 
+double Problem::axis_value(int kd, int g, int axis) const {
+  return std::sin(kd * kPi * (g + 1) * h_[axis]);
+}
+
 double Problem::mode_value(const Int3& k, int gi, int gj, int gk) const {
-  return std::sin(k[0] * kPi * (gi + 1) * h_[0]) * std::sin(k[1] * kPi * (gj + 1) * h_[1]) *
-         std::sin(k[2] * kPi * (gk + 1) * h_[2]);
+  return axis_value(k[0], gi, 0) * axis_value(k[1], gj, 1) * axis_value(k[2], gk, 2);
+}
+
+// Every built-in field is sum_m coefficient(m) * mode_value(m): the source (f = -lap of the
+// Poisson answer, or the heat initial state), and the discrete and continuous answers.
+double Problem::coefficient(const Int3& m, ModeField f) const {
+  const double k2 = double(m[0] * m[0] + m[1] * m[1] + m[2] * m[2]);
+  const bool heat = problem_ == "heat";
+  switch (f) {
+    case ModeField::source:
+      return heat ? 1.0 : kPi * kPi * k2;
+    case ModeField::exact_discrete:
+      return heat ? std::pow(step_factor(m), double(steps_)) : kPi * kPi * k2 / lambda(m);
+    default:
+      return heat ? std::exp(-alpha_ * kPi * kPi * k2 * dt_ * double(steps_)) : 1.0;
+  }
+}
+
+void Problem::fill(Kernels& k, const Decomposition& d, ModeField f, double* out) const {
+  const Layout l = d.layout();
+  FieldGen g;
+  g.off[0] = d.offset[0];
+  g.off[1] = d.offset[1];
+  g.off[2] = d.offset[2];
+  if (f == ModeField::source && rhs_ == "random") {
+    g.kind = FieldGen::random;
+    g.gnx = grid_[0];
+    g.gny = grid_[1];
+    g.seed = seed_;
+    k.fill(l, g, out);
+    return;
+  }
+  // The sines once per axis and term on the host (the libm's, the same for every backend);
+  // the backend multiplies them out.
+  const int n[3] = {l.nx, l.ny, l.nz};
+  std::vector<double> t;
+  for (const Int3& m : modes_) {
+    t.push_back(coefficient(m, f));
+    for (int a = 0; a < 3; ++a)
+      for (int i = 0; i < n[a]; ++i) t.push_back(axis_value(m[a], d.offset[a] + i, a));
+  }
+  Buffer tables(k, t.size());
+  k.copy(tables.data(), t.data(), t.size(), Lane::interior);
+  g.kind = FieldGen::separable;
+  g.terms = int(modes_.size());
+  g.tables = tables.data();
+  k.fill(l, g, out);
+  k.synchronize(Lane::interior);  // before the tables (and t) go
+}
+
+Problem::Errors Problem::errors(Kernels& k, const Decomposition& d, const double* u,
+                                MPI_Comm comm) const {
+  const Layout l = d.layout();
+  Buffer e(k, l.padded_size());
+  DD sums[2];
+  double mx[2];
+  const ModeField which[2] = {ModeField::exact_discrete, ModeField::exact_continuous};
+  for (int w = 0; w < 2; ++w) {
+    fill(k, d, which[w], e.data());
+    k.axpby(l, 1.0, u, -1.0, e.data());  // e = u - exact
+    k.dot(l, e.data(), e.data(), 0);
+    k.read_slots(1, &sums[w]);
+    mx[w] = k.max_abs(l, e.data());
+  }
+  double g[2];
+  global_sums(comm, sums, 2, g);
+  HALO3D_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, mx, 2, MPI_DOUBLE, MPI_MAX, comm));
+  const double vol = h_[0] * h_[1] * h_[2];
+  return {std::sqrt(vol * g[0]), mx[0], std::sqrt(vol * g[1]), mx[1]};
 }
 
 void Problem::fill_source(const Decomposition& d, std::vector<double>& padded) const {
-  const Layout l = d.layout();
-  padded.assign(l.padded_size(), 0.0);
-  // Every point on its own: the rank's threads share the planes (a 512^3 field is 134 M
-  // points of splitmix64 or sines, seconds on one core).
-#pragma omp parallel for collapse(2) schedule(static)
-  for (int k = 0; k < l.nz; ++k)
-    for (int j = 0; j < l.ny; ++j)
-      for (int i = 0; i < l.nx; ++i) {
-        const int gi = d.offset[0] + i, gj = d.offset[1] + j, gk = d.offset[2] + k;
-        double v = 0;
-        if (rhs_ == "random") {
-          const std::uint64_t index =
-              std::uint64_t(gi) + std::uint64_t(grid_[0]) * (gj + std::uint64_t(grid_[1]) * gk);
-          v = random_value(seed_, index);
-        } else {
-          for (const Int3& m : modes_) {
-            const double s = mode_value(m, gi, gj, gk);
-            v += problem_ == "heat"
-                     ? s
-                     : kPi * kPi * double(m[0] * m[0] + m[1] * m[1] + m[2] * m[2]) * s;
-          }
-        }
-        padded[l.at(i, j, k)] = v;
-      }
+  padded.assign(d.layout().padded_size(), 0.0);
+  fill(*make_host_kernels(), d, ModeField::source, padded.data());
 }
 
 // One step of the theta scheme multiplies mode k by
@@ -123,23 +170,15 @@ double Problem::step_factor(const Int3& k) const {
 
 double Problem::exact_discrete(int gi, int gj, int gk) const {
   double v = 0;
-  for (const Int3& m : modes_) {
-    const double s = mode_value(m, gi, gj, gk);
-    if (problem_ == "heat")
-      v += std::pow(step_factor(m), double(steps_)) * s;
-    else
-      v += kPi * kPi * double(m[0] * m[0] + m[1] * m[1] + m[2] * m[2]) / lambda(m) * s;
-  }
+  for (const Int3& m : modes_)
+    v += coefficient(m, ModeField::exact_discrete) * mode_value(m, gi, gj, gk);
   return v;
 }
 
 double Problem::exact_continuous(int gi, int gj, int gk) const {
   double v = 0;
-  for (const Int3& m : modes_) {
-    const double s = mode_value(m, gi, gj, gk);
-    const double k2 = double(m[0] * m[0] + m[1] * m[1] + m[2] * m[2]);
-    v += problem_ == "heat" ? std::exp(-alpha_ * kPi * kPi * k2 * dt_ * double(steps_)) * s : s;
-  }
+  for (const Int3& m : modes_)
+    v += coefficient(m, ModeField::exact_continuous) * mode_value(m, gi, gj, gk);
   return v;
 }
 

@@ -1,12 +1,18 @@
 // The numerical problem: right-hand sides, initial data and exact answers.
 #pragma once
 #include <array>
+#include <cmath>
 #include <vector>
 
 #include "decomposition.hpp"
+#include "kernels.hpp"
 #include "options.hpp"
 
 namespace halo3d {
+
+// The fields a built-in problem defines: its source (Poisson right-hand side or heat initial
+// state) and its exact discrete and continuous answers.
+enum class ModeField { source, exact_discrete, exact_continuous };
 
 class Problem {
  public:
@@ -25,17 +31,30 @@ class Problem {
   // Heat: the time step used (--dt, or 0.9 of the limit when --dt is 0); 0 for Poisson.
   double dt() const { return dt_; }
 
-  // Fills the interior of a padded host array with the Poisson right-hand side or the
-  // heat initial condition of --rhs/--initial modes|random, from global indices (independent
-  // of the decomposition); fields.hpp's fill_fields handles files, formulas and boundaries.
+  // Fills the interior of `out` (backend memory, this rank's box) with field f, from global
+  // indices (independent of the decomposition): the source of --rhs/--initial modes|random
+  // or an exact answer (modes). fields.hpp's fill_fields handles files, formulas and
+  // boundaries.
+  void fill(Kernels& k, const Decomposition& d, ModeField f, double* out) const;
+  // The source into a padded host array (the host backend's fill).
   void fill_source(const Decomposition& d, std::vector<double>& padded) const;
   // Exact discrete solution (Poisson; heat after `steps` steps with c = alpha dt) and the
   // continuous one (heat at time t = steps*dt), at global point (gi,gj,gk).
   double exact_discrete(int gi, int gj, int gk) const;
   double exact_continuous(int gi, int gj, int gk) const;
 
+  // Discrete L2 (sqrt(h^3 sum e^2)) and max norms of u's error against the exact discrete
+  // and continuous answers, over all ranks (has_exact() only). Computed where u lives.
+  struct Errors {
+    double l2 = NAN, max = NAN;            // against the exact discrete solution
+    double l2_cont = NAN, max_cont = NAN;  // against the continuous solution
+  };
+  Errors errors(Kernels& k, const Decomposition& d, const double* u, MPI_Comm comm) const;
+
  private:
+  double axis_value(int kd, int g, int axis) const;  // sin(kd pi (g+1) h_axis)
   double mode_value(const Int3& k, int gi, int gj, int gk) const;
+  double coefficient(const Int3& m, ModeField f) const;
   double step_factor(const Int3& k) const;
   std::string problem_, rhs_;
   std::vector<Int3> modes_;

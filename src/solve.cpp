@@ -23,38 +23,6 @@
 namespace halo3d {
 namespace {
 
-struct Errors {
-  double l2 = NAN, max = NAN;            // against the exact discrete solution
-  double l2_cont = NAN, max_cont = NAN;  // against the continuous solution
-};
-
-// Discrete L2 norms (sqrt(h^3 sum e^2)) and max norms of the error, reduced reproducibly.
-Errors solution_errors(const Problem& p, const Decomposition& d, const std::vector<double>& u,
-                       MPI_Comm comm) {
-  const Layout l = d.layout();
-  DD s{}, sc{};
-  double mx = 0, mxc = 0;
-  for (int k = 0; k < l.nz; ++k)
-    for (int j = 0; j < l.ny; ++j)
-      for (int i = 0; i < l.nx; ++i) {
-        const int gi = d.offset[0] + i, gj = d.offset[1] + j, gk = d.offset[2] + k;
-        const double v = u[l.at(i, j, k)];
-        const double e = v - p.exact_discrete(gi, gj, gk);
-        const double ec = v - p.exact_continuous(gi, gj, gk);
-        s = ops::dd_add(s, e * e);
-        sc = ops::dd_add(sc, ec * ec);
-        mx = std::max(mx, std::abs(e));
-        mxc = std::max(mxc, std::abs(ec));
-      }
-  DD sums[2] = {s, sc};
-  double g[2];
-  global_sums(comm, sums, 2, g);
-  double m[2] = {mx, mxc};
-  HALO3D_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, m, 2, MPI_DOUBLE, MPI_MAX, comm));
-  const double vol = p.h()[0] * p.h()[1] * p.h()[2];
-  return {std::sqrt(vol * g[0]), m[0], std::sqrt(vol * g[1]), m[1]};
-}
-
 // Where the solve's time went on the slowest rank (largest solve time): the timers' growth
 // during the solve, disjoint parts, and "other" (loop, vote, waits outside the timers) as the
 // remainder, so the parts add up to the whole.
@@ -132,9 +100,7 @@ int run_solve(const SolveOptions& o, MPI_Comm world) {
   check_planned_files(planned_files(o), comm);
   phases.end("set-up");
 
-  std::vector<double> source;
-  fill_fields(o, prob, d, comm, source);
-  Buffer b = upload(k, source);
+  Buffer b = fill_fields(k, o, prob, d, comm);
   phases.end("right-hand side");
 
   // The preconditioner's set-up (the multigrid hierarchy) is timed on its own.
@@ -202,7 +168,7 @@ int run_solve(const SolveOptions& o, MPI_Comm world) {
       if (prob.has_exact()) {
         SolveOptions at = o;  // the exact answer after `it` steps, not after --steps
         at.steps = it;
-        const Errors e = solution_errors(Problem(at), d, download(k, method->solution()), comm);
+        const Problem::Errors e = Problem(at).errors(k, d, method->solution().data(), comm);
         std::snprintf(line, sizeof line, "max error %.3e  ", e.max);
         s += line;
       }
@@ -241,14 +207,13 @@ int run_solve(const SolveOptions& o, MPI_Comm world) {
   }
   // No iteration ran (--max-iters 0): the residual is the starting iterate's, recomputed.
   const double rel_res = res.history.empty() && !heat ? true_rel : res.relative_residual;
-  const std::vector<double> u = download(k, method->solution());
   // A NaN/Inf answer is a breakdown on every rank, never a success.
-  if (!all_finite(d.layout(), u, comm))
+  if (!all_finite(k, d.layout(), method->solution().data(), comm))
     throw Error(kExitBreakdown, "the solution holds NaN or Inf after " +
                                     std::to_string(res.iterations) +
                                     " iterations: the solve diverged; nothing written");
-  Errors err;
-  if (prob.has_exact()) err = solution_errors(prob, d, u, comm);
+  Problem::Errors err;
+  if (prob.has_exact()) err = prob.errors(k, d, method->solution().data(), comm);
   // How much of the halo the overlap hides, measured on the real faces after the solve.
   DistributedOperator::OverlapTimes ov;
   const bool has_halo = d.ranks > 1;
@@ -262,7 +227,7 @@ int run_solve(const SolveOptions& o, MPI_Comm world) {
   if (write_output) {
     ScopedTimer t(rt->timers.io);
     AtomicH5File f(o.output, comm);
-    h5_write_field(f.get(), "u", d, u.data());
+    h5_write_field(f.get(), "u", d, download(k, method->solution()).data());
     h5_write_vector(f.get(), "residual_history", res.history, comm);
     const hid_t g = f.get();
     h5_attr(g, "grid", std::vector<long long>{o.grid[0], o.grid[1], o.grid[2]});

@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -229,6 +231,80 @@ TEST_P(KernelTest, VectorUpdatesAndDot) {
       }
   expect_close(dot, ref_dot, 1e-12);
   expect_close(rr, ref_rr, 1e-12);
+}
+
+// Built-in fields from global indices: splitmix64 written out again here, and separable
+// sums of products from plain loops; ghosts are left alone.
+TEST_P(KernelTest, FillRandomAndSeparable) {
+  const auto& l = f_.l;
+  const auto before = f_.random_field();
+  FieldGen g;
+  g.kind = FieldGen::random;
+  g.off[0] = 3, g.off[1] = 20, g.off[2] = 7;
+  g.gnx = 40, g.gny = 31, g.seed = 99;
+  Buffer out = up(before);
+  k_->fill(l, g, out.data());
+  auto got = down(out);
+  auto splitmix = [](std::uint64_t seed, std::uint64_t index) {
+    std::uint64_t z = seed * 0x9E3779B97F4A7C15ull + index + 0x632BE59BD9B4E019ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    return double(z >> 11) / 4503599627370496.0 - 1.0;
+  };
+  // Two terms: per term c, then nx x-values, ny y-values, nz z-values.
+  const auto t = f_.random_field();
+  const std::size_t stride = 1 + l.nx + l.ny + l.nz;
+  Buffer tables = up(std::vector<double>(t.begin(), t.begin() + 2 * stride));
+  FieldGen sep;
+  sep.kind = FieldGen::separable;
+  sep.terms = 2;
+  sep.tables = tables.data();
+  Buffer out2 = up(before);
+  k_->fill(l, sep, out2.data());
+  const auto got2 = down(out2);
+  for (int k = -1; k <= l.nz; ++k)
+    for (int j = -1; j <= l.ny; ++j)
+      for (int i = -1; i <= l.nx; ++i) {
+        const auto c = l.at(i, j, k);
+        if (i < 0 || i >= l.nx || j < 0 || j >= l.ny || k < 0 || k >= l.nz) {
+          EXPECT_EQ(got[c], before[c]);
+          EXPECT_EQ(got2[c], before[c]);
+          continue;
+        }
+        const std::uint64_t gi = 3 + i, gj = 20 + j, gk = 7 + k;
+        EXPECT_EQ(got[c], splitmix(99, gi + 40 * (gj + 31 * gk)));
+        double v = 0;
+        for (int m = 0; m < 2; ++m) {
+          const double* tm = t.data() + m * stride;
+          v += tm[0] * (tm[1 + i] * tm[1 + l.nx + j] * tm[1 + l.nx + l.ny + k]);
+        }
+        EXPECT_EQ(got2[c], v);
+      }
+}
+
+// max_abs: the interior's largest magnitude, ghosts ignored, NaN and Inf reported as such.
+TEST_P(KernelTest, MaxAbs) {
+  const auto& l = f_.l;
+  auto x = f_.random_field();
+  double want = 0;
+  for (int k = -1; k <= l.nz; ++k)
+    for (int j = -1; j <= l.ny; ++j)
+      for (int i = -1; i <= l.nx; ++i) {
+        double& v = x[l.at(i, j, k)];
+        if (i < 0 || i >= l.nx || j < 0 || j >= l.ny || k < 0 || k >= l.nz)
+          v = -1e300;  // a ghost: must not count
+        else
+          want = std::max(want, std::abs(v));
+      }
+  x[l.at(5, 3, 2)] = -7.5;  // the largest magnitude, negative
+  Buffer xd = up(x);
+  EXPECT_EQ(k_->max_abs(l, xd.data()), 7.5);
+  EXPECT_GT(7.5, want);
+  x[l.at(12, 6, 4)] = std::numeric_limits<double>::infinity();
+  EXPECT_EQ(k_->max_abs(l, up(x).data()), std::numeric_limits<double>::infinity());
+  x[l.at(0, 0, 0)] = std::nan("");
+  EXPECT_TRUE(std::isnan(k_->max_abs(l, up(x).data())));
 }
 
 TEST_P(KernelTest, PackUnpackEveryFace) {

@@ -193,6 +193,7 @@ class CudaKernels final : public Kernels {
     void* dev = nullptr;
     HALO3D_CUDA_CHECK(cudaHostGetDevicePointer(&dev, results_.get(), 0));
     results_dev_ = static_cast<double2*>(dev);
+    max_word_ = make_device_memory(sizeof(unsigned long long));
   }
 
   ~CudaKernels() override {
@@ -292,6 +293,25 @@ class CudaKernels final : public Kernels {
     if (l.interior_size() == 0) return;
     prolong_box<<<box_grid(l.nx, l.ny, l.nz), box_block(), 0, interior_.get()>>>(t, coarse, fine);
     HALO3D_CUDA_CHECK_LAUNCH();
+  }
+
+  void fill(const Layout& l, const FieldGen& g, double* out) override {
+    if (l.interior_size() == 0) return;
+    fill_box<<<box_grid(l.nx, l.ny, l.nz), box_block(), 0, interior_.get()>>>(l, g, out);
+    HALO3D_CUDA_CHECK_LAUNCH();
+  }
+  double max_abs(const Layout& l, const double* x) override {
+    if (l.interior_size() == 0) return 0.0;
+    auto* word = static_cast<unsigned long long*>(max_word_.get());
+    cudaStream_t st = interior_.get();
+    fence(Lane::boundary, Lane::interior);  // x may come from either lane
+    HALO3D_CUDA_CHECK(cudaMemsetAsync(word, 0, sizeof *word, st));
+    max_abs_box<<<box_grid(l.nx, l.ny, l.nz), box_block(), 0, st>>>(l, x, word);
+    HALO3D_CUDA_CHECK_LAUNCH();
+    unsigned long long host = 0;
+    HALO3D_CUDA_CHECK(cudaMemcpyAsync(&host, word, sizeof host, cudaMemcpyDeviceToHost, st));
+    HALO3D_CUDA_CHECK(cudaStreamSynchronize(st));
+    return ops::from_magnitude_bits(host);
   }
 
   void axpby(const Layout& l, double a, const double* x, double b, double* y) override {
@@ -550,8 +570,9 @@ class CudaKernels final : public Kernels {
   Stream interior_, boundary_;
   Event fence_[2];  // indexed by the `before` lane
   Event join_, start_, stop_;
-  DeviceMemory scratch_;  // kReductionSlots x kSlotCapacity block partials
-  PinnedMemory results_;  // one total per slot, written by finish_slots
+  DeviceMemory scratch_;   // kReductionSlots x kSlotCapacity block partials
+  PinnedMemory results_;   // one total per slot, written by finish_slots
+  DeviceMemory max_word_;  // max_abs's result
   double2* results_dev_ = nullptr;
   long long offset_[kReductionSlots] = {};
   std::unordered_map<const void*, long long> resident_;

@@ -192,6 +192,21 @@ class HostKernels final : public Kernels {
       }
   }
 
+  void fill(const Layout& l, const FieldGen& g, double* out) override {
+#pragma omp parallel for collapse(2) schedule(static)
+    for (int k = 0; k < l.nz; ++k)
+      for (int j = 0; j < l.ny; ++j)
+        for (int i = 0; i < l.nx; ++i) out[l.at(i, j, k)] = ops::field_point(g, l, i, j, k);
+  }
+  double max_abs(const Layout& l, const double* x) override {
+    std::uint64_t m = 0;
+#pragma omp parallel for collapse(2) schedule(static) reduction(max : m)
+    for (int k = 0; k < l.nz; ++k)
+      for (int j = 0; j < l.ny; ++j)
+        for (int i = 0; i < l.nx; ++i) m = std::max(m, ops::magnitude_bits(x[l.at(i, j, k)]));
+    return ops::from_magnitude_bits(m);
+  }
+
   void axpby(const Layout& l, double a, const double* x, double b, double* y) override {
     for_rows(l, Region::whole(l), [&](std::ptrdiff_t c0, int n, DD acc) {
       for (std::ptrdiff_t c = c0; c < c0 + n; ++c) y[c] = ops::mul(a, x[c]) + ops::mul(b, y[c]);
