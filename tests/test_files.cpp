@@ -1,4 +1,4 @@
-// Unit tests of src/files.hpp and src/checks.hpp: path checks, atomic writes, escaping.
+// Unit tests of src/core/files.hpp and src/core/checks.hpp: path checks, atomic writes, escaping.
 #include <gtest/gtest.h>
 #include <mpi.h>
 #include <sys/stat.h>

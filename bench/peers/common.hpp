@@ -22,7 +22,7 @@ struct Options {
   int levels = 0;      // PETSc mg: 0 = chosen from the grid
 };
 
-// halo3d's --rhs random value (src/problem.cpp), bit for bit.
+// halo3d's --rhs random value (src/problem/problem.cpp, kernels/point_ops.hpp random_point), bit for bit.
 inline double random_value(std::uint64_t seed, std::uint64_t index) {
   std::uint64_t z = seed * 0x9E3779B97F4A7C15ull + index + 0x632BE59BD9B4E019ull;
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
@@ -37,7 +37,7 @@ inline double rhs_value(const Options& o, int gi, int gj, int gk) {
   return random_value(o.seed, index);
 }
 
-// halo3d's split of n points over p ranks (src/decomposition.cpp): the first n % p ranks
+// halo3d's split of n points over p ranks (src/core/decomposition.cpp): the first n % p ranks
 // get one more.
 struct Span {
   int offset, count;

@@ -89,6 +89,11 @@ struct ProbeOptions {
 
 // Throws BadInput for values that are each well-formed but impossible together.
 void validate(const SolveOptions& o);
+
+// The spec of the field the problem starts from: heat's --initial when given, else --rhs.
+const std::string& source_spec(const SolveOptions& o);
+// The option that gave it ("--initial" or "--rhs").
+const char* source_option(const SolveOptions& o);
 // A Poisson run of a fixed iteration count (--iters N, or --tol 0): running out of
 // iterations is the plan, not a failure (exit code 0).
 inline bool fixed_iterations(const SolveOptions& o) { return o.problem != "heat" && o.tol == 0; }

@@ -262,12 +262,6 @@ FieldSpec parse_boundary_spec(const std::string& s) {
   return f;
 }
 
-const std::string& source_spec(const SolveOptions& o) {
-  return o.problem == "heat" && !o.initial.empty() ? o.initial : o.rhs;
-}
-const char* source_option(const SolveOptions& o) {
-  return o.problem == "heat" && !o.initial.empty() ? "--initial" : "--rhs";
-}
 bool has_boundary_values(const SolveOptions& o) { return !parse_boundary_spec(o.boundary).zero(); }
 
 void check_field_options(const SolveOptions& o) {

@@ -16,6 +16,10 @@
 
 namespace halo3d {
 
+// The innermost message on HDF5's error stack (which it then clears); empty if none.
+std::string hdf5_error_cause();
+[[noreturn]] void throw_hdf5_error(const char* expr, const char* file, int line);
+
 // Owns one HDF5 identifier and closes it with the matching H5*close.
 class H5Id {
  public:
@@ -116,3 +120,11 @@ void write_xdmf(const std::string& h5_path, const Int3& grid, const std::array<d
                 MPI_Comm comm);
 
 }  // namespace halo3d
+
+// HDF5 calls return a negative value on failure.
+#define HALO3D_H5_CHECK(expr)                                                 \
+  ([&]() {                                                                    \
+    auto halo3d_v_ = (expr);                                                  \
+    if (halo3d_v_ < 0) ::halo3d::throw_hdf5_error(#expr, __FILE__, __LINE__); \
+    return halo3d_v_;                                                         \
+  }())

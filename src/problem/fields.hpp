@@ -33,10 +33,6 @@ struct FieldSpec {
 FieldSpec parse_source_spec(const std::string& option, const std::string& s);
 FieldSpec parse_boundary_spec(const std::string& s);
 
-// The spec of the field the problem starts from: heat's --initial when given, else --rhs.
-const std::string& source_spec(const SolveOptions& o);
-// The option that gave it ("--initial" or "--rhs").
-const char* source_option(const SolveOptions& o);
 // Whether the run has non-zero boundary values.
 bool has_boundary_values(const SolveOptions& o);
 

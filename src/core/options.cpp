@@ -3,12 +3,18 @@
 #include <cmath>
 
 #include "errors.hpp"
-#include "fields.hpp"
 
 namespace halo3d {
 
 std::string to_string(const Int3& v) {
   return std::to_string(v[0]) + "," + std::to_string(v[1]) + "," + std::to_string(v[2]);
+}
+
+const std::string& source_spec(const SolveOptions& o) {
+  return o.problem == "heat" && !o.initial.empty() ? o.initial : o.rhs;
+}
+const char* source_option(const SolveOptions& o) {
+  return o.problem == "heat" && !o.initial.empty() ? "--initial" : "--rhs";
 }
 
 void validate(const SolveOptions& o) {
@@ -34,7 +40,6 @@ void validate(const SolveOptions& o) {
     throw BadInput("--checkpoint and --output must be different files");
   if (o.checkpoint_every > 0 && o.checkpoint.empty())
     throw BadInput("--checkpoint-every needs --checkpoint FILE.h5");
-  check_field_options(o);
 }
 
 }  // namespace halo3d

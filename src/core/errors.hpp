@@ -40,9 +40,6 @@ struct IoError : Error {
 };
 
 [[noreturn]] void throw_mpi_error(int rc, const char* expr, const char* file, int line);
-// The innermost message on HDF5's error stack (which it then clears); empty if none.
-std::string hdf5_error_cause();
-[[noreturn]] void throw_hdf5_error(const char* expr, const char* file, int line);
 
 }  // namespace halo3d
 
@@ -52,11 +49,3 @@ std::string hdf5_error_cause();
     if (halo3d_rc_ != MPI_SUCCESS)                                      \
       ::halo3d::throw_mpi_error(halo3d_rc_, #expr, __FILE__, __LINE__); \
   } while (0)
-
-// HDF5 calls return a negative value on failure.
-#define HALO3D_H5_CHECK(expr)                                                 \
-  ([&]() {                                                                    \
-    auto halo3d_v_ = (expr);                                                  \
-    if (halo3d_v_ < 0) ::halo3d::throw_hdf5_error(#expr, __FILE__, __LINE__); \
-    return halo3d_v_;                                                         \
-  }())

@@ -14,6 +14,7 @@
 
 #include "checks.hpp"
 #include "errors.hpp"
+#include "fields.hpp"
 #include "runtime.hpp"
 
 namespace halo3d {
@@ -483,6 +484,7 @@ Command parse_command_line(int argc, char** argv) {
         o.tol = 0;
       }
       validate(o);
+      check_field_options(o);
     } else if (bench->parsed()) {
       cmd.name = "bench";
       if (!bench_config.empty()) apply_config(*bench, bench_config);

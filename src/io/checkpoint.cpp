@@ -8,7 +8,6 @@
 
 #include "checks.hpp"
 #include "errors.hpp"
-#include "fields.hpp"
 #include "hdf5_io.hpp"
 #include "runtime.hpp"
 
