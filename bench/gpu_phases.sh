@@ -50,3 +50,14 @@ done
 rm -f "$out/big.h5" "$out/big.xdmf"
 run "new modes +output" "$bin/halo3d" --output "$out/big.h5"
 rm -f "$out/big.h5" "$out/big.xdmf"
+
+step "bench 512^3, old vs new, interleaved (apply, cg_iteration, operator rows)"
+if [ -n "$old" ]; then
+  for rep in 1 2; do
+    for b in "$old" "$bin/halo3d"; do
+      "$b" bench --backend cuda --grid 512,512,512 --reps 20 --report none > "$out/bench.txt" 2>&1
+      echo "$( [ "$b" = "$old" ] && echo old || echo new ) rep $rep:"
+      grep -E "^ *(copy|apply|operator|cg_iteration|mg_vcycle|mg_pcg_iteration) " "$out/bench.txt" | sed 's/^/    /'
+    done
+  done
+fi

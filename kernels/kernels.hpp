@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "error.hpp"
 #include "layout.hpp"
 
 namespace halo3d {
@@ -137,11 +138,6 @@ class Buffer {
   double* p_ = nullptr;
   std::size_t n_ = 0;
   Memory where_ = Memory::device;
-};
-
-// A backend asked for that this build or machine cannot provide.
-class BackendUnavailable : public std::runtime_error {
-  using std::runtime_error::runtime_error;
 };
 
 struct GpuInfo {

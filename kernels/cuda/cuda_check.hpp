@@ -5,20 +5,22 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdio>
-#include <stdexcept>
 #include <string>
+
+#include "error.hpp"
 
 namespace halo3d {
 
-class CudaError : public std::runtime_error {
+// A failed CUDA call: exit code 1, seen by this rank only (the job is aborted).
+class CudaError : public Error {
  public:
   CudaError(cudaError_t code, const char* expr, const char* file, int line)
-      : std::runtime_error(message(code, expr, file, line)), code_(code) {}
+      : Error(kExitFailure, message(code, expr, file, line), false), cuda_code_(code) {}
   // For conditions the backend detects itself (e.g. a reduction scratch overflow).
   explicit CudaError(const std::string& what, cudaError_t code = cudaErrorUnknown)
-      : std::runtime_error("CUDA backend: " + what), code_(code) {}
+      : Error(kExitFailure, "CUDA backend: " + what, false), cuda_code_(code) {}
 
-  cudaError_t code() const noexcept { return code_; }
+  cudaError_t cuda_code() const noexcept { return cuda_code_; }
 
   static std::string message(cudaError_t code, const char* expr, const char* file, int line) {
     return std::string("CUDA error: ") + expr + " failed: " + cudaGetErrorString(code) + " (" +
@@ -26,7 +28,7 @@ class CudaError : public std::runtime_error {
   }
 
  private:
-  cudaError_t code_;
+  cudaError_t cuda_code_;
 };
 
 namespace detail {

@@ -26,7 +26,7 @@ namespace {
 
 // The backend's knobs, all environment variables read once in the constructor, so every
 // variant can be measured from one build (tests/gpu/tile_scan.sh); unset = the defaults of
-// launch_config.hpp. A bad value throws (std::invalid_argument: one line, exit code 2).
+// launch_config.hpp. A bad value throws BadInput (one line, exit code 2).
 
 // NAME's value as one of `choices` (its index); unset or empty: `fallback`.
 int env_choice(const char* name, std::initializer_list<const char*> choices, int fallback) {
@@ -38,7 +38,7 @@ int env_choice(const char* name, std::initializer_list<const char*> choices, int
     if (std::strcmp(v, c) == 0) return index;
     list += (index++ ? ", '" : "'") + std::string(c) + "'";
   }
-  throw std::invalid_argument(std::string(name) + " must be one of " + list + ", not '" + v + "'");
+  throw BadInput(std::string(name) + " must be one of " + list + ", not '" + v + "'");
 }
 
 // NAME's value as an integer in [lo, hi]; unset or empty: `fallback`.
@@ -49,9 +49,8 @@ int env_int(const char* name, int lo, int hi, int fallback) {
   errno = 0;
   const long n = std::strtol(v, &end, 10);
   if (end == v || *end != '\0' || errno == ERANGE || n < lo || n > hi)
-    throw std::invalid_argument(std::string(name) + " must be an integer in [" +
-                                std::to_string(lo) + ", " + std::to_string(hi) + "], not '" + v +
-                                "'");
+    throw BadInput(std::string(name) + " must be an integer in [" + std::to_string(lo) + ", " +
+                   std::to_string(hi) + "], not '" + v + "'");
   return int(n);
 }
 
@@ -87,8 +86,7 @@ RowsVariant rows_from_env() {
 int tile_z_from_env() {
   const int z = env_int("HALO3D_CUDA_TILE_Z", 1, 8, kTileZ);
   if (!tile_z_ok(z))
-    throw std::invalid_argument("HALO3D_CUDA_TILE_Z must be 1, 2, 4 or 8, not " +
-                                std::to_string(z));
+    throw BadInput("HALO3D_CUDA_TILE_Z must be 1, 2, 4 or 8, not " + std::to_string(z));
   return z;
 }
 
@@ -116,9 +114,9 @@ TileShape tile_from_env() {
   }
   const TileShape t{int(ok ? x : 0), int(ok ? y : 0)};
   if (!ok || !tile_shape_ok(t))
-    throw std::invalid_argument(
-        std::string("HALO3D_CUDA_TILE must be XxY with X a multiple of 32 and X*Y <= ") +
-        std::to_string(kBlockThreads) + " (e.g. 32x8, 64x4, 32x4, 128x2), not '" + v + "'");
+    throw BadInput(std::string("HALO3D_CUDA_TILE must be XxY with X a multiple of 32 and X*Y <= ") +
+                   std::to_string(kBlockThreads) + " (e.g. 32x8, 64x4, 32x4, 128x2), not '" + v +
+                   "'");
   return t;
 }
 
@@ -171,7 +169,7 @@ class CudaKernels final : public Kernels {
     tile_ = tile_from_env();
     stream_store_ = stream_store_from_env();
     if ((auto_variant_ || variant_ == SweepVariant::smem) && !smem_tile_compiled(tile_))
-      throw std::invalid_argument(
+      throw BadInput(
           "HALO3D_CUDA_TILE=" + std::to_string(tile_.x) + "x" + std::to_string(tile_.y) +
           " is not a smem tile (32x8, 64x4 or 32x4); smem runs with HALO3D_CUDA_APPLY=smem and, " +
           "for reducing sweeps, auto: set HALO3D_CUDA_APPLY=tile3d");
@@ -359,8 +357,8 @@ class CudaKernels final : public Kernels {
 
   void read_slots(int n, DD* out) override {
     if (n < 0 || n > kReductionSlots)
-      throw std::invalid_argument("read_slots: n = " + std::to_string(n) + " is outside [0, " +
-                                  std::to_string(kReductionSlots) + "]");
+      throw CudaError("read_slots: n = " + std::to_string(n) + " is outside [0, " +
+                      std::to_string(kReductionSlots) + "]");
     SlotCounts counts{};
     bool any = false;
     for (int i = 0; i < n; ++i) any |= (counts.n[i] = offset_[i]) > 0;
@@ -417,13 +415,13 @@ class CudaKernels final : public Kernels {
 
   static void check_slot(int slot) {
     if (slot != kNoReduction && (slot < 0 || slot >= kReductionSlots))
-      throw std::invalid_argument("reduction slot " + std::to_string(slot) + " is outside [0, " +
-                                  std::to_string(kReductionSlots) + ")");
+      throw CudaError("reduction slot " + std::to_string(slot) + " is outside [0, " +
+                      std::to_string(kReductionSlots) + ")");
   }
 
   static void check_region(const Layout& l, const Region& r) {
     if (r.i0 < 0 || r.j0 < 0 || r.k0 < 0 || r.i1 > l.nx || r.j1 > l.ny || r.k1 > l.nz)
-      throw std::out_of_range("CUDA backend: region outside the local box");
+      throw CudaError("region outside the local box");
   }
 
   // Reserves `blocks` partials in a slot; the launch writes them at the returned address.
@@ -522,8 +520,7 @@ class CudaKernels final : public Kernels {
   void rows(const Layout& l, const Op& op, int slot) {
     check_slot(slot);
     if (l.nx <= 0 || l.ny <= 0 || l.nz <= 0) return;
-    if ((long long)l.ny * l.nz > INT_MAX)
-      throw std::out_of_range("CUDA backend: ny*nz exceeds the row index range");
+    if ((long long)l.ny * l.nz > INT_MAX) throw CudaError("ny*nz exceeds the row index range");
     if (slot == kNoReduction)
       launch_rows<Op, false>(l, op, slot);
     else

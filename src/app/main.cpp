@@ -60,8 +60,6 @@ int main(int argc, char** argv) {
     return halo3d::run_info(MPI_COMM_WORLD);
   } catch (const halo3d::Error& e) {
     return fail(e.what(), e.code(), e.collective());
-  } catch (const halo3d::BackendUnavailable& e) {
-    return fail(e.what(), halo3d::kExitUnavailable, true);
   } catch (const std::exception& e) {
     return fail(e.what(), halo3d::kExitFailure, false);
   }

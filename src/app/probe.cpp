@@ -29,6 +29,8 @@
 #endif
 #ifdef HALO3D_HAVE_NCCL
 #include <nccl.h>
+
+#include "transports/nccl_check.hpp"
 #endif
 
 namespace halo3d {
@@ -238,13 +240,6 @@ class IpcPingPong final : public PingPong {
 #endif
 
 #ifdef HALO3D_HAVE_NCCL
-#define PROBE_NCCL_CHECK(expr)                                                                  \
-  do {                                                                                          \
-    const ncclResult_t rc_ = (expr);                                                            \
-    if (rc_ != ncclSuccess)                                                                     \
-      throw std::runtime_error(std::string("NCCL: ") + #expr + ": " + ncclGetErrorString(rc_)); \
-  } while (false)
-
 // nccl: a two-rank communicator for the pair.
 class NcclPingPong final : public PingPong {
  public:
@@ -252,13 +247,13 @@ class NcclPingPong final : public PingPong {
       : PingPong(k, b, comm, peer, ping) {
     ncclUniqueId id{};
     if (ping_) {
-      PROBE_NCCL_CHECK(ncclGetUniqueId(&id));
+      HALO3D_NCCL_CHECK(ncclGetUniqueId(&id));
       HALO3D_MPI_CHECK(MPI_Send(&id, int(sizeof id), MPI_BYTE, peer_, kTagNcclId, comm_));
     } else {
       HALO3D_MPI_CHECK(
           MPI_Recv(&id, int(sizeof id), MPI_BYTE, peer_, kTagNcclId, comm_, MPI_STATUS_IGNORE));
     }
-    PROBE_NCCL_CHECK(ncclCommInitRank(&nc_, 2, id, ping_ ? 0 : 1));
+    HALO3D_NCCL_CHECK(ncclCommInitRank(&nc_, 2, id, ping_ ? 0 : 1));
     stream_ = static_cast<cudaStream_t>(k.native_stream(Lane::boundary));
   }
   ~NcclPingPong() override {
@@ -268,11 +263,11 @@ class NcclPingPong final : public PingPong {
   void round_trip(std::size_t bytes) override {
     const int other = ping_ ? 1 : 0;
     if (ping_) {
-      PROBE_NCCL_CHECK(ncclSend(b_.dev_a.data(), bytes, ncclChar, other, nc_, stream_));
-      PROBE_NCCL_CHECK(ncclRecv(b_.dev_b.data(), bytes, ncclChar, other, nc_, stream_));
+      HALO3D_NCCL_CHECK(ncclSend(b_.dev_a.data(), bytes, ncclChar, other, nc_, stream_));
+      HALO3D_NCCL_CHECK(ncclRecv(b_.dev_b.data(), bytes, ncclChar, other, nc_, stream_));
     } else {
-      PROBE_NCCL_CHECK(ncclRecv(b_.dev_b.data(), bytes, ncclChar, other, nc_, stream_));
-      PROBE_NCCL_CHECK(ncclSend(b_.dev_b.data(), bytes, ncclChar, other, nc_, stream_));
+      HALO3D_NCCL_CHECK(ncclRecv(b_.dev_b.data(), bytes, ncclChar, other, nc_, stream_));
+      HALO3D_NCCL_CHECK(ncclSend(b_.dev_b.data(), bytes, ncclChar, other, nc_, stream_));
     }
     HALO3D_CUDA_CHECK(cudaStreamSynchronize(stream_));
   }

@@ -1,43 +1,11 @@
-// Exit codes, error types and the MPI/HDF5 check macros (one per library).
+// MPI's check macro (error.hpp has the exit codes and the error type; the CUDA, NCCL and
+// HDF5 macros sit with the code that calls those libraries).
 #pragma once
-#include <stdexcept>
 #include <string>
 
+#include "error.hpp"
+
 namespace halo3d {
-
-// Documented in README.md ("Exit codes"); scripts rely on them.
-enum ExitCode : int {
-  kExitOk = 0,
-  kExitFailure = 1,          // unexpected runtime failure (a bug, a crashed rank, MPI error)
-  kExitBadInput = 2,         // malformed or impossible options or config
-  kExitNotConverged = 3,     // ran to --max-iters without reaching --tol (results written)
-  kExitBreakdown = 4,        // NaN/Inf or a solver breakdown
-  kExitIo = 5,               // output, report or checkpoint could not be written or read
-  kExitUnavailable = 6,      // backend or transport asked for is not available here
-  kExitCheckpointed = 75,    // stopped by SIGTERM/SIGUSR1 after writing a checkpoint: requeue
-  kExitStoppedUnsaved = 76,  // stopped by SIGTERM/SIGUSR1 without --checkpoint: nothing saved
-};
-
-// An error with the exit code it maps to. `collective` means every rank detects it
-// identically, so ranks can exit cleanly instead of aborting the job.
-class Error : public std::runtime_error {
- public:
-  Error(ExitCode code, const std::string& what, bool collective = true)
-      : std::runtime_error(what), code_(code), collective_(collective) {}
-  ExitCode code() const { return code_; }
-  bool collective() const { return collective_; }
-
- private:
-  ExitCode code_;
-  bool collective_;
-};
-
-struct BadInput : Error {
-  explicit BadInput(const std::string& w) : Error(kExitBadInput, w) {}
-};
-struct IoError : Error {
-  explicit IoError(const std::string& w, bool collective = true) : Error(kExitIo, w, collective) {}
-};
 
 [[noreturn]] void throw_mpi_error(int rc, const char* expr, const char* file, int line);
 

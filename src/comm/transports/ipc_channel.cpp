@@ -176,9 +176,11 @@ bool Channel::open(const Record& peer, const PeerPolicy& policy) {
 
 void Channel::check(std::uint64_t got, std::uint64_t want, const char* what, int peer) {
   if (got != want)
-    throw std::runtime_error(std::string("ipc transport: protocol error: ") + what + " from rank " +
-                             std::to_string(peer) + " is for exchange " + std::to_string(got) +
-                             ", expected " + std::to_string(want));
+    throw Error(kExitFailure,
+                std::string("ipc transport: protocol error: ") + what + " from rank " +
+                    std::to_string(peer) + " is for exchange " + std::to_string(got) +
+                    ", expected " + std::to_string(want),
+                false);
 }
 
 void Channel::post() {
@@ -195,9 +197,11 @@ void Channel::post() {
 void Channel::put(const void* src, std::size_t bytes, cudaStream_t s) {
   check(credit_in_, seq_, "credit", peer_);
   if (bytes > peer_capacity_ * sizeof(double))
-    throw std::runtime_error("ipc transport: " + std::to_string(bytes) + " bytes do not fit rank " +
-                             std::to_string(peer_) + "'s buffer of " +
-                             std::to_string(peer_capacity_) + " doubles");
+    throw Error(kExitFailure,
+                "ipc transport: " + std::to_string(bytes) + " bytes do not fit rank " +
+                    std::to_string(peer_) + "'s buffer of " + std::to_string(peer_capacity_) +
+                    " doubles",
+                false);
   // The neighbour's last read of its inbox, recorded before it sent this credit.
   HALO3D_CUDA_CHECK(cudaStreamWaitEvent(s, peer_consumed_.get(), 0));
   if (copy_ == Copy::peer_staged)

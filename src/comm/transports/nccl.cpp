@@ -21,6 +21,7 @@
 #include <nccl.h>
 
 #include "cuda/cuda_check.hpp"
+#include "transports/nccl_check.hpp"
 #endif
 
 namespace halo3d {
@@ -35,15 +36,6 @@ bool nccl_compiled() {
 
 #ifdef HALO3D_HAVE_NCCL
 namespace {
-
-#define HALO3D_NCCL_CHECK(expr)                                                             \
-  do {                                                                                      \
-    const ncclResult_t halo3d_nccl_rc_ = (expr);                                            \
-    if (halo3d_nccl_rc_ != ncclSuccess)                                                     \
-      throw std::runtime_error(std::string("NCCL error: ") + #expr +                        \
-                               " failed: " + ncclGetErrorString(halo3d_nccl_rc_) + " at " + \
-                               __FILE__ + ":" + std::to_string(__LINE__));                  \
-  } while (false)
 
 class NcclTransport final : public HaloTransport {
  public:
