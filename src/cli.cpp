@@ -216,8 +216,10 @@ std::string suggestion(const CLI::App& app, const std::string& message) {
   std::string word;
   while (in >> word) {
     if (word.rfind("--", 0) != 0) continue;
-    const std::string typed = word.substr(
+    std::string typed = word.substr(
         2, word.find('=') == std::string::npos ? std::string::npos : word.find('=') - 2);
+    // "--steps: must be ..." names a known option: no suggestion of itself.
+    if (!typed.empty() && typed.back() == ':') typed.pop_back();
     std::string best;
     std::size_t best_d = std::max<std::size_t>(2, typed.size() / 3) + 1;
     for (const CLI::Option* opt : app.get_options()) {
