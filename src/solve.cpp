@@ -19,6 +19,7 @@
 #include "runtime.hpp"
 #include "solvers.hpp"
 #include "threads.hpp"
+#include "time_series.hpp"
 
 namespace halo3d {
 namespace {
@@ -139,6 +140,10 @@ struct SolveRun {
   RunIdentity id;
   long first = 0;
   std::vector<double> history;  // a restart's residuals so far
+  // Heat's --output-every: the solution file is open (as its temporary) for the whole run.
+  std::unique_ptr<AtomicH5File> out;
+  std::unique_ptr<TimeSeries> series;
+  bool wants_series() const { return heat && o.output_every > 0 && o.output != "none"; }
 };
 
 // The problem, the runtime (decomposition, backend, transport) and the file checks.
@@ -193,6 +198,16 @@ void print_banner(const SolveRun& r) {
   std::fflush(stdout);
 }
 
+// --output-every: the solution file's temporary, opened now, and the series' first snapshot
+// (the initial state, or a restart's series so far copied from its checkpoint).
+void start_series(SolveRun& r) {
+  ScopedTimer t(r.rt->timers.io);
+  r.out = std::make_unique<AtomicH5File>(r.o.output, r.comm);
+  r.series = std::make_unique<TimeSeries>(r.out->get(), *r.d, r.comm, r.o.output_every, r.dt);
+  if (!r.o.restart.empty()) r.series->restore(r.o.restart, r.first);
+  if (r.series->due(r.first)) r.series->write(r.first, download(*r.k, r.method->solution()));
+}
+
 // The preconditioner, the method, and its state: fresh or from --restart.
 void start_solver(SolveRun& r) {
   const SolveOptions& o = r.o;
@@ -209,10 +224,12 @@ void start_solver(SolveRun& r) {
   if (!o.restart.empty()) {
     ScopedTimer t(r.rt->timers.io);
     r.first = read_checkpoint(o.restart, r.comm, *r.d, *r.k, *r.method, r.id, r.history);
-    if (r.root) std::printf("restarted from %s at iteration %ld\n", o.restart.c_str(), r.first);
   } else {
     r.method->start();
   }
+  if (r.wants_series()) start_series(r);  // refuses a checkpoint whose series cannot go on
+  if (r.root && !o.restart.empty())
+    std::printf("restarted from %s at iteration %ld\n", o.restart.c_str(), r.first);
   if (r.root) print_banner(r);
 }
 
@@ -244,12 +261,22 @@ SolveOutcome solve(SolveRun& r) {
   dro.max_iters = r.heat ? o.steps : o.max_iters;
   dro.monitor = o.monitor;
   dro.checkpoint_every = o.checkpoint_every;
+  TimeSeries* series = r.series.get();
   if (!o.checkpoint.empty())
-    dro.checkpoint = [&r](long it, const std::vector<double>& h) {
+    dro.checkpoint = [&r, series](long it, const std::vector<double>& h) {
       ScopedTimer t(r.rt->timers.io);
-      write_checkpoint(r.o.checkpoint, r.comm, *r.d, *r.k, *r.method, r.id, it, h);
+      std::function<void(hid_t)> extra;
+      if (series) extra = [series](hid_t f) { series->save(f); };
+      write_checkpoint(r.o.checkpoint, r.comm, *r.d, *r.k, *r.method, r.id, it, h, extra);
     };
   if (r.heat) dro.progress = [&r](long it) { return heat_progress(r, it); };
+  if (series) {
+    dro.snapshot_every = series->every();
+    dro.snapshot = [&r, series](long it) {
+      ScopedTimer t(r.rt->timers.io);
+      series->write(it, download(*r.k, r.method->solution()));
+    };
+  }
   SolveOutcome out;
   out.before = r.rt->timers;
   out.res = drive(*r.method, r.comm, dro, r.first, std::move(r.history));
@@ -359,17 +386,31 @@ void write_solution_attributes(const SolveRun& r, hid_t g, const DriveResult& re
     h5_attr(g, "alpha", std::vector<double>{o.alpha});
     h5_attr(g, "time", std::vector<double>{t_end, r.dt, o.alpha});  // older readers: t, dt, alpha
   }
+  if (r.series) {
+    h5_attr(g, "output_every", std::vector<long long>{r.series->every()});
+    h5_attr(g, "snapshots", std::vector<long long>{(long long)r.series->snapshots().size()});
+  }
 }
 
-// --output: the solution file and its XDMF sidecar.
+// --output: the solution file and its XDMF sidecar. With a series the file is the one open
+// since the start; the final state is always its last snapshot (when the steps are not a
+// multiple of --output-every, an extra one), and the sidecar plays the series.
 void write_solution(SolveRun& r, const DriveResult& res, const Verification& v) {
   ScopedTimer t(r.rt->timers.io);
-  AtomicH5File f(r.o.output, r.comm);
-  h5_write_field(f.get(), "u", *r.d, v.u.data());
-  h5_write_vector(f.get(), "residual_history", res.history, r.comm);
-  write_solution_attributes(r, f.get(), res, v);
-  f.commit();
-  write_xdmf(r.o.output, r.o.grid, r.prob->h(), r.comm);
+  if (!r.out) r.out = std::make_unique<AtomicH5File>(r.o.output, r.comm);
+  const hid_t f = r.out->get();
+  h5_write_field(f, "u", *r.d, v.u.data());
+  h5_write_vector(f, "residual_history", res.history, r.comm);
+  if (r.series) {
+    r.series->write(res.iterations, v.u);
+    r.series->finish();
+  }
+  write_solution_attributes(r, f, res, v);
+  r.out->commit();
+  if (!r.series) return write_xdmf(r.o.output, r.o.grid, r.prob->h(), r.comm);
+  std::vector<XdmfStep> steps;
+  for (const Snapshot& s : r.series->snapshots()) steps.push_back({snapshot_dataset(s.step), s.t});
+  write_xdmf_series(r.o.output, r.o.grid, r.prob->h(), steps, r.comm);
 }
 
 // The run's numbers reduced for the summary lines and the report.
@@ -406,6 +447,9 @@ void print_results(const SolveRun& r, const DriveResult& res, const Verification
                   r.method->inner_iterations(),
                   o.precond == "mg" ? "multigrid-preconditioned" : "plain",
                   double(r.method->inner_iterations()) / double(m.done));
+    if (r.series)
+      std::printf("series: %zu snapshots of u (every %ld steps, and the last) in %s:/series\n",
+                  r.series->snapshots().size(), r.series->every(), o.output.c_str());
   } else {
     std::printf("%s after %ld iterations: relative residual %.3e (true %.3e)\n",
                 res.converged ? "converged" : (m.fixed ? "fixed iterations done" : "NOT converged"),
@@ -429,29 +473,31 @@ void print_results(const SolveRun& r, const DriveResult& res, const Verification
 // The report's "config": the options that shape the run, and where they came from.
 nlohmann::json config_json(const SolveRun& r) {
   const SolveOptions& o = r.o;
-  nlohmann::json c = {{"grid", to_json(o.grid)},
-                      {"problem", o.problem},
-                      {"solver", r.solver},
-                      {"precond", r.precond},
-                      {"time_scheme", o.time_scheme},
-                      {"mg_levels", o.mg_levels},
-                      {"mg_smooth", o.mg_smooth},
-                      {"mg_smoother", o.mg_smoother},
-                      {"rhs", source_spec(o)},
-                      {"initial", r.heat ? nlohmann::json(source_spec(o)) : nlohmann::json()},
-                      {"boundary", o.boundary},
-                      {"seed", o.seed},
-                      {"tol", o.tol},
-                      {"max_iters", o.max_iters},
-                      {"iters", o.iters > 0 ? nlohmann::json(o.iters) : nlohmann::json()},
-                      {"steps", o.steps},
-                      {"alpha", o.alpha},
-                      {"dt", r.dt},
-                      {"backend", r.k->name()},
-                      {"halo", r.rt->op->transport().name()},
-                      {"overlap", o.overlap},
-                      {"output", o.output},
-                      {"config_file", o.config_file}};
+  nlohmann::json c = {
+      {"grid", to_json(o.grid)},
+      {"problem", o.problem},
+      {"solver", r.solver},
+      {"precond", r.precond},
+      {"time_scheme", o.time_scheme},
+      {"mg_levels", o.mg_levels},
+      {"mg_smooth", o.mg_smooth},
+      {"mg_smoother", o.mg_smoother},
+      {"rhs", source_spec(o)},
+      {"initial", r.heat ? nlohmann::json(source_spec(o)) : nlohmann::json()},
+      {"boundary", o.boundary},
+      {"seed", o.seed},
+      {"tol", o.tol},
+      {"max_iters", o.max_iters},
+      {"iters", o.iters > 0 ? nlohmann::json(o.iters) : nlohmann::json()},
+      {"steps", o.steps},
+      {"alpha", o.alpha},
+      {"dt", r.dt},
+      {"backend", r.k->name()},
+      {"halo", r.rt->op->transport().name()},
+      {"overlap", o.overlap},
+      {"output", o.output},
+      {"output_every", r.series ? nlohmann::json(r.series->every()) : nlohmann::json()},
+      {"config_file", o.config_file}};
   nlohmann::json modes = nlohmann::json::array();
   for (const auto& m : o.modes) modes.push_back(to_json(m));
   c["modes"] = modes;
@@ -463,19 +509,21 @@ nlohmann::json result_json(const SolveRun& r, const DriveResult& res, const Veri
                            const Summary& m) {
   const bool heat = r.heat, exact = r.prob->has_exact();
   const auto num = [](bool has, double x) { return has ? nlohmann::json(x) : nlohmann::json(); };
-  nlohmann::json j = {{"iterations", res.iterations},
-                      {"iterations_this_run", m.done},
-                      {"restarted_from", r.first},
-                      {"converged", heat ? nlohmann::json() : nlohmann::json(res.converged)},
-                      {"fixed_iterations", m.fixed},
-                      {"stop_reason", res.converged ? (heat ? "steps done" : "converged")
-                                      : m.fixed     ? "fixed iterations"
-                                                    : "iteration limit"},
-                      {"relative_residual", num(!heat, v.rel_res)},
-                      {"true_relative_residual", num(!heat, v.true_rel)},
-                      {"l2_error", num(exact, v.err.l2)},
-                      {"max_error", num(exact, v.err.max)},
-                      {"l2_error_continuous", num(exact, v.err.l2_cont)}};
+  nlohmann::json j = {
+      {"iterations", res.iterations},
+      {"iterations_this_run", m.done},
+      {"restarted_from", r.first},
+      {"converged", heat ? nlohmann::json() : nlohmann::json(res.converged)},
+      {"fixed_iterations", m.fixed},
+      {"stop_reason", res.converged ? (heat ? "steps done" : "converged")
+                      : m.fixed     ? "fixed iterations"
+                                    : "iteration limit"},
+      {"relative_residual", num(!heat, v.rel_res)},
+      {"true_relative_residual", num(!heat, v.true_rel)},
+      {"l2_error", num(exact, v.err.l2)},
+      {"max_error", num(exact, v.err.max)},
+      {"l2_error_continuous", num(exact, v.err.l2_cont)},
+      {"snapshots", r.series ? nlohmann::json(r.series->snapshots().size()) : nlohmann::json()}};
   if (heat) {
     j["steps"] = res.iterations;
     j["t"] = r.dt * double(res.iterations);
