@@ -211,6 +211,31 @@ for args, text in ((["--problem", "heat", "--output-every", "0"], "--output-ever
     check(p.returncode == 2 and len(lines) == 1 and lines[0].startswith("halo3d: error: ")
           and text in lines[0], f"{' '.join(args)}: exit 2, one line: {p.stderr.strip()}")
 
+# ParaView's and VisIt's view, where VTK's Python module is installed (not needed
+# otherwise): VTK's XDMF reader sees one time step per snapshot, each holding its data.
+try:
+    import vtk
+    from vtk.util.numpy_support import vtk_to_numpy
+except ImportError:
+    vtk = None
+    print("skip VTK's XDMF reader: no vtk module")
+if vtk is not None:
+    reader = vtk.vtkXdmfReader()
+    reader.SetFileName(path("e3.xdmf"))
+    reader.UpdateInformation()
+    key = vtk.vtkStreamingDemandDrivenPipeline.TIME_STEPS()
+    info = reader.GetOutputInformation(0)
+    times = [info.Get(key, i) for i in range(info.Length(key))] if info.Has(key) else []
+    check(times == [snaps[s][2] for s in want], f"VTK's XDMF reader: time steps {times}")
+    seen = []
+    for t, s in zip(times, want):
+        reader.UpdateTimeStep(t)
+        img = reader.GetOutputDataObject(0)
+        img = img if img.IsA("vtkImageData") else img.GetBlock(0)
+        seen.append(img.GetDimensions() == (12, 10, 9) and np.array_equal(
+            vtk_to_numpy(img.GetPointData().GetArray("u")), snaps[s][1].ravel()))
+    check(seen and all(seen), "VTK's XDMF reader: each time step is its snapshot, bitwise")
+
 # 5. A killed run leaves the previous complete file, not a half series.
 prev = path("crash.h5")
 with open(path("e1.h5"), "rb") as src, open(prev, "wb") as dst:
