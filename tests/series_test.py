@@ -169,15 +169,16 @@ check(grid.get("GridType") == "Uniform" and "ref23.h5:/u" in grid.find("Attribut
 
 # 3. Restart in the middle: checkpoints at step 7 (between snapshots) and at 10 (on one),
 # continued on another rank count: the series is the uninterrupted run's.
-for at, n in ((7, 3), (10, 2)):
-    halo3d(1, *HEAT, "--steps", "12", "--output-every", "5", "--output", f"first{at}.h5",
+for at, n_first, n in ((7, 3, 1), (10, 1, 2)):
+    halo3d(n_first, *HEAT, "--steps", "12", "--output-every", "5", "--output", f"first{at}.h5",
            "--checkpoint", f"c{at}.h5", "--checkpoint-every", str(at))
     with h5py.File(path(f"c{at}.h5")) as f:
         held = sorted(int(f["series"][k].attrs["step"][0]) for k in f["series"])
     check(held == [s for s in want if s <= at], f"checkpoint at {at} holds snapshots {held}")
     halo3d(n, *HEAT, "--steps", "23", "--output-every", "5", "--output", f"r{at}.h5",
            "--restart", f"c{at}.h5", "--report", f"r{at}.json")
-    same_series("e1.h5", f"r{at}.h5", f"restart at step {at} on {n} ranks vs uninterrupted")
+    same_series("e1.h5", f"r{at}.h5",
+                f"checkpoint at step {at} on {n_first} rank(s), restart on {n} vs uninterrupted")
     check(np.array_equal(final_u(f"r{at}.h5")[0], u), f"restart at {at}: the same final /u")
     with open(path(f"r{at}.json")) as f:
         check(json.load(f)["result"]["snapshots"] == 6, f"restart at {at}: report snapshots 6")
@@ -266,6 +267,29 @@ for sig, code in ((signal.SIGKILL, -signal.SIGKILL), (signal.SIGTERM, 76)):
         check(not left, f"SIGTERM: no temporary left ({left})")
     for t in left:
         os.remove(t)
+
+# SIGTERM with --checkpoint mid-series (exit 75), then a restart: the series is bitwise the
+# uninterrupted run's, wherever the signal fell.
+SIG = ["solve", "--problem", "heat", "--grid", "16,16,16", "--steps", "400000", "--dt", "1e-9",
+       "--output-every", "40000", "--quiet"]
+proc = subprocess.Popen([HALO3D] + SIG + ["--output", "sig.h5", "--checkpoint", "sig.ckpt.h5"],
+                        cwd=work, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+deadline = time.time() + 120
+while time.time() < deadline and not glob.glob(path("sig.h5.partial.*")):
+    time.sleep(0.1)
+time.sleep(1.5)
+proc.send_signal(signal.SIGTERM)
+rc = proc.wait(timeout=300)
+check(rc == 75, f"SIGTERM with --checkpoint mid-series: exit {rc} (want 75; 0: ended before it)")
+check(not os.path.exists(path("sig.h5")), "SIGTERM with --checkpoint: no output file yet")
+with h5py.File(path("sig.ckpt.h5")) as f:
+    stopped = int(f.attrs["iteration"][0])
+    held = sorted(int(f["series"][k].attrs["step"][0]) for k in f["series"])
+check(held == list(range(0, stopped + 1, 40000)),
+      f"the checkpoint at step {stopped} holds the snapshots {held}")
+halo3d(2, *SIG, "--output", "sig.h5", "--restart", "sig.ckpt.h5")
+halo3d(1, *SIG, "--output", "sigref.h5")
+same_series("sigref.h5", "sig.h5", f"stopped at step {stopped} and restarted on 2 ranks vs uninterrupted")
 
 if failures:
     print("\nFAILED:\n" + "\n".join(failures))
