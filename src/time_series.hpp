@@ -26,6 +26,11 @@ struct Snapshot {
 // 6 digits so that names sort by step.
 std::string snapshot_dataset(long step);
 
+// The snapshots of a fresh run of `steps` steps: after 0, every, 2 every, ... and the last.
+inline long planned_snapshots(long steps, long every) {
+  return steps / every + 1 + (steps % every != 0 ? 1 : 0);
+}
+
 class TimeSeries {
  public:
   // Snapshots every `every` steps of size `dt` into `file` (open for writing), under /series.

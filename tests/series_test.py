@@ -131,6 +131,10 @@ same_series("e1.h5", "e3.h5", "1 rank vs 3 ranks")
 check_xdmf("e1.h5", snaps)
 check_xdmf("e3.h5", series("e3.h5")[0])
 
+p = halo3d(1, *HEAT, "--steps", "23", "--output-every", "5", "--output", "dry.h5", "--dry-run")
+check("time series: 6 snapshots of u in dry.h5:/series" in p.stdout
+      and not os.path.exists(path("dry.h5")), "--dry-run names the series, writes nothing")
+
 # Each snapshot is bitwise the final state of a run of exactly that many steps.
 for s in want:
     halo3d(1, *HEAT, "--steps", str(s), "--output", f"ref{s}.h5")
