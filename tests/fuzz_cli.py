@@ -41,7 +41,7 @@ OPTIONS = {
     "--alpha": NUMBERS, "--time-scheme": WORDS, "--dt": NUMBERS, "--backend": WORDS,
     "--halo": WORDS, "--overlap": WORDS, "--peer-access": WORDS, "--monitor": ITERS, "--quiet": None,
     "--output": PATHS, "--report": PATHS, "--checkpoint": PATHS, "--checkpoint-every": ITERS,
-    "--restart": PATHS, "--bogus": NUMBERS,
+    "--restart": PATHS, "--output-every": ITERS, "--bogus": NUMBERS,
 }
 # Iteration counts are bounded by the generator: these always come with a small value.
 BOUNDED = {"--max-iters": "5", "--steps": "3"}

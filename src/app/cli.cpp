@@ -217,8 +217,10 @@ std::string suggestion(const CLI::App& app, const std::string& message) {
   std::string word;
   while (in >> word) {
     if (word.rfind("--", 0) != 0) continue;
-    const std::string typed = word.substr(
+    std::string typed = word.substr(
         2, word.find('=') == std::string::npos ? std::string::npos : word.find('=') - 2);
+    // "--steps: must be ..." names a known option: no suggestion of itself.
+    if (!typed.empty() && typed.back() == ':') typed.pop_back();
     std::string best;
     std::size_t best_d = std::max<std::size_t>(2, typed.size() / 3) + 1;
     for (const CLI::Option* opt : app.get_options()) {
@@ -240,7 +242,7 @@ void refuse_inapplicable(const SolveOptions& o, const std::set<std::string>& giv
   };
   const bool heat = o.problem == "heat";
   if (!heat) {
-    for (const char* n : {"steps", "alpha", "dt", "time-scheme"})
+    for (const char* n : {"steps", "alpha", "dt", "time-scheme", "output-every"})
       refuse(n, "applies to --problem heat only (this run solves Poisson)");
   } else {
     refuse("solver", "applies to --problem poisson only (heat steps by --time-scheme)");
@@ -389,6 +391,12 @@ Command parse_command_line(int argc, char** argv) {
                  "hierarchy, memory per rank and files, then exit 0 without solving")
       ->group("Output");
   solve->add_option("--output", output, "Solution file (HDF5), or 'none'")->group("Output");
+  solve
+      ->add_option("--output-every", o.output_every,
+                   "Heat: also a snapshot of u every N steps (and the last step) in --output's "
+                   "/series, played by the .xdmf sidecar")
+      ->check(whole_number<long>() & positive())
+      ->group("Output");
   solve->add_option("--report", o.report, "JSON report of the run, or 'none'")->group("Output");
   solve->add_option("--checkpoint", o.checkpoint, "Checkpoint file (HDF5), or 'none'")
       ->group("Checkpoint");
@@ -475,6 +483,10 @@ Command parse_command_line(int argc, char** argv) {
       for (const auto& m : modes) o.modes.push_back(parse_mode(m));
       o.overlap = overlap == "on";
       o.output = output;
+      if (given.count("output-every") && o.output == "none")
+        throw BadInput(
+            "--output-every needs an --output file (the snapshots are written into it), not "
+            "'none'");
       none_is_empty(o.report);
       none_is_empty(o.checkpoint);
       none_is_empty(o.restart);

@@ -14,6 +14,7 @@
 #include "problem.hpp"
 #include "solvers.hpp"
 #include "threads.hpp"
+#include "time_series.hpp"
 
 namespace halo3d {
 namespace {
@@ -126,6 +127,10 @@ int run_dry_run(const SolveOptions& o, MPI_Comm world) {
     }
     std::printf("\n");
   }
+  if (o.problem == "heat" && o.output_every > 0 && o.output != "none")
+    std::printf("time series: %ld snapshots of u in %s:/series (after steps 0, %ld, ... and %ld)\n",
+                planned_snapshots(o.steps, o.output_every), o.output.c_str(), o.output_every,
+                o.steps);
   std::fflush(stdout);
   return kExitOk;
 }

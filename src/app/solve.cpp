@@ -19,6 +19,7 @@
 #include "runtime.hpp"
 #include "solvers.hpp"
 #include "threads.hpp"
+#include "time_series.hpp"
 
 namespace halo3d {
 namespace {
@@ -76,390 +77,573 @@ MemoryNeed solve_memory(const SolveOptions& o, const Decomposition& d, MPI_Comm 
   return m;
 }
 
-int run_solve(const SolveOptions& o, MPI_Comm world) {
-  if (o.dry_run) return run_dry_run(o, world);
-  const bool root = comm_rank(world) == 0;
-  // Start-up (MPI, threads, options) ran before this; the phases follow back to back.
-  PhaseClock phases(root && !o.quiet);
-  phases.end("start-up");
-  const bool heat = o.problem == "heat";
-  const std::string solver = heat ? (uses_implicit_heat(o) ? o.time_scheme : "euler") : o.solver;
+namespace {
 
-  const Problem prob(o);
-  const double dt = prob.dt();
-  RuntimeOptions ro = runtime_options(o, prob.stencil());
-  ro.memory = [&](const Decomposition& d, MPI_Comm cart) { return solve_memory(o, d, cart); };
-  auto rt = make_runtime(ro, world);
-  MPI_Comm comm = rt->cart.get();
-  Kernels& k = *rt->kernels;
-  const Decomposition& d = rt->decomp;
-  if (root && !rt->warnings.empty()) std::fputs(rt->warnings.c_str(), stderr);
+// One `halo3d solve` as it is built, phase by phase. Members are declared in the order they
+// are made, so they are destroyed in reverse: the method uses the source and the
+// preconditioner, both use the runtime.
+struct SolveRun {
+  SolveRun(const SolveOptions& opts, MPI_Comm world)
+      : o(opts),
+        root(comm_rank(world) == 0),
+        heat(o.problem == "heat"),
+        solver(heat ? (uses_implicit_heat(o) ? o.time_scheme : "euler") : o.solver),
+        phases(root && !o.quiet) {}
+  const SolveOptions& o;
+  const bool root, heat;
+  const std::string solver;
+  PhaseClock phases;
+  std::unique_ptr<Problem> prob;
+  double dt = 0;
+  std::unique_ptr<Runtime> rt;
+  MPI_Comm comm = MPI_COMM_NULL;
+  Kernels* k = nullptr;
+  const Decomposition* d = nullptr;
+  Buffer b;  // the right-hand side (heat: the initial state)
+  double setup_s = 0;
+  std::unique_ptr<Preconditioner> pc;
+  const Multigrid* mg = nullptr;
+  std::string precond;
+  std::unique_ptr<Method> method;
+  RunIdentity id;
+  long first = 0;
+  std::vector<double> history;  // a restart's residuals so far
+  // Heat's --output-every: the solution file is open (as its temporary) for the whole run.
+  std::unique_ptr<AtomicH5File> out;
+  std::unique_ptr<TimeSeries> series;
+  bool wants_series() const { return heat && o.output_every > 0 && o.output != "none"; }
+};
 
+// The problem, the runtime (decomposition, backend, transport) and the file checks.
+void set_up(SolveRun& r, MPI_Comm world) {
+  const SolveOptions& o = r.o;
+  r.prob = std::make_unique<Problem>(o);
+  r.dt = r.prob->dt();
+  RuntimeOptions ro = runtime_options(o, r.prob->stencil());
+  ro.memory = [&o](const Decomposition& d, MPI_Comm cart) { return solve_memory(o, d, cart); };
+  r.rt = make_runtime(ro, world);
+  r.comm = r.rt->cart.get();
+  r.k = r.rt->kernels.get();
+  r.d = &r.rt->decomp;
+  if (r.root && !r.rt->warnings.empty()) std::fputs(r.rt->warnings.c_str(), stderr);
   // Fail before solving, not after hours of it.
-  const bool write_output = o.output != "none";
-  check_planned_files(planned_files(o), comm);
-  phases.end("set-up");
+  check_planned_files(planned_files(o), r.comm);
+}
 
-  Buffer b = fill_fields(k, o, prob, d, comm);
-  phases.end("right-hand side");
+void fill_source(SolveRun& r) { r.b = fill_fields(*r.k, r.o, *r.prob, *r.d, r.comm); }
 
+// A checkpoint continues only under the same preconditioner (it shapes the iterates).
+// An implicit step's answer depends on the inner solve: its tolerance and preconditioner.
+std::string solver_identity(const SolveRun& r) {
+  const SolveOptions& o = r.o;
+  if (uses_implicit_heat(o))
+    return r.solver + "(tol=" + nlohmann::json(o.tol).dump() + ",precond=" + o.precond + ")";
+  if (r.mg)
+    return r.solver + "+mg(levels=" + std::to_string(o.mg_levels) +
+           ",smooth=" + std::to_string(o.mg_smooth) + "," + o.mg_smoother + ")";
+  return r.solver;
+}
+
+void print_banner(const SolveRun& r) {
+  const SolveOptions& o = r.o;
+  const Decomposition& d = *r.d;
+  std::printf(
+      "halo3d %s: %s/%s on grid %s, %d %s as %s, backend %s (%s), %d thread(s)/rank (%s), "
+      "halo %s, overlap %s\n",
+      version_string().c_str(), o.problem.c_str(), r.solver.c_str(), to_string(o.grid).c_str(),
+      d.ranks, d.ranks == 1 ? "rank" : "ranks", to_string(d.procs).c_str(), r.k->name().c_str(),
+      r.k->device_name().c_str(), thread_setup().threads,
+      thread_setup().from_env ? "OMP_NUM_THREADS" : "auto", r.rt->op->transport().name().c_str(),
+      o.overlap ? "on" : "off");
+  print_halo_selection(r.rt->halo_selection);
+  if (r.mg)
+    std::printf("preconditioner: multigrid V-cycle, %s; set-up %.4f s\n", r.mg->describe().c_str(),
+                r.setup_s);
+  std::fflush(stdout);
+}
+
+// --output-every: the solution file's temporary, opened now, and the series' first snapshot
+// (the initial state, or a restart's series so far copied from its checkpoint).
+void start_series(SolveRun& r) {
+  ScopedTimer t(r.rt->timers.io);
+  r.out = std::make_unique<AtomicH5File>(r.o.output, r.comm);
+  r.series = std::make_unique<TimeSeries>(r.out->get(), *r.d, r.comm, r.o.output_every, r.dt);
+  if (!r.o.restart.empty()) r.series->restore(r.o.restart, r.first);
+  if (r.series->due(r.first)) r.series->write(r.first, download(*r.k, r.method->solution()));
+}
+
+// The preconditioner, the method, and its state: fresh or from --restart.
+void start_solver(SolveRun& r) {
+  const SolveOptions& o = r.o;
   // The preconditioner's set-up (the multigrid hierarchy) is timed on its own.
   const double t_setup = now_seconds();
-  const std::unique_ptr<Preconditioner> pc = make_preconditioner(o, *rt);
-  const auto* mg = dynamic_cast<const Multigrid*>(pc.get());
-  const double setup_s = now_seconds() - t_setup;
-  const std::string precond = pc ? pc->name() : (uses_implicit_heat(o) ? o.precond : "none");
-  std::unique_ptr<Method> method = uses_implicit_heat(o)
-                                       ? make_implicit_heat(*rt, o, dt, b)
-                                       : make_method(o, dt, *rt->op, comm, rt->timers, b, pc.get());
-
-  // A checkpoint continues only under the same preconditioner (it shapes the iterates).
-  // An implicit step's answer depends on the inner solve: its tolerance and preconditioner.
-  const std::string solver_id =
-      uses_implicit_heat(o)
-          ? solver + "(tol=" + nlohmann::json(o.tol).dump() + ",precond=" + o.precond + ")"
-      : mg ? solver + "+mg(levels=" + std::to_string(o.mg_levels) +
-                 ",smooth=" + std::to_string(o.mg_smooth) + "," + o.mg_smoother + ")"
-           : solver;
-  const RunIdentity id = RunIdentity::of(o, solver_id, dt);
-  long first = 0;
-  std::vector<double> history;
+  r.pc = make_preconditioner(o, *r.rt);
+  r.mg = dynamic_cast<const Multigrid*>(r.pc.get());
+  r.setup_s = now_seconds() - t_setup;
+  r.precond = r.pc ? r.pc->name() : (uses_implicit_heat(o) ? o.precond : "none");
+  r.method = uses_implicit_heat(o)
+                 ? make_implicit_heat(*r.rt, o, r.dt, r.b)
+                 : make_method(o, r.dt, *r.rt->op, r.comm, r.rt->timers, r.b, r.pc.get());
+  r.id = RunIdentity::of(o, solver_identity(r), r.dt);
   if (!o.restart.empty()) {
-    ScopedTimer t(rt->timers.io);
-    first = read_checkpoint(o.restart, comm, d, k, *method, id, history);
-    if (root) std::printf("restarted from %s at iteration %ld\n", o.restart.c_str(), first);
+    ScopedTimer t(r.rt->timers.io);
+    r.first = read_checkpoint(o.restart, r.comm, *r.d, *r.k, *r.method, r.id, r.history);
   } else {
-    method->start();
+    r.method->start();
   }
+  if (r.wants_series()) start_series(r);  // refuses a checkpoint whose series cannot go on
+  if (r.root && !o.restart.empty())
+    std::printf("restarted from %s at iteration %ld\n", o.restart.c_str(), r.first);
+  if (r.root) print_banner(r);
+}
 
-  if (root) {
-    std::printf(
-        "halo3d %s: %s/%s on grid %s, %d %s as %s, backend %s (%s), %d thread(s)/rank (%s), "
-        "halo %s, overlap %s\n",
-        version_string().c_str(), o.problem.c_str(), solver.c_str(), to_string(o.grid).c_str(),
-        d.ranks, d.ranks == 1 ? "rank" : "ranks", to_string(d.procs).c_str(), k.name().c_str(),
-        k.device_name().c_str(), thread_setup().threads,
-        thread_setup().from_env ? "OMP_NUM_THREADS" : "auto", rt->op->transport().name().c_str(),
-        o.overlap ? "on" : "off");
-    print_halo_selection(rt->halo_selection);
-    if (mg)
-      std::printf("preconditioner: multigrid V-cycle, %s; set-up %.4f s\n", mg->describe().c_str(),
-                  setup_s);
-    std::fflush(stdout);
+// Heat progress lines: the physical time, and the error against the exact answer.
+std::string heat_progress(SolveRun& r, long it) {
+  ScopedTimer t(r.rt->timers.monitor);
+  char line[128];
+  std::snprintf(line, sizeof line, "t %.6e  ", r.dt * double(it));
+  std::string s = line;
+  if (r.prob->has_exact()) {
+    SolveOptions at = r.o;  // the exact answer after `it` steps, not after --steps
+    at.steps = it;
+    const Problem::Errors e = Problem(at).errors(*r.k, *r.d, r.method->solution().data(), r.comm);
+    std::snprintf(line, sizeof line, "max error %.3e  ", e.max);
+    s += line;
   }
-  phases.end("solver start");
+  return s;
+}
 
+struct SolveOutcome {
+  DriveResult res;
+  Timers before, after;  // the timers as the solve began and ended
+};
+
+SolveOutcome solve(SolveRun& r) {
+  const SolveOptions& o = r.o;
   DriveOptions dro;
-  dro.max_iters = heat ? o.steps : o.max_iters;
+  dro.max_iters = r.heat ? o.steps : o.max_iters;
   dro.monitor = o.monitor;
   dro.checkpoint_every = o.checkpoint_every;
+  TimeSeries* series = r.series.get();
   if (!o.checkpoint.empty())
-    dro.checkpoint = [&](long it, const std::vector<double>& h) {
-      ScopedTimer t(rt->timers.io);
-      write_checkpoint(o.checkpoint, comm, d, k, *method, id, it, h);
+    dro.checkpoint = [&r, series](long it, const std::vector<double>& h) {
+      ScopedTimer t(r.rt->timers.io);
+      std::function<void(hid_t)> extra;
+      if (series) extra = [series](hid_t f) { series->save(f); };
+      write_checkpoint(r.o.checkpoint, r.comm, *r.d, *r.k, *r.method, r.id, it, h, extra);
     };
-  // Heat progress lines: the physical time, and the error against the exact answer.
-  if (heat)
-    dro.progress = [&](long it) {
-      ScopedTimer t(rt->timers.monitor);
-      char line[128];
-      std::snprintf(line, sizeof line, "t %.6e  ", dt * double(it));
-      std::string s = line;
-      if (prob.has_exact()) {
-        SolveOptions at = o;  // the exact answer after `it` steps, not after --steps
-        at.steps = it;
-        const Problem::Errors e = Problem(at).errors(k, d, method->solution().data(), comm);
-        std::snprintf(line, sizeof line, "max error %.3e  ", e.max);
-        s += line;
-      }
-      return s;
+  if (r.heat) dro.progress = [&r](long it) { return heat_progress(r, it); };
+  if (series) {
+    dro.snapshot_every = series->every();
+    dro.snapshot = [&r, series](long it) {
+      ScopedTimer t(r.rt->timers.io);
+      series->write(it, download(*r.k, r.method->solution()));
     };
-  const Timers before_solve = rt->timers;
-  const DriveResult res = drive(*method, comm, dro, first, std::move(history));
-  const Timers after_solve = rt->timers;
-  phases.end("solve");
-
-  if (res.stopped_by_signal) {
-    // 75 promises a checkpoint to restart from (batch scripts requeue on it); without
-    // --checkpoint nothing was saved, which is a code of its own.
-    const int code = o.checkpoint.empty() ? kExitStoppedUnsaved : kExitCheckpointed;
-    if (root)
-      std::fprintf(stderr, "halo3d: stopped by signal %d at iteration %ld; %s; exit code %d\n",
-                   res.stop_signal, res.iterations,
-                   o.checkpoint.empty() ? "no --checkpoint given, state not saved"
-                                        : ("checkpoint written to " + o.checkpoint).c_str(),
-                   code);
-    return code;
   }
+  SolveOutcome out;
+  out.before = r.rt->timers;
+  out.res = drive(*r.method, r.comm, dro, r.first, std::move(r.history));
+  out.after = r.rt->timers;
+  return out;
+}
 
-  // Self-checks: the true residual recomputed from scratch, and the error against the
-  // exact answers where they are known.
-  double true_rel = NAN;
-  if (!heat) {
-    Buffer r(k, b.size());
-    rt->op->residual(b.data(), method->solution().data(), r.data(), 0);
-    k.dot(d.layout(), b.data(), b.data(), 1);
-    DD parts[2];
-    k.read_slots(2, parts);
-    double g[2];
-    global_sums(comm, parts, 2, g);
-    true_rel = g[1] > 0 ? std::sqrt(g[0] / g[1]) : 0.0;
-  }
+// A run stopped by a signal: the line saying so, and its exit code.
+int stopped_by_signal(const SolveRun& r, const DriveResult& res) {
+  const SolveOptions& o = r.o;
+  // 75 promises a checkpoint to restart from (batch scripts requeue on it); without
+  // --checkpoint nothing was saved, which is a code of its own.
+  const int code = o.checkpoint.empty() ? kExitStoppedUnsaved : kExitCheckpointed;
+  if (r.root)
+    std::fprintf(stderr, "halo3d: stopped by signal %d at iteration %ld; %s; exit code %d\n",
+                 res.stop_signal, res.iterations,
+                 o.checkpoint.empty() ? "no --checkpoint given, state not saved"
+                                      : ("checkpoint written to " + o.checkpoint).c_str(),
+                 code);
+  return code;
+}
+
+struct Verification {
+  double true_rel = NAN;  // Poisson: the true relative residual, recomputed
+  double rel_res = NAN;   // the relative residual reported
+  Problem::Errors err;
+  bool has_halo = false;
+  DistributedOperator::OverlapTimes ov;
+};
+
+// ||b - A x|| / ||b|| recomputed from scratch.
+double true_relative_residual(SolveRun& r) {
+  Kernels& k = *r.k;
+  Buffer res(k, r.b.size());
+  r.rt->op->residual(r.b.data(), r.method->solution().data(), res.data(), 0);
+  k.dot(r.d->layout(), r.b.data(), r.b.data(), 1);
+  DD parts[2];
+  k.read_slots(2, parts);
+  double g[2];
+  global_sums(r.comm, parts, 2, g);
+  return g[1] > 0 ? std::sqrt(g[0] / g[1]) : 0.0;
+}
+
+// Self-checks: the true residual recomputed from scratch, and the error against the
+// exact answers where they are known.
+Verification verify(SolveRun& r, const DriveResult& res) {
+  Verification v;
+  if (!r.heat) v.true_rel = true_relative_residual(r);
   // No iteration ran (--max-iters 0): the residual is the starting iterate's, recomputed.
-  const double rel_res = res.history.empty() && !heat ? true_rel : res.relative_residual;
-  // A NaN/Inf answer is a breakdown on every rank, never a success.
-  if (!all_finite(k, d.layout(), method->solution().data(), comm))
+  v.rel_res = res.history.empty() && !r.heat ? v.true_rel : res.relative_residual;
+  // A NaN/Inf answer is a breakdown on every rank, never a success. Checked where u lives.
+  if (!all_finite(*r.k, r.d->layout(), r.method->solution().data(), r.comm))
     throw Error(kExitBreakdown, "the solution holds NaN or Inf after " +
                                     std::to_string(res.iterations) +
                                     " iterations: the solve diverged; nothing written");
-  Problem::Errors err;
-  if (prob.has_exact()) err = prob.errors(k, d, method->solution().data(), comm);
+  if (r.prob->has_exact()) v.err = r.prob->errors(*r.k, *r.d, r.method->solution().data(), r.comm);
   // How much of the halo the overlap hides, measured on the real faces after the solve.
-  DistributedOperator::OverlapTimes ov;
-  const bool has_halo = d.ranks > 1;
-  if (has_halo) {
-    Buffer scratch(k, b.size());
-    ov = rt->op->measure_overlap(method->solution().data(), scratch.data(), 5, comm);
+  v.has_halo = r.d->ranks > 1;
+  if (v.has_halo) {
+    Buffer scratch(*r.k, r.b.size());
+    v.ov = r.rt->op->measure_overlap(r.method->solution().data(), scratch.data(), 5, r.comm);
   }
-  phases.end("verification");
-  const double t_end = dt * double(res.iterations);  // heat: the physical time reached
+  return v;
+}
 
-  if (write_output) {
-    ScopedTimer t(rt->timers.io);
-    AtomicH5File f(o.output, comm);
-    h5_write_field(f.get(), "u", d, download(k, method->solution()).data());
-    h5_write_vector(f.get(), "residual_history", res.history, comm);
-    const hid_t g = f.get();
-    h5_attr(g, "grid", std::vector<long long>{o.grid[0], o.grid[1], o.grid[2]});
-    h5_attr(g, "procs", std::vector<long long>{d.procs[0], d.procs[1], d.procs[2]});
-    h5_attr(g, "spacing", std::vector<double>{prob.h()[0], prob.h()[1], prob.h()[2]});
-    h5_attr_matrix(g, "mode", o.modes);
-    h5_attr(g, "problem", o.problem);
-    h5_attr(g, "solver", solver);
-    h5_attr(g, "precond", precond);
-    if (mg) {  // the hierarchy: each level's grid, and its set-up time
-      std::vector<Int3> grids;
-      for (const MgLevelInfo& l : mg->levels()) grids.push_back(l.grid);
-      h5_attr_matrix(g, "mg_level_grids", grids);
-      h5_attr(g, "mg_setup_s", std::vector<double>{setup_s});
-    }
-    if (heat) h5_attr(g, "time_scheme", o.time_scheme);
-    h5_attr(g, "rhs", source_spec(o));  // heat: where its initial state came from
-    if (heat) h5_attr(g, "initial", source_spec(o));
-    h5_attr(g, "boundary", o.boundary);
-    h5_attr(g, "iterations", std::vector<long long>{res.iterations});
-    h5_attr(g, "relative_residual", std::vector<double>{heat ? NAN : rel_res});
-    h5_attr(g, "true_relative_residual", std::vector<double>{true_rel});
-    h5_attr(g, "converged", std::vector<long long>{res.converged ? 1 : 0});
-    h5_attr(g, "fixed_iterations",
-            std::vector<long long>{fixed_iterations(o) && !res.converged ? 1 : 0});
-    h5_attr(g, "l2_error", std::vector<double>{err.l2});
-    h5_attr(g, "max_error", std::vector<double>{err.max});
-    h5_attr(g, "l2_error_continuous", std::vector<double>{err.l2_cont});
-    h5_attr(g, "max_error_continuous", std::vector<double>{err.max_cont});
-    h5_attr(g, "backend", k.name());
-    h5_attr(g, "halo", rt->op->transport().name());
-    h5_attr(g, "version", version_string());
-    if (heat) {
-      h5_attr(g, "t", std::vector<double>{t_end});
-      h5_attr(g, "dt", std::vector<double>{dt});
-      h5_attr(g, "alpha", std::vector<double>{o.alpha});
-      h5_attr(g, "time", std::vector<double>{t_end, dt, o.alpha});  // older readers: t, dt, alpha
-    }
-    f.commit();
-    write_xdmf(o.output, o.grid, prob.h(), comm);
+// The run's description as attributes of the solution file's root group.
+void write_solution_attributes(const SolveRun& r, hid_t g, const DriveResult& res,
+                               const Verification& v) {
+  const SolveOptions& o = r.o;
+  const Decomposition& d = *r.d;
+  h5_attr(g, "grid", std::vector<long long>{o.grid[0], o.grid[1], o.grid[2]});
+  h5_attr(g, "procs", std::vector<long long>{d.procs[0], d.procs[1], d.procs[2]});
+  h5_attr(g, "spacing", std::vector<double>{r.prob->h()[0], r.prob->h()[1], r.prob->h()[2]});
+  h5_attr_matrix(g, "mode", o.modes);
+  h5_attr(g, "problem", o.problem);
+  h5_attr(g, "solver", r.solver);
+  h5_attr(g, "precond", r.precond);
+  if (r.mg) {  // the hierarchy: each level's grid, and its set-up time
+    std::vector<Int3> grids;
+    for (const MgLevelInfo& l : r.mg->levels()) grids.push_back(l.grid);
+    h5_attr_matrix(g, "mg_level_grids", grids);
+    h5_attr(g, "mg_setup_s", std::vector<double>{r.setup_s});
   }
+  if (r.heat) h5_attr(g, "time_scheme", o.time_scheme);
+  h5_attr(g, "rhs", source_spec(o));  // heat: where its initial state came from
+  if (r.heat) h5_attr(g, "initial", source_spec(o));
+  h5_attr(g, "boundary", o.boundary);
+  h5_attr(g, "iterations", std::vector<long long>{res.iterations});
+  h5_attr(g, "relative_residual", std::vector<double>{r.heat ? NAN : v.rel_res});
+  h5_attr(g, "true_relative_residual", std::vector<double>{v.true_rel});
+  h5_attr(g, "converged", std::vector<long long>{res.converged ? 1 : 0});
+  h5_attr(g, "fixed_iterations",
+          std::vector<long long>{fixed_iterations(o) && !res.converged ? 1 : 0});
+  h5_attr(g, "l2_error", std::vector<double>{v.err.l2});
+  h5_attr(g, "max_error", std::vector<double>{v.err.max});
+  h5_attr(g, "l2_error_continuous", std::vector<double>{v.err.l2_cont});
+  h5_attr(g, "max_error_continuous", std::vector<double>{v.err.max_cont});
+  h5_attr(g, "backend", r.k->name());
+  h5_attr(g, "halo", r.rt->op->transport().name());
+  h5_attr(g, "version", version_string());
+  if (r.heat) {
+    const double t_end = r.dt * double(res.iterations);  // the physical time reached
+    h5_attr(g, "t", std::vector<double>{t_end});
+    h5_attr(g, "dt", std::vector<double>{r.dt});
+    h5_attr(g, "alpha", std::vector<double>{o.alpha});
+    h5_attr(g, "time", std::vector<double>{t_end, r.dt, o.alpha});  // older readers: t, dt, alpha
+  }
+  if (r.series) {
+    h5_attr(g, "output_every", std::vector<long long>{r.series->every()});
+    h5_attr(g, "snapshots", std::vector<long long>{(long long)r.series->snapshots().size()});
+  }
+}
 
-  const SolveSplit sp = solve_split(res.solve_seconds, before_solve, after_solve, comm);
-  const double io_s = max_over_ranks(rt->timers.io, comm);
+// --output: the solution file and its XDMF sidecar. With a series the file is the one open
+// since the start; the final state is always its last snapshot (when the steps are not a
+// multiple of --output-every, an extra one), and the sidecar plays the series.
+void write_solution(SolveRun& r, const DriveResult& res, const Verification& v) {
+  ScopedTimer t(r.rt->timers.io);
+  if (!r.out) r.out = std::make_unique<AtomicH5File>(r.o.output, r.comm);
+  const hid_t f = r.out->get();
+  const std::vector<double> u = download(*r.k, r.method->solution());
+  h5_write_field(f, "u", *r.d, u.data());
+  h5_write_vector(f, "residual_history", res.history, r.comm);
+  if (r.series) {
+    r.series->write(res.iterations, u);
+    r.series->finish();
+  }
+  write_solution_attributes(r, f, res, v);
+  r.out->commit();
+  if (!r.series) return write_xdmf(r.o.output, r.o.grid, r.prob->h(), r.comm);
+  std::vector<XdmfStep> steps;
+  for (const Snapshot& s : r.series->snapshots()) steps.push_back({snapshot_dataset(s.step), s.t});
+  write_xdmf_series(r.o.output, r.o.grid, r.prob->h(), steps, r.comm);
+}
+
+// The run's numbers reduced for the summary lines and the report.
+struct Summary {
+  SolveSplit sp;
+  double io_s = 0;
+  bool fixed = false;  // a fixed iteration count ran out (success)
+  long done = 0;       // iterations of this run (not counting a restart's)
+  double per_iter = 0, gbs = 0, gpts = 0;
+};
+
+Summary summarize(SolveRun& r, const SolveOutcome& s) {
+  Summary m;
+  m.sp = solve_split(s.res.solve_seconds, s.before, s.after, r.comm);
+  m.io_s = max_over_ranks(r.rt->timers.io, r.comm);
   // --iters N / --tol 0: the iteration count is the plan; stopping there is success.
-  const bool fixed = fixed_iterations(o) && !res.converged;
-  const long done = res.iterations - first;
-  const double per_iter = done > 0 ? sp.solve / double(done) : 0.0;
-  const double gbs = per_iter > 0 ? method->bytes_per_iteration() / per_iter / 1e9 : 0.0;
-  const double gpts = per_iter > 0 ? rt->op->global_points() / per_iter / 1e9 : 0.0;
+  m.fixed = fixed_iterations(r.o) && !s.res.converged;
+  m.done = s.res.iterations - r.first;
+  m.per_iter = m.done > 0 ? m.sp.solve / double(m.done) : 0.0;
+  m.gbs = m.per_iter > 0 ? r.method->bytes_per_iteration() / m.per_iter / 1e9 : 0.0;
+  m.gpts = m.per_iter > 0 ? r.rt->op->global_points() / m.per_iter / 1e9 : 0.0;
+  return m;
+}
 
-  if (root) {
-    if (heat) {
-      std::printf("heat: %ld steps done, t = %.6e (dt %.6e, alpha %g)\n", res.iterations, t_end, dt,
-                  o.alpha);
-      if (uses_implicit_heat(o) && done > 0)
-        std::printf("%s steps: %ld CG iterations (%s), %.2f per step\n", o.time_scheme.c_str(),
-                    method->inner_iterations(),
-                    o.precond == "mg" ? "multigrid-preconditioned" : "plain",
-                    double(method->inner_iterations()) / double(done));
-    } else {
-      std::printf("%s after %ld iterations: relative residual %.3e (true %.3e)\n",
-                  res.converged ? "converged" : (fixed ? "fixed iterations done" : "NOT converged"),
-                  res.iterations, rel_res, true_rel);
-    }
-    if (prob.has_exact())
-      std::printf("error%s vs exact discrete: l2 %.3e max %.3e; vs continuous: l2 %.3e max %.3e\n",
-                  heat ? " at t" : "", err.l2, err.max, err.l2_cont, err.max_cont);
-    else if (heat)
-      std::printf("error: no exact answer for %s %s\n", source_option(o), source_spec(o).c_str());
-    std::printf("throughput: %.2f GB/s of vector traffic, %.3f Gpoints/s\n", gbs, gpts);
-    if (has_halo)
-      std::printf(
-          "overlap: operator %.3e s compute-only, %.3e s halo-only, %.3e s overlapped, %.3e s "
-          "sequential: %.0f%% of halo hidden\n",
-          ov.compute_s, ov.halo_s, ov.overlapped_s, ov.sequential_s, 100 * ov.hidden_fraction);
-    std::fflush(stdout);
+// Rank 0's lines on the outcome: steps or convergence, errors, throughput, overlap.
+void print_results(const SolveRun& r, const DriveResult& res, const Verification& v,
+                   const Summary& m) {
+  const SolveOptions& o = r.o;
+  if (r.heat) {
+    std::printf("heat: %ld steps done, t = %.6e (dt %.6e, alpha %g)\n", res.iterations,
+                r.dt * double(res.iterations), r.dt, o.alpha);
+    if (uses_implicit_heat(o) && m.done > 0)
+      std::printf("%s steps: %ld CG iterations (%s), %.2f per step\n", o.time_scheme.c_str(),
+                  r.method->inner_iterations(),
+                  o.precond == "mg" ? "multigrid-preconditioned" : "plain",
+                  double(r.method->inner_iterations()) / double(m.done));
+    if (r.series)
+      std::printf("series: %zu snapshots of u (every %ld steps, and the last) in %s:/series\n",
+                  r.series->snapshots().size(), r.series->every(), o.output.c_str());
+  } else {
+    std::printf("%s after %ld iterations: relative residual %.3e (true %.3e)\n",
+                res.converged ? "converged" : (m.fixed ? "fixed iterations done" : "NOT converged"),
+                res.iterations, v.rel_res, v.true_rel);
   }
-
-  std::string report_text;
-  if (!o.report.empty() && root) {
-    nlohmann::json j;
-    j["halo3d_version"] = version_string();
-    j["command"] = "solve";
-    add_provenance(j, o, rt->hosts);
-    j["config"] = {{"grid", to_json(o.grid)},
-                   {"problem", o.problem},
-                   {"solver", solver},
-                   {"precond", precond},
-                   {"time_scheme", o.time_scheme},
-                   {"mg_levels", o.mg_levels},
-                   {"mg_smooth", o.mg_smooth},
-                   {"mg_smoother", o.mg_smoother},
-                   {"rhs", source_spec(o)},
-                   {"initial", heat ? nlohmann::json(source_spec(o)) : nlohmann::json()},
-                   {"boundary", o.boundary},
-                   {"seed", o.seed},
-                   {"tol", o.tol},
-                   {"max_iters", o.max_iters},
-                   {"iters", o.iters > 0 ? nlohmann::json(o.iters) : nlohmann::json()},
-                   {"steps", o.steps},
-                   {"alpha", o.alpha},
-                   {"dt", dt},
-                   {"backend", k.name()},
-                   {"halo", rt->op->transport().name()},
-                   {"overlap", o.overlap},
-                   {"output", o.output},
-                   {"config_file", o.config_file}};
-    nlohmann::json modes = nlohmann::json::array();
-    for (const auto& m : o.modes) modes.push_back(to_json(m));
-    j["config"]["modes"] = modes;
-    j["fields"] = fields_json(o);
-    j["ranks"] = d.ranks;
-    j["procs"] = to_json(d.procs);
-    j["hosts"] = rt->hosts.hosts.size();
-    j["device"] = k.device_name();
-    const ThreadSetup& th = thread_setup();
-    j["threads"] = {{"per_rank", th.threads},
-                    {"source", th.from_env ? "OMP_NUM_THREADS" : "auto"},
-                    {"host_cpus", th.host_cpus},
-                    {"ranks_on_host", th.ranks_on_host},
-                    {"oversubscribed", th.oversubscribed}};
-    j["result"] = {
-        {"iterations", res.iterations},
-        {"iterations_this_run", done},
-        {"restarted_from", first},
-        {"converged", heat ? nlohmann::json() : nlohmann::json(res.converged)},
-        {"fixed_iterations", fixed},
-        {"stop_reason", res.converged ? (heat ? "steps done" : "converged")
-                        : fixed       ? "fixed iterations"
-                                      : "iteration limit"},
-        {"relative_residual", heat ? nlohmann::json() : nlohmann::json(rel_res)},
-        {"true_relative_residual", heat ? nlohmann::json() : nlohmann::json(true_rel)},
-        {"l2_error", prob.has_exact() ? nlohmann::json(err.l2) : nlohmann::json()},
-        {"max_error", prob.has_exact() ? nlohmann::json(err.max) : nlohmann::json()},
-        {"l2_error_continuous", prob.has_exact() ? nlohmann::json(err.l2_cont) : nlohmann::json()}};
-    if (heat) {
-      j["result"]["steps"] = res.iterations;
-      j["result"]["t"] = t_end;
-      j["result"]["dt"] = dt;
-      j["result"]["alpha"] = o.alpha;
-      j["result"]["time_scheme"] = o.time_scheme;
-      if (uses_implicit_heat(o)) {
-        j["result"]["cg_iterations"] = method->inner_iterations();
-        j["result"]["cg_iterations_per_step"] =
-            done > 0 ? double(method->inner_iterations()) / double(done) : 0.0;
-      }
-    }
-    // Phases of the whole run on rank 0 (output: until this report is written), and the
-    // solve split on the slowest rank; each list of parts adds up to its whole.
-    nlohmann::json ph = nlohmann::json::array();
-    double total = 0;
-    for (const auto& [name, sec] : phases.phases()) {
-      ph.push_back({{"name", name}, {"seconds", sec}});
-      total += sec;
-    }
-    const double output_so_far = now_seconds() - process_start_seconds() - phases.total();
-    ph.push_back({{"name", "output"}, {"seconds", output_so_far}});
-    total += output_so_far;
-    j["timing"] = {{"total_s", total},
-                   {"phases", ph},
-                   {"setup_s", setup_s},
-                   {"solve_s", sp.solve},
-                   {"per_iteration_s", per_iter},
-                   {"compute_s", sp.compute},
-                   {"halo_s", sp.halo},
-                   {"reduction_s", sp.reduction},
-                   {"checkpoint_s", sp.checkpoint},
-                   {"monitor_s", sp.monitor},
-                   {"other_s", sp.other},
-                   {"split_rank", sp.rank},
-                   {"io_s", io_s}};
-    j["throughput"] = {{"bytes_per_iteration", method->bytes_per_iteration()},
-                       {"gbytes_per_s", gbs},
-                       {"gpoints_per_s", gpts}};
-    if (mg) {
-      nlohmann::json levels = nlohmann::json::array();
-      for (const MgLevelInfo& l : mg->levels())
-        levels.push_back({{"grid", to_json(l.grid)}, {"distributed", l.distributed}});
-      j["multigrid"] = {{"levels", levels}, {"describe", mg->describe()}};
-    }
-    j["halo_bytes_per_exchange_rank0"] = rt->op->plan().bytes_per_exchange();
-    const HaloSelection& hs = rt->halo_selection;
-    nlohmann::json cand = nlohmann::json::object(), skipped = nlohmann::json::object();
-    for (const auto& [n, s] : hs.candidates) cand[n] = s;
-    for (const auto& [n, why] : hs.skipped) skipped[n] = why;
-    j["halo_selection"] = {{"requested", hs.requested}, {"chosen", hs.chosen},
-                           {"candidates", cand},        {"skipped", skipped},
-                           {"reason", hs.reason},       {"ranks", hs.details}};
-    if (has_halo)
-      j["overlap"] = {{"compute_only_s", ov.compute_s},
-                      {"halo_only_s", ov.halo_s},
-                      {"overlapped_s", ov.overlapped_s},
-                      {"sequential_s", ov.sequential_s},
-                      {"hidden_fraction", ov.hidden_fraction},
-                      {"what", "one operator application, median of 5, slowest rank"}};
-    else
-      j["overlap"] = nullptr;
-    report_text = j.dump(2) + "\n";
-  }
-  if (!o.report.empty()) write_file_atomically(o.report, report_text, comm);
-  phases.end("output");
-
-  if (root) {
+  if (r.prob->has_exact())
+    std::printf("error%s vs exact discrete: l2 %.3e max %.3e; vs continuous: l2 %.3e max %.3e\n",
+                r.heat ? " at t" : "", v.err.l2, v.err.max, v.err.l2_cont, v.err.max_cont);
+  else if (r.heat)
+    std::printf("error: no exact answer for %s %s\n", source_option(o), source_spec(o).c_str());
+  std::printf("throughput: %.2f GB/s of vector traffic, %.3f Gpoints/s\n", m.gbs, m.gpts);
+  if (v.has_halo)
     std::printf(
-        "time: solve %.4f s on the slowest rank (%d), %.3e s/iteration = compute %.4f + halo %.4f "
-        "+ reductions %.4f + checkpoints %.4f + monitor %.4f + other %.4f s\n",
-        sp.solve, sp.rank, per_iter, sp.compute, sp.halo, sp.reduction, sp.checkpoint, sp.monitor,
-        sp.other);
-    std::printf("phases (rank 0):");
-    const char* sep = " ";
-    for (const auto& [name, sec] : phases.phases()) {
-      std::printf("%s%s %.4f", sep, name.c_str(), sec);
-      sep = " + ";
-    }
-    std::printf(" = total %.4f s\n", phases.total());
-    std::string files;
-    if (write_output) {
-      const auto dot = o.output.rfind('.');
-      files = o.output + ", " + o.output.substr(0, dot) + ".xdmf";
-    }
-    if (!o.report.empty()) files += (files.empty() ? "" : ", ") + o.report;
-    if (!files.empty()) std::printf("wrote %s\n", files.c_str());
-    std::fflush(stdout);
-  }
+        "overlap: operator %.3e s compute-only, %.3e s halo-only, %.3e s overlapped, %.3e s "
+        "sequential: %.0f%% of halo hidden\n",
+        v.ov.compute_s, v.ov.halo_s, v.ov.overlapped_s, v.ov.sequential_s,
+        100 * v.ov.hidden_fraction);
+  std::fflush(stdout);
+}
 
-  if (!res.converged && !fixed) {
-    if (root)
+// The report's "config": the options that shape the run, and where they came from.
+nlohmann::json config_json(const SolveRun& r) {
+  const SolveOptions& o = r.o;
+  nlohmann::json c = {
+      {"grid", to_json(o.grid)},
+      {"problem", o.problem},
+      {"solver", r.solver},
+      {"precond", r.precond},
+      {"time_scheme", o.time_scheme},
+      {"mg_levels", o.mg_levels},
+      {"mg_smooth", o.mg_smooth},
+      {"mg_smoother", o.mg_smoother},
+      {"rhs", source_spec(o)},
+      {"initial", r.heat ? nlohmann::json(source_spec(o)) : nlohmann::json()},
+      {"boundary", o.boundary},
+      {"seed", o.seed},
+      {"tol", o.tol},
+      {"max_iters", o.max_iters},
+      {"iters", o.iters > 0 ? nlohmann::json(o.iters) : nlohmann::json()},
+      {"steps", o.steps},
+      {"alpha", o.alpha},
+      {"dt", r.dt},
+      {"backend", r.k->name()},
+      {"halo", r.rt->op->transport().name()},
+      {"overlap", o.overlap},
+      {"output", o.output},
+      {"output_every", r.series ? nlohmann::json(r.series->every()) : nlohmann::json()},
+      {"config_file", o.config_file}};
+  nlohmann::json modes = nlohmann::json::array();
+  for (const auto& m : o.modes) modes.push_back(to_json(m));
+  c["modes"] = modes;
+  return c;
+}
+
+// The report's "result": iterations, residuals, errors; heat's time reached.
+nlohmann::json result_json(const SolveRun& r, const DriveResult& res, const Verification& v,
+                           const Summary& m) {
+  const bool heat = r.heat, exact = r.prob->has_exact();
+  const auto num = [](bool has, double x) { return has ? nlohmann::json(x) : nlohmann::json(); };
+  nlohmann::json j = {
+      {"iterations", res.iterations},
+      {"iterations_this_run", m.done},
+      {"restarted_from", r.first},
+      {"converged", heat ? nlohmann::json() : nlohmann::json(res.converged)},
+      {"fixed_iterations", m.fixed},
+      {"stop_reason", res.converged ? (heat ? "steps done" : "converged")
+                      : m.fixed     ? "fixed iterations"
+                                    : "iteration limit"},
+      {"relative_residual", num(!heat, v.rel_res)},
+      {"true_relative_residual", num(!heat, v.true_rel)},
+      {"l2_error", num(exact, v.err.l2)},
+      {"max_error", num(exact, v.err.max)},
+      {"l2_error_continuous", num(exact, v.err.l2_cont)},
+      {"snapshots", r.series ? nlohmann::json(r.series->snapshots().size()) : nlohmann::json()}};
+  if (heat) {
+    j["steps"] = res.iterations;
+    j["t"] = r.dt * double(res.iterations);
+    j["dt"] = r.dt;
+    j["alpha"] = r.o.alpha;
+    j["time_scheme"] = r.o.time_scheme;
+    if (uses_implicit_heat(r.o)) {
+      const long inner = r.method->inner_iterations();
+      j["cg_iterations"] = inner;
+      j["cg_iterations_per_step"] = m.done > 0 ? double(inner) / double(m.done) : 0.0;
+    }
+  }
+  return j;
+}
+
+// Phases of the whole run on rank 0 (output: until this report is written), and the
+// solve split on the slowest rank; each list of parts adds up to its whole.
+nlohmann::json timing_json(const SolveRun& r, const Summary& m) {
+  nlohmann::json ph = nlohmann::json::array();
+  double total = 0;
+  for (const auto& [name, sec] : r.phases.phases()) {
+    ph.push_back({{"name", name}, {"seconds", sec}});
+    total += sec;
+  }
+  const double output_so_far = now_seconds() - process_start_seconds() - r.phases.total();
+  ph.push_back({{"name", "output"}, {"seconds", output_so_far}});
+  total += output_so_far;
+  const SolveSplit& sp = m.sp;
+  return {{"total_s", total},
+          {"phases", ph},
+          {"setup_s", r.setup_s},
+          {"solve_s", sp.solve},
+          {"per_iteration_s", m.per_iter},
+          {"compute_s", sp.compute},
+          {"halo_s", sp.halo},
+          {"reduction_s", sp.reduction},
+          {"checkpoint_s", sp.checkpoint},
+          {"monitor_s", sp.monitor},
+          {"other_s", sp.other},
+          {"split_rank", sp.rank},
+          {"io_s", m.io_s}};
+}
+
+// The report's halo parts: the transport chosen and why, and the overlap measured.
+void add_halo_json(nlohmann::json& j, const SolveRun& r, const Verification& v) {
+  j["halo_bytes_per_exchange_rank0"] = r.rt->op->plan().bytes_per_exchange();
+  const HaloSelection& hs = r.rt->halo_selection;
+  nlohmann::json cand = nlohmann::json::object(), skipped = nlohmann::json::object();
+  for (const auto& [n, s] : hs.candidates) cand[n] = s;
+  for (const auto& [n, why] : hs.skipped) skipped[n] = why;
+  j["halo_selection"] = {{"requested", hs.requested}, {"chosen", hs.chosen}, {"candidates", cand},
+                         {"skipped", skipped},        {"reason", hs.reason}, {"ranks", hs.details}};
+  if (v.has_halo)
+    j["overlap"] = {{"compute_only_s", v.ov.compute_s},
+                    {"halo_only_s", v.ov.halo_s},
+                    {"overlapped_s", v.ov.overlapped_s},
+                    {"sequential_s", v.ov.sequential_s},
+                    {"hidden_fraction", v.ov.hidden_fraction},
+                    {"what", "one operator application, median of 5, slowest rank"}};
+  else
+    j["overlap"] = nullptr;
+}
+
+// The --report JSON (docs/REPORT.md), made on rank 0.
+std::string report_text(const SolveRun& r, const DriveResult& res, const Verification& v,
+                        const Summary& m) {
+  const SolveOptions& o = r.o;
+  nlohmann::json j;
+  j["halo3d_version"] = version_string();
+  j["command"] = "solve";
+  add_provenance(j, o, r.rt->hosts);
+  j["config"] = config_json(r);
+  j["fields"] = fields_json(o);
+  j["ranks"] = r.d->ranks;
+  j["procs"] = to_json(r.d->procs);
+  j["hosts"] = r.rt->hosts.hosts.size();
+  j["device"] = r.k->device_name();
+  const ThreadSetup& th = thread_setup();
+  j["threads"] = {{"per_rank", th.threads},
+                  {"source", th.from_env ? "OMP_NUM_THREADS" : "auto"},
+                  {"host_cpus", th.host_cpus},
+                  {"ranks_on_host", th.ranks_on_host},
+                  {"oversubscribed", th.oversubscribed}};
+  j["result"] = result_json(r, res, v, m);
+  j["timing"] = timing_json(r, m);
+  j["throughput"] = {{"bytes_per_iteration", r.method->bytes_per_iteration()},
+                     {"gbytes_per_s", m.gbs},
+                     {"gpoints_per_s", m.gpts}};
+  if (r.mg) {
+    nlohmann::json levels = nlohmann::json::array();
+    for (const MgLevelInfo& l : r.mg->levels())
+      levels.push_back({{"grid", to_json(l.grid)}, {"distributed", l.distributed}});
+    j["multigrid"] = {{"levels", levels}, {"describe", r.mg->describe()}};
+  }
+  add_halo_json(j, r, v);
+  return j.dump(2) + "\n";
+}
+
+// Rank 0's closing lines: where the solve's time went, the phases, the files written.
+void print_timing(const SolveRun& r, const Summary& m) {
+  const SolveOptions& o = r.o;
+  const SolveSplit& sp = m.sp;
+  std::printf(
+      "time: solve %.4f s on the slowest rank (%d), %.3e s/iteration = compute %.4f + halo %.4f "
+      "+ reductions %.4f + checkpoints %.4f + monitor %.4f + other %.4f s\n",
+      sp.solve, sp.rank, m.per_iter, sp.compute, sp.halo, sp.reduction, sp.checkpoint, sp.monitor,
+      sp.other);
+  std::printf("phases (rank 0):");
+  const char* sep = " ";
+  for (const auto& [name, sec] : r.phases.phases()) {
+    std::printf("%s%s %.4f", sep, name.c_str(), sec);
+    sep = " + ";
+  }
+  std::printf(" = total %.4f s\n", r.phases.total());
+  std::string files;
+  if (o.output != "none") {
+    const auto dot = o.output.rfind('.');
+    files = o.output + ", " + o.output.substr(0, dot) + ".xdmf";
+  }
+  if (!o.report.empty()) files += (files.empty() ? "" : ", ") + o.report;
+  if (!files.empty()) std::printf("wrote %s\n", files.c_str());
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+int run_solve(const SolveOptions& o, MPI_Comm world) {
+  if (o.dry_run) return run_dry_run(o, world);
+  // Start-up (MPI, threads, options) ran before this; the phases follow back to back.
+  SolveRun r(o, world);
+  r.phases.end("start-up");
+  set_up(r, world);
+  r.phases.end("set-up");
+  fill_source(r);
+  r.phases.end("right-hand side");
+  start_solver(r);
+  r.phases.end("solver start");
+  const SolveOutcome s = solve(r);
+  const DriveResult& res = s.res;
+  r.phases.end("solve");
+  if (res.stopped_by_signal) return stopped_by_signal(r, res);
+
+  const Verification v = verify(r, res);
+  r.phases.end("verification");
+  if (o.output != "none") write_solution(r, res, v);
+  const Summary m = summarize(r, s);
+  if (r.root) print_results(r, res, v, m);
+  if (!o.report.empty())
+    write_file_atomically(o.report, r.root ? report_text(r, res, v, m) : std::string(), r.comm);
+  r.phases.end("output");
+  if (r.root) print_timing(r, m);
+
+  if (!res.converged && !m.fixed) {
+    if (r.root)
       std::fprintf(
           stderr,
           "halo3d: warning: not converged to --tol %.3e within --max-iters %ld (residual %.3e)\n",
-          o.tol, o.max_iters, rel_res);
+          o.tol, o.max_iters, v.rel_res);
     return kExitNotConverged;
   }
   return kExitOk;

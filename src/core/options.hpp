@@ -47,6 +47,7 @@ struct SolveOptions {
   int monitor = 0;
   bool quiet = false;                  // no phase lines
   std::string output = "solution.h5";  // "none" for no file
+  long output_every = 0;               // heat: a snapshot of u every N steps (0: none)
   std::string report;                  // JSON report path, empty for none
   // Checkpoint / restart
   std::string checkpoint;

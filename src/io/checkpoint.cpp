@@ -58,7 +58,7 @@ RunIdentity RunIdentity::of(const SolveOptions& o, const std::string& solver, do
 
 void write_checkpoint(const std::string& path, MPI_Comm comm, const Decomposition& d, Kernels& k,
                       Method& m, const RunIdentity& id, long iteration,
-                      const std::vector<double>& history) {
+                      const std::vector<double>& history, const std::function<void(hid_t)>& extra) {
   const std::vector<StateVector> state = m.state();
   std::vector<std::vector<double>> host;
   for (const StateVector& v : state) host.push_back(download(k, *v.buffer));
@@ -81,6 +81,7 @@ void write_checkpoint(const std::string& path, MPI_Comm comm, const Decompositio
     h5_attr(f, "iteration", std::vector<long long>{iteration});
     auto s = m.scalars();
     h5_attr(f, "scalars", s.empty() ? std::vector<double>{0.0} : s);
+    if (extra) extra(f);
   });
 }
 

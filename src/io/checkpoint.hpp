@@ -1,8 +1,10 @@
 // Checkpoint / restart of a solver's state with parallel HDF5 (crash-safe: written to a
 // temporary name and renamed).
 #pragma once
+#include <hdf5.h>
 #include <mpi.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -24,9 +26,11 @@ struct RunIdentity {
   static RunIdentity of(const SolveOptions& o, const std::string& solver, double dt);
 };
 
+// `extra`, if given, adds to the file being written (heat's time series so far).
 void write_checkpoint(const std::string& path, MPI_Comm comm, const Decomposition& d, Kernels& k,
                       Method& m, const RunIdentity& id, long iteration,
-                      const std::vector<double>& history);
+                      const std::vector<double>& history,
+                      const std::function<void(hid_t)>& extra = nullptr);
 
 // Restores the method's state; returns the iteration to continue from and fills
 // history. Throws BadInput when the checkpoint belongs to another run or version.

@@ -339,4 +339,36 @@ void write_xdmf(const std::string& h5_path, const Int3& grid, const std::array<d
   write_file_atomically(xdmf_path(h5_path), text, comm);
 }
 
+void write_xdmf_series(const std::string& h5_path, const Int3& grid, const std::array<double, 3>& h,
+                       const std::vector<XdmfStep>& steps, MPI_Comm comm) {
+  std::string text;
+  if (comm_rank(comm) == 0) {
+    const std::string base = h5_path.substr(h5_path.find_last_of('/') + 1);
+    std::ostringstream o;
+    o.precision(17);  // times and spacings to every bit
+    const std::string dims =
+        std::to_string(grid[2]) + " " + std::to_string(grid[1]) + " " + std::to_string(grid[0]);
+    o << "<?xml version=\"1.0\" ?>\n<Xdmf Version=\"3.0\">\n <Domain>\n"
+      << "  <Grid Name=\"halo3d series\" GridType=\"Collection\" CollectionType=\"Temporal\">\n";
+    for (const XdmfStep& s : steps) {
+      o << "   <Grid Name=\"" << s.dataset.substr(s.dataset.find_last_of('/') + 1)
+        << "\" GridType=\"Uniform\">\n"
+        << "    <Time Value=\"" << s.t << "\"/>\n"
+        << "    <Topology TopologyType=\"3DCoRectMesh\" Dimensions=\"" << dims << "\"/>\n"
+        << "    <Geometry GeometryType=\"ORIGIN_DXDYDZ\">\n"
+        << "     <DataItem Dimensions=\"3\" NumberType=\"Float\" Precision=\"8\" Format=\"XML\">"
+        << h[2] << " " << h[1] << " " << h[0] << "</DataItem>\n"
+        << "     <DataItem Dimensions=\"3\" NumberType=\"Float\" Precision=\"8\" Format=\"XML\">"
+        << h[2] << " " << h[1] << " " << h[0] << "</DataItem>\n"
+        << "    </Geometry>\n    <Attribute Name=\"u\" AttributeType=\"Scalar\" Center=\"Node\">\n"
+        << "     <DataItem Dimensions=\"" << dims
+        << "\" NumberType=\"Float\" Precision=\"8\" Format=\"HDF\">" << base << ":/" << s.dataset
+        << "</DataItem>\n    </Attribute>\n   </Grid>\n";
+    }
+    o << "  </Grid>\n </Domain>\n</Xdmf>\n";
+    text = o.str();
+  }
+  write_file_atomically(xdmf_path(h5_path), text, comm);
+}
+
 }  // namespace halo3d

@@ -119,6 +119,17 @@ void write_h5_atomically(const std::string& path, MPI_Comm comm,
 void write_xdmf(const std::string& h5_path, const Int3& grid, const std::array<double, 3>& h,
                 MPI_Comm comm);
 
+// One time step of a series: a [NZ][NY][NX] dataset of the HDF5 file and its time.
+struct XdmfStep {
+  std::string dataset;  // e.g. "series/000010" (no leading slash)
+  double t = 0;
+};
+// The sidecar as a temporal collection (CollectionType="Temporal"): one uniform grid per
+// step, each with its <Time> and its dataset as attribute "u", so ParaView and VisIt play
+// the series; collective, written atomically by rank 0.
+void write_xdmf_series(const std::string& h5_path, const Int3& grid, const std::array<double, 3>& h,
+                       const std::vector<XdmfStep>& steps, MPI_Comm comm);
+
 }  // namespace halo3d
 
 // HDF5 calls return a negative value on failure.

@@ -276,6 +276,8 @@ DriveResult drive(Method& m, MPI_Comm comm, const DriveOptions& o, long first,
           std::fflush(stdout);
         }
       }
+      if (o.snapshot && o.snapshot_every > 0 && res.iterations % o.snapshot_every == 0)
+        o.snapshot(res.iterations);
     }
     if (s.converged) {
       res.converged = true;

@@ -69,6 +69,10 @@ struct DriveOptions {
   std::function<void(long iteration, const std::vector<double>& history)> checkpoint;
   // Extra text for a progress line (heat: physical time and error); called on every rank.
   std::function<std::string(long iteration)> progress;
+  // Heat's --output-every: called on every rank after each iteration that is a multiple of
+  // snapshot_every, before that iteration's checkpoint (which then holds the snapshot).
+  long snapshot_every = 0;
+  std::function<void(long iteration)> snapshot;
 };
 
 struct DriveResult {
