@@ -1,6 +1,7 @@
 #include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "app.hpp"
 #include "checkpoint.hpp"
@@ -73,6 +74,7 @@ MemoryNeed solve_memory(const SolveOptions& o, const Decomposition& d, MPI_Comm 
   if (pc) m.device += mg_memory_bytes(mg_plan(d, mg_options(o), cart));
   m.host = 2 * field;
   if (has_boundary_values(o)) m.host += field;  // the boundary values, while lifted
+  if (has_boundary_values(o) && o.problem == "heat") m.device += field;  // heat's B g
   return m;
 }
 
@@ -101,6 +103,9 @@ int run_solve(const SolveOptions& o, MPI_Comm world) {
   phases.end("set-up");
 
   Buffer b = fill_fields(k, o, prob, d, comm);
+  // Heat's boundary values: a source term B g of every step (Poisson's are in b).
+  const std::vector<double> bg = heat ? boundary_source(o, prob, d, comm) : std::vector<double>();
+  const std::optional<Buffer> boundary = bg.empty() ? std::nullopt : std::optional(upload(k, bg));
   phases.end("right-hand side");
 
   // The preconditioner's set-up (the multigrid hierarchy) is timed on its own.
@@ -109,9 +114,10 @@ int run_solve(const SolveOptions& o, MPI_Comm world) {
   const auto* mg = dynamic_cast<const Multigrid*>(pc.get());
   const double setup_s = now_seconds() - t_setup;
   const std::string precond = pc ? pc->name() : (uses_implicit_heat(o) ? o.precond : "none");
-  std::unique_ptr<Method> method = uses_implicit_heat(o)
-                                       ? make_implicit_heat(*rt, o, dt, b)
-                                       : make_method(o, dt, *rt->op, comm, rt->timers, b, pc.get());
+  std::unique_ptr<Method> method =
+      uses_implicit_heat(o) ? make_implicit_heat(*rt, o, dt, b, boundary ? &*boundary : nullptr)
+                            : make_method(o, dt, *rt->op, comm, rt->timers, b, pc.get(),
+                                          boundary ? &*boundary : nullptr);
 
   // A checkpoint continues only under the same preconditioner (it shapes the iterates).
   // An implicit step's answer depends on the inner solve: its tolerance and preconditioner.
