@@ -303,7 +303,9 @@ int run_solve(const SolveOptions& o, MPI_Comm world) {
       std::printf("error%s vs exact discrete: l2 %.3e max %.3e; vs continuous: l2 %.3e max %.3e\n",
                   heat ? " at t" : "", err.l2, err.max, err.l2_cont, err.max_cont);
     else if (heat)
-      std::printf("error: no exact answer for %s %s\n", source_option(o), source_spec(o).c_str());
+      std::printf("error: no exact answer for %s %s%s%s\n", source_option(o),
+                  source_spec(o).c_str(), has_boundary_values(o) ? " with --boundary " : "",
+                  has_boundary_values(o) ? o.boundary.c_str() : "");
     std::printf("throughput: %.2f GB/s of vector traffic, %.3f Gpoints/s\n", gbs, gpts);
     if (has_halo)
       std::printf(
