@@ -166,7 +166,7 @@ print(f"{len(cmds)} commands, {len(cmds) - sum(1 for _, c, _ in cmds if skip_rea
       f"in {time.time() - t0:.0f} s")
 
 if failures:
-    print("FAILED:\n  " + "\n  ".join(failures))
+    print("FAILED:\n  " + "\n  ".join(failures) + f"\n(the folder the commands ran in: {work})")
     sys.exit(1)
 shutil.rmtree(work, ignore_errors=True)
 print("every README command ran as written (or is listed with what it needs)")
