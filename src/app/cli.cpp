@@ -328,9 +328,10 @@ Command parse_command_line(int argc, char** argv) {
                    "Heat initial state: modes, random, file:PATH.h5:/DATASET or expr:FORMULA")
       ->group("Problem");
   solve
-      ->add_option("--boundary", o.boundary,
-                   "Dirichlet boundary values (Poisson): VALUE, x0=V,x1=V,y0=V,... (others 0), "
-                   "expr:FORMULA or file:PATH.h5:/DATASET ([NZ+2][NY+2][NX+2])")
+      ->add_option(
+          "--boundary", o.boundary,
+          "Dirichlet boundary values (Poisson and heat): VALUE, x0=V,x1=V,y0=V,... (others 0), "
+          "expr:FORMULA or file:PATH.h5:/DATASET ([NZ+2][NY+2][NX+2])")
       ->group("Problem");
   solve->add_option("--mode", modes, "Manufactured mode KX,KY,KZ (repeatable; summed)")
       ->group("Problem");

@@ -1,6 +1,7 @@
 #include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "app.hpp"
 #include "checkpoint.hpp"
@@ -74,6 +75,7 @@ MemoryNeed solve_memory(const SolveOptions& o, const Decomposition& d, MPI_Comm 
   if (pc) m.device += mg_memory_bytes(mg_plan(d, mg_options(o), cart));
   m.host = 2 * field;
   if (has_boundary_values(o)) m.host += field;  // the boundary values, while lifted
+  if (has_boundary_values(o) && o.problem == "heat") m.device += field;  // heat's B g
   return m;
 }
 
@@ -99,7 +101,8 @@ struct SolveRun {
   MPI_Comm comm = MPI_COMM_NULL;
   Kernels* k = nullptr;
   const Decomposition* d = nullptr;
-  Buffer b;  // the right-hand side (heat: the initial state)
+  Buffer b;                        // the right-hand side (heat: the initial state)
+  std::optional<Buffer> boundary;  // heat's boundary values: a source term B g of every step
   double setup_s = 0;
   std::unique_ptr<Preconditioner> pc;
   const Multigrid* mg = nullptr;
@@ -130,7 +133,12 @@ void set_up(SolveRun& r, MPI_Comm world) {
   check_planned_files(planned_files(o), r.comm);
 }
 
-void fill_source(SolveRun& r) { r.b = fill_fields(*r.k, r.o, *r.prob, *r.d, r.comm); }
+void fill_source(SolveRun& r) {
+  r.b = fill_fields(*r.k, r.o, *r.prob, *r.d, r.comm);
+  // Poisson's boundary values are in b; heat's are added by every step.
+  if (r.heat && has_boundary_values(r.o))
+    r.boundary = upload(*r.k, boundary_source(r.o, *r.prob, *r.d, r.comm));
+}
 
 // A checkpoint continues only under the same preconditioner (it shapes the iterates).
 // An implicit step's answer depends on the inner solve: its tolerance and preconditioner.
@@ -181,9 +189,10 @@ void start_solver(SolveRun& r) {
   r.mg = dynamic_cast<const Multigrid*>(r.pc.get());
   r.setup_s = now_seconds() - t_setup;
   r.precond = r.pc ? r.pc->name() : (uses_implicit_heat(o) ? o.precond : "none");
+  const Buffer* bg = r.boundary ? &*r.boundary : nullptr;
   r.method = uses_implicit_heat(o)
-                 ? make_implicit_heat(*r.rt, o, r.dt, r.b)
-                 : make_method(o, r.dt, *r.rt->op, r.comm, r.rt->timers, r.b, r.pc.get());
+                 ? make_implicit_heat(*r.rt, o, r.dt, r.b, bg)
+                 : make_method(o, r.dt, *r.rt->op, r.comm, r.rt->timers, r.b, r.pc.get(), bg);
   r.id = RunIdentity::of(o, solver_identity(r), r.dt);
   if (!o.restart.empty()) {
     ScopedTimer t(r.rt->timers.io);
@@ -421,7 +430,9 @@ void print_results(const SolveRun& r, const DriveResult& res, const Verification
     std::printf("error%s vs exact discrete: l2 %.3e max %.3e; vs continuous: l2 %.3e max %.3e\n",
                 r.heat ? " at t" : "", v.err.l2, v.err.max, v.err.l2_cont, v.err.max_cont);
   else if (r.heat)
-    std::printf("error: no exact answer for %s %s\n", source_option(o), source_spec(o).c_str());
+    std::printf("error: no exact answer for %s %s%s%s\n", source_option(o), source_spec(o).c_str(),
+                has_boundary_values(o) ? " with --boundary " : "",
+                has_boundary_values(o) ? o.boundary.c_str() : "");
   std::printf("throughput: %.2f GB/s of vector traffic, %.3f Gpoints/s\n", m.gbs, m.gpts);
   if (v.has_halo)
     std::printf(

@@ -272,10 +272,6 @@ void check_field_options(const SolveOptions& o) {
   if (src.kind == FieldSpec::kExpr) Formula check(source_option(o), src.expr);
   const FieldSpec b = parse_boundary_spec(o.boundary);
   if (b.kind == FieldSpec::kExpr) Formula check("--boundary", b.expr);
-  if (o.problem == "heat" && !b.zero())
-    throw BadInput("--boundary " + printable(o.boundary, 80) +
-                   ": boundary values are supported for --problem poisson only; heat runs with "
-                   "zero boundary values");
 }
 
 void fill_fields(const SolveOptions& o, const Problem& p, const Decomposition& d, MPI_Comm comm,
@@ -338,8 +334,23 @@ void fill_fields(const SolveOptions& o, const Problem& p, const Decomposition& d
     agree(why, comm);
   }
 
+  if (o.problem != "heat") add_boundary_values(o, p, d, comm, padded);
+}
+
+std::vector<double> boundary_source(const SolveOptions& o, const Problem& p, const Decomposition& d,
+                                    MPI_Comm comm) {
+  std::vector<double> bg;
+  if (parse_boundary_spec(o.boundary).zero()) return bg;
+  bg.assign(d.layout().padded_size(), 0.0);
+  add_boundary_values(o, p, d, comm, bg);
+  return bg;
+}
+
+void add_boundary_values(const SolveOptions& o, const Problem& p, const Decomposition& d,
+                         MPI_Comm comm, std::vector<double>& padded) {
+  const Layout l = d.layout();
   const FieldSpec b = parse_boundary_spec(o.boundary);
-  if (o.problem == "heat" || b.zero()) return;  // homogeneous: b = f, bitwise as before
+  if (b.zero()) return;  // homogeneous: b = f, bitwise as before
   // g: the boundary values in the ghost cells on the domain's boundary.
   std::vector<double> g;
   std::string why;
@@ -444,8 +455,9 @@ Buffer fill_fields(Kernels& k, const SolveOptions& o, const Problem& p, const De
                    MPI_Comm comm) {
   Buffer b(k, d.layout().padded_size());
   const FieldSpec src = parse_source_spec(source_option(o), source_spec(o));
+  // Heat's boundary values are not in its initial state (see boundary_source).
   if ((src.kind == FieldSpec::kModes || src.kind == FieldSpec::kRandom) &&
-      !has_boundary_values(o)) {
+      (o.problem == "heat" || !has_boundary_values(o))) {
     p.fill(k, d, ModeField::source, b.data());
   } else {
     std::vector<double> host;

@@ -1,8 +1,10 @@
 // Fields a run starts from: the Poisson right-hand side or the heat initial state
 // (--rhs / --initial: modes, random, file:PATH.h5:/DATASET, expr:FORMULA) and the Dirichlet
 // boundary values (--boundary: VALUE, x0=..,x1=..,y0=.., expr:FORMULA, file:PATH.h5:/DATASET).
-// Non-zero boundary values are lifted into the right-hand side at set-up (b = f + B g), so
-// the solvers and the multigrid preconditioner keep solving the homogeneous problem.
+// Non-zero boundary values are lifted onto the points next to the boundary (B g: each such
+// point gets c_d g of each boundary neighbour): into the right-hand side at set-up for
+// Poisson (b = f + B g), as a source term of every step for heat. The solvers and the
+// multigrid preconditioner keep solving the homogeneous problem.
 #pragma once
 #include <mpi.h>
 
@@ -40,17 +42,27 @@ bool has_boundary_values(const SolveOptions& o);
 void check_field_options(const SolveOptions& o);
 
 // Collective: fills the interior of `padded` with the right-hand side (Poisson, plus the
-// boundary values lifted into it) or the initial state (heat). File and formula errors,
-// shape mismatches and NaN/Inf values throw the same error on every rank (BadInput, exit 2;
-// a file that cannot be opened: IoError, exit 5).
+// boundary values lifted into it) or the initial state (heat; its boundary values are
+// boundary_source's). File and formula errors, shape mismatches and NaN/Inf values throw
+// the same error on every rank (BadInput, exit 2; a file that cannot be opened: IoError,
+// exit 5).
 void fill_fields(const SolveOptions& o, const Problem& p, const Decomposition& d, MPI_Comm comm,
                  std::vector<double>& padded);
 
-// The same field in backend memory. A built-in source (modes, random) without boundary
-// values is filled where the backend computes (no host pass, no upload); the others go
-// through fill_fields and are copied over.
+// The same field in backend memory. A built-in source (modes, random) with nothing to add
+// (heat, or Poisson without boundary values) is filled where the backend computes (no host
+// pass, no upload); the others go through fill_fields and are copied over.
 Buffer fill_fields(Kernels& k, const SolveOptions& o, const Problem& p, const Decomposition& d,
                    MPI_Comm comm);
+
+// Collective: adds B g (the --boundary values lifted, see above) to the interior of
+// `padded`, point by point in a fixed order (x, y, z; low side first), so the sums do not
+// depend on the ranks; nothing for zero boundary values. Errors as fill_fields.
+void add_boundary_values(const SolveOptions& o, const Problem& p, const Decomposition& d,
+                         MPI_Comm comm, std::vector<double>& padded);
+// Collective: B g alone, a padded array (heat's source term); empty for zero boundary values.
+std::vector<double> boundary_source(const SolveOptions& o, const Problem& p, const Decomposition& d,
+                                    MPI_Comm comm);
 
 // Where each field came from, for the JSON report.
 nlohmann::json fields_json(const SolveOptions& o);

@@ -26,13 +26,16 @@ Stencil shifted(const Stencil& s, double c) {
 
 class ImplicitHeat final : public Method {
  public:
-  ImplicitHeat(Runtime& rt, const SolveOptions& o, double dt, const Buffer& u0)
+  ImplicitHeat(Runtime& rt, const SolveOptions& o, double dt, const Buffer& u0,
+               const Buffer* boundary)
       : op_(*rt.op),
         k_(*rt.kernels),
         t_(rt.timers),
         theta_(time_scheme_theta(o)),
         explicit_c_((1.0 - theta_) * o.alpha * dt),
+        boundary_c_(o.alpha * dt),
         u0_(u0),
+        boundary_(boundary),
         u_(k_, u0.size()),
         rhs_(k_, u0.size()),
         max_iters_(o.max_iters),
@@ -57,6 +60,10 @@ class ImplicitHeat final : public Method {
       ScopedTimer t(t_.compute);
       k_.axpby(op_.layout(), 1.0, u_.data(), 0.0, rhs_.data());
     }
+    if (boundary_) {  // + alpha dt B g: theta of it from u_new's side, 1 - theta from u's
+      ScopedTimer t(t_.compute);
+      k_.axpby(op_.layout(), boundary_c_, boundary_->data(), 1.0, rhs_.data());
+    }
     {
       ScopedTimer t(t_.compute);  // the previous state is the first guess
       k_.axpby(op_.layout(), 1.0, u_.data(), 0.0, cg_->solution().data());
@@ -75,7 +82,7 @@ class ImplicitHeat final : public Method {
     }
     inner_ += its;
     ++steps_;
-    bytes_ += 40.0 * op_.global_points() + double(its) * pcg_bytes_;
+    bytes_ += (boundary_ ? 64.0 : 40.0) * op_.global_points() + double(its) * pcg_bytes_;
     u_.swap(cg_->solution());
     return {std::numeric_limits<double>::quiet_NaN(), true, false};
   }
@@ -84,8 +91,8 @@ class ImplicitHeat final : public Method {
   std::vector<double> scalars() const override { return {}; }
   void set_scalars(const std::vector<double>&) override {}
   Buffer& solution() override { return u_; }
-  // The average over the steps so far: the explicit part and copies (40 B/point) and the
-  // inner iterations.
+  // The average over the steps so far: the explicit part and copies (40 B/point; 64 with
+  // the boundary values' term) and the inner iterations.
   double bytes_per_iteration() const override { return steps_ ? bytes_ / double(steps_) : 0.0; }
   long inner_iterations() const override { return inner_; }
 
@@ -93,8 +100,9 @@ class ImplicitHeat final : public Method {
   DistributedOperator& op_;
   Kernels& k_;
   Timers& t_;
-  double theta_, explicit_c_;
+  double theta_, explicit_c_, boundary_c_;
   const Buffer& u0_;
+  const Buffer* boundary_;  // B g, or null for zero boundary values
   Buffer u_, rhs_;
   long max_iters_;
   std::string name_;
@@ -108,8 +116,8 @@ class ImplicitHeat final : public Method {
 }  // namespace
 
 std::unique_ptr<Method> make_implicit_heat(Runtime& rt, const SolveOptions& o, double dt,
-                                           const Buffer& u0) {
-  return std::make_unique<ImplicitHeat>(rt, o, dt, u0);
+                                           const Buffer& u0, const Buffer* boundary) {
+  return std::make_unique<ImplicitHeat>(rt, o, dt, u0, boundary);
 }
 
 }  // namespace halo3d

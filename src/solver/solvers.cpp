@@ -180,11 +180,13 @@ class Jacobi final : public Method {
 
 class Heat final : public Method {
  public:
-  Heat(DistributedOperator& op, Timers& t, const Buffer& u0, double alpha_dt)
+  Heat(DistributedOperator& op, Timers& t, const Buffer& u0, double alpha_dt,
+       const Buffer* boundary)
       : op_(op),
         k_(op.kernels()),
         t_(t),
         u0_(u0),
+        boundary_(boundary),
         c_(alpha_dt),
         u_(k_, u0.size()),
         unew_(k_, u0.size()),
@@ -197,6 +199,10 @@ class Heat final : public Method {
   }
   Step step() override {
     op_.heat(c_, u_.data(), unew_.data());
+    if (boundary_) {  // u_new = u - alpha dt (A u - B g): the boundary values' source term
+      ScopedTimer t(t_.compute);
+      k_.axpby(op_.layout(), c_, boundary_->data(), 1.0, unew_.data());
+    }
     u_.swap(unew_);
     return {kNaN, true, false};
   }
@@ -204,13 +210,14 @@ class Heat final : public Method {
   std::vector<double> scalars() const override { return {}; }
   void set_scalars(const std::vector<double>&) override {}
   Buffer& solution() override { return u_; }
-  double bytes_per_iteration() const override { return 2.0 * 8.0 * points_; }
+  double bytes_per_iteration() const override { return (boundary_ ? 5.0 : 2.0) * 8.0 * points_; }
 
  private:
   DistributedOperator& op_;
   Kernels& k_;
   Timers& t_;
   const Buffer& u0_;
+  const Buffer* boundary_;  // B g, or null for zero boundary values
   double c_;
   Buffer u_, unew_;
   double points_;
@@ -227,14 +234,14 @@ std::unique_ptr<Method> make_jacobi(DistributedOperator& op, MPI_Comm comm, Time
   return std::make_unique<Jacobi>(op, comm, t, f, tol);
 }
 std::unique_ptr<Method> make_heat(DistributedOperator& op, Timers& t, const Buffer& u0,
-                                  double alpha_dt) {
-  return std::make_unique<Heat>(op, t, u0, alpha_dt);
+                                  double alpha_dt, const Buffer* boundary) {
+  return std::make_unique<Heat>(op, t, u0, alpha_dt, boundary);
 }
 
 std::unique_ptr<Method> make_method(const SolveOptions& o, double dt, DistributedOperator& op,
                                     MPI_Comm comm, Timers& t, const Buffer& source,
-                                    Preconditioner* pc) {
-  if (o.problem == "heat") return make_heat(op, t, source, o.alpha * dt);
+                                    Preconditioner* pc, const Buffer* boundary) {
+  if (o.problem == "heat") return make_heat(op, t, source, o.alpha * dt, boundary);
   if (o.solver == "jacobi") return make_jacobi(op, comm, t, source, o.tol);
   return make_cg(op, comm, t, source, o.tol, pc);
 }

@@ -52,13 +52,15 @@ std::unique_ptr<Method> make_cg(DistributedOperator& op, MPI_Comm comm, Timers& 
                                 double tol, Preconditioner* pc = nullptr);
 std::unique_ptr<Method> make_jacobi(DistributedOperator& op, MPI_Comm comm, Timers& t,
                                     const Buffer& f, double tol);
+// boundary: heat's B g (fields.hpp's boundary_source), or null for zero boundary values;
+// each step is then u_new = u - alpha dt (A u - B g). It must outlive the method.
 std::unique_ptr<Method> make_heat(DistributedOperator& op, Timers& t, const Buffer& u0,
-                                  double alpha_dt);
+                                  double alpha_dt, const Buffer* boundary = nullptr);
 
 // The method `o` asks for (CG, Jacobi, or explicit Euler with the problem's dt).
 std::unique_ptr<Method> make_method(const SolveOptions& o, double dt, DistributedOperator& op,
                                     MPI_Comm comm, Timers& t, const Buffer& source,
-                                    Preconditioner* pc = nullptr);
+                                    Preconditioner* pc = nullptr, const Buffer* boundary = nullptr);
 // Whether `o` asks for a preconditioned CG (the caller builds the preconditioner).
 bool uses_preconditioner(const SolveOptions& o);
 
