@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 run_packages=(build-essential cmake pkg-config openmpi-bin libopenmpi-dev libhdf5-openmpi-dev
               libcli11-dev nlohmann-json3-dev libmuparser-dev)
 test_packages=(hdf5-tools libgtest-dev python3 python3-h5py python3-numpy python3-matplotlib
-               slurm-wlm munge iproute2 procps util-linux)
+               slurm-wlm munge iproute2 procps util-linux clang-format-14 python3-pip)
 case "$mode" in
   run) packages=("${run_packages[@]}") ;;
   test) packages=("${run_packages[@]}" "${test_packages[@]}") ;;
@@ -44,11 +44,17 @@ missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+sudo_cmd=(); [[ $(id -u) -eq 0 ]] || sudo_cmd=(sudo)
 if ((${#missing[@]})); then
-  sudo_cmd=(); [[ $(id -u) -eq 0 ]] || sudo_cmd=(sudo)
   echo "installing: ${missing[*]}"
   quiet "${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
   quiet "${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+# lizard (the complexity check of tests/style_check.sh) is not packaged: from PyPI, pinned so
+# that a new lizard release cannot change CI's verdict on unchanged code.
+if [[ $mode == test ]] && ! python3 -m lizard --version >/dev/null 2>&1; then
+  echo "installing: lizard (PyPI)"
+  quiet "${sudo_cmd[@]}" python3 -m pip install -q --break-system-packages lizard==1.24.3
 fi
 
 # The CUDA toolkit is optional; use it where it is installed but not on PATH.
@@ -83,6 +89,9 @@ case "$mode" in
     exit "$rc"
     ;;
   test)
+    # The style gates first (function length and complexity, clang-format): a violation
+    # fails in seconds, before the build.
+    bash tests/style_check.sh
     # CI build: CUDA compiled for one architecture only, to keep the build short.
     cmake --preset ci >/dev/null
     cmake --build --preset ci -j"$jobs"

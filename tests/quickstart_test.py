@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""jobs/quickstart.sh with stand-ins for dpkg-query, apt-get, cmake, ctest and mpirun on PATH:
-`run` installs and builds only what running needs, stays quiet (noise to a log named on
-error), and its last line names every file written; `test` still installs everything and
-runs the CI build and ctest. Run: quickstart_test.py SOURCE_DIR"""
+"""jobs/quickstart.sh with stand-ins for dpkg-query, apt-get, python3 (pip, lizard), cmake,
+ctest, mpirun and tests/style_check.sh: `run` installs and builds only what running needs,
+stays quiet (noise to a log named on error), and its last line names every file written;
+`test` still installs everything (lizard from PyPI), runs the style check before the build
+(a failing one stops it), then the CI build and ctest. Run: quickstart_test.py SOURCE_DIR"""
 import os
 import shutil
 import stat
@@ -21,13 +22,15 @@ def check(cond, what):
 
 
 # Every stand-in appends its arguments to calls.txt and prints 100 lines of noise, as apt and
-# cmake do. FAIL_CMAKE=1 makes cmake fail.
+# cmake do. FAIL_CMAKE=1 makes cmake fail, FAIL_STYLE=1 the style check.
 STUB = """#!/bin/bash
 echo "$(basename "$0") $*" >> "$CALLS"
 for i in $(seq 100); do echo "noise from $(basename "$0") $i"; done
 case "$(basename "$0")" in
   dpkg-query) exit 1 ;;  # nothing is installed
+  python3) [[ $* == "-m lizard"* ]] && exit 1 ;;  # nor is lizard; pip succeeds
   cmake) [[ ${FAIL_CMAKE:-0} == 1 ]] && { echo "CMake Error: stand-in failure" >&2; exit 1; } ;;
+  style_check.sh) [[ ${FAIL_STYLE:-0} == 1 ]] && { echo "style: FAIL: stand-in" >&2; exit 1; } ;;
   mpirun) printf x > solution.h5; printf x > solution.xdmf; printf x > report.json ;;
 esac
 exit 0
@@ -39,9 +42,12 @@ def quickstart(mode, **env):
     os.makedirs(os.path.join(d, "jobs"))
     os.makedirs(os.path.join(d, "inputs"))
     os.makedirs(os.path.join(d, "bin"))
+    os.makedirs(os.path.join(d, "tests"))
     shutil.copy(os.path.join(SRC, "jobs", "quickstart.sh"), os.path.join(d, "jobs"))
     shutil.copy(os.path.join(SRC, "inputs", "default.toml"), os.path.join(d, "inputs"))
-    for tool in ("dpkg-query", "apt-get", "cmake", "ctest", "mpirun", "sudo", "nvcc"):
+    with open(os.path.join(d, "tests", "style_check.sh"), "w") as f:
+        f.write(STUB)
+    for tool in ("dpkg-query", "apt-get", "python3", "cmake", "ctest", "mpirun", "sudo", "nvcc"):
         p = os.path.join(d, "bin", tool)
         with open(p, "w") as f:
             f.write(STUB if tool not in ("sudo", "nvcc") else '#!/bin/bash\nexec "$@"\n')
@@ -55,7 +61,8 @@ def quickstart(mode, **env):
     return p, lines, d
 
 
-test_only = ("slurm-wlm", "munge", "python3-matplotlib", "libgtest-dev", "python3-h5py")
+test_only = ("slurm-wlm", "munge", "python3-matplotlib", "libgtest-dev", "python3-h5py",
+             "clang-format-14", "python3-pip")
 
 p, calls, d = quickstart("run")
 install = [c for c in calls if c.startswith("apt-get") and " install " in c]
@@ -86,6 +93,19 @@ check(p.returncode == 0 and len(install) == 1 and all(t in install[0].split() fo
       f"test installs the test tools too: {install}")
 check(any(c.startswith("cmake --preset ci") for c in calls) and any(c.startswith("ctest --preset ci") for c in calls),
       "test builds with the ci preset and runs ctest --preset ci")
+pip = [c for c in calls if c.startswith("python3 -m pip install")]
+check(len(pip) == 1 and "lizard==" in pip[0], f"test installs lizard from PyPI when it is missing: {pip}")
+style = [i for i, c in enumerate(calls) if c.startswith("style_check.sh")]
+first_cmake = next((i for i, c in enumerate(calls) if c.startswith("cmake")), len(calls))
+check(len(style) == 1 and style[0] < first_cmake, "test runs tests/style_check.sh before the build")
+
+p, calls, d = quickstart("run")
+check(not any(c.startswith(("style_check.sh", "python3")) for c in calls),
+      "run neither installs lizard nor runs the style check")
+
+p, calls, d = quickstart("test", FAIL_STYLE="1")
+check(p.returncode != 0 and "style: FAIL" in p.stderr and not any(c.startswith("cmake") for c in calls),
+      f"a failing style check stops test before the build: exit {p.returncode}")
 
 if failures:
     print("\nFAILED:\n" + "\n".join(failures))

@@ -22,7 +22,8 @@ struct Options {
   int levels = 0;      // PETSc mg: 0 = chosen from the grid
 };
 
-// halo3d's --rhs random value (src/problem/problem.cpp, kernels/point_ops.hpp random_point), bit for bit.
+// halo3d's --rhs random value (src/problem/problem.cpp, kernels/point_ops.hpp random_point), bit
+// for bit.
 inline double random_value(std::uint64_t seed, std::uint64_t index) {
   std::uint64_t z = seed * 0x9E3779B97F4A7C15ull + index + 0x632BE59BD9B4E019ull;
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;

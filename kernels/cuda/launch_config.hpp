@@ -112,45 +112,56 @@ inline int pow2_at_least(long long n, int cap) {
   return p;
 }
 
-// `tile`, `tile_z`: tile3d/smem tile and tile3d z-points (tuning; see TileShape);
-// `kz_override` > 0: smem z-planes per block (HALO3D_CUDA_SMEM_KZ).
-inline SweepLaunch sweep_launch(const Region& r, SweepVariant variant, int kz_override, bool reduce,
-                                TileShape tile = {}, int tile_z = kTileZ) {
+// tile3d / smem: tile.x x tile.y tiles; thin slabs (the boundary shell's) would leave
+// most of a tile idle and go to the naive shape (1-thick ones always).
+inline bool tile_thick(int ni, int nj, int nk, TileShape tile) {
+  return ni >= tile.x / 2 && nj >= std::max(2, tile.y / 2) && ni >= 2 && nk >= 1;
+}
+
+// tile3d: a box of whole pairs and whole chunks (tile3d_split), one chunk per block; false
+// (and `s` untouched) when the region is not such a box or the grid would be too large.
+inline bool tile3d_launch(const Region& r, bool reduce, TileShape tile, int tile_z,
+                          SweepLaunch& s) {
+  const int ni = r.i1 - r.i0, nj = r.j1 - r.j0, nk = r.k1 - r.k0;
+  const long long tty = ceil_div(nj, tile.y);
+  const long long ttx = ceil_div(ni, (long long)kTileXPoints * tile.x);
+  const long long chunks = nk / tile_z;
+  const bool exact = r.i0 % 2 == 0 && ni % 2 == 0 && nk % tile_z == 0;
+  if (!(exact && tile_thick(ni, nj, nk, tile) && ttx <= 0x7fffffffLL && tty <= kMaxGridYZ &&
+        chunks <= kMaxGridYZ && (!reduce || ttx * tty * chunks <= kMaxReduceBlocksTile3d)))
+    return false;
+  s.tiled = true;
+  s.block = {unsigned(tile.x), unsigned(tile.y), 1};
+  s.grid = {unsigned(ttx), unsigned(tty), unsigned(chunks)};
+  s.kz = tile_z;
+  return true;
+}
+
+// smem: tiles of `kz` z-planes per block; false (and `s` untouched) for a thin slab or a
+// grid that would be too large.
+inline bool smem_launch(const Region& r, int kz_override, bool reduce, TileShape tile,
+                        SweepLaunch& s) {
+  const int ni = r.i1 - r.i0, nj = r.j1 - r.j0, nk = r.k1 - r.k0;
+  const long long tty = ceil_div(nj, tile.y);
+  const long long ttx = ceil_div(ni, tile.x), tiles = ttx * tty;
+  if (!(tile_thick(ni, nj, nk, tile) && ttx <= 0x7fffffffLL && tty <= kMaxGridYZ &&
+        (!reduce || tiles <= kMaxReduceBlocksTile)))
+    return false;
+  s.tiled = true;
+  s.block = {unsigned(tile.x), unsigned(tile.y), 1};
+  long long kz = kz_override > 0 ? kz_override : kSmemPlanes;
+  kz = std::min<long long>(kz, nk);
+  kz = std::max(kz, ceil_div(nk, kMaxGridYZ));
+  if (reduce) kz = std::max(kz, ceil_div(nk, std::max(1LL, kMaxReduceBlocksTile / tiles)));
+  s.kz = int(kz);
+  s.grid = {unsigned(ttx), unsigned(tty), unsigned(ceil_div(nk, kz))};
+  return true;
+}
+
+// naive: one thread per point.
+inline SweepLaunch naive_launch(const Region& r, bool reduce) {
   const int ni = r.i1 - r.i0, nj = r.j1 - r.j0, nk = r.k1 - r.k0;
   SweepLaunch s;
-
-  // tile3d / smem: tile.x x tile.y tiles; thin slabs (the boundary shell's) would leave
-  // most of a tile idle and go to the naive shape below (1-thick ones always).
-  const bool tile_thick = ni >= tile.x / 2 && nj >= std::max(2, tile.y / 2) && ni >= 2 && nk >= 1;
-  const long long tty = ceil_div(nj, tile.y);
-  if (variant == SweepVariant::tile3d) {
-    // A box of whole pairs and whole chunks (tile3d_split), one chunk per block.
-    const long long ttx = ceil_div(ni, (long long)kTileXPoints * tile.x);
-    const long long chunks = nk / tile_z;
-    const bool exact = r.i0 % 2 == 0 && ni % 2 == 0 && nk % tile_z == 0;
-    if (exact && tile_thick && ttx <= 0x7fffffffLL && tty <= kMaxGridYZ && chunks <= kMaxGridYZ &&
-        (!reduce || ttx * tty * chunks <= kMaxReduceBlocksTile3d)) {
-      s.tiled = true;
-      s.block = {unsigned(tile.x), unsigned(tile.y), 1};
-      s.grid = {unsigned(ttx), unsigned(tty), unsigned(chunks)};
-      s.kz = tile_z;
-      return s;
-    }
-  }
-  const long long ttx = ceil_div(ni, tile.x), tiles = ttx * tty;
-  if (variant == SweepVariant::smem && tile_thick && ttx <= 0x7fffffffLL && tty <= kMaxGridYZ &&
-      (!reduce || tiles <= kMaxReduceBlocksTile)) {
-    s.tiled = true;
-    s.block = {unsigned(tile.x), unsigned(tile.y), 1};
-    long long kz = kz_override > 0 ? kz_override : kSmemPlanes;
-    kz = std::min<long long>(kz, nk);
-    kz = std::max(kz, ceil_div(nk, kMaxGridYZ));
-    if (reduce) kz = std::max(kz, ceil_div(nk, std::max(1LL, kMaxReduceBlocksTile / tiles)));
-    s.kz = int(kz);
-    s.grid = {unsigned(ttx), unsigned(tty), unsigned(ceil_div(nk, kz))};
-    return s;
-  }
-
   // Block shape follows the region so that a slab of thickness 1 in any axis still fills
   // every thread: x first (coalescing), then y, then z.
   int bx = pow2_at_least(ni, 32);
@@ -170,6 +181,17 @@ inline SweepLaunch sweep_launch(const Region& r, SweepVariant variant, int kz_ov
   }
   s.grid = {unsigned(gx), unsigned(gy), unsigned(gz)};
   return s;
+}
+
+// `tile`, `tile_z`: tile3d/smem tile and tile3d z-points (tuning; see TileShape);
+// `kz_override` > 0: smem z-planes per block (HALO3D_CUDA_SMEM_KZ). The variant asked for
+// where the region suits it, else naive.
+inline SweepLaunch sweep_launch(const Region& r, SweepVariant variant, int kz_override, bool reduce,
+                                TileShape tile = {}, int tile_z = kTileZ) {
+  SweepLaunch s;
+  if (variant == SweepVariant::tile3d && tile3d_launch(r, reduce, tile, tile_z, s)) return s;
+  if (variant == SweepVariant::smem && smem_launch(r, kz_override, reduce, tile, s)) return s;
+  return naive_launch(r, reduce);
 }
 
 // tile3d covers a box of whole x-pairs (even i) and whole chunks of T planes; the rest of a

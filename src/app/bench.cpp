@@ -2,7 +2,10 @@
 // device-to-device copy measured in the same run as the ceiling.
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 #include "app.hpp"
 #include "errors.hpp"
@@ -13,6 +16,176 @@
 #include "solvers.hpp"
 
 namespace halo3d {
+namespace {
+
+struct Row {
+  std::string name, what;
+  double bytes;  // all ranks' bytes per call
+  double median_ms = 0, min_ms = 0;
+};
+// Times `work` and adds its row: the name, what it does and this rank's bytes per call.
+using Measure = std::function<void(const std::string& name, const std::string& what, double bytes,
+                                   const std::function<void()>& work)>;
+
+// `o.warmup` untimed calls of `work`, then `o.reps` timed ones (collective over `comm`).
+Row time_work(Kernels& k, const BenchOptions& o, MPI_Comm comm, const std::string& name,
+              const std::string& what, double bytes, const std::function<void()>& work) {
+  for (int i = 0; i < o.warmup; ++i) k.elapsed_ms(work);
+  std::vector<double> t;
+  for (int i = 0; i < o.reps; ++i) t.push_back(k.elapsed_ms(work));
+  std::sort(t.begin(), t.end());
+  // The slowest rank sets the pace of a parallel run.
+  double v[2] = {t[t.size() / 2], t.front()};
+  HALO3D_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_DOUBLE, MPI_MAX, comm));
+  double total_bytes = bytes;
+  HALO3D_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &total_bytes, 1, MPI_DOUBLE, MPI_SUM, comm));
+  return {name, what, total_bytes, v[0], v[1]};
+}
+
+// Random data: zeros can run faster than real data and hide indexing errors.
+std::vector<double> random_field(const Decomposition& d) {
+  const Layout l = d.layout();
+  std::vector<double> host(l.padded_size(), 0.0);
+  for (int kk = 0; kk < l.nz; ++kk)
+    for (int j = 0; j < l.ny; ++j)
+      for (int i = 0; i < l.nx; ++i)
+        host[l.at(i, j, kk)] = random_value(
+            7, std::uint64_t(d.offset[0] + i) +
+                   std::uint64_t(d.grid[0]) *
+                       (d.offset[1] + j + std::uint64_t(d.grid[1]) * (d.offset[2] + kk)));
+  return host;
+}
+
+// The fields the benchmarks read and write.
+struct Fields {
+  Fields(Kernels& k, const std::vector<double>& host)
+      : u(upload(k, host)),
+        b(upload(k, host)),
+        x(upload(k, host)),
+        y(upload(k, host)),
+        out(k, host.size()),
+        src(upload(k, host)),
+        dst(k, host.size()) {}
+  Buffer u, b, x, y, out, src, dst;
+};
+
+// The copy ceiling, each kernel, the distributed operator and one CG iteration.
+void measure_kernels(Runtime& rt, Fields& f, const Measure& measure) {
+  Kernels& k = *rt.kernels;
+  const Layout l = rt.decomp.layout();
+  const double pts = double(l.interior_size());
+  DD sink[kReductionSlots];
+  const Region all = Region::whole(l);
+  const Stencil s = rt.op->stencil();
+  measure("copy", "device-to-device copy of one padded field (ceiling)",
+          16.0 * double(l.padded_size()),
+          [&] { k.copy(f.dst.data(), f.src.data(), l.padded_size(), Lane::interior); });
+  measure("apply", "out = A u, kernel only", 16.0 * pts,
+          [&] { k.apply(l, s, all, f.u.data(), f.out.data(), kNoReduction, Lane::interior); });
+  measure("apply_dot", "out = A u with u.out, kernel + local reduction", 16.0 * pts, [&] {
+    k.apply(l, s, all, f.u.data(), f.out.data(), 0, Lane::interior);
+    k.read_slots(1, sink);
+  });
+  measure("axpby", "y = a x + b y", 24.0 * pts,
+          [&] { k.axpby(l, 1.0, f.x.data(), 1e-3, f.y.data()); });
+  measure("cg_update", "x += a p; r -= a Ap; r.r", 48.0 * pts, [&] {
+    k.cg_update(l, 1e-12, f.u.data(), f.out.data(), f.x.data(), f.y.data(), 0);
+    k.read_slots(1, sink);
+  });
+  measure("operator", "out = A u with halo exchange (distributed)", 16.0 * pts,
+          [&] { rt.op->apply(f.u.data(), f.out.data()); });
+  auto cg = make_cg(*rt.op, rt.cart.get(), rt.timers, f.b, 1e-300);
+  cg->start();
+  measure("cg_iteration", "one CG iteration: apply+dot, update+dot, p update, 2 all-reduces",
+          88.0 * pts, [&] { cg->step(); });
+}
+
+// Multigrid's setup time and each level's share of a V-cycle: time, bytes and shape.
+struct MgNumbers {
+  double setup_s = 0;
+  std::vector<double> ms, bytes;
+  std::vector<MgLevelInfo> info;
+};
+
+// Multigrid: one smoothing step (f, u, d read; d, unew written), one V-cycle and one
+// MG-PCG iteration, with the byte counts of multigrid.cpp's model.
+MgNumbers measure_multigrid(Runtime& rt, Fields& f, int reps, const Measure& measure) {
+  Kernels& k = *rt.kernels;
+  const Decomposition& d = rt.decomp;
+  const Layout l = d.layout();
+  const double pts = double(l.interior_size());
+  const Region all = Region::whole(l);
+  const Stencil s = rt.op->stencil();
+  MPI_Comm comm = rt.cart.get();
+  MgNumbers n;
+  measure("mg_smooth", "d = cd d + cr (f - A u); unew = u + d, kernel only", 40.0 * pts, [&] {
+    k.smooth(l, s, all, 0.5, 1e-3, f.b.data(), f.u.data(), f.x.data(), f.x.data(), f.out.data(),
+             kNoReduction, Lane::interior);
+  });
+  const double t_setup = now_seconds();
+  Multigrid mg(rt, MgOptions{});
+  n.setup_s = now_seconds() - t_setup;
+  const double share = pts / double(d.global_points());  // this rank's part of global bytes
+  measure("mg_vcycle", "one V-cycle, " + mg.describe(), mg.bytes_per_apply() * share,
+          [&] { mg.apply(f.u.data(), f.out.data()); });
+  // What each level costs, and what bounds it (bytes over the copy rate, or launches).
+  n.ms = mg.level_ms(f.u.data(), f.out.data(), reps);
+  HALO3D_MPI_CHECK(
+      MPI_Allreduce(MPI_IN_PLACE, n.ms.data(), int(n.ms.size()), MPI_DOUBLE, MPI_MAX, comm));
+  n.bytes = mg.level_bytes();
+  n.info = mg.levels();
+  auto pcg = make_cg(*rt.op, comm, rt.timers, f.b, 1e-300, &mg);
+  pcg->start();
+  measure("mg_pcg_iteration", "one MG-PCG iteration: CG's work, a V-cycle, r.z",
+          pcg->bytes_per_iteration() * share, [&] { pcg->step(); });
+  return n;
+}
+
+// The results table (printed on rank 0) and its rows for the report.
+nlohmann::json report_rows(const std::vector<Row>& rows, double copy_gbs, bool root) {
+  nlohmann::json results;
+  for (const Row& r : rows) {
+    const double gbs = r.bytes / (r.median_ms * 1e-3) / 1e9;
+    if (root)
+      std::printf("%-14s %12.4g %12.4f %10.1f %8.1f%%  %s\n", r.name.c_str(), r.bytes, r.median_ms,
+                  gbs, 100.0 * gbs / copy_gbs, r.what.c_str());
+    results.push_back({{"name", r.name},
+                       {"what", r.what},
+                       {"bytes", r.bytes},
+                       {"median_ms", r.median_ms},
+                       {"min_ms", r.min_ms},
+                       {"gbytes_per_s", gbs},
+                       {"fraction_of_copy", gbs / copy_gbs}});
+  }
+  return results;
+}
+
+// The multigrid levels table (printed on rank 0) and its rows for the report.
+nlohmann::json report_levels(const MgNumbers& mg, double copy_gbs, bool root) {
+  if (root)
+    std::printf(
+        "multigrid levels (own share of one V-cycle; ms = difference of cycles from "
+        "that level down):\n%-6s %-14s %12s %12s %10s %9s\n",
+        "level", "grid", "bytes", "ms", "GB/s", "of copy");
+  nlohmann::json levels;
+  for (std::size_t i = 0; i < mg.ms.size(); ++i) {
+    const Int3& g = mg.info[i].grid;
+    const double gbs = mg.ms[i] > 0 ? mg.bytes[i] / (mg.ms[i] * 1e-3) / 1e9 : 0.0;
+    if (root)
+      std::printf("%-6zu %-14s %12.4g %12.4f %10.1f %8.1f%%%s\n", i, to_string(g).c_str(),
+                  mg.bytes[i], mg.ms[i], gbs, 100.0 * gbs / copy_gbs,
+                  mg.info[i].distributed ? "" : "  (gathered)");
+    levels.push_back({{"level", i},
+                      {"grid", {g[0], g[1], g[2]}},
+                      {"distributed", mg.info[i].distributed},
+                      {"bytes", mg.bytes[i]},
+                      {"median_ms", mg.ms[i]},
+                      {"gbytes_per_s", gbs}});
+  }
+  return levels;
+}
+
+}  // namespace
 
 int run_bench(const BenchOptions& o, MPI_Comm world) {
   auto rt = make_runtime(
@@ -24,90 +197,18 @@ int run_bench(const BenchOptions& o, MPI_Comm world) {
   MPI_Comm comm = rt->cart.get();
   Kernels& k = *rt->kernels;
   const Decomposition& d = rt->decomp;
-  const Layout l = d.layout();
   const bool root = d.rank == 0;
   if (root && !rt->warnings.empty()) std::fputs(rt->warnings.c_str(), stderr);
   if (root) print_halo_selection(rt->halo_selection);
 
-  // Random data: zeros can run faster than real data and hide indexing errors.
-  std::vector<double> host(l.padded_size(), 0.0);
-  for (int kk = 0; kk < l.nz; ++kk)
-    for (int j = 0; j < l.ny; ++j)
-      for (int i = 0; i < l.nx; ++i)
-        host[l.at(i, j, kk)] = random_value(
-            7, std::uint64_t(d.offset[0] + i) +
-                   std::uint64_t(d.grid[0]) *
-                       (d.offset[1] + j + std::uint64_t(d.grid[1]) * (d.offset[2] + kk)));
-  Buffer u = upload(k, host), b = upload(k, host), x = upload(k, host), y = upload(k, host);
-  Buffer out(k, l.padded_size()), src = upload(k, host), dst(k, l.padded_size());
-  DD sink[kReductionSlots];
-
-  const double pts = double(l.interior_size());
-  struct Row {
-    std::string name, what;
-    double bytes;  // this rank's bytes per call
-    double median_ms = 0, min_ms = 0;
-  };
+  Fields fields(k, random_field(d));
   std::vector<Row> rows;
-  auto measure = [&](const std::string& name, const std::string& what, double bytes,
-                     const std::function<void()>& work) {
-    for (int i = 0; i < o.warmup; ++i) k.elapsed_ms(work);
-    std::vector<double> t;
-    for (int i = 0; i < o.reps; ++i) t.push_back(k.elapsed_ms(work));
-    std::sort(t.begin(), t.end());
-    // The slowest rank sets the pace of a parallel run.
-    double v[2] = {t[t.size() / 2], t.front()};
-    HALO3D_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_DOUBLE, MPI_MAX, comm));
-    double total_bytes = bytes;
-    HALO3D_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &total_bytes, 1, MPI_DOUBLE, MPI_SUM, comm));
-    rows.push_back({name, what, total_bytes, v[0], v[1]});
+  const Measure measure = [&](const std::string& name, const std::string& what, double bytes,
+                              const std::function<void()>& work) {
+    rows.push_back(time_work(k, o, comm, name, what, bytes, work));
   };
-
-  const Region all = Region::whole(l);
-  const Stencil s = rt->op->stencil();
-  measure("copy", "device-to-device copy of one padded field (ceiling)",
-          16.0 * double(l.padded_size()),
-          [&] { k.copy(dst.data(), src.data(), l.padded_size(), Lane::interior); });
-  measure("apply", "out = A u, kernel only", 16.0 * pts,
-          [&] { k.apply(l, s, all, u.data(), out.data(), kNoReduction, Lane::interior); });
-  measure("apply_dot", "out = A u with u.out, kernel + local reduction", 16.0 * pts, [&] {
-    k.apply(l, s, all, u.data(), out.data(), 0, Lane::interior);
-    k.read_slots(1, sink);
-  });
-  measure("axpby", "y = a x + b y", 24.0 * pts, [&] { k.axpby(l, 1.0, x.data(), 1e-3, y.data()); });
-  measure("cg_update", "x += a p; r -= a Ap; r.r", 48.0 * pts, [&] {
-    k.cg_update(l, 1e-12, u.data(), out.data(), x.data(), y.data(), 0);
-    k.read_slots(1, sink);
-  });
-  measure("operator", "out = A u with halo exchange (distributed)", 16.0 * pts,
-          [&] { rt->op->apply(u.data(), out.data()); });
-  auto cg = make_cg(*rt->op, comm, rt->timers, b, 1e-300);
-  cg->start();
-  measure("cg_iteration", "one CG iteration: apply+dot, update+dot, p update, 2 all-reduces",
-          88.0 * pts, [&] { cg->step(); });
-
-  // Multigrid: one smoothing step (f, u, d read; d, unew written), one V-cycle and one
-  // MG-PCG iteration, with the byte counts of multigrid.cpp's model.
-  measure("mg_smooth", "d = cd d + cr (f - A u); unew = u + d, kernel only", 40.0 * pts, [&] {
-    k.smooth(l, s, all, 0.5, 1e-3, b.data(), u.data(), x.data(), x.data(), out.data(), kNoReduction,
-             Lane::interior);
-  });
-  const double t_setup = now_seconds();
-  Multigrid mg(*rt, MgOptions{});
-  const double setup_s = now_seconds() - t_setup;
-  const double share = pts / double(d.global_points());  // this rank's part of global bytes
-  measure("mg_vcycle", "one V-cycle, " + mg.describe(), mg.bytes_per_apply() * share,
-          [&] { mg.apply(u.data(), out.data()); });
-  // What each level costs, and what bounds it (bytes over the copy rate, or launches).
-  std::vector<double> lms = mg.level_ms(u.data(), out.data(), o.reps);
-  HALO3D_MPI_CHECK(
-      MPI_Allreduce(MPI_IN_PLACE, lms.data(), int(lms.size()), MPI_DOUBLE, MPI_MAX, comm));
-  const std::vector<double> lbytes = mg.level_bytes();
-  const auto info = mg.levels();
-  auto pcg = make_cg(*rt->op, comm, rt->timers, b, 1e-300, &mg);
-  pcg->start();
-  measure("mg_pcg_iteration", "one MG-PCG iteration: CG's work, a V-cycle, r.z",
-          pcg->bytes_per_iteration() * share, [&] { pcg->step(); });
+  measure_kernels(*rt, fields, measure);
+  const MgNumbers mg = measure_multigrid(*rt, fields, o.reps, measure);
 
   const double copy_gbs = rows[0].bytes / (rows[0].median_ms * 1e-3) / 1e9;
   nlohmann::json j;
@@ -121,7 +222,7 @@ int run_bench(const BenchOptions& o, MPI_Comm world) {
   j["reps"] = o.reps;
   j["warmup"] = o.warmup;
   j["copy_gbytes_per_s"] = copy_gbs;
-  j["mg_setup_s"] = setup_s;
+  j["mg_setup_s"] = mg.setup_s;
   if (root) {
     std::printf(
         "halo3d bench %s: grid %s on %d rank(s) as %s, backend %s (%s), %d reps (median), %d "
@@ -131,38 +232,8 @@ int run_bench(const BenchOptions& o, MPI_Comm world) {
     std::printf("%-14s %12s %12s %10s %9s  %s\n", "kernel", "bytes", "median ms", "GB/s", "of copy",
                 "what");
   }
-  for (const Row& r : rows) {
-    const double gbs = r.bytes / (r.median_ms * 1e-3) / 1e9;
-    if (root)
-      std::printf("%-14s %12.4g %12.4f %10.1f %8.1f%%  %s\n", r.name.c_str(), r.bytes, r.median_ms,
-                  gbs, 100.0 * gbs / copy_gbs, r.what.c_str());
-    j["results"].push_back({{"name", r.name},
-                            {"what", r.what},
-                            {"bytes", r.bytes},
-                            {"median_ms", r.median_ms},
-                            {"min_ms", r.min_ms},
-                            {"gbytes_per_s", gbs},
-                            {"fraction_of_copy", gbs / copy_gbs}});
-  }
-  if (root)
-    std::printf(
-        "multigrid levels (own share of one V-cycle; ms = difference of cycles from "
-        "that level down):\n%-6s %-14s %12s %12s %10s %9s\n",
-        "level", "grid", "bytes", "ms", "GB/s", "of copy");
-  for (std::size_t i = 0; i < lms.size(); ++i) {
-    const Int3& g = info[i].grid;
-    const double gbs = lms[i] > 0 ? lbytes[i] / (lms[i] * 1e-3) / 1e9 : 0.0;
-    if (root)
-      std::printf("%-6zu %-14s %12.4g %12.4f %10.1f %8.1f%%%s\n", i, to_string(g).c_str(),
-                  lbytes[i], lms[i], gbs, 100.0 * gbs / copy_gbs,
-                  info[i].distributed ? "" : "  (gathered)");
-    j["mg_levels"].push_back({{"level", i},
-                              {"grid", {g[0], g[1], g[2]}},
-                              {"distributed", info[i].distributed},
-                              {"bytes", lbytes[i]},
-                              {"median_ms", lms[i]},
-                              {"gbytes_per_s", gbs}});
-  }
+  j["results"] = report_rows(rows, copy_gbs, root);
+  j["mg_levels"] = report_levels(mg, copy_gbs, root);
   if (!o.report.empty()) write_file_atomically(o.report, root ? j.dump(2) + "\n" : "", world);
   return kExitOk;
 }

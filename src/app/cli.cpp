@@ -260,6 +260,31 @@ void refuse_inapplicable(const SolveOptions& o, const std::set<std::string>& giv
                               : "does not apply with --precond none (no multigrid)");
 }
 
+// A flag's value, "true" or "false" ("quiet = false" in a config file counts too).
+std::string flag_value(const CLI::Option& opt) {
+  const std::string v = opt.results().empty() ? "true" : opt.results().back();
+  return v == "false" || v == "0" || v == "off" || v == "no" || v == "-1" ? "false" : "true";
+}
+
+// An option's values as given, joined by commas (spaces for a repeated option without a
+// delimiter, such as --mode).
+std::string given_value(const CLI::Option& opt) {
+  const auto& r = opt.results();
+  const std::string sep = opt.get_delimiter() == '\0' && r.size() > 1 ? " " : ",";
+  std::string value;
+  for (std::size_t i = 0; i < r.size(); ++i) value += (i ? sep : "") + r[i];
+  return value;
+}
+
+// An option's default as text.
+std::string default_value(const CLI::Option& opt, bool flag) {
+  std::string value = flag ? "false" : opt.get_default_str();
+  // CLI11 shows vector defaults as [a,b,c].
+  if (value.size() >= 2 && value.front() == '[' && value.back() == ']')
+    value = value.substr(1, value.size() - 2);
+  return value;
+}
+
 // Every option of `sub` with its final value and where it came from: "command line" for
 // those in `given` (counted before the config file was applied), "config file" for the
 // others that have results, "default" for the rest.
@@ -273,48 +298,44 @@ std::vector<OptionSource> option_sources(const CLI::App& sub, const std::set<std
     const bool flag = opt->get_expected_max() == 0;
     if (opt->count() > 0) {
       s.source = given.count(name) ? "command line" : "config file";
-      if (flag) {  // "quiet = false" in a config file counts too
-        const std::string v = opt->results().empty() ? "true" : opt->results().back();
-        s.value =
-            v == "false" || v == "0" || v == "off" || v == "no" || v == "-1" ? "false" : "true";
-      } else {
-        const auto& r = opt->results();
-        const std::string sep = opt->get_delimiter() == '\0' && r.size() > 1 ? " " : ",";
-        for (std::size_t i = 0; i < r.size(); ++i) s.value += (i ? sep : "") + r[i];
-      }
+      s.value = flag ? flag_value(*opt) : given_value(*opt);
     } else {
       s.source = "default";
-      s.value = flag ? "false" : opt->get_default_str();
-      // CLI11 shows vector defaults as [a,b,c].
-      if (s.value.size() >= 2 && s.value.front() == '[' && s.value.back() == ']')
-        s.value = s.value.substr(1, s.value.size() - 2);
+      s.value = default_value(*opt, flag);
     }
     out.push_back(s);
   }
   return out;
 }
 
-}  // namespace
-
-Command parse_command_line(int argc, char** argv) {
-  Command cmd;
-  CLI::App app{"halo3d: domain-decomposed 3D stencil and CG solver (MPI, CUDA, parallel HDF5)",
-               "halo3d"};
-  app.set_version_flag("--version", version_string());
-  app.require_subcommand(1, 1);
-  app.failure_message(CLI::FailureMessage::simple);
-
-  SolveOptions& o = cmd.solve;
-  std::vector<int> grid{o.grid.begin(), o.grid.end()}, procs{o.procs.begin(), o.procs.end()};
+// What each command reads as text or lists first and converts once parsing is done (the
+// initial values are the defaults that --help and --dry-run show).
+struct SolveArgs {
+  explicit SolveArgs(const SolveOptions& o)
+      : grid(o.grid.begin(), o.grid.end()),
+        procs(o.procs.begin(), o.procs.end()),
+        output(o.output) {}
+  std::vector<int> grid, procs;
   std::vector<std::string> modes{"1,1,1"};
-  std::string overlap = "on", output = o.output;
+  std::string overlap = "on", output, config;
+};
+struct BenchArgs {
+  explicit BenchArgs(const BenchOptions& b)
+      : grid(b.grid.begin(), b.grid.end()), procs(b.procs.begin(), b.procs.end()) {}
+  std::vector<int> grid, procs;
+  std::string overlap = "on", config;
+};
+struct ProbeArgs {
+  std::vector<int> grid, procs{0, 0, 0};
+  std::vector<std::string> sizes;
+};
 
-  CLI::App* solve = app.add_subcommand("solve", "Solve a Poisson or heat problem");
-  solve->option_defaults()->always_capture_default();
-  std::string solve_config, bench_config;
-  solve->add_option("--config", solve_config,
+// solve's options by --help group (a new option goes in its group's function): --config,
+// Problem and the process grid.
+void add_solve_problem_options(CLI::App* solve, SolveOptions& o, SolveArgs& a) {
+  solve->add_option("--config", a.config,
                     "Read options from this TOML file (keys = long option names)");
-  add_grid_options(*solve, grid, procs);
+  add_grid_options(*solve, a.grid, a.procs);
   solve->add_option("--problem", o.problem, "poisson: -lap u = f; heat: u_t = alpha lap u")
       ->check(CLI::IsMember({"poisson", "heat"}))
       ->group("Problem");
@@ -333,11 +354,15 @@ Command parse_command_line(int argc, char** argv) {
           "Dirichlet boundary values (Poisson and heat): VALUE, x0=V,x1=V,y0=V,... (others 0), "
           "expr:FORMULA or file:PATH.h5:/DATASET ([NZ+2][NY+2][NX+2])")
       ->group("Problem");
-  solve->add_option("--mode", modes, "Manufactured mode KX,KY,KZ (repeatable; summed)")
+  solve->add_option("--mode", a.modes, "Manufactured mode KX,KY,KZ (repeatable; summed)")
       ->group("Problem");
   solve->add_option("--seed", o.seed, "Seed of --rhs random")
       ->check(whole_number<std::uint64_t>())
       ->group("Problem");
+}
+
+// Solver (Poisson and heat).
+void add_solve_solver_options(CLI::App* solve, SolveOptions& o) {
   solve->add_option("--solver", o.solver, "Poisson solver")
       ->check(CLI::IsMember({"cg", "jacobi"}))
       ->group("Solver");
@@ -381,7 +406,11 @@ Command parse_command_line(int argc, char** argv) {
   solve->add_option("--dt", o.dt, "Heat: time step (0 = 0.9 of the stability limit)")
       ->check(non_negative())
       ->group("Solver");
-  add_parallel_options(*solve, o.backend, o.halo, overlap, o.peer_access);
+}
+
+// Parallel, Output and Checkpoint.
+void add_solve_output_options(CLI::App* solve, SolveOptions& o, SolveArgs& a) {
+  add_parallel_options(*solve, o.backend, o.halo, a.overlap, o.peer_access);
   solve->add_option("--monitor", o.monitor, "Progress line every N iterations (0: none)")
       ->check(whole_number<int>() & non_negative())
       ->group("Output");
@@ -391,7 +420,7 @@ Command parse_command_line(int argc, char** argv) {
                  "Print the configuration (each value and its source), decomposition, multigrid "
                  "hierarchy, memory per rank and files, then exit 0 without solving")
       ->group("Output");
-  solve->add_option("--output", output, "Solution file (HDF5), or 'none'")->group("Output");
+  solve->add_option("--output", a.output, "Solution file (HDF5), or 'none'")->group("Output");
   solve
       ->add_option("--output-every", o.output_every,
                    "Heat: also a snapshot of u every N steps (and the last step) in --output's "
@@ -407,16 +436,25 @@ Command parse_command_line(int argc, char** argv) {
       ->check(whole_number<long>() & non_negative())
       ->group("Checkpoint");
   solve->add_option("--restart", o.restart, "Continue from this checkpoint")->group("Checkpoint");
+}
 
-  BenchOptions& b = cmd.bench;
-  std::vector<int> bgrid{b.grid.begin(), b.grid.end()}, bprocs{b.procs.begin(), b.procs.end()};
-  std::string boverlap = "on";
+// The options' order here is the order of --help and of --dry-run's configuration.
+CLI::App* add_solve_command(CLI::App& app, SolveOptions& o, SolveArgs& a) {
+  CLI::App* solve = app.add_subcommand("solve", "Solve a Poisson or heat problem");
+  solve->option_defaults()->always_capture_default();
+  add_solve_problem_options(solve, o, a);
+  add_solve_solver_options(solve, o);
+  add_solve_output_options(solve, o, a);
+  return solve;
+}
+
+CLI::App* add_bench_command(CLI::App& app, BenchOptions& b, BenchArgs& a) {
   CLI::App* bench = app.add_subcommand(
       "bench", "Measure kernel and CG-iteration bandwidth against a copy ceiling");
   bench->option_defaults()->always_capture_default();
-  bench->add_option("--config", bench_config, "Read options from this TOML file");
-  add_grid_options(*bench, bgrid, bprocs);
-  add_parallel_options(*bench, b.backend, b.halo, boverlap, b.peer_access);
+  bench->add_option("--config", a.config, "Read options from this TOML file");
+  add_grid_options(*bench, a.grid, a.procs);
+  add_parallel_options(*bench, b.backend, b.halo, a.overlap, b.peer_access);
   bench->add_option("--reps", b.reps, "Timed repetitions (the median is reported)")
       ->check(positive())
       ->group("Benchmark");
@@ -424,19 +462,17 @@ Command parse_command_line(int argc, char** argv) {
       ->check(non_negative())
       ->group("Benchmark");
   bench->add_option("--report", b.report, "JSON file for the results, or 'none'")->group("Output");
+  return bench;
+}
 
-  app.add_subcommand("info", "Versions, backends compiled, and the rank-to-host/GPU map");
-
-  ProbeOptions& pr = cmd.probe;
-  std::vector<int> pgrid, pprocs{0, 0, 0};
-  std::vector<std::string> psizes;
+CLI::App* add_probe_command(CLI::App& app, ProbeOptions& pr, ProbeArgs& a) {
   CLI::App* probe = app.add_subcommand(
       "probe",
       "Peer access, latency and bandwidth of each halo transport between every pair of ranks");
   probe->option_defaults()->always_capture_default();
   add_backend_options(*probe, pr.backend, pr.peer_access);
   probe
-      ->add_option("--sizes", psizes,
+      ->add_option("--sizes", a.sizes,
                    "Message sizes in bytes, K/M/G suffixes allowed (default 8 B to 64 MiB)")
       ->delimiter(',')
       ->group("Probe");
@@ -450,76 +486,107 @@ Command parse_command_line(int argc, char** argv) {
       ->add_flag("--topology", pr.topology,
                  "Also nvidia-smi topo -m and the CUDA P2P attributes of each GPU pair")
       ->group("Probe");
-  probe->add_option("--grid", pgrid, "Estimate the halo time per iteration of this grid NX,NY,NZ")
+  probe->add_option("--grid", a.grid, "Estimate the halo time per iteration of this grid NX,NY,NZ")
       ->delimiter(',')
       ->expected(3)
       ->group("Probe");
-  probe->add_option("--procs", pprocs, "Process grid for --grid (0 = chosen)")
+  probe->add_option("--procs", a.procs, "Process grid for --grid (0 = chosen)")
       ->delimiter(',')
       ->expected(3)
       ->check(non_negative())
       ->group("Probe");
   probe->add_option("--report", pr.report, "JSON file for the results, or 'none'")->group("Output");
+  return probe;
+}
+
+// After parsing: the config file, the sources, the conversions and the checks of solve.
+void finish_solve(CLI::App* solve, const SolveArgs& a, int argc, char** argv, SolveOptions& o) {
+  // Heat's initial state: --initial, or --rhs as before; not both on the command line.
+  if (solve->count("--rhs") > 0 && solve->count("--initial") > 0)
+    throw BadInput(
+        "--rhs and --initial both given: heat's initial state is --initial (--rhs "
+        "is the Poisson right-hand side)");
+  std::set<std::string> given;
+  for (const CLI::Option* opt : solve->get_options())
+    if (opt->count() > 0) given.insert(opt->get_single_name());
+  if (!a.config.empty()) apply_config(*solve, a.config);
+  o.sources = option_sources(*solve, given);
+  refuse_inapplicable(o, given);
+  o.command_line.assign(argv, argv + argc);
+  o.config_file = a.config;
+  o.grid = to_int3(a.grid, "--grid");
+  o.procs = to_int3(a.procs, "--procs");
+  o.modes.clear();
+  for (const auto& m : a.modes) o.modes.push_back(parse_mode(m));
+  o.overlap = a.overlap == "on";
+  o.output = a.output;
+  if (given.count("output-every") && o.output == "none")
+    throw BadInput(
+        "--output-every needs an --output file (the snapshots are written into it), not 'none'");
+  none_is_empty(o.report);
+  none_is_empty(o.checkpoint);
+  none_is_empty(o.restart);
+  if (o.iters > 0) {
+    if (o.problem == "heat") throw BadInput("--iters is for Poisson solves; heat runs --steps");
+    o.max_iters = o.iters;  // over --max-iters / --tol from a --config file
+    o.tol = 0;
+  }
+  validate(o);
+  check_field_options(o);
+}
+
+void finish_bench(CLI::App* bench, const BenchArgs& a, BenchOptions& b) {
+  if (!a.config.empty()) apply_config(*bench, a.config);
+  b.grid = to_int3(a.grid, "--grid");
+  b.procs = to_int3(a.procs, "--procs");
+  b.overlap = a.overlap == "on";
+  none_is_empty(b.report);
+  for (int d = 0; d < 3; ++d)
+    if (b.grid[d] < 1) throw BadInput("--grid " + to_string(b.grid) + ": every size must be >= 1");
+}
+
+void finish_probe(const ProbeArgs& a, ProbeOptions& pr) {
+  pr.sizes.clear();
+  for (const auto& s : a.sizes) pr.sizes.push_back(parse_bytes(s));
+  if (!a.grid.empty()) {
+    pr.grid = to_int3(a.grid, "--grid");
+    for (int d = 0; d < 3; ++d)
+      if (pr.grid[d] < 1)
+        throw BadInput("--grid " + to_string(pr.grid) + ": every size must be >= 1");
+  }
+  pr.procs = to_int3(a.procs, "--procs");
+  none_is_empty(pr.report);
+}
+
+}  // namespace
+
+Command parse_command_line(int argc, char** argv) {
+  Command cmd;
+  CLI::App app{"halo3d: domain-decomposed 3D stencil and CG solver (MPI, CUDA, parallel HDF5)",
+               "halo3d"};
+  app.set_version_flag("--version", version_string());
+  app.require_subcommand(1, 1);
+  app.failure_message(CLI::FailureMessage::simple);
+
+  SolveArgs solve_args(cmd.solve);
+  BenchArgs bench_args(cmd.bench);
+  ProbeArgs probe_args;
+  CLI::App* solve = add_solve_command(app, cmd.solve, solve_args);
+  CLI::App* bench = add_bench_command(app, cmd.bench, bench_args);
+  app.add_subcommand("info", "Versions, backends compiled, and the rank-to-host/GPU map");
+  CLI::App* probe = add_probe_command(app, cmd.probe, probe_args);
 
   try {
     app.parse(argc, argv);
     if (solve->parsed()) {
       cmd.name = "solve";
-      // Heat's initial state: --initial, or --rhs as before; not both on the command line.
-      if (solve->count("--rhs") > 0 && solve->count("--initial") > 0)
-        throw BadInput(
-            "--rhs and --initial both given: heat's initial state is --initial (--rhs "
-            "is the Poisson right-hand side)");
-      std::set<std::string> given;
-      for (const CLI::Option* opt : solve->get_options())
-        if (opt->count() > 0) given.insert(opt->get_single_name());
-      if (!solve_config.empty()) apply_config(*solve, solve_config);
-      o.sources = option_sources(*solve, given);
-      refuse_inapplicable(o, given);
-      o.command_line.assign(argv, argv + argc);
-      o.config_file = solve_config;
-      o.grid = to_int3(grid, "--grid");
-      o.procs = to_int3(procs, "--procs");
-      o.modes.clear();
-      for (const auto& m : modes) o.modes.push_back(parse_mode(m));
-      o.overlap = overlap == "on";
-      o.output = output;
-      if (given.count("output-every") && o.output == "none")
-        throw BadInput(
-            "--output-every needs an --output file (the snapshots are written into it), not "
-            "'none'");
-      none_is_empty(o.report);
-      none_is_empty(o.checkpoint);
-      none_is_empty(o.restart);
-      if (o.iters > 0) {
-        if (o.problem == "heat") throw BadInput("--iters is for Poisson solves; heat runs --steps");
-        o.max_iters = o.iters;  // over --max-iters / --tol from a --config file
-        o.tol = 0;
-      }
-      validate(o);
-      check_field_options(o);
+      finish_solve(solve, solve_args, argc, argv, cmd.solve);
     } else if (bench->parsed()) {
       cmd.name = "bench";
-      if (!bench_config.empty()) apply_config(*bench, bench_config);
-      b.grid = to_int3(bgrid, "--grid");
-      b.procs = to_int3(bprocs, "--procs");
-      b.overlap = boverlap == "on";
-      none_is_empty(b.report);
-      for (int d = 0; d < 3; ++d)
-        if (b.grid[d] < 1)
-          throw BadInput("--grid " + to_string(b.grid) + ": every size must be >= 1");
+      finish_bench(bench, bench_args, cmd.bench);
     } else if (probe->parsed()) {
       cmd.name = "probe";
-      pr.sizes.clear();
-      for (const auto& s : psizes) pr.sizes.push_back(parse_bytes(s));
-      if (!pgrid.empty()) {
-        pr.grid = to_int3(pgrid, "--grid");
-        for (int d = 0; d < 3; ++d)
-          if (pr.grid[d] < 1)
-            throw BadInput("--grid " + to_string(pr.grid) + ": every size must be >= 1");
-      }
-      pr.procs = to_int3(pprocs, "--procs");
-      none_is_empty(pr.report);
+      finish_probe(probe_args, cmd.probe);
     } else {
       cmd.name = "info";
     }

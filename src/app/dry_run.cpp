@@ -32,6 +32,90 @@ std::string box(const double* r) {  // offset x3, count x3
   return s;
 }
 
+void print_configuration(const SolveOptions& o) {
+  std::printf("configuration (option, value, source):\n");
+  std::size_t w = 0;
+  for (const OptionSource& s : o.sources) w = std::max(w, s.name.size());
+  for (const OptionSource& s : o.sources)
+    std::printf("  %-*s  %-20s  %s\n", int(w), s.name.c_str(),
+                s.value.empty() ? "(none)" : s.value.c_str(), s.source.c_str());
+}
+
+void print_time_step(const Problem& prob) {
+  char dt[40];  // the shortest text that reads back as the step used
+  for (int digits = 15; digits <= 17; ++digits) {
+    std::snprintf(dt, sizeof dt, "%.*g", digits, prob.dt());
+    if (std::strtod(dt, nullptr) == prob.dt()) break;
+  }
+  std::printf("time step dt = %s\n", dt);
+}
+
+// `all`: every rank's row of the gather (offset x3, count x3, device bytes, host bytes).
+void print_decomposition(const SolveOptions& o, const Decomposition& d,
+                         const std::vector<double>& all) {
+  const int ranks = d.ranks;
+  std::printf("decomposition: grid %s on %d %s as process grid %s\n", to_string(o.grid).c_str(),
+              ranks, ranks == 1 ? "rank" : "ranks", to_string(d.procs).c_str());
+  const auto volume = [&](int r) {
+    const double* a = &all[8 * std::size_t(r)];
+    return a[3] * a[4] * a[5];
+  };
+  if (ranks <= 16) {
+    for (int r = 0; r < ranks; ++r)
+      std::printf("  rank %d: %s\n", r, box(&all[8 * std::size_t(r)]).c_str());
+  } else {
+    int lo = 0, hi = 0;
+    for (int r = 1; r < ranks; ++r) {
+      if (volume(r) < volume(lo)) lo = r;
+      if (volume(r) > volume(hi)) hi = r;
+    }
+    std::printf("  smallest box: rank %d, %s\n", lo, box(&all[8 * std::size_t(lo)]).c_str());
+    std::printf("  largest box: rank %d, %s\n", hi, box(&all[8 * std::size_t(hi)]).c_str());
+  }
+}
+
+void print_multigrid(const SolveOptions& o, bool mg, const std::vector<MgLevelPlan>& plan) {
+  if (mg) {
+    std::printf("multigrid: %zu %s:", plan.size(), plan.size() == 1 ? "level" : "levels");
+    for (const MgLevelPlan& l : plan)
+      std::printf(" %dx%dx%d%s", l.grid[0], l.grid[1], l.grid[2],
+                  l.distributed ? "" : " (gathered)");
+    std::printf("\n");
+  } else {
+    std::printf("multigrid: none (%s)\n",
+                o.problem == "heat" && !uses_implicit_heat(o)
+                    ? "explicit heat"
+                    : (o.solver == "jacobi" ? "--solver jacobi" : "--precond none"));
+  }
+}
+
+void print_memory(const std::vector<double>& all, int ranks) {
+  int dmax = 0, hmax = 0;
+  for (int r = 1; r < ranks; ++r) {
+    if (all[8 * std::size_t(r) + 6] > all[8 * std::size_t(dmax) + 6]) dmax = r;
+    if (all[8 * std::size_t(r) + 7] > all[8 * std::size_t(hmax) + 7]) hmax = r;
+  }
+  std::printf(
+      "memory per rank (largest): %s of backend memory (the GPU's, or host RAM on the host "
+      "backend) on rank %d, %s of host RAM on rank %d\n",
+      mib(all[8 * std::size_t(dmax) + 6]).c_str(), dmax,
+      mib(all[8 * std::size_t(hmax) + 7]).c_str(), hmax);
+}
+
+void print_files(const std::vector<PlannedFile>& files) {
+  if (files.empty()) {
+    std::printf("files: none\n");
+  } else {
+    std::printf("files:");
+    const char* sep = " ";
+    for (const PlannedFile& f : files) {
+      std::printf("%s%s (%s)", sep, f.path.c_str(), f.option.c_str());
+      sep = ", ";
+    }
+    std::printf("\n");
+  }
+}
+
 }  // namespace
 
 int run_dry_run(const SolveOptions& o, MPI_Comm world) {
@@ -62,71 +146,12 @@ int run_dry_run(const SolveOptions& o, MPI_Comm world) {
 
   if (!root) return kExitOk;
   std::printf("halo3d solve --dry-run: nothing allocated, solved or written\n");
-  std::printf("configuration (option, value, source):\n");
-  std::size_t w = 0;
-  for (const OptionSource& s : o.sources) w = std::max(w, s.name.size());
-  for (const OptionSource& s : o.sources)
-    std::printf("  %-*s  %-20s  %s\n", int(w), s.name.c_str(),
-                s.value.empty() ? "(none)" : s.value.c_str(), s.source.c_str());
-  if (o.problem == "heat") {
-    char dt[40];  // the shortest text that reads back as the step used
-    for (int digits = 15; digits <= 17; ++digits) {
-      std::snprintf(dt, sizeof dt, "%.*g", digits, prob.dt());
-      if (std::strtod(dt, nullptr) == prob.dt()) break;
-    }
-    std::printf("time step dt = %s\n", dt);
-  }
-  std::printf("decomposition: grid %s on %d %s as process grid %s\n", to_string(o.grid).c_str(),
-              ranks, ranks == 1 ? "rank" : "ranks", to_string(d.procs).c_str());
-  const auto volume = [&](int r) {
-    const double* a = &all[8 * std::size_t(r)];
-    return a[3] * a[4] * a[5];
-  };
-  if (ranks <= 16) {
-    for (int r = 0; r < ranks; ++r)
-      std::printf("  rank %d: %s\n", r, box(&all[8 * std::size_t(r)]).c_str());
-  } else {
-    int lo = 0, hi = 0;
-    for (int r = 1; r < ranks; ++r) {
-      if (volume(r) < volume(lo)) lo = r;
-      if (volume(r) > volume(hi)) hi = r;
-    }
-    std::printf("  smallest box: rank %d, %s\n", lo, box(&all[8 * std::size_t(lo)]).c_str());
-    std::printf("  largest box: rank %d, %s\n", hi, box(&all[8 * std::size_t(hi)]).c_str());
-  }
-  if (mg) {
-    std::printf("multigrid: %zu %s:", plan.size(), plan.size() == 1 ? "level" : "levels");
-    for (const MgLevelPlan& l : plan)
-      std::printf(" %dx%dx%d%s", l.grid[0], l.grid[1], l.grid[2],
-                  l.distributed ? "" : " (gathered)");
-    std::printf("\n");
-  } else {
-    std::printf("multigrid: none (%s)\n",
-                o.problem == "heat" && !uses_implicit_heat(o)
-                    ? "explicit heat"
-                    : (o.solver == "jacobi" ? "--solver jacobi" : "--precond none"));
-  }
-  int dmax = 0, hmax = 0;
-  for (int r = 1; r < ranks; ++r) {
-    if (all[8 * std::size_t(r) + 6] > all[8 * std::size_t(dmax) + 6]) dmax = r;
-    if (all[8 * std::size_t(r) + 7] > all[8 * std::size_t(hmax) + 7]) hmax = r;
-  }
-  std::printf(
-      "memory per rank (largest): %s of backend memory (the GPU's, or host RAM on the host "
-      "backend) on rank %d, %s of host RAM on rank %d\n",
-      mib(all[8 * std::size_t(dmax) + 6]).c_str(), dmax,
-      mib(all[8 * std::size_t(hmax) + 7]).c_str(), hmax);
-  if (files.empty()) {
-    std::printf("files: none\n");
-  } else {
-    std::printf("files:");
-    const char* sep = " ";
-    for (const PlannedFile& f : files) {
-      std::printf("%s%s (%s)", sep, f.path.c_str(), f.option.c_str());
-      sep = ", ";
-    }
-    std::printf("\n");
-  }
+  print_configuration(o);
+  if (o.problem == "heat") print_time_step(prob);
+  print_decomposition(o, d, all);
+  print_multigrid(o, mg, plan);
+  print_memory(all, ranks);
+  print_files(files);
   if (o.problem == "heat" && o.output_every > 0 && o.output != "none")
     std::printf("time series: %ld snapshots of u in %s:/series (after steps 0, %ld, ... and %ld)\n",
                 planned_snapshots(o.steps, o.output_every), o.output.c_str(), o.output_every,

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
@@ -367,263 +368,349 @@ double one_way_at(const json& rows, double bytes) {
   return v.back().second;
 }
 
-}  // namespace
+// What every section of the probe shares: the ranks, their hosts and GPUs, what may run
+// between them, the sizes, and a communicator of its own for the measurements.
+struct Setup {
+  int rank = 0, size = 1;
+  bool root = false;
+  HostMap hosts;
+  std::unique_ptr<Kernels> kernels;
+  bool cuda = false, cuda_aware = false;
+  PeerPolicy policy;
+  std::vector<RankGpu> gpus;
+  std::vector<std::string> devices;
+  Int3 wall_procs{};  // the process grid of --grid's estimate (size > 1 only)
+  std::vector<std::size_t> sizes;
+  std::size_t cap = 0;  // doubles in each buffer: the largest size, rounded up
+  Comm comm;
+};
 
-int run_probe(const ProbeOptions& o, MPI_Comm world) {
-  const int rank = comm_rank(world), size = comm_size(world);
-  const bool root = rank == 0;
-  const HostMap hosts = HostMap::build(world);
+// Collective: everything the options ask for is checked here, before anything is measured.
+Setup set_up(const ProbeOptions& o, MPI_Comm world) {
+  Setup s;
+  s.rank = comm_rank(world);
+  s.size = comm_size(world);
+  s.root = s.rank == 0;
+  s.hosts = HostMap::build(world);
   int gpu = -1;
   std::string warnings;
-  auto kp = make_kernels(o.backend, hosts, world, gpu, warnings);
-  Kernels& k = *kp;
-  if (root && !warnings.empty()) std::fputs(warnings.c_str(), stderr);
-  const bool cuda = k.name() == "cuda";
-  const PeerPolicy policy = peer_policy(o.peer_access, world);
-  const bool cuda_aware = cuda && all_cuda_aware_mpi(world);
-  const std::vector<RankGpu> gpus = gather_rank_gpus(k, hosts, world);
-  const std::vector<std::string> devices = allgather_strings(k.device_name(), world);
+  s.kernels = make_kernels(o.backend, s.hosts, world, gpu, warnings);
+  Kernels& k = *s.kernels;
+  if (s.root && !warnings.empty()) std::fputs(warnings.c_str(), stderr);
+  s.cuda = k.name() == "cuda";
+  s.policy = peer_policy(o.peer_access, world);
+  s.cuda_aware = s.cuda && all_cuda_aware_mpi(world);
+  s.gpus = gather_rank_gpus(k, s.hosts, world);
+  s.devices = allgather_strings(k.device_name(), world);
   if (!o.report.empty())  // before measuring, not after
     check_planned_files({{"--report", o.report}}, world);
   // Validated now (collectively), used after the measurements.
-  const Int3 wall_procs = o.grid[0] > 0 && size > 1 ? choose_procs(o.grid, size, o.procs) : Int3{};
-  const std::vector<std::size_t> sizes = o.sizes.empty() ? default_sizes() : o.sizes;
-  const std::size_t max_bytes = *std::max_element(sizes.begin(), sizes.end());
-  const std::size_t cap = (max_bytes + sizeof(double) - 1) / sizeof(double);
+  if (o.grid[0] > 0 && s.size > 1) s.wall_procs = choose_procs(o.grid, s.size, o.procs);
+  s.sizes = o.sizes.empty() ? default_sizes() : o.sizes;
+  const std::size_t max_bytes = *std::max_element(s.sizes.begin(), s.sizes.end());
+  s.cap = (max_bytes + sizeof(double) - 1) / sizeof(double);
   MPI_Comm dup = MPI_COMM_NULL;
   HALO3D_MPI_CHECK(MPI_Comm_dup(world, &dup));
-  Comm comm(dup);
+  s.comm = Comm(dup);
+  return s;
+}
 
-  // Peer access as each rank sees every other rank's GPU.
+// Peer access as each rank sees every other rank's GPU: row r is rank r's view (collective).
+std::vector<json> peer_matrix(const Setup& s, MPI_Comm world) {
   std::vector<std::string> row;
-  for (int j = 0; j < size; ++j) row.push_back(peer_relation(gpus, rank, j, policy, cuda));
+  for (int j = 0; j < s.size; ++j)
+    row.push_back(peer_relation(s.gpus, s.rank, j, s.policy, s.cuda));
   json my_row = row;
   std::vector<json> matrix;
-  for (const std::string& s : allgather_strings(my_row.dump(), world))
-    matrix.push_back(json::parse(s));
+  for (const std::string& r : allgather_strings(my_row.dump(), world))
+    matrix.push_back(json::parse(r));
+  return matrix;
+}
 
-  if (root) {
-    std::printf("halo3d probe %s: %d rank(s) on %zu host(s), backend %s; %s\n",
-                version_string().c_str(), size, hosts.hosts.size(), k.name().c_str(),
-                cuda ? ("peer access " +
-                        (policy.allowed ? std::string("allowed") : "off (" + policy.why_off + ")") +
-                        ", CUDA-aware MPI " + (cuda_aware ? "yes" : "no") + ", NCCL " +
-                        (nccl_compiled() ? "compiled" : "not compiled"))
-                           .c_str()
-                     : "no GPU: measuring mpi only");
-    for (int r = 0; r < size; ++r)
-      std::printf("  rank %d: host %s, %s\n", r, hosts.rank_host[r].c_str(), devices[r].c_str());
-    std::printf(
-        "sizes %s to %s, %d round trips per size after %d warm-up, median; latency = round trip / "
-        "2\n",
-        human_bytes(sizes.front()).c_str(), human_bytes(sizes.back()).c_str(), o.reps, o.warmup);
-    if (size == 1) std::printf("one rank: no pairs to measure\n");
-  }
+// The first lines: ranks, hosts, devices, what the GPU side allows, and the sizes.
+void print_header(const ProbeOptions& o, const Setup& s) {
+  const Kernels& k = *s.kernels;
+  std::printf(
+      "halo3d probe %s: %d rank(s) on %zu host(s), backend %s; %s\n", version_string().c_str(),
+      s.size, s.hosts.hosts.size(), k.name().c_str(),
+      s.cuda ? ("peer access " +
+                (s.policy.allowed ? std::string("allowed") : "off (" + s.policy.why_off + ")") +
+                ", CUDA-aware MPI " + (s.cuda_aware ? "yes" : "no") + ", NCCL " +
+                (nccl_compiled() ? "compiled" : "not compiled"))
+                   .c_str()
+             : "no GPU: measuring mpi only");
+  for (int r = 0; r < s.size; ++r)
+    std::printf("  rank %d: host %s, %s\n", r, s.hosts.rank_host[r].c_str(), s.devices[r].c_str());
+  std::printf(
+      "sizes %s to %s, %d round trips per size after %d warm-up, median; latency = round trip / "
+      "2\n",
+      human_bytes(s.sizes.front()).c_str(), human_bytes(s.sizes.back()).c_str(), o.reps, o.warmup);
+  if (s.size == 1) std::printf("one rank: no pairs to measure\n");
+}
 
+// The ping-pong buffers, the sent one filled with data that is not all zeros.
+Bufs make_buffers(const Setup& s) {
+  Kernels& k = *s.kernels;
   Bufs b;
-  b.dev_a = Buffer(k, cap, Memory::device);
-  b.dev_b = Buffer(k, cap, Memory::device);
-  if (cuda) {
-    b.pin_a = Buffer(k, cap, Memory::host_pinned);
-    b.pin_b = Buffer(k, cap, Memory::host_pinned);
+  b.dev_a = Buffer(k, s.cap, Memory::device);
+  b.dev_b = Buffer(k, s.cap, Memory::device);
+  if (s.cuda) {
+    b.pin_a = Buffer(k, s.cap, Memory::host_pinned);
+    b.pin_b = Buffer(k, s.cap, Memory::host_pinned);
   }
-  {
-    std::vector<double> fill(cap);
-    for (std::size_t i = 0; i < cap; ++i) fill[i] = double(i % 1000) + 0.5;
-    k.copy(b.dev_a.data(), fill.data(), cap, Lane::interior);
-    k.synchronize();
-  }
+  std::vector<double> fill(s.cap);
+  for (std::size_t i = 0; i < s.cap; ++i) fill[i] = double(i % 1000) + 0.5;
+  k.copy(b.dev_a.data(), fill.data(), s.cap, Lane::interior);
+  k.synchronize();
+  return b;
+}
 
-  json pairs = json::array();
-  for (int i = 0; i < size; ++i)
-    for (int j = i + 1; j < size; ++j) {
-      if (rank == i || rank == j) {
-        const bool ping = rank == i;
-        const int peer = ping ? j : i;
-        const bool same_host = gpus[i].host == gpus[j].host;
-        const bool same_gpu = cuda && same_host && gpus[i].bus == gpus[j].bus;
-        json pr = {{"a", i},
-                   {"b", j},
-                   {"same_host", same_host},
-                   {"same_gpu", same_gpu},
-                   {"peer_access", matrix[i][j]},
-                   {"transports", json::object()},
-                   {"skipped", json::object()}};
-        auto run = [&](const std::string& name, PingPong& pp) {
-          pr["transports"][name] = measure(pp, ping, sizes, std::max(o.warmup, 1), o.reps);
-        };
-        {
-          MpiPingPong pp(k, b, comm.get(), peer, ping);
-          run("mpi", pp);
-        }
-        if (cuda_aware) {
-          MpiCudaPingPong pp(k, b, comm.get(), peer, ping);
-          run("mpi-cuda", pp);
-        } else {
-          pr["skipped"]["mpi-cuda"] = cuda ? "the MPI is not CUDA-aware" : "no GPU";
-        }
+// Why nccl is not measured between a pair where it is not (a build without NCCL, no GPU, or
+// both ranks on one GPU).
+const char* why_no_nccl(bool cuda) {
+  return !nccl_compiled() ? "not compiled"
+         : !cuda          ? "no GPU"
+                          : "same GPU (NCCL needs one GPU per rank)";
+}
+
+// Ranks i < j (this rank is one of them) measure every transport that can run between them;
+// the result (rows on the ping rank i only) and why each other transport was skipped.
+json measure_pair(const ProbeOptions& o, const Setup& s, Bufs& b, int i, int j,
+                  const std::vector<json>& matrix) {
+  Kernels& k = *s.kernels;
+  const bool cuda = s.cuda;
+  const bool ping = s.rank == i;
+  const int peer = ping ? j : i;
+  const bool same_host = s.gpus[i].host == s.gpus[j].host;
+  const bool same_gpu = cuda && same_host && s.gpus[i].bus == s.gpus[j].bus;
+  json pr = {{"a", i},
+             {"b", j},
+             {"same_host", same_host},
+             {"same_gpu", same_gpu},
+             {"peer_access", matrix[i][j]},
+             {"transports", json::object()},
+             {"skipped", json::object()}};
+  auto run = [&](const std::string& name, PingPong& pp) {
+    pr["transports"][name] = measure(pp, ping, s.sizes, std::max(o.warmup, 1), o.reps);
+  };
+  {
+    MpiPingPong pp(k, b, s.comm.get(), peer, ping);
+    run("mpi", pp);
+  }
+  if (s.cuda_aware) {
+    MpiCudaPingPong pp(k, b, s.comm.get(), peer, ping);
+    run("mpi-cuda", pp);
+  } else {
+    pr["skipped"]["mpi-cuda"] = cuda ? "the MPI is not CUDA-aware" : "no GPU";
+  }
 #ifdef HALO3D_HAVE_CUDA
-        if (cuda && same_host) {
-          IpcPingPong pp(k, b, comm.get(), peer, ping, cap, policy);
-          pr["ipc_how"] = pp.how();
-          if (pp.ok())
-            run("ipc", pp);
-          else
-            pr["skipped"]["ipc"] = pp.how();
-        } else
+  if (cuda && same_host) {
+    IpcPingPong pp(k, b, s.comm.get(), peer, ping, s.cap, s.policy);
+    pr["ipc_how"] = pp.how();
+    if (pp.ok())
+      run("ipc", pp);
+    else
+      pr["skipped"]["ipc"] = pp.how();
+  } else
 #endif
-        {
-          pr["skipped"]["ipc"] = !cuda ? "no GPU" : "other host";
-        }
+  {
+    pr["skipped"]["ipc"] = !cuda ? "no GPU" : "other host";
+  }
 #ifdef HALO3D_HAVE_NCCL
-        if (cuda && !same_gpu) {
-          NcclPingPong pp(k, b, comm.get(), peer, ping);
-          run("nccl", pp);
-        } else
+  if (cuda && !same_gpu) {
+    NcclPingPong pp(k, b, s.comm.get(), peer, ping);
+    run("nccl", pp);
+  } else
 #endif
-        {
-          pr["skipped"]["nccl"] = !nccl_compiled() ? "not compiled"
-                                  : !cuda          ? "no GPU"
-                                                   : "same GPU (NCCL needs one GPU per rank)";
-        }
-        k.synchronize();
-        if (ping) {
-          if (root)
+  {
+    pr["skipped"]["nccl"] = why_no_nccl(cuda);
+  }
+  k.synchronize();
+  return pr;
+}
+
+// Every pair in turn while the other ranks wait (collective); on rank 0, every pair's results.
+json measure_pairs(const ProbeOptions& o, const Setup& s, Bufs& b, const std::vector<json>& matrix,
+                   MPI_Comm world) {
+  json pairs = json::array();
+  for (int i = 0; i < s.size; ++i)
+    for (int j = i + 1; j < s.size; ++j) {
+      if (s.rank == i || s.rank == j) {
+        const json pr = measure_pair(o, s, b, i, j, matrix);
+        if (s.rank == i) {  // the ping rank has the rows
+          if (s.root)
             pairs.push_back(pr);
           else
-            send_string(pr.dump(), 0, comm.get());
+            send_string(pr.dump(), 0, s.comm.get());
         }
       }
-      if (root && i != 0) pairs.push_back(json::parse(recv_string(i, comm.get())));
+      if (s.root && i != 0) pairs.push_back(json::parse(recv_string(i, s.comm.get())));
       polite_barrier(world);  // the other ranks wait while a pair measures
     }
+  return pairs;
+}
 
+// Every host's GPU topology, from the first rank of each host (collective).
+json gather_topology(const Setup& s, MPI_Comm world) {
   json topology = json::array();
-  if (o.topology) {
-    const std::string mine = hosts.local_rank == 0 ? local_topology(hosts).dump() : std::string();
-    for (const std::string& s : allgather_strings(mine, world))
-      if (!s.empty()) topology.push_back(json::parse(s));
-  }
+  const std::string mine = s.hosts.local_rank == 0 ? local_topology(s.hosts).dump() : std::string();
+  for (const std::string& t : allgather_strings(mine, world))
+    if (!t.empty()) topology.push_back(json::parse(t));
+  return topology;
+}
 
-  // The communication wall: the busiest rank's faces per iteration at the measured speeds.
+// The bytes of each face the busiest rank of `procs` (the one sending the most) sends in
+// one exchange of `grid`; `worst_bytes` is their sum.
+std::vector<double> busiest_faces(const Int3& grid, const Int3& procs, double& worst_bytes) {
+  std::vector<double> worst_faces;
+  worst_bytes = -1;
+  for (int c0 = 0; c0 < procs[0]; ++c0)
+    for (int c1 = 0; c1 < procs[1]; ++c1)
+      for (int c2 = 0; c2 < procs[2]; ++c2) {
+        const int c[3] = {c0, c1, c2};
+        double n[3];
+        for (int a = 0; a < 3; ++a) n[a] = split_axis(grid[a], procs[a], c[a]).count;
+        std::vector<double> faces;
+        for (int a = 0; a < 3; ++a)
+          for (int side = 0; side < 2; ++side)
+            if ((side == 0 && c[a] > 0) || (side == 1 && c[a] < procs[a] - 1))
+              faces.push_back(8.0 * n[(a + 1) % 3] * n[(a + 2) % 3]);
+        double total = 0;
+        for (double f : faces) total += f;
+        if (total > worst_bytes) worst_bytes = total, worst_faces = faces;
+      }
+  return worst_faces;
+}
+
+// The communication wall: the busiest rank's faces per iteration at the measured speeds
+// (null without --grid or with one rank; the seconds on rank 0 only, which has the pairs).
+json communication_wall(const ProbeOptions& o, const Setup& s, const json& pairs) {
   json wall;
-  if (o.grid[0] > 0 && size > 1) {
-    const Int3 procs = wall_procs;
-    std::vector<double> worst_faces;
-    double worst_bytes = -1;
-    for (int c0 = 0; c0 < procs[0]; ++c0)
-      for (int c1 = 0; c1 < procs[1]; ++c1)
-        for (int c2 = 0; c2 < procs[2]; ++c2) {
-          const int c[3] = {c0, c1, c2};
-          double n[3];
-          for (int a = 0; a < 3; ++a) n[a] = split_axis(o.grid[a], procs[a], c[a]).count;
-          std::vector<double> faces;
-          for (int a = 0; a < 3; ++a)
-            for (int side = 0; side < 2; ++side)
-              if ((side == 0 && c[a] > 0) || (side == 1 && c[a] < procs[a] - 1))
-                faces.push_back(8.0 * n[(a + 1) % 3] * n[(a + 2) % 3]);
-          double total = 0;
-          for (double f : faces) total += f;
-          if (total > worst_bytes) worst_bytes = total, worst_faces = faces;
-        }
-    wall = {{"grid", {o.grid[0], o.grid[1], o.grid[2]}},
-            {"procs", {procs[0], procs[1], procs[2]}},
-            {"busiest_rank_face_bytes", worst_faces},
-            {"bytes_per_exchange", worst_bytes},
-            {"seconds_per_iteration", json::object()}};
-    if (root)
-      for (const std::string name : {"mpi", "mpi-cuda", "ipc", "nccl"}) {
-        double worst = -1;  // the slowest pair that measured this transport
-        for (const auto& p : pairs) {
-          if (!p["transports"].contains(name)) continue;
-          double t = 0;
-          for (double f : worst_faces) t += one_way_at(p["transports"][name], f);
-          worst = std::max(worst, t);
-        }
-        if (worst >= 0) wall["seconds_per_iteration"][name] = worst;
+  if (!(o.grid[0] > 0 && s.size > 1)) return wall;
+  const Int3 procs = s.wall_procs;
+  double worst_bytes = -1;
+  const std::vector<double> worst_faces = busiest_faces(o.grid, procs, worst_bytes);
+  wall = {{"grid", {o.grid[0], o.grid[1], o.grid[2]}},
+          {"procs", {procs[0], procs[1], procs[2]}},
+          {"busiest_rank_face_bytes", worst_faces},
+          {"bytes_per_exchange", worst_bytes},
+          {"seconds_per_iteration", json::object()}};
+  if (s.root)
+    for (const std::string name : {"mpi", "mpi-cuda", "ipc", "nccl"}) {
+      double worst = -1;  // the slowest pair that measured this transport
+      for (const auto& p : pairs) {
+        if (!p["transports"].contains(name)) continue;
+        double t = 0;
+        for (double f : worst_faces) t += one_way_at(p["transports"][name], f);
+        worst = std::max(worst, t);
       }
-  }
-
-  if (!root) return kExitOk;
-
-  for (const auto& p : pairs) {
-    std::printf("\nranks %d-%d: %s; peer access: %s\n", p["a"].get<int>(), p["b"].get<int>(),
-                !p["same_host"].get<bool>() ? "other host"
-                : p["same_gpu"].get<bool>() ? "same host, same GPU"
-                                            : "same host",
-                p["peer_access"].get<std::string>().c_str());
-    if (p.contains("ipc_how")) std::printf("  ipc: %s\n", p["ipc_how"].get<std::string>().c_str());
-    for (const auto& [n, why] : p["skipped"].items())
-      if (cuda) std::printf("  %s: not measured (%s)\n", n.c_str(), why.get<std::string>().c_str());
-    std::vector<std::string> names;
-    for (const auto& [n, rows] : p["transports"].items()) names.push_back(n);
-    std::printf("  %10s", "bytes");
-    for (const auto& n : names) std::printf(" | %8s lat us %8s GB/s", n.c_str(), "");
-    std::printf("\n");
-    for (std::size_t s = 0; s < sizes.size(); ++s) {
-      std::printf("  %10s", human_bytes(sizes[s]).c_str());
-      for (const auto& n : names) {
-        const auto& r = p["transports"][n][s];
-        std::printf(" | %15.2f %13.3f", r["latency_s"].get<double>() * 1e6,
-                    r["bandwidth_gbytes_per_s"].get<double>());
-      }
-      std::printf("\n");
+      if (worst >= 0) wall["seconds_per_iteration"][name] = worst;
     }
-  }
-  if (o.topology)
-    for (const auto& t : topology) {
-      std::printf("\ntopology of host %s:\n", t["host"].get<std::string>().c_str());
-      if (t["nvidia_smi_topo"].is_null())
-        std::printf("  nvidia-smi topo -m: nvidia-smi is absent\n");
-      else
-        std::printf("%s", t["nvidia_smi_topo"].get<std::string>().c_str());
-      if (t["p2p"].empty()) std::printf("  CUDA P2P attributes: fewer than two GPUs visible\n");
-      for (const auto& q : t["p2p"])
-        std::printf("  GPU %d -> GPU %d: P2P access %s, performance rank %d, native atomics %s\n",
-                    q["from"].get<int>(), q["to"].get<int>(),
-                    q["access_supported"].get<bool>() ? "yes" : "no",
-                    q["performance_rank"].get<int>(),
-                    q["native_atomics"].get<bool>() ? "yes" : "no");
+  return wall;
+}
+
+// One pair's table: latency and bandwidth of each transport measured, by size.
+void print_pair(const json& p, const std::vector<std::size_t>& sizes, bool cuda) {
+  std::printf("\nranks %d-%d: %s; peer access: %s\n", p["a"].get<int>(), p["b"].get<int>(),
+              !p["same_host"].get<bool>() ? "other host"
+              : p["same_gpu"].get<bool>() ? "same host, same GPU"
+                                          : "same host",
+              p["peer_access"].get<std::string>().c_str());
+  if (p.contains("ipc_how")) std::printf("  ipc: %s\n", p["ipc_how"].get<std::string>().c_str());
+  for (const auto& [n, why] : p["skipped"].items())
+    if (cuda) std::printf("  %s: not measured (%s)\n", n.c_str(), why.get<std::string>().c_str());
+  std::vector<std::string> names;
+  for (const auto& [n, rows] : p["transports"].items()) names.push_back(n);
+  std::printf("  %10s", "bytes");
+  for (const auto& n : names) std::printf(" | %8s lat us %8s GB/s", n.c_str(), "");
+  std::printf("\n");
+  for (std::size_t s = 0; s < sizes.size(); ++s) {
+    std::printf("  %10s", human_bytes(sizes[s]).c_str());
+    for (const auto& n : names) {
+      const auto& r = p["transports"][n][s];
+      std::printf(" | %15.2f %13.3f", r["latency_s"].get<double>() * 1e6,
+                  r["bandwidth_gbytes_per_s"].get<double>());
     }
-  if (!wall.is_null()) {
-    std::printf(
-        "\ncommunication wall, --grid %s as %s: the busiest rank sends %zu face(s), %.3g MB per "
-        "exchange "
-        "(one per CG iteration); halo alone, faces one after another, slowest pair:",
-        to_string(o.grid).c_str(), to_string(wall_procs).c_str(),
-        wall["busiest_rank_face_bytes"].size(), wall["bytes_per_exchange"].get<double>() / 1e6);
-    for (const auto& [n, t] : wall["seconds_per_iteration"].items())
-      std::printf(" %s %.3g ms", n.c_str(), t.get<double>() * 1e3);
     std::printf("\n");
   }
+}
+
+void print_topology(const json& topology) {
+  for (const auto& t : topology) {
+    std::printf("\ntopology of host %s:\n", t["host"].get<std::string>().c_str());
+    if (t["nvidia_smi_topo"].is_null())
+      std::printf("  nvidia-smi topo -m: nvidia-smi is absent\n");
+    else
+      std::printf("%s", t["nvidia_smi_topo"].get<std::string>().c_str());
+    if (t["p2p"].empty()) std::printf("  CUDA P2P attributes: fewer than two GPUs visible\n");
+    for (const auto& q : t["p2p"])
+      std::printf("  GPU %d -> GPU %d: P2P access %s, performance rank %d, native atomics %s\n",
+                  q["from"].get<int>(), q["to"].get<int>(),
+                  q["access_supported"].get<bool>() ? "yes" : "no",
+                  q["performance_rank"].get<int>(), q["native_atomics"].get<bool>() ? "yes" : "no");
+  }
+}
+
+void print_wall(const ProbeOptions& o, const Setup& s, const json& wall) {
+  std::printf(
+      "\ncommunication wall, --grid %s as %s: the busiest rank sends %zu face(s), %.3g MB per "
+      "exchange "
+      "(one per CG iteration); halo alone, faces one after another, slowest pair:",
+      to_string(o.grid).c_str(), to_string(s.wall_procs).c_str(),
+      wall["busiest_rank_face_bytes"].size(), wall["bytes_per_exchange"].get<double>() / 1e6);
+  for (const auto& [n, t] : wall["seconds_per_iteration"].items())
+    std::printf(" %s %.3g ms", n.c_str(), t.get<double>() * 1e3);
+  std::printf("\n");
+}
+
+// The --report document (rank 0).
+json probe_report(const ProbeOptions& o, const Setup& s, const std::vector<json>& matrix,
+                  const json& pairs, const json& topology, const json& wall) {
+  json j;
+  j["halo3d_version"] = version_string();
+  j["command"] = "probe";
+  j["backend"] = s.kernels->name();
+  j["ranks"] = s.size;
+  j["hosts"] = s.hosts.hosts;
+  json ranks = json::array();
+  for (int r = 0; r < s.size; ++r)
+    ranks.push_back({{"rank", r},
+                     {"host", s.hosts.rank_host[r]},
+                     {"device", s.devices[r]},
+                     {"pci_bus_id", s.gpus[r].bus}});
+  j["rank_devices"] = ranks;
+  j["peer_access_policy"] = {{"allowed", s.policy.allowed}, {"why_off", s.policy.why_off}};
+  j["cuda_aware_mpi"] = s.cuda_aware;
+  j["nccl_compiled"] = nccl_compiled();
+  j["sizes"] = s.sizes;
+  j["reps"] = o.reps;
+  j["warmup"] = o.warmup;
+  j["peer_access"] = matrix;
+  j["pairs"] = pairs;
+  if (o.topology) j["topology"] = topology;
+  j["communication_wall"] = wall;
+  return j;
+}
+
+}  // namespace
+
+int run_probe(const ProbeOptions& o, MPI_Comm world) {
+  const Setup s = set_up(o, world);
+  const std::vector<json> matrix = peer_matrix(s, world);
+  if (s.root) print_header(o, s);
+  Bufs b = make_buffers(s);
+  const json pairs = measure_pairs(o, s, b, matrix, world);
+  const json topology = o.topology ? gather_topology(s, world) : json::array();
+  const json wall = communication_wall(o, s, pairs);
+
+  if (!s.root) return kExitOk;
+  for (const auto& p : pairs) print_pair(p, s.sizes, s.cuda);
+  if (o.topology) print_topology(topology);
+  if (!wall.is_null()) print_wall(o, s, wall);
   std::fflush(stdout);
-
-  if (!o.report.empty()) {
-    json j;
-    j["halo3d_version"] = version_string();
-    j["command"] = "probe";
-    j["backend"] = k.name();
-    j["ranks"] = size;
-    j["hosts"] = hosts.hosts;
-    json ranks = json::array();
-    for (int r = 0; r < size; ++r)
-      ranks.push_back({{"rank", r},
-                       {"host", hosts.rank_host[r]},
-                       {"device", devices[r]},
-                       {"pci_bus_id", gpus[r].bus}});
-    j["rank_devices"] = ranks;
-    j["peer_access_policy"] = {{"allowed", policy.allowed}, {"why_off", policy.why_off}};
-    j["cuda_aware_mpi"] = cuda_aware;
-    j["nccl_compiled"] = nccl_compiled();
-    j["sizes"] = sizes;
-    j["reps"] = o.reps;
-    j["warmup"] = o.warmup;
-    j["peer_access"] = matrix;
-    j["pairs"] = pairs;
-    if (o.topology) j["topology"] = topology;
-    j["communication_wall"] = wall;
-    write_file_atomically(o.report, j.dump(2) + "\n", world);
-  }
+  if (!o.report.empty())
+    write_file_atomically(o.report,
+                          probe_report(o, s, matrix, pairs, topology, wall).dump(2) + "\n", world);
   return kExitOk;
 }
 

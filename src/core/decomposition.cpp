@@ -34,30 +34,22 @@ Span split_axis(int n, int p, int coord) {
   return {coord * base + std::min(coord, extra), base + (coord < extra ? 1 : 0)};
 }
 
-Int3 choose_procs(const Int3& grid, int ranks, const Int3& requested) {
-  for (int d = 0; d < 3; ++d) {
-    if (grid[d] < 1) throw BadInput("--grid " + str(grid) + ": every size must be >= 1");
-    if (requested[d] < 0) throw BadInput("--procs " + str(requested) + ": entries must be >= 0");
-  }
-  const bool all_given = requested[0] > 0 && requested[1] > 0 && requested[2] > 0;
-  if (all_given) {
-    const long long prod = 1LL * requested[0] * requested[1] * requested[2];
-    if (prod != ranks)
-      throw BadInput("--procs " + str(requested) + " makes " + std::to_string(prod) +
-                     " ranks but the job has " + std::to_string(ranks));
-    if (!fits(grid, requested))
-      throw BadInput("--procs " + str(requested) + " would leave ranks without points on grid " +
-                     str(grid));
-    return requested;
-  }
-  int fixed = 1;
-  for (int d = 0; d < 3; ++d)
-    if (requested[d] > 0) fixed *= requested[d];
-  if (ranks % fixed != 0)
-    throw BadInput("--procs " + str(requested) + ": " + std::to_string(ranks) +
-                   " ranks cannot be split with those fixed factors");
+namespace {
 
-  // MPI_Dims_create's balanced factors, with the larger ones on the longer free axes.
+// --procs with every factor given: it must make `ranks` and leave every rank points.
+Int3 checked_procs(const Int3& grid, int ranks, const Int3& requested) {
+  const long long prod = 1LL * requested[0] * requested[1] * requested[2];
+  if (prod != ranks)
+    throw BadInput("--procs " + str(requested) + " makes " + std::to_string(prod) +
+                   " ranks but the job has " + std::to_string(ranks));
+  if (!fits(grid, requested))
+    throw BadInput("--procs " + str(requested) + " would leave ranks without points on grid " +
+                   str(grid));
+  return requested;
+}
+
+// MPI_Dims_create's balanced factors, with the larger ones on the longer free axes.
+Int3 balanced_procs(const Int3& grid, int ranks, const Int3& requested) {
   Int3 dims = requested;
   HALO3D_MPI_CHECK(MPI_Dims_create(ranks, 3, dims.data()));
   std::vector<int> free_axes, factors;
@@ -69,9 +61,11 @@ Int3 choose_procs(const Int3& grid, int ranks, const Int3& requested) {
   std::sort(free_axes.begin(), free_axes.end(),
             [&](int a, int b) { return grid[a] != grid[b] ? grid[a] > grid[b] : a > b; });
   for (std::size_t i = 0; i < free_axes.size(); ++i) dims[free_axes[i]] = factors[i];
-  if (fits(grid, dims)) return dims;
+  return dims;
+}
 
-  // Thin grids: search every factorisation for the one with the least halo.
+// Thin grids: search every factorisation for the one with the least halo.
+Int3 least_halo_procs(const Int3& grid, int ranks, const Int3& requested) {
   Int3 best{0, 0, 0};
   double best_cost = std::numeric_limits<double>::max();
   for (int px = 1; px <= ranks; ++px) {
@@ -88,6 +82,26 @@ Int3 choose_procs(const Int3& grid, int ranks, const Int3& requested) {
     throw BadInput("grid " + str(grid) + " cannot be split over " + std::to_string(ranks) +
                    " ranks without leaving some rank with no points");
   return best;
+}
+
+}  // namespace
+
+Int3 choose_procs(const Int3& grid, int ranks, const Int3& requested) {
+  for (int d = 0; d < 3; ++d) {
+    if (grid[d] < 1) throw BadInput("--grid " + str(grid) + ": every size must be >= 1");
+    if (requested[d] < 0) throw BadInput("--procs " + str(requested) + ": entries must be >= 0");
+  }
+  const bool all_given = requested[0] > 0 && requested[1] > 0 && requested[2] > 0;
+  if (all_given) return checked_procs(grid, ranks, requested);
+  int fixed = 1;
+  for (int d = 0; d < 3; ++d)
+    if (requested[d] > 0) fixed *= requested[d];
+  if (ranks % fixed != 0)
+    throw BadInput("--procs " + str(requested) + ": " + std::to_string(ranks) +
+                   " ranks cannot be split with those fixed factors");
+  const Int3 dims = balanced_procs(grid, ranks, requested);
+  if (fits(grid, dims)) return dims;
+  return least_halo_procs(grid, ranks, requested);
 }
 
 Decomposition decompose(MPI_Comm comm, const Int3& grid, const Int3& procs_requested, Comm& cart) {

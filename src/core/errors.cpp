@@ -17,5 +17,4 @@ void throw_mpi_error(int rc, const char* expr, const char* file, int line) {
               false);
 }
 
-
 }  // namespace halo3d

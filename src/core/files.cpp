@@ -161,56 +161,75 @@ void write_file_atomically(const std::string& path, const std::string& text, MPI
   agree(code, why, comm);
 }
 
+namespace {
+
+// The checks of check_planned_files, each on rank 0 and only while `code` is 0 (fine); the
+// first failure sets `code` (the exit code) and `why`.
+
+// What each path is: nothing yet, a regular file, or a link to one; nothing else.
+void check_kinds(const std::vector<PlannedFile>& files, int& code, std::string& why) {
+  for (const PlannedFile& f : files) {
+    if (code) break;
+    const std::string head = f.option + " " + f.path + ": ";
+    struct stat ls, s;
+    if (::lstat(f.path.c_str(), &ls) != 0) {
+      if (errno != ENOENT)
+        code = kExitIo, why = "cannot write " + f.path + ": " + errno_text(errno);
+      continue;
+    }
+    if (S_ISLNK(ls.st_mode)) {
+      if (::stat(f.path.c_str(), &s) != 0)
+        code = kExitBadInput, why = head + "is a symbolic link to a missing file (" +
+                                    errno_text(errno) + "); give a regular file or a link to one";
+      else if (!S_ISREG(s.st_mode))
+        code = kExitBadInput, why = head + "is a symbolic link to " + kind_of(s.st_mode) +
+                                    ", not to a regular file; refusing to write there";
+    } else if (!S_ISREG(ls.st_mode)) {
+      code = kExitBadInput,
+      why = head + "is " + kind_of(ls.st_mode) + ", not a regular file; refusing to replace it";
+    }
+  }
+}
+
+// No two of them one file, however spelled (also through links and hard links).
+void check_distinct(const std::vector<PlannedFile>& files, int& code, std::string& why) {
+  for (std::size_t a = 0; a < files.size() && !code; ++a)
+    for (std::size_t b = a + 1; b < files.size() && !code; ++b) {
+      const PlannedFile &fa = files[a], &fb = files[b];
+      bool same = canonical_name(fa.path) == canonical_name(fb.path);
+      struct stat sa, sb;
+      if (!same && ::stat(fa.path.c_str(), &sa) == 0 && ::stat(fb.path.c_str(), &sb) == 0)
+        same = sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+      if (same)
+        code = kExitBadInput, why = fa.option + " " + fa.path + " and " + fb.option + " " +
+                                    fb.path + " are the same file; give different files";
+    }
+}
+
+// Each can be created where it will be written.
+void check_writable(const std::vector<PlannedFile>& files, int& code, std::string& why) {
+  for (const PlannedFile& f : files) {
+    if (code) break;
+    const std::string tmp = temp_name(write_target(f.path), local_unique_suffix());
+    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd < 0) {
+      code = kExitIo, why = "cannot write " + f.path + ": " + errno_text(errno);
+    } else {
+      ::close(fd);
+      ::unlink(tmp.c_str());
+    }
+  }
+}
+
+}  // namespace
+
 void check_planned_files(const std::vector<PlannedFile>& files, MPI_Comm comm) {
   int code = 0;
   std::string why;
   if (comm_rank(comm) == 0) {
-    // What each path is: nothing yet, a regular file, or a link to one; nothing else.
-    for (const PlannedFile& f : files) {
-      if (code) break;
-      const std::string head = f.option + " " + f.path + ": ";
-      struct stat ls, s;
-      if (::lstat(f.path.c_str(), &ls) != 0) {
-        if (errno != ENOENT)
-          code = kExitIo, why = "cannot write " + f.path + ": " + errno_text(errno);
-        continue;
-      }
-      if (S_ISLNK(ls.st_mode)) {
-        if (::stat(f.path.c_str(), &s) != 0)
-          code = kExitBadInput, why = head + "is a symbolic link to a missing file (" +
-                                      errno_text(errno) + "); give a regular file or a link to one";
-        else if (!S_ISREG(s.st_mode))
-          code = kExitBadInput, why = head + "is a symbolic link to " + kind_of(s.st_mode) +
-                                      ", not to a regular file; refusing to write there";
-      } else if (!S_ISREG(ls.st_mode)) {
-        code = kExitBadInput,
-        why = head + "is " + kind_of(ls.st_mode) + ", not a regular file; refusing to replace it";
-      }
-    }
-    // No two of them one file, however spelled (also through links and hard links).
-    for (std::size_t a = 0; a < files.size() && !code; ++a)
-      for (std::size_t b = a + 1; b < files.size() && !code; ++b) {
-        const PlannedFile &fa = files[a], &fb = files[b];
-        bool same = canonical_name(fa.path) == canonical_name(fb.path);
-        struct stat sa, sb;
-        if (!same && ::stat(fa.path.c_str(), &sa) == 0 && ::stat(fb.path.c_str(), &sb) == 0)
-          same = sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-        if (same)
-          code = kExitBadInput, why = fa.option + " " + fa.path + " and " + fb.option + " " +
-                                      fb.path + " are the same file; give different files";
-      }
-    // Each can be created where it will be written.
-    for (const PlannedFile& f : files) {
-      if (code) break;
-      const std::string tmp = temp_name(write_target(f.path), local_unique_suffix());
-      const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-      if (fd < 0) {
-        code = kExitIo, why = "cannot write " + f.path + ": " + errno_text(errno);
-      } else {
-        ::close(fd);
-        ::unlink(tmp.c_str());
-      }
-    }
+    check_kinds(files, code, why);
+    check_distinct(files, code, why);
+    check_writable(files, code, why);
   }
   agree(code, why, comm);
 }

@@ -160,6 +160,65 @@ std::string number_text(double v) {
 
 }  // namespace
 
+namespace {
+
+// Everything that changes the iterates must match; the process grid need not (results do
+// not depend on it), nor --tol, --max-iters or --steps (they only say when to stop).
+void check_identity(const Attrs& at, hid_t f, const RunIdentity& id) {
+  const auto expect = [&](const std::string& key, const std::string& got, const std::string& want) {
+    if (got != want)
+      at.fail(key + " is '" + got + "' in the checkpoint but '" + want + "' in this run");
+  };
+  expect("version", at.str("version"), version_string());
+  expect("problem", at.str("problem"), id.problem);
+  expect("solver", at.str("solver"), id.solver);
+  expect("rhs", at.str("rhs"), id.rhs);
+  // Checkpoints written before --boundary existed had zero boundary values.
+  expect("boundary", H5Aexists(f, "boundary") > 0 ? at.str("boundary") : "0", id.boundary);
+  const auto grid = at.ints("grid", 3);
+  expect("grid",
+         std::to_string(grid[0]) + "," + std::to_string(grid[1]) + "," + std::to_string(grid[2]),
+         to_string(id.grid));
+  auto want_modes = flat_modes(id.modes);
+  if (want_modes.empty()) want_modes = {0};
+  const auto modes = at.ints("modes");
+  if (modes != want_modes) expect("modes", modes_text(modes), modes_text(want_modes));
+  expect("seed", std::to_string(at.ints("seed", 1)[0]), std::to_string(id.seed));
+  const auto alpha_dt = at.doubles("alpha_dt", 2);
+  expect("alpha", number_text(alpha_dt[0]), number_text(id.alpha));
+  expect("dt", number_text(alpha_dt[1]), number_text(id.dt));
+}
+
+// The solver's scalars, as many as `m` has, all finite.
+std::vector<double> read_scalars(const Attrs& at, const std::string& path, const Method& m) {
+  auto scalars = at.doubles("scalars");
+  if (scalars.size() < m.scalars().size())
+    at.fail("has fewer solver scalars than this solver needs");
+  scalars.resize(m.scalars().size());
+  for (const double s : scalars)
+    if (!std::isfinite(s))
+      throw Error(kExitBreakdown,
+                  "--restart " + path + ": the checkpoint's solver scalars hold NaN or Inf");
+  return scalars;
+}
+
+// Collective: the solver's state vectors, each checked finite, into its buffers.
+void read_state(const Attrs& at, hid_t f, const std::string& path, MPI_Comm comm,
+                const Decomposition& d, Kernels& k, Method& m) {
+  for (const StateVector& v : m.state()) {
+    if (!h5_exists(f, v.name)) at.damaged("dataset /" + v.name + " is missing");
+    std::vector<double> host(v.buffer->size(), 0.0);
+    h5_read_field(f, v.name, d, host.data());
+    if (!all_finite(d.layout(), host, comm))
+      throw Error(kExitBreakdown, "--restart " + path + ": the checkpoint's /" + v.name +
+                                      " holds NaN or Inf; refusing to continue from it");
+    k.copy(v.buffer->data(), host.data(), host.size(), Lane::interior);
+    k.synchronize();
+  }
+}
+
+}  // namespace
+
 long read_checkpoint(const std::string& path, MPI_Comm comm, const Decomposition& d, Kernels& k,
                      Method& m, const RunIdentity& id, std::vector<double>& history) {
   const int kind = probe_hdf5(path, comm);
@@ -173,54 +232,14 @@ long read_checkpoint(const std::string& path, MPI_Comm comm, const Decomposition
   const Attrs at(f.get(), path);
   if (H5Aexists(f.get(), "format") <= 0 || at.str("format") != kFormat)
     at.fail("not a halo3d checkpoint of format " + std::string(kFormat));
-  // Everything that changes the iterates must match; the process grid need not (results do
-  // not depend on it), nor --tol, --max-iters or --steps (they only say when to stop).
-  const auto expect = [&](const std::string& key, const std::string& got, const std::string& want) {
-    if (got != want)
-      at.fail(key + " is '" + got + "' in the checkpoint but '" + want + "' in this run");
-  };
-  expect("version", at.str("version"), version_string());
-  expect("problem", at.str("problem"), id.problem);
-  expect("solver", at.str("solver"), id.solver);
-  expect("rhs", at.str("rhs"), id.rhs);
-  // Checkpoints written before --boundary existed had zero boundary values.
-  expect("boundary", H5Aexists(f.get(), "boundary") > 0 ? at.str("boundary") : "0", id.boundary);
-  const auto grid = at.ints("grid", 3);
-  expect("grid",
-         std::to_string(grid[0]) + "," + std::to_string(grid[1]) + "," + std::to_string(grid[2]),
-         to_string(id.grid));
-  auto want_modes = flat_modes(id.modes);
-  if (want_modes.empty()) want_modes = {0};
-  const auto modes = at.ints("modes");
-  if (modes != want_modes) expect("modes", modes_text(modes), modes_text(want_modes));
-  expect("seed", std::to_string(at.ints("seed", 1)[0]), std::to_string(id.seed));
-  const auto alpha_dt = at.doubles("alpha_dt", 2);
-  expect("alpha", number_text(alpha_dt[0]), number_text(id.alpha));
-  expect("dt", number_text(alpha_dt[1]), number_text(id.dt));
+  check_identity(at, f.get(), id);
   const long long iteration = at.ints("iteration", 1)[0];
   if (iteration < 0) at.damaged("iteration is " + std::to_string(iteration));
   if (id.steps >= 0 && iteration > id.steps)
     at.fail("the checkpoint is at step " + std::to_string(iteration) + ", beyond --steps " +
             std::to_string(id.steps));
-  auto scalars = at.doubles("scalars");
-  if (scalars.size() < m.scalars().size())
-    at.fail("has fewer solver scalars than this solver needs");
-  scalars.resize(m.scalars().size());
-  for (const double s : scalars)
-    if (!std::isfinite(s))
-      throw Error(kExitBreakdown,
-                  "--restart " + path + ": the checkpoint's solver scalars hold NaN or Inf");
-
-  for (const StateVector& v : m.state()) {
-    if (!h5_exists(f.get(), v.name)) at.damaged("dataset /" + v.name + " is missing");
-    std::vector<double> host(v.buffer->size(), 0.0);
-    h5_read_field(f.get(), v.name, d, host.data());
-    if (!all_finite(d.layout(), host, comm))
-      throw Error(kExitBreakdown, "--restart " + path + ": the checkpoint's /" + v.name +
-                                      " holds NaN or Inf; refusing to continue from it");
-    k.copy(v.buffer->data(), host.data(), host.size(), Lane::interior);
-    k.synchronize();
-  }
+  const std::vector<double> scalars = read_scalars(at, path, m);
+  read_state(at, f.get(), path, comm, d, k, m);
   if (!h5_exists(f.get(), "residual_history")) at.damaged("dataset /residual_history is missing");
   history = h5_read_vector(f.get(), "residual_history");
   // One residual per iteration for the methods that have one: anything else is a damaged file.

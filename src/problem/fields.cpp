@@ -274,65 +274,148 @@ void check_field_options(const SolveOptions& o) {
   if (b.kind == FieldSpec::kExpr) Formula check("--boundary", b.expr);
 }
 
+namespace {
+
+// Collective: --rhs/--initial file:PATH.h5:/DATASET into this rank's box, every value finite.
+void read_source_file(const char* option, const FieldSpec& src, const Decomposition& d,
+                      MPI_Comm comm, std::vector<double>& padded) {
+  const Layout l = d.layout();
+  read_file_field(option, src, d, 0, comm, padded);
+  std::string why;
+  for (int k = 0; k < l.nz && why.empty(); ++k)
+    for (int j = 0; j < l.ny && why.empty(); ++j)
+      for (int i = 0; i < l.nx && why.empty(); ++i)
+        if (!std::isfinite(padded[l.at(i, j, k)]))
+          why = std::string(option) + " " + printable("file:" + src.file + ":" + src.dataset, 160) +
+                ": holds " + number(padded[l.at(i, j, k)]) + " at [" +
+                std::to_string(d.offset[2] + k) + "][" + std::to_string(d.offset[1] + j) + "][" +
+                std::to_string(d.offset[0] + i) + "]";
+  agree(why, comm);
+}
+
+// Collective: --rhs/--initial expr:FORMULA at this rank's points, every value finite.
+void eval_source_formula(const char* option, const FieldSpec& src, const Decomposition& d,
+                         MPI_Comm comm, std::vector<double>& padded) {
+  const Layout l = d.layout();
+  padded.assign(l.padded_size(), 0.0);
+  // The rank's threads share the planes, each with its own parser (a muparser instance is
+  // not thread-safe); the first bad point of the lowest plane is the one reported.
+  std::vector<std::string> bad(std::size_t(l.nz) + 1);
+#pragma omp parallel
+  {
+    std::string setup;
+    std::unique_ptr<Formula> f;
+    try {
+      f = std::make_unique<Formula>(option, src.expr);
+    } catch (const BadInput& e) {
+      setup = e.what();
+    }
+#pragma omp for schedule(static)
+    for (int k = 0; k < l.nz; ++k) {
+      std::string& why = bad[std::size_t(k)];
+      if (!f) why = setup;
+      for (int j = 0; j < l.ny && why.empty(); ++j)
+        for (int i = 0; i < l.nx && why.empty(); ++i) {
+          const double x = coord(d.offset[0] + i, d.grid[0]);
+          const double y = coord(d.offset[1] + j, d.grid[1]);
+          const double z = coord(d.offset[2] + k, d.grid[2]);
+          try {
+            const double v = (*f)(x, y, z);
+            if (!std::isfinite(v))
+              why = std::string(option) + " expr:" + printable(src.expr, 80) + ": gives " +
+                    number(v) + " at x=" + number(x) + ", y=" + number(y) + ", z=" + number(z);
+            padded[l.at(i, j, k)] = v;
+          } catch (const BadInput& e) {
+            why = e.what();
+          }
+        }
+    }
+  }
+  std::string why;
+  for (const std::string& w : bad)
+    if (why.empty()) why = w;
+  agree(why, comm);
+}
+
+// The boundary values in the ghost cells on the domain's boundary, for each kind of
+// --boundary; the first bad value sets `why`.
+void read_boundary_file(const FieldSpec& b, const Decomposition& d, MPI_Comm comm,
+                        std::vector<double>& g, std::string& why) {
+  const Layout l = d.layout();
+  read_file_field("--boundary", b, d, 1, comm, g);
+  for_boundary_ghosts(d, [&](int i, int j, int k) {
+    const double v = g[l.at(i, j, k)];
+    if (why.empty() && !std::isfinite(v))
+      why = "--boundary " + printable("file:" + b.file + ":" + b.dataset, 160) + ": holds " +
+            number(v) + " at [" + std::to_string(d.offset[2] + k + 1) + "][" +
+            std::to_string(d.offset[1] + j + 1) + "][" + std::to_string(d.offset[0] + i + 1) +
+            "] on the boundary";
+  });
+}
+void eval_boundary_formula(const FieldSpec& b, const Decomposition& d, std::vector<double>& g,
+                           std::string& why) {
+  const Layout l = d.layout();
+  g.assign(l.padded_size(), 0.0);
+  try {
+    Formula f("--boundary", b.expr);
+    for_boundary_ghosts(d, [&](int i, int j, int k) {
+      const double x = coord(d.offset[0] + i, d.grid[0]);
+      const double y = coord(d.offset[1] + j, d.grid[1]);
+      const double z = coord(d.offset[2] + k, d.grid[2]);
+      const double v = f(x, y, z);
+      if (why.empty() && !std::isfinite(v))
+        why = "--boundary expr:" + printable(b.expr, 80) + ": gives " + number(v) +
+              " at x=" + number(x) + ", y=" + number(y) + ", z=" + number(z);
+      g[l.at(i, j, k)] = v;
+    });
+  } catch (const BadInput& e) {
+    why = e.what();
+  }
+}
+void fill_boundary_faces(const FieldSpec& b, const Decomposition& d, std::vector<double>& g) {
+  const Layout l = d.layout();
+  g.assign(l.padded_size(), 0.0);
+  const int n[3] = {l.nx, l.ny, l.nz};
+  for_boundary_ghosts(d, [&](int i, int j, int k) {
+    const int idx[3] = {i, j, k};
+    for (int a = 0; a < 3; ++a)
+      if (idx[a] < 0 || idx[a] >= n[a]) g[l.at(i, j, k)] = b.faces[2 * a + (idx[a] < 0 ? 0 : 1)];
+  });
+}
+
+// b = f + B g: each point next to the boundary gets c_axis * g of its boundary neighbours,
+// in a fixed order (x, y, z; low side first), so the sum does not depend on the ranks.
+void lift_boundary(const Problem& p, const Decomposition& d, const std::vector<double>& g,
+                   std::vector<double>& padded) {
+  const Layout l = d.layout();
+  const Stencil s = p.stencil();
+  const double c[3] = {s.cx, s.cy, s.cz};
+  for (int k = 0; k < l.nz; ++k)
+    for (int j = 0; j < l.ny; ++j)
+      for (int i = 0; i < l.nx; ++i) {
+        const int gl[3] = {d.offset[0] + i, d.offset[1] + j, d.offset[2] + k};
+        double v = padded[l.at(i, j, k)];
+        for (int a = 0; a < 3; ++a) {
+          const int di = a == 0, dj = a == 1, dk = a == 2;
+          if (gl[a] == 0) v += c[a] * g[l.at(i - di, j - dj, k - dk)];
+          if (gl[a] == d.grid[a] - 1) v += c[a] * g[l.at(i + di, j + dj, k + dk)];
+        }
+        padded[l.at(i, j, k)] = v;
+      }
+}
+
+}  // namespace
+
 void fill_fields(const SolveOptions& o, const Problem& p, const Decomposition& d, MPI_Comm comm,
                  std::vector<double>& padded) {
-  const Layout l = d.layout();
   const char* option = source_option(o);
   const FieldSpec src = parse_source_spec(option, source_spec(o));
-  if (src.kind == FieldSpec::kModes || src.kind == FieldSpec::kRandom) {
+  if (src.kind == FieldSpec::kModes || src.kind == FieldSpec::kRandom)
     p.fill_source(d, padded);
-  } else if (src.kind == FieldSpec::kFile) {
-    read_file_field(option, src, d, 0, comm, padded);
-    std::string why;
-    for (int k = 0; k < l.nz && why.empty(); ++k)
-      for (int j = 0; j < l.ny && why.empty(); ++j)
-        for (int i = 0; i < l.nx && why.empty(); ++i)
-          if (!std::isfinite(padded[l.at(i, j, k)]))
-            why = std::string(option) + " " +
-                  printable("file:" + src.file + ":" + src.dataset, 160) + ": holds " +
-                  number(padded[l.at(i, j, k)]) + " at [" + std::to_string(d.offset[2] + k) + "][" +
-                  std::to_string(d.offset[1] + j) + "][" + std::to_string(d.offset[0] + i) + "]";
-    agree(why, comm);
-  } else {
-    padded.assign(l.padded_size(), 0.0);
-    // The rank's threads share the planes, each with its own parser (a muparser instance is
-    // not thread-safe); the first bad point of the lowest plane is the one reported.
-    std::vector<std::string> bad(std::size_t(l.nz) + 1);
-#pragma omp parallel
-    {
-      std::string setup;
-      std::unique_ptr<Formula> f;
-      try {
-        f = std::make_unique<Formula>(option, src.expr);
-      } catch (const BadInput& e) {
-        setup = e.what();
-      }
-#pragma omp for schedule(static)
-      for (int k = 0; k < l.nz; ++k) {
-        std::string& why = bad[std::size_t(k)];
-        if (!f) why = setup;
-        for (int j = 0; j < l.ny && why.empty(); ++j)
-          for (int i = 0; i < l.nx && why.empty(); ++i) {
-            const double x = coord(d.offset[0] + i, d.grid[0]);
-            const double y = coord(d.offset[1] + j, d.grid[1]);
-            const double z = coord(d.offset[2] + k, d.grid[2]);
-            try {
-              const double v = (*f)(x, y, z);
-              if (!std::isfinite(v))
-                why = std::string(option) + " expr:" + printable(src.expr, 80) + ": gives " +
-                      number(v) + " at x=" + number(x) + ", y=" + number(y) + ", z=" + number(z);
-              padded[l.at(i, j, k)] = v;
-            } catch (const BadInput& e) {
-              why = e.what();
-            }
-          }
-      }
-    }
-    std::string why;
-    for (const std::string& w : bad)
-      if (why.empty()) why = w;
-    agree(why, comm);
-  }
+  else if (src.kind == FieldSpec::kFile)
+    read_source_file(option, src, d, comm, padded);
+  else
+    eval_source_formula(option, src, d, comm, padded);
 
   if (o.problem != "heat") add_boundary_values(o, p, d, comm, padded);
 }
@@ -348,65 +431,19 @@ std::vector<double> boundary_source(const SolveOptions& o, const Problem& p, con
 
 void add_boundary_values(const SolveOptions& o, const Problem& p, const Decomposition& d,
                          MPI_Comm comm, std::vector<double>& padded) {
-  const Layout l = d.layout();
   const FieldSpec b = parse_boundary_spec(o.boundary);
   if (b.zero()) return;  // homogeneous: b = f, bitwise as before
   // g: the boundary values in the ghost cells on the domain's boundary.
   std::vector<double> g;
   std::string why;
-  if (b.kind == FieldSpec::kFile) {
-    read_file_field("--boundary", b, d, 1, comm, g);
-    for_boundary_ghosts(d, [&](int i, int j, int k) {
-      const double v = g[l.at(i, j, k)];
-      if (why.empty() && !std::isfinite(v))
-        why = "--boundary " + printable("file:" + b.file + ":" + b.dataset, 160) + ": holds " +
-              number(v) + " at [" + std::to_string(d.offset[2] + k + 1) + "][" +
-              std::to_string(d.offset[1] + j + 1) + "][" + std::to_string(d.offset[0] + i + 1) +
-              "] on the boundary";
-    });
-  } else if (b.kind == FieldSpec::kExpr) {
-    g.assign(l.padded_size(), 0.0);
-    try {
-      Formula f("--boundary", b.expr);
-      for_boundary_ghosts(d, [&](int i, int j, int k) {
-        const double x = coord(d.offset[0] + i, d.grid[0]);
-        const double y = coord(d.offset[1] + j, d.grid[1]);
-        const double z = coord(d.offset[2] + k, d.grid[2]);
-        const double v = f(x, y, z);
-        if (why.empty() && !std::isfinite(v))
-          why = "--boundary expr:" + printable(b.expr, 80) + ": gives " + number(v) +
-                " at x=" + number(x) + ", y=" + number(y) + ", z=" + number(z);
-        g[l.at(i, j, k)] = v;
-      });
-    } catch (const BadInput& e) {
-      why = e.what();
-    }
-  } else {
-    g.assign(l.padded_size(), 0.0);
-    const int n[3] = {l.nx, l.ny, l.nz};
-    for_boundary_ghosts(d, [&](int i, int j, int k) {
-      const int idx[3] = {i, j, k};
-      for (int a = 0; a < 3; ++a)
-        if (idx[a] < 0 || idx[a] >= n[a]) g[l.at(i, j, k)] = b.faces[2 * a + (idx[a] < 0 ? 0 : 1)];
-    });
-  }
+  if (b.kind == FieldSpec::kFile)
+    read_boundary_file(b, d, comm, g, why);
+  else if (b.kind == FieldSpec::kExpr)
+    eval_boundary_formula(b, d, g, why);
+  else
+    fill_boundary_faces(b, d, g);
   agree(why, comm);
-  // b = f + B g: each point next to the boundary gets c_axis * g of its boundary neighbours,
-  // in a fixed order (x, y, z; low side first), so the sum does not depend on the ranks.
-  const Stencil s = p.stencil();
-  const double c[3] = {s.cx, s.cy, s.cz};
-  for (int k = 0; k < l.nz; ++k)
-    for (int j = 0; j < l.ny; ++j)
-      for (int i = 0; i < l.nx; ++i) {
-        const int gl[3] = {d.offset[0] + i, d.offset[1] + j, d.offset[2] + k};
-        double v = padded[l.at(i, j, k)];
-        for (int a = 0; a < 3; ++a) {
-          const int di = a == 0, dj = a == 1, dk = a == 2;
-          if (gl[a] == 0) v += c[a] * g[l.at(i - di, j - dj, k - dk)];
-          if (gl[a] == d.grid[a] - 1) v += c[a] * g[l.at(i + di, j + dj, k + dk)];
-        }
-        padded[l.at(i, j, k)] = v;
-      }
+  lift_boundary(p, d, g, padded);
 }
 
 nlohmann::json fields_json(const SolveOptions& o) {

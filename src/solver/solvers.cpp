@@ -250,6 +250,28 @@ bool uses_preconditioner(const SolveOptions& o) {
   return o.problem != "heat" && o.solver == "cg" && o.precond == "mg";
 }
 
+namespace {
+
+// After an iteration that advanced: the progress line every --monitor iterations, and the
+// time-series snapshot every --output-every.
+void after_advance(const Method& m, const DriveOptions& o, long it, double rel, double t0,
+                   bool root) {
+  if (o.monitor > 0 && it % o.monitor == 0) {
+    const std::string extra = o.progress ? o.progress(it) : std::string();
+    if (root) {
+      if (m.has_residual())
+        std::printf("iter %8ld  rel_residual %.6e  time %10.4f s%s\n", it, rel, now_seconds() - t0,
+                    extra.c_str());
+      else
+        std::printf("step %8ld  %swall %10.4f s\n", it, extra.c_str(), now_seconds() - t0);
+      std::fflush(stdout);
+    }
+  }
+  if (o.snapshot && o.snapshot_every > 0 && it % o.snapshot_every == 0) o.snapshot(it);
+}
+
+}  // namespace
+
 DriveResult drive(Method& m, MPI_Comm comm, const DriveOptions& o, long first,
                   std::vector<double> history) {
   DriveResult res;
@@ -271,20 +293,7 @@ DriveResult drive(Method& m, MPI_Comm comm, const DriveOptions& o, long first,
     if (s.advanced) {
       ++res.iterations;
       if (m.has_residual()) res.history.push_back(s.relative_residual);
-      if (o.monitor > 0 && res.iterations % o.monitor == 0) {
-        const std::string extra = o.progress ? o.progress(res.iterations) : std::string();
-        if (root) {
-          if (m.has_residual())
-            std::printf("iter %8ld  rel_residual %.6e  time %10.4f s%s\n", res.iterations,
-                        s.relative_residual, now_seconds() - t0, extra.c_str());
-          else
-            std::printf("step %8ld  %swall %10.4f s\n", res.iterations, extra.c_str(),
-                        now_seconds() - t0);
-          std::fflush(stdout);
-        }
-      }
-      if (o.snapshot && o.snapshot_every > 0 && res.iterations % o.snapshot_every == 0)
-        o.snapshot(res.iterations);
+      after_advance(m, o, res.iterations, s.relative_residual, t0, root);
     }
     if (s.converged) {
       res.converged = true;
