@@ -17,7 +17,7 @@ same() {  # label np options... : the run on cuda and host, then h5diff of /u (a
   else
     echo "$label: /u DIFFERS"
   fi
-  if "$bin/h5diff" -q "$out/f_cuda.h5" "$out/f_host.h5" /series /series 2>/dev/null; then
+  if "$bin/h5diff" -q "$out/f_cuda.h5" "$out/f_host.h5" /series /series >/dev/null 2>&1; then
     echo "$label: /series cuda == host bitwise"
   fi
 }
