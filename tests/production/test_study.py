@@ -30,7 +30,8 @@ def report(path, ranks, grid, per_iter, iters=100, compute=0.6, halo=0.25, red=0
         "device": "test device", "config": {"grid": grid, "problem": "poisson", "solver": "cg", "backend": backend,
                                             "halo": "mpi", "overlap": True, "rhs": "random"},
         "result": {"iterations": iters, "iterations_this_run": iters},
-        "timing": {"per_iteration_s": per_iter, "compute_s": compute * per_iter * iters,
+        "timing": {"per_iteration_s": per_iter, "setup_s": 0.01, "solve_s": per_iter * iters,
+                   "compute_s": compute * per_iter * iters,
                    "halo_s": halo * per_iter * iters, "reduction_s": red * per_iter * iters},
         "overlap": None if hidden is None else {"hidden_fraction": hidden},
     }
@@ -67,6 +68,8 @@ with tempfile.TemporaryDirectory() as tmp:
           "time split per iteration: compute 60%, other 10%")
     check(r[1]["hidden_halo_fraction"] == "n/a" and float(r[4]["hidden_halo_fraction"]) == 0.5, "hidden halo fraction, or n/a")
     md = (d / "table.md").read_text()
+    check(abs(float(rows(d)[1]["time_to_solution_s"]) - (0.01 + 1.0e-3 * 100)) < 1e-12
+          and "| time to solution (s) |" in md, "time to solution = set-up + solve, in the table and CSV")
     check("Status: complete series" in md and "| 8 |" in md and "32x32x32 points per rank" in md, "table.md: complete, titled, all rows")
     check(all((d / f).stat().st_size > 1000 for f in ("efficiency.png", "time_split.png")), "both PNG plots written")
 
