@@ -414,6 +414,22 @@ Command parse_command_line(int argc, char** argv) {
       ->check(non_negative())
       ->group("Benchmark");
   bench->add_option("--report", b.report, "JSON file for the results, or 'none'")->group("Output");
+  std::string bio_sync = "on";
+  bench
+      ->add_flag("--io", b.io,
+                 "Instead of the kernels: time writing the grid's field as solve --output does "
+                 "(HDF5) against a raw write of the same bytes")
+      ->group("I/O benchmark");
+  bench->add_option("--io-dir", b.io_dir, "Directory for --io's temporary files (removed after)")
+      ->group("I/O benchmark");
+  bench
+      ->add_option("--io-reps", b.io_reps,
+                   "--io: timed writes of each kind (the median is reported)")
+      ->check(positive())
+      ->group("I/O benchmark");
+  bench->add_option("--io-sync", bio_sync, "--io: fsync inside both timed writes")
+      ->check(CLI::IsMember({"on", "off"}))
+      ->group("I/O benchmark");
 
   app.add_subcommand("info", "Versions, backends compiled, and the rank-to-host/GPU map");
 
@@ -489,6 +505,16 @@ Command parse_command_line(int argc, char** argv) {
       b.grid = to_int3(bgrid, "--grid");
       b.procs = to_int3(bprocs, "--procs");
       b.overlap = boverlap == "on";
+      b.io_sync = bio_sync == "on";
+      if (!b.io) {  // the --io options without --io would be silently ignored
+        for (const char* name : {"--io-dir", "--io-reps", "--io-sync"})
+          if (bench->count(name) > 0) throw BadInput(std::string(name) + " needs --io");
+      } else {
+        for (const char* name : {"--reps", "--warmup"})
+          if (bench->count(name) > 0)
+            throw BadInput(std::string(name) +
+                           " is for the kernel benchmark; --io takes --io-reps");
+      }
       none_is_empty(b.report);
       for (int d = 0; d < 3; ++d)
         if (b.grid[d] < 1)

@@ -1,5 +1,7 @@
 #include "hdf5_io.hpp"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
@@ -99,10 +101,30 @@ void agree_write(hid_t file, herr_t status, const std::string& what) {
   }
 }
 
+// The file system's preferred I/O size (st_blksize) where `path` will be created: a block
+// of a local file system, a stripe or block of a parallel one. 0 where it is not a power of
+// two of at least 4 KiB; at most 16 MiB (the padding each aligned object may cost).
+hsize_t fs_block(const std::string& path) {
+  const auto slash = path.find_last_of('/');
+  const std::string dir =
+      slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+  struct stat s;
+  if (::stat(dir.c_str(), &s) != 0) return 0;
+  const hsize_t b = hsize_t(s.st_blksize);
+  if (b < 4096 || (b & (b - 1)) != 0) return 0;
+  return std::min<hsize_t>(b, hsize_t(16) << 20);
+}
+
 }  // namespace
 
 H5Id h5_create(const std::string& path, MPI_Comm comm) {
   auto p = fapl(comm);
+  // Objects of a block or more (the fields) start on a block boundary, so a rank's part of
+  // a field never shares a file-system block (a parallel file system's lock unit) with the
+  // metadata or another object. The same value on every rank: rank 0 asks.
+  unsigned long long block = comm_rank(comm) == 0 ? fs_block(path) : 0;
+  HALO3D_MPI_CHECK(MPI_Bcast(&block, 1, MPI_UNSIGNED_LONG_LONG, 0, comm));
+  if (block > 0) HALO3D_H5_CHECK(H5Pset_alignment(p.get(), block, block));
   const hid_t f = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, p.get());
   if (f < 0) throw IoError("cannot create HDF5 file " + path);
   return H5Id(f, H5Fclose);

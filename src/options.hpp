@@ -72,6 +72,11 @@ struct BenchOptions {
   int reps = 20;
   int warmup = 3;
   std::string report;
+  // --io: time writing the grid's field as solve --output does, against a raw write.
+  bool io = false;
+  std::string io_dir = ".";  // where the temporary files go
+  int io_reps = 5;
+  bool io_sync = true;  // fsync inside the timed writes (both of them)
 };
 
 // halo3d probe: pairwise peer access, latency and bandwidth of each transport.
