@@ -14,6 +14,7 @@
 
 #include "checks.hpp"
 #include "errors.hpp"
+#include "hdf5_io.hpp"
 #include "runtime.hpp"
 
 namespace halo3d {
@@ -388,6 +389,11 @@ Command parse_command_line(int argc, char** argv) {
                  "hierarchy, memory per rank and files, then exit 0 without solving")
       ->group("Output");
   solve->add_option("--output", output, "Solution file (HDF5), or 'none'")->group("Output");
+  solve
+      ->add_option("--compress", o.compress,
+                   "Deflate /u of --output at this level, 1-9 (chunked; slower to write); 0: off")
+      ->check(CLI::Range(0, 9))
+      ->group("Output");
   solve->add_option("--report", o.report, "JSON report of the run, or 'none'")->group("Output");
   solve->add_option("--checkpoint", o.checkpoint, "Checkpoint file (HDF5), or 'none'")
       ->group("Checkpoint");
@@ -490,6 +496,10 @@ Command parse_command_line(int argc, char** argv) {
       for (const auto& m : modes) o.modes.push_back(parse_mode(m));
       o.overlap = overlap == "on";
       o.output = output;
+      if (o.compress > 0 && o.output == "none")
+        throw BadInput("--compress applies to the --output file (--output none writes none)");
+      if (o.compress > 0 && !h5_deflate_available())
+        throw Error(kExitUnavailable, "--compress: this HDF5 library cannot write deflate (zlib)");
       none_is_empty(o.report);
       none_is_empty(o.checkpoint);
       none_is_empty(o.restart);
@@ -549,8 +559,8 @@ Command parse_command_line(int argc, char** argv) {
     const auto subs = app.get_subcommands();
     const std::string hint = suggestion(subs.empty() ? app : *subs.front(), e.what());
     cmd.message = std::string("halo3d: error: ") + printable(e.what(), 400) + hint + "\n";
-  } catch (const BadInput& e) {
-    cmd.exit_code = kExitBadInput;
+  } catch (const Error& e) {  // BadInput, or a feature this build lacks
+    cmd.exit_code = e.code();
     cmd.message = std::string("halo3d: error: ") + printable(e.what(), 400) + "\n";
   }
   return cmd;

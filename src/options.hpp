@@ -47,6 +47,7 @@ struct SolveOptions {
   int monitor = 0;
   bool quiet = false;                  // no phase lines
   std::string output = "solution.h5";  // "none" for no file
+  int compress = 0;                    // deflate level of the output's /u (1-9); 0: none
   std::string report;                  // JSON report path, empty for none
   // Checkpoint / restart
   std::string checkpoint;

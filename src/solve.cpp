@@ -266,7 +266,7 @@ int run_solve(const SolveOptions& o, MPI_Comm world) {
     const double t0 = now_seconds();
     out_bytes = 8 * (d.global_points() + (long long)res.history.size());  // /u, /residual_history
     AtomicH5File f(o.output, comm);
-    h5_write_field(f.get(), "u", d, u.data());
+    h5_write_field(f.get(), "u", d, u.data(), o.compress);
     h5_write_vector(f.get(), "residual_history", res.history, comm);
     const hid_t g = f.get();
     h5_attr(g, "grid", std::vector<long long>{o.grid[0], o.grid[1], o.grid[2]});

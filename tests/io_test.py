@@ -97,6 +97,27 @@ for ranks in (1, 2, 3):
     check(layout == h5py.h5d.CONTIGUOUS, "/u stays contiguous (no chunking by default)")
     check(blk < 4096 or offset % blk == 0, f"/u data at offset {offset}, a multiple of st_blksize {blk}")
 check(all(np.array_equal(us[0], x) for x in us[1:]), "/u bitwise the same on 1, 2 and 3 ranks")
+us_c = {}
+
+# 3. --compress: deflate in chunks, /u bitwise the uncompressed answer on 1-3 ranks (a grid
+# whose chunks straddle the ranks' boxes), the file smaller for a smooth field.
+grid = (70, 33, 9)
+for ranks in (1, 2, 3):
+    for level in (0, 4):
+        halo3d(ranks, "solve", "--grid", ",".join(map(str, grid)), "--iters", "5", "--precond", "none",
+               "--compress", str(level), "--output", f"c{ranks}_{level}.h5")
+    with h5py.File(os.path.join(work, f"c{ranks}_0.h5")) as f0, \
+            h5py.File(os.path.join(work, f"c{ranks}_4.h5")) as f4:
+        check(f0["u"].compression is None and f4["u"].compression == "gzip" and f4["u"].compression_opts == 4,
+              f"{ranks} rank(s): --compress 4 is gzip level 4, 0 is none")
+        check(f4["u"].chunks == (9, 33, 64), f"{ranks} rank(s): chunks {f4['u'].chunks}")
+        check(np.array_equal(f0["u"][...], f4["u"][...]) and np.array_equal(us_c.setdefault("u", f0["u"][...]),
+                                                                           f4["u"][...]),
+              f"{ranks} rank(s): compressed /u bitwise the uncompressed one, on every rank count")
+    check(os.path.getsize(os.path.join(work, f"c{ranks}_4.h5")) < os.path.getsize(os.path.join(work, f"c{ranks}_0.h5")),
+          f"{ranks} rank(s): the compressed file is smaller")
+halo3d(1, "solve", "--grid", "8,8,8", "--compress", "3", "--output", "none", expect=2)
+halo3d(1, "solve", "--grid", "8,8,8", "--compress", "10", expect=2)
 
 p = halo3d(1, "solve", "--grid", "8,8,8", "--output", "none", "--report", "none.json")
 with open(os.path.join(work, "none.json")) as f:
