@@ -76,27 +76,33 @@ halo3d(1, "bench", "--io", "--grid", "8,8,8", "--reps", "2", expect=2)
 grid = (23, 17, 11)
 blk = os.stat(work).st_blksize
 us = []
-for ranks in (1, 2, 3):
-    out, rep = f"s{ranks}.h5", f"s{ranks}.json"
-    p = halo3d(ranks, "solve", "--grid", ",".join(map(str, grid)), "--rhs", "random", "--iters", "7",
-               "--output", out, "--report", rep)
+for ranks, procs in ((1, "0,0,0"), (2, "1,1,2"), (2, "2,1,1"), (3, "0,0,0"), (4, "2,2,1")):
+    out, rep = f"s{ranks}_{procs}.h5", f"s{ranks}_{procs}.json"
+    p = halo3d(ranks, "solve", "--grid", ",".join(map(str, grid)), "--procs", procs, "--rhs", "random",
+               "--iters", "7", "--output", out, "--report", rep)
     with h5py.File(os.path.join(work, out)) as f:
         u = f["u"][...]
         hist = f["residual_history"][...]
         offset = f["u"].id.get_offset()
         layout = f["u"].id.get_create_plist().get_layout()
+        chunks = f["u"].chunks
     us.append(u)
     with open(os.path.join(work, rep)) as f:
-        t = json.load(f)["timing"]
+        r = json.load(f)
+        t, procs = r["timing"], r["procs"]
     want = 8 * (grid[0] * grid[1] * grid[2] + hist.size)
     check(t["output_bytes"] == want, f"{ranks} rank(s): output_bytes {t['output_bytes']} = {want}")
     check(0 < t["output_s"] <= t["io_s"] + 1e-9, f"{ranks} rank(s): output_s {t['output_s']} positive, within io_s")
     check(abs(t["output_gbytes_per_s"] - want / t["output_s"] / 1e9) < 1e-9, "output GB/s = bytes / s")
     m = re.search(r"^output: (\S+) bytes \(/u, /residual_history\) in (\S+) s = (\S+) GB/s$", p.stdout, re.M)
     check(m is not None and float(m.group(1)) == float(f"{want:.4g}"), "summary line: output bytes")
-    check(layout == h5py.h5d.CONTIGUOUS, "/u stays contiguous (no chunking by default)")
-    check(blk < 4096 or offset % blk == 0, f"/u data at offset {offset}, a multiple of st_blksize {blk}")
-check(all(np.array_equal(us[0], x) for x in us[1:]), "/u bitwise the same on 1, 2 and 3 ranks")
+    if procs[0] == 1 and procs[1] == 1:
+        check(layout == h5py.h5d.CONTIGUOUS, f"procs {procs}: /u contiguous")
+        check(blk < 4096 or offset % blk == 0, f"/u data at offset {offset}, a multiple of st_blksize {blk}")
+    else:
+        box = tuple(-(-grid[a] // procs[a]) for a in (2, 1, 0))
+        check(layout == h5py.h5d.CHUNKED and chunks == box, f"procs {procs}: /u in chunks {chunks} of a box {box}")
+check(all(np.array_equal(us[0], x) for x in us[1:]), "/u bitwise the same on 1-4 ranks, z-split or chunked")
 us_c = {}
 
 # 3. --compress: deflate in chunks, /u bitwise the uncompressed answer on 1-3 ranks (a grid
