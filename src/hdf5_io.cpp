@@ -1,6 +1,6 @@
 #include "hdf5_io.hpp"
 
-#include <sys/stat.h>
+#include <sys/statvfs.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -101,30 +101,49 @@ void agree_write(hid_t file, herr_t status, const std::string& what) {
   }
 }
 
-// The file system's preferred I/O size (st_blksize) where `path` will be created: a block
-// of a local file system, a stripe or block of a parallel one. 0 where it is not a power of
-// two of at least 4 KiB; at most 16 MiB (the padding each aligned object may cost).
-hsize_t fs_block(const std::string& path) {
-  const auto slash = path.find_last_of('/');
-  const std::string dir =
-      slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
-  struct stat s;
-  if (::stat(dir.c_str(), &s) != 0) return 0;
-  const hsize_t b = hsize_t(s.st_blksize);
-  if (b < 4096 || (b & (b - 1)) != 0) return 0;
-  return std::min<hsize_t>(b, hsize_t(16) << 20);
+// Collective: throws the same IoError on every rank when the file system holding `file`
+// has less than `bytes` (and 1 MiB) free.
+void check_room(hid_t file, double bytes, bool root) {
+  std::string why;
+  if (root) {
+    std::string name(std::size_t(std::max<ssize_t>(H5Fget_name(file, nullptr, 0), 0)), '\0');
+    if (!name.empty()) H5Fget_name(file, name.data(), name.size() + 1);
+    const auto slash = name.find_last_of('/');
+    const std::string dir =
+        slash == std::string::npos ? "." : (slash == 0 ? "/" : name.substr(0, slash));
+    struct statvfs v;
+    if (::statvfs(dir.c_str(), &v) == 0) {
+      const double free_bytes = double(v.f_bavail) * double(v.f_frsize);
+      if (free_bytes < bytes + double(1 << 20)) {
+        const auto cut = name.rfind(".partial.");
+        if (cut != std::string::npos) name.resize(cut);
+        char buf[160];
+        std::snprintf(buf, sizeof buf, ": %.3g MB free, up to %.3g MB needed", free_bytes / 1e6,
+                      (bytes + double(1 << 20)) / 1e6);
+        why = "cannot write " + name + buf + " (the previous file, if any, is kept)";
+      }
+    }
+  }
+  H5Id fa(H5Fget_access_plist(file), H5Pclose);
+  MPI_Comm comm = MPI_COMM_NULL;
+  MPI_Info info = MPI_INFO_NULL;
+  HALO3D_H5_CHECK(H5Pget_fapl_mpio(fa.get(), &comm, &info));
+  try {
+    why = bcast_string(why, comm);
+  } catch (...) {
+    MPI_Comm_free(&comm);
+    if (info != MPI_INFO_NULL) MPI_Info_free(&info);
+    throw;
+  }
+  MPI_Comm_free(&comm);
+  if (info != MPI_INFO_NULL) MPI_Info_free(&info);
+  if (!why.empty()) throw IoError(why);
 }
 
 }  // namespace
 
 H5Id h5_create(const std::string& path, MPI_Comm comm) {
   auto p = fapl(comm);
-  // Objects of a block or more (the fields) start on a block boundary, so a rank's part of
-  // a field never shares a file-system block (a parallel file system's lock unit) with the
-  // metadata or another object. The same value on every rank: rank 0 asks.
-  unsigned long long block = comm_rank(comm) == 0 ? fs_block(path) : 0;
-  HALO3D_MPI_CHECK(MPI_Bcast(&block, 1, MPI_UNSIGNED_LONG_LONG, 0, comm));
-  if (block > 0) HALO3D_H5_CHECK(H5Pset_alignment(p.get(), block, block));
   const hid_t f = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, p.get());
   if (f < 0) throw IoError("cannot create HDF5 file " + path);
   return H5Id(f, H5Fclose);
@@ -150,23 +169,15 @@ void h5_write_field(hid_t file, const std::string& name, const Decomposition& d,
   H5Id space(H5Screate_simple(3, gdims, nullptr), H5Sclose);
   H5Id dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
   if (deflate > 0) {
+    // A chunked write that fails on some ranks (a full disk) hangs HDF5 1.10.8's collective
+    // chunk I/O (measured: mpirun never returns), so make sure there is room first.
+    check_room(file, 8.0 * double(d.global_points()), d.rank == 0);
     // Filters need chunks. Up to 64^3 points (2 MiB) each, fixed by the grid alone, so the
     // file does not depend on the process grid; HDF5 gives each chunk one writing rank.
     hsize_t chunk[3];
     for (int a = 0; a < 3; ++a) chunk[a] = std::min<hsize_t>(gdims[a], 64);
     HALO3D_H5_CHECK(H5Pset_chunk(dcpl.get(), 3, chunk));
     HALO3D_H5_CHECK(H5Pset_deflate(dcpl.get(), unsigned(deflate)));
-  } else if (d.procs[0] > 1 || d.procs[1] > 1) {
-    // Split in x or y, a rank's box is many short rows of a contiguous dataset (collective
-    // buffering then moves every row between ranks); in chunks of a box (at most 64 MiB)
-    // each rank writes long runs of its own: 25-35% faster measured at 256^3 on 2 ranks as
-    // 2,1,1 (docs/PERFORMANCE.md). Split in z only, a box is one run: contiguous stays.
-    hsize_t chunk[3] = {hsize_t((d.grid[2] + d.procs[2] - 1) / d.procs[2]),
-                        hsize_t((d.grid[1] + d.procs[1] - 1) / d.procs[1]),
-                        hsize_t((d.grid[0] + d.procs[0] - 1) / d.procs[0])};
-    const hsize_t max_points = hsize_t(64) << 17;  // 64 MiB of doubles
-    chunk[0] = std::max<hsize_t>(1, std::min(chunk[0], max_points / (chunk[1] * chunk[2])));
-    HALO3D_H5_CHECK(H5Pset_chunk(dcpl.get(), 3, chunk));
   }
   H5Id dset(H5Dcreate2(file, name.c_str(), H5T_IEEE_F64LE, space.get(), H5P_DEFAULT, dcpl.get(),
                        H5P_DEFAULT),
