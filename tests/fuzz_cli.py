@@ -40,8 +40,9 @@ OPTIONS = {
     "--mg-smoother": WORDS, "--tol": NUMBERS, "--max-iters": ITERS, "--iters": ITERS, "--steps": ITERS,
     "--alpha": NUMBERS, "--time-scheme": WORDS, "--dt": NUMBERS, "--backend": WORDS,
     "--halo": WORDS, "--overlap": WORDS, "--peer-access": WORDS, "--monitor": ITERS, "--quiet": None,
-    "--output": PATHS, "--report": PATHS, "--checkpoint": PATHS, "--checkpoint-every": ITERS,
-    "--restart": PATHS, "--output-every": ITERS, "--bogus": NUMBERS,
+    "--output": PATHS, "--compress": ["0", "1", "9", "10", "-1", "x"], "--report": PATHS,
+    "--checkpoint": PATHS, "--checkpoint-every": ITERS, "--restart": PATHS, "--output-every": ITERS,
+    "--bogus": NUMBERS,
 }
 # Iteration counts are bounded by the generator: these always come with a small value.
 BOUNDED = {"--max-iters": "5", "--steps": "3"}

@@ -9,6 +9,8 @@ namespace halo3d {
 int run_solve(const SolveOptions& o, MPI_Comm world);
 int run_info(MPI_Comm world);
 int run_bench(const BenchOptions& o, MPI_Comm world);
+// bench --io (bench_io.cpp): HDF5 output write against a raw write of the same bytes.
+int run_bench_io(const BenchOptions& o, MPI_Comm world);
 int run_probe(const ProbeOptions& o, MPI_Comm world);
 
 }  // namespace halo3d

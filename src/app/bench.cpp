@@ -188,6 +188,7 @@ nlohmann::json report_levels(const MgNumbers& mg, double copy_gbs, bool root) {
 }  // namespace
 
 int run_bench(const BenchOptions& o, MPI_Comm world) {
+  if (o.io) return run_bench_io(o, world);
   auto rt = make_runtime(
       runtime_options(o, Stencil::laplacian(1.0 / (o.grid[0] + 1), 1.0 / (o.grid[1] + 1),
                                             1.0 / (o.grid[2] + 1))),

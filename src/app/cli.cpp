@@ -15,6 +15,7 @@
 #include "checks.hpp"
 #include "errors.hpp"
 #include "fields.hpp"
+#include "hdf5_io.hpp"
 #include "runtime.hpp"
 
 namespace halo3d {
@@ -323,7 +324,7 @@ struct BenchArgs {
   explicit BenchArgs(const BenchOptions& b)
       : grid(b.grid.begin(), b.grid.end()), procs(b.procs.begin(), b.procs.end()) {}
   std::vector<int> grid, procs;
-  std::string overlap = "on", config;
+  std::string overlap = "on", config, io_sync = "on";
 };
 struct ProbeArgs {
   std::vector<int> grid, procs{0, 0, 0};
@@ -427,6 +428,11 @@ void add_solve_output_options(CLI::App* solve, SolveOptions& o, SolveArgs& a) {
                    "/series, played by the .xdmf sidecar")
       ->check(whole_number<long>() & positive())
       ->group("Output");
+  solve
+      ->add_option("--compress", o.compress,
+                   "Deflate /u of --output at this level, 1-9 (chunked; slower to write); 0: off")
+      ->check(CLI::Range(0, 9))
+      ->group("Output");
   solve->add_option("--report", o.report, "JSON report of the run, or 'none'")->group("Output");
   solve->add_option("--checkpoint", o.checkpoint, "Checkpoint file (HDF5), or 'none'")
       ->group("Checkpoint");
@@ -462,6 +468,21 @@ CLI::App* add_bench_command(CLI::App& app, BenchOptions& b, BenchArgs& a) {
       ->check(non_negative())
       ->group("Benchmark");
   bench->add_option("--report", b.report, "JSON file for the results, or 'none'")->group("Output");
+  bench
+      ->add_flag("--io", b.io,
+                 "Instead of the kernels: time writing the grid's field as solve --output does "
+                 "(HDF5) against a raw write of the same bytes")
+      ->group("I/O benchmark");
+  bench->add_option("--io-dir", b.io_dir, "Directory for --io's temporary files (removed after)")
+      ->group("I/O benchmark");
+  bench
+      ->add_option("--io-reps", b.io_reps,
+                   "--io: timed writes of each kind (the median is reported)")
+      ->check(positive())
+      ->group("I/O benchmark");
+  bench->add_option("--io-sync", a.io_sync, "--io: fsync inside both timed writes")
+      ->check(CLI::IsMember({"on", "off"}))
+      ->group("I/O benchmark");
   return bench;
 }
 
@@ -520,6 +541,10 @@ void finish_solve(CLI::App* solve, const SolveArgs& a, int argc, char** argv, So
   for (const auto& m : a.modes) o.modes.push_back(parse_mode(m));
   o.overlap = a.overlap == "on";
   o.output = a.output;
+  if (o.compress > 0 && o.output == "none")
+    throw BadInput("--compress applies to the --output file (--output none writes none)");
+  if (o.compress > 0 && !h5_deflate_available())
+    throw Error(kExitUnavailable, "--compress: this HDF5 library cannot write deflate (zlib)");
   if (given.count("output-every") && o.output == "none")
     throw BadInput(
         "--output-every needs an --output file (the snapshots are written into it), not 'none'");
@@ -540,6 +565,15 @@ void finish_bench(CLI::App* bench, const BenchArgs& a, BenchOptions& b) {
   b.grid = to_int3(a.grid, "--grid");
   b.procs = to_int3(a.procs, "--procs");
   b.overlap = a.overlap == "on";
+  b.io_sync = a.io_sync == "on";
+  if (!b.io) {  // the --io options without --io would be silently ignored
+    for (const char* name : {"--io-dir", "--io-reps", "--io-sync"})
+      if (bench->count(name) > 0) throw BadInput(std::string(name) + " needs --io");
+  } else {
+    for (const char* name : {"--reps", "--warmup"})
+      if (bench->count(name) > 0)
+        throw BadInput(std::string(name) + " is for the kernel benchmark; --io takes --io-reps");
+  }
   none_is_empty(b.report);
   for (int d = 0; d < 3; ++d)
     if (b.grid[d] < 1) throw BadInput("--grid " + to_string(b.grid) + ": every size must be >= 1");
@@ -605,8 +639,8 @@ Command parse_command_line(int argc, char** argv) {
     const auto subs = app.get_subcommands();
     const std::string hint = suggestion(subs.empty() ? app : *subs.front(), e.what());
     cmd.message = std::string("halo3d: error: ") + printable(e.what(), 400) + hint + "\n";
-  } catch (const BadInput& e) {
-    cmd.exit_code = kExitBadInput;
+  } catch (const Error& e) {  // BadInput, or a feature this build lacks
+    cmd.exit_code = e.code();
     cmd.message = std::string("halo3d: error: ") + printable(e.what(), 400) + "\n";
   }
   return cmd;

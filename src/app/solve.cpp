@@ -114,6 +114,10 @@ struct SolveRun {
   // Heat's --output-every: the solution file is open (as its temporary) for the whole run.
   std::unique_ptr<AtomicH5File> out;
   std::unique_ptr<TimeSeries> series;
+  // The --output file's final write (from its creation, or with a series from this write's
+  // start, to its rename; slowest rank) and the bytes of /u and /residual_history.
+  double out_s = 0;
+  long long out_bytes = 0;
   bool wants_series() const { return heat && o.output_every > 0 && o.output != "none"; }
 };
 
@@ -367,10 +371,12 @@ void write_solution_attributes(const SolveRun& r, hid_t g, const DriveResult& re
 // multiple of --output-every, an extra one), and the sidecar plays the series.
 void write_solution(SolveRun& r, const DriveResult& res, const Verification& v) {
   ScopedTimer t(r.rt->timers.io);
+  const std::vector<double> u = download(*r.k, r.method->solution());
+  const double t0 = now_seconds();
+  r.out_bytes = 8 * (r.d->global_points() + (long long)res.history.size());
   if (!r.out) r.out = std::make_unique<AtomicH5File>(r.o.output, r.comm);
   const hid_t f = r.out->get();
-  const std::vector<double> u = download(*r.k, r.method->solution());
-  h5_write_field(f, "u", *r.d, u.data());
+  h5_write_field(f, "u", *r.d, u.data(), r.o.compress);
   h5_write_vector(f, "residual_history", res.history, r.comm);
   if (r.series) {
     r.series->write(res.iterations, u);
@@ -378,6 +384,7 @@ void write_solution(SolveRun& r, const DriveResult& res, const Verification& v) 
   }
   write_solution_attributes(r, f, res, v);
   r.out->commit();
+  r.out_s = max_over_ranks(now_seconds() - t0, r.comm);
   if (!r.series) return write_xdmf(r.o.output, r.o.grid, r.prob->h(), r.comm);
   std::vector<XdmfStep> steps;
   for (const Snapshot& s : r.series->snapshots()) steps.push_back({snapshot_dataset(s.step), s.t});
@@ -537,7 +544,11 @@ nlohmann::json timing_json(const SolveRun& r, const Summary& m) {
           {"monitor_s", sp.monitor},
           {"other_s", sp.other},
           {"split_rank", sp.rank},
-          {"io_s", m.io_s}};
+          {"io_s", m.io_s},
+          {"output_s", r.out_s > 0 ? nlohmann::json(r.out_s) : nlohmann::json()},
+          {"output_bytes", r.out_s > 0 ? nlohmann::json(r.out_bytes) : nlohmann::json()},
+          {"output_gbytes_per_s",
+           r.out_s > 0 ? nlohmann::json(double(r.out_bytes) / r.out_s / 1e9) : nlohmann::json()}};
 }
 
 // The report's halo parts: the transport chosen and why, and the overlap measured.
@@ -617,6 +628,9 @@ void print_timing(const SolveRun& r, const Summary& m) {
     files = o.output + ", " + o.output.substr(0, dot) + ".xdmf";
   }
   if (!o.report.empty()) files += (files.empty() ? "" : ", ") + o.report;
+  if (r.out_s > 0)
+    std::printf("output: %.4g bytes (/u, /residual_history) in %.4f s = %.3f GB/s\n",
+                double(r.out_bytes), r.out_s, double(r.out_bytes) / r.out_s / 1e9);
   if (!files.empty()) std::printf("wrote %s\n", files.c_str());
   std::fflush(stdout);
 }

@@ -48,6 +48,7 @@ struct SolveOptions {
   bool quiet = false;                  // no phase lines
   std::string output = "solution.h5";  // "none" for no file
   long output_every = 0;               // heat: a snapshot of u every N steps (0: none)
+  int compress = 0;                    // deflate level of the output's /u (1-9); 0: none
   std::string report;                  // JSON report path, empty for none
   // Checkpoint / restart
   std::string checkpoint;
@@ -73,6 +74,11 @@ struct BenchOptions {
   int reps = 20;
   int warmup = 3;
   std::string report;
+  // --io: time writing the grid's field as solve --output does, against a raw write.
+  bool io = false;
+  std::string io_dir = ".";  // where the temporary files go
+  int io_reps = 5;
+  bool io_sync = true;  // fsync inside the timed writes (both of them)
 };
 
 // halo3d probe: pairwise peer access, latency and bandwidth of each transport.

@@ -1,5 +1,7 @@
 #include "hdf5_io.hpp"
 
+#include <sys/statvfs.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
@@ -123,6 +125,45 @@ void agree_write(hid_t file, herr_t status, const std::string& what) {
   }
 }
 
+// Collective: throws the same IoError on every rank when the file system holding `file`
+// has less than `bytes` (and 1 MiB) free.
+void check_room(hid_t file, double bytes, bool root) {
+  std::string why;
+  if (root) {
+    std::string name(std::size_t(std::max<ssize_t>(H5Fget_name(file, nullptr, 0), 0)), '\0');
+    if (!name.empty()) H5Fget_name(file, name.data(), name.size() + 1);
+    const auto slash = name.find_last_of('/');
+    const std::string dir =
+        slash == std::string::npos ? "." : (slash == 0 ? "/" : name.substr(0, slash));
+    struct statvfs v;
+    if (::statvfs(dir.c_str(), &v) == 0) {
+      const double free_bytes = double(v.f_bavail) * double(v.f_frsize);
+      if (free_bytes < bytes + double(1 << 20)) {
+        const auto cut = name.rfind(".partial.");
+        if (cut != std::string::npos) name.resize(cut);
+        char buf[160];
+        std::snprintf(buf, sizeof buf, ": %.3g MB free, up to %.3g MB needed", free_bytes / 1e6,
+                      (bytes + double(1 << 20)) / 1e6);
+        why = "cannot write " + name + buf + " (the previous file, if any, is kept)";
+      }
+    }
+  }
+  H5Id fa(H5Fget_access_plist(file), H5Pclose);
+  MPI_Comm comm = MPI_COMM_NULL;
+  MPI_Info info = MPI_INFO_NULL;
+  HALO3D_H5_CHECK(H5Pget_fapl_mpio(fa.get(), &comm, &info));
+  try {
+    why = bcast_string(why, comm);
+  } catch (...) {
+    MPI_Comm_free(&comm);
+    if (info != MPI_INFO_NULL) MPI_Info_free(&info);
+    throw;
+  }
+  MPI_Comm_free(&comm);
+  if (info != MPI_INFO_NULL) MPI_Info_free(&info);
+  if (!why.empty()) throw IoError(why);
+}
+
 }  // namespace
 
 H5Id h5_create(const std::string& path, MPI_Comm comm) {
@@ -139,11 +180,30 @@ H5Id h5_open_read(const std::string& path, MPI_Comm comm) {
   return H5Id(f, H5Fclose);
 }
 
+bool h5_deflate_available() {
+  unsigned int info = 0;
+  return H5Zfilter_avail(H5Z_FILTER_DEFLATE) > 0 &&
+         H5Zget_filter_info(H5Z_FILTER_DEFLATE, &info) >= 0 &&
+         (info & H5Z_FILTER_CONFIG_ENCODE_ENABLED) != 0;
+}
+
 void h5_write_field(hid_t file, const std::string& name, const Decomposition& d,
-                    const double* local) {
+                    const double* local, int deflate) {
   const hsize_t gdims[3] = {hsize_t(d.grid[2]), hsize_t(d.grid[1]), hsize_t(d.grid[0])};
   H5Id space(H5Screate_simple(3, gdims, nullptr), H5Sclose);
-  H5Id dset(H5Dcreate2(file, name.c_str(), H5T_IEEE_F64LE, space.get(), H5P_DEFAULT, H5P_DEFAULT,
+  H5Id dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
+  if (deflate > 0) {
+    // A chunked write that fails on some ranks (a full disk) hangs HDF5 1.10.8's collective
+    // chunk I/O (measured: mpirun never returns), so make sure there is room first.
+    check_room(file, 8.0 * double(d.global_points()), d.rank == 0);
+    // Filters need chunks. Up to 64^3 points (2 MiB) each, fixed by the grid alone, so the
+    // file does not depend on the process grid; HDF5 gives each chunk one writing rank.
+    hsize_t chunk[3];
+    for (int a = 0; a < 3; ++a) chunk[a] = std::min<hsize_t>(gdims[a], 64);
+    HALO3D_H5_CHECK(H5Pset_chunk(dcpl.get(), 3, chunk));
+    HALO3D_H5_CHECK(H5Pset_deflate(dcpl.get(), unsigned(deflate)));
+  }
+  H5Id dset(H5Dcreate2(file, name.c_str(), H5T_IEEE_F64LE, space.get(), H5P_DEFAULT, dcpl.get(),
                        H5P_DEFAULT),
             H5Dclose);
   H5Id fs, ms;

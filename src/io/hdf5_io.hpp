@@ -67,8 +67,12 @@ H5Id h5_create(const std::string& path, MPI_Comm comm);
 H5Id h5_open_read(const std::string& path, MPI_Comm comm);
 
 // /name as float64 [NZ][NY][NX]; `local` is the rank's padded array (ghosts skipped).
+// deflate 1-9: compressed in chunks of up to 64^3 points (parallel filtered writes), after
+// checking (collectively) that the uncompressed size is free; 0: contiguous, uncompressed.
 void h5_write_field(hid_t file, const std::string& name, const Decomposition& d,
-                    const double* local);
+                    const double* local, int deflate = 0);
+// Whether this HDF5 library can write deflate-compressed datasets.
+bool h5_deflate_available();
 // Reading converts any floating-point dataset (float32 too) to double. ghost = 1 reads a
 // ghost-inclusive [NZ+2][NY+2][NX+2] dataset: the rank's box with its ghost layer.
 void h5_read_field(hid_t file, const std::string& name, const Decomposition& d, double* local,
