@@ -100,10 +100,6 @@ class Kernels {
   virtual void synchronize() = 0;
   // Waits for all work, returns the local partial sums of slots [0, n) and zeroes them.
   virtual void read_slots(int n, DD* out) = 0;
-
-  // Benchmarks: milliseconds taken on the device by the work `enqueue` puts on the lanes
-  // (CUDA events on CUDA, a steady clock on the host); synchronizes before and after.
-  virtual double elapsed_ms(const std::function<void()>& enqueue) = 0;
 };
 
 // Owner of backend memory (move-only).

@@ -19,6 +19,7 @@
 #include "device_kernels.cuh"
 #include "kernels.hpp"
 #include "launch_config.hpp"
+#include "timing.hpp"
 
 namespace halo3d {
 namespace cuda {
@@ -148,7 +149,7 @@ auto smem_kernel(const TileShape& t) {
 
 dim3 to_dim3(const Shape& s) { return dim3(s.x, s.y, s.z); }
 
-class CudaKernels final : public Kernels {
+class CudaKernels final : public Kernels, public DeviceTimer {
  public:
   explicit CudaKernels(int device) : device_(device) {
     HALO3D_CUDA_CHECK(cudaSetDevice(device));
