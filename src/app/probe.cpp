@@ -398,7 +398,7 @@ Setup set_up(const ProbeOptions& o, MPI_Comm world) {
   Kernels& k = *s.kernels;
   if (s.root && !warnings.empty()) std::fputs(warnings.c_str(), stderr);
   s.cuda = k.name() == "cuda";
-  s.policy = peer_policy(o.peer_access, world);
+  s.policy = peer_policy(o.peer_access);
   s.cuda_aware = s.cuda && all_cuda_aware_mpi(world);
   s.gpus = gather_rank_gpus(k, s.hosts, world);
   s.devices = allgather_strings(k.device_name(), world);
