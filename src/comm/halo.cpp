@@ -1,6 +1,7 @@
 #include "halo.hpp"
 
 #include "errors.hpp"
+#include "mpi_env.hpp"
 #include "nvtx.hpp"
 #include "point_ops.hpp"
 
@@ -31,25 +32,6 @@ HaloPlan HaloPlan::build(const Decomposition& d) {
 
 namespace {
 
-class Requests {
- public:
-  void clear() { r_.clear(); }
-  MPI_Request* add() { return &r_.emplace_back(MPI_REQUEST_NULL); }
-  void wait_all() {
-    if (!r_.empty()) HALO3D_MPI_CHECK(MPI_Waitall(int(r_.size()), r_.data(), MPI_STATUSES_IGNORE));
-    r_.clear();
-  }
-  ~Requests() {
-    // Only reached with requests pending when unwinding from an error; complete them
-    // so no MPI operation outlives its buffers.
-    for (auto& r : r_)
-      if (r != MPI_REQUEST_NULL) MPI_Cancel(&r), MPI_Request_free(&r);
-  }
-
- private:
-  std::vector<MPI_Request> r_;
-};
-
 class MpiTransport final : public HaloTransport {
  public:
   MpiTransport(Kernels& k, const HaloPlan& plan, MPI_Comm comm)
@@ -77,7 +59,8 @@ class MpiTransport final : public HaloTransport {
     for (std::size_t i = 0; i < plan_.faces.size(); ++i) {
       const auto& f = plan_.faces[i];
       HALO3D_MPI_CHECK(MPI_Irecv(host_recv_[i].data(), int(f.points), MPI_DOUBLE, f.neighbor,
-                                 tag(f.face.axis, 1 - f.face.side), comm_, recvs_.add()));
+                                 tag(f.face.axis, 1 - f.face.side), comm_,
+                                 recvs_.emplace_back().for_recv()));
     }
     k_.fence(Lane::interior, Lane::boundary);
     for (std::size_t i = 0; i < plan_.faces.size(); ++i) {
@@ -93,13 +76,15 @@ class MpiTransport final : public HaloTransport {
     for (std::size_t i = 0; i < plan_.faces.size(); ++i) {
       const auto& f = plan_.faces[i];
       HALO3D_MPI_CHECK(MPI_Isend(host_send_[i].data(), int(f.points), MPI_DOUBLE, f.neighbor,
-                                 tag(f.face.axis, f.face.side), comm_, sends_.add()));
+                                 tag(f.face.axis, f.face.side), comm_,
+                                 sends_.emplace_back().for_send()));
     }
   }
 
   void finish(double* u) override {
     HALO3D_NVTX_RANGE("mpi finish (wait, unpack)");
-    recvs_.wait_all();
+    wait_all(recvs_);
+    recvs_.clear();
     for (std::size_t i = 0; i < plan_.faces.size(); ++i) {
       const auto& f = plan_.faces[i];
       if (staged_) {
@@ -109,7 +94,8 @@ class MpiTransport final : public HaloTransport {
         k_.unpack(plan_.layout, f.face, host_recv_[i].data(), u, Lane::boundary);
       }
     }
-    sends_.wait_all();
+    wait_all(sends_);
+    sends_.clear();
   }
 
  private:
@@ -121,7 +107,7 @@ class MpiTransport final : public HaloTransport {
   MPI_Comm comm_;
   bool staged_;
   std::vector<Buffer> host_send_, host_recv_, dev_send_, dev_recv_;
-  Requests recvs_, sends_;
+  std::vector<Request> recvs_, sends_;  // pending ones released by ~Request
 };
 
 }  // namespace
