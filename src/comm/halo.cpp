@@ -31,6 +31,31 @@ HaloPlan HaloPlan::build(const Decomposition& d) {
 }
 
 namespace {
+// A message through face (axis, side) of the sender is tagged with that face.
+int face_tag(int axis, int side) { return 100 + 2 * axis + side; }
+}  // namespace
+
+void post_face_recvs(const HaloPlan& plan, std::vector<Buffer>& bufs, MPI_Comm comm,
+                     std::vector<Request>& reqs) {
+  for (std::size_t i = 0; i < plan.faces.size(); ++i) {
+    const HaloFace& f = plan.faces[i];
+    HALO3D_MPI_CHECK(MPI_Irecv(bufs[i].data(), int(f.points), MPI_DOUBLE, f.neighbor,
+                               face_tag(f.face.axis, 1 - f.face.side), comm,
+                               reqs.emplace_back().for_recv()));
+  }
+}
+
+void post_face_sends(const HaloPlan& plan, const std::vector<Buffer>& bufs, MPI_Comm comm,
+                     std::vector<Request>& reqs) {
+  for (std::size_t i = 0; i < plan.faces.size(); ++i) {
+    const HaloFace& f = plan.faces[i];
+    HALO3D_MPI_CHECK(MPI_Isend(bufs[i].data(), int(f.points), MPI_DOUBLE, f.neighbor,
+                               face_tag(f.face.axis, f.face.side), comm,
+                               reqs.emplace_back().for_send()));
+  }
+}
+
+namespace {
 
 class MpiTransport final : public HaloTransport {
  public:
@@ -56,12 +81,7 @@ class MpiTransport final : public HaloTransport {
     // The previous finish() may still be copying out of the receive buffers.
     if (staged_) k_.synchronize(Lane::boundary);
     // Receives first, so a neighbour's eager send lands in its buffer directly.
-    for (std::size_t i = 0; i < plan_.faces.size(); ++i) {
-      const auto& f = plan_.faces[i];
-      HALO3D_MPI_CHECK(MPI_Irecv(host_recv_[i].data(), int(f.points), MPI_DOUBLE, f.neighbor,
-                                 tag(f.face.axis, 1 - f.face.side), comm_,
-                                 recvs_.emplace_back().for_recv()));
-    }
+    post_face_recvs(plan_, host_recv_, comm_, recvs_);
     k_.fence(Lane::interior, Lane::boundary);
     for (std::size_t i = 0; i < plan_.faces.size(); ++i) {
       const auto& f = plan_.faces[i];
@@ -73,12 +93,7 @@ class MpiTransport final : public HaloTransport {
       }
     }
     k_.synchronize(Lane::boundary);
-    for (std::size_t i = 0; i < plan_.faces.size(); ++i) {
-      const auto& f = plan_.faces[i];
-      HALO3D_MPI_CHECK(MPI_Isend(host_send_[i].data(), int(f.points), MPI_DOUBLE, f.neighbor,
-                                 tag(f.face.axis, f.face.side), comm_,
-                                 sends_.emplace_back().for_send()));
-    }
+    post_face_sends(plan_, host_send_, comm_, sends_);
   }
 
   void finish(double* u) override {
@@ -99,9 +114,6 @@ class MpiTransport final : public HaloTransport {
   }
 
  private:
-  // A message through face (axis, side) of the sender is tagged with that face.
-  static int tag(int axis, int side) { return 100 + 2 * axis + side; }
-
   Kernels& k_;
   HaloPlan plan_;
   MPI_Comm comm_;

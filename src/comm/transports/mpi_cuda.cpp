@@ -31,23 +31,13 @@ class MpiCudaTransport final : public HaloTransport {
     k_.synchronize(Lane::boundary);
     recvs_.clear();
     sends_.clear();
-    for (std::size_t i = 0; i < plan_.faces.size(); ++i) {
-      const auto& f = plan_.faces[i];
-      HALO3D_MPI_CHECK(MPI_Irecv(recv_[i].data(), int(f.points), MPI_DOUBLE, f.neighbor,
-                                 tag(f.face.axis, 1 - f.face.side), comm_,
-                                 recvs_.emplace_back().for_recv()));
-    }
+    post_face_recvs(plan_, recv_, comm_, recvs_);
     k_.fence(Lane::interior, Lane::boundary);
     for (std::size_t i = 0; i < plan_.faces.size(); ++i)
       k_.pack(plan_.layout, plan_.faces[i].face, u, send_[i].data(), Lane::boundary);
     // MPI reads the buffers from the host's point of view: the packs must be done.
     k_.synchronize(Lane::boundary);
-    for (std::size_t i = 0; i < plan_.faces.size(); ++i) {
-      const auto& f = plan_.faces[i];
-      HALO3D_MPI_CHECK(MPI_Isend(send_[i].data(), int(f.points), MPI_DOUBLE, f.neighbor,
-                                 tag(f.face.axis, f.face.side), comm_,
-                                 sends_.emplace_back().for_send()));
-    }
+    post_face_sends(plan_, send_, comm_, sends_);
   }
 
   void finish(double* u) override {
@@ -59,8 +49,6 @@ class MpiCudaTransport final : public HaloTransport {
   }
 
  private:
-  static int tag(int axis, int side) { return 100 + 2 * axis + side; }  // as the mpi transport
-
   Kernels& k_;
   HaloPlan plan_;
   MPI_Comm comm_;
