@@ -3,9 +3,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "cuda/launch_config.hpp"
+#include "cuda_variants.hpp"
 
 namespace halo3d::cuda {
 namespace {
@@ -216,3 +220,45 @@ TEST(LaunchConfig, FaceShapesAreLegal) {
 
 }  // namespace
 }  // namespace halo3d::cuda
+
+namespace halo3d {
+namespace {
+
+// HALO3D_CUDA_APPLY / HALO3D_CUDA_ROWS, read once outside the backend: every value maps to
+// its variant, unset or empty is the default, anything else is a BadInput naming the choices.
+TEST(CudaVariants, FromTheEnvironment) {
+  using Sweep = CudaVariants::Sweep;
+  using Rows = CudaVariants::Rows;
+  unsetenv("HALO3D_CUDA_APPLY");
+  unsetenv("HALO3D_CUDA_ROWS");
+  EXPECT_EQ(cuda_variants_from_env().sweep, Sweep::fastest);
+  EXPECT_EQ(cuda_variants_from_env().rows, Rows::vec2);
+  const std::pair<const char*, Sweep> sweeps[] = {{"", Sweep::fastest},
+                                                  {"auto", Sweep::fastest},
+                                                  {"naive", Sweep::naive},
+                                                  {"tile3d", Sweep::tile3d},
+                                                  {"smem", Sweep::smem}};
+  for (const auto& [value, sweep] : sweeps) {
+    setenv("HALO3D_CUDA_APPLY", value, 1);
+    EXPECT_EQ(cuda_variants_from_env().sweep, sweep) << value;
+  }
+  setenv("HALO3D_CUDA_ROWS", "flat", 1);
+  EXPECT_EQ(cuda_variants_from_env().rows, Rows::flat);
+  setenv("HALO3D_CUDA_ROWS", "vec2", 1);
+  EXPECT_EQ(cuda_variants_from_env().rows, Rows::vec2);
+  for (const char* name : {"HALO3D_CUDA_APPLY", "HALO3D_CUDA_ROWS"}) {
+    setenv(name, "Tile3D", 1);  // case matters, as everywhere else
+    try {
+      cuda_variants_from_env();
+      ADD_FAILURE() << name << "=Tile3D accepted";
+    } catch (const BadInput& e) {
+      EXPECT_NE(std::string(e.what()).find(std::string(name) + " must be one of"),
+                std::string::npos)
+          << e.what();
+    }
+    unsetenv(name);
+  }
+}
+
+}  // namespace
+}  // namespace halo3d
