@@ -100,10 +100,6 @@ class Kernels {
   virtual void synchronize() = 0;
   // Waits for all work, returns the local partial sums of slots [0, n) and zeroes them.
   virtual void read_slots(int n, DD* out) = 0;
-
-  // Benchmarks: milliseconds taken on the device by the work `enqueue` puts on the lanes
-  // (CUDA events on CUDA, a steady clock on the host); synchronizes before and after.
-  virtual double elapsed_ms(const std::function<void()>& enqueue) = 0;
 };
 
 // Owner of backend memory (move-only).
@@ -149,8 +145,17 @@ struct GpuInfo {
 
 std::unique_ptr<Kernels> make_host_kernels();
 std::size_t host_available_memory();  // MemAvailable of this host, 0 if unknown
+// The CUDA kernel variants to run. The defaults are the product: the variants measured
+// fastest (docs/PERFORMANCE.md); the tests and measurements force one of the others
+// (HALO3D_CUDA_APPLY / HALO3D_CUDA_ROWS, read by cuda_variants_from_env in src/core).
+struct CudaVariants {
+  // The stencil sweeps; fastest: tile3d without a reduction, smem with one.
+  enum class Sweep { fastest, naive, tile3d, smem } sweep = Sweep::fastest;
+  // The vector kernels; vec2 runs as flat on arrays that are not 16-byte aligned.
+  enum class Rows { vec2, flat } rows = Rows::vec2;
+};
 // Throws BackendUnavailable when CUDA is not compiled in or no GPU is visible.
-std::unique_ptr<Kernels> make_cuda_kernels(int device);
+std::unique_ptr<Kernels> make_cuda_kernels(int device, const CudaVariants& variants = {});
 bool cuda_compiled();
 // GPUs visible to this process (empty when CUDA is not compiled or none is present).
 std::vector<GpuInfo> cuda_devices();

@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "cuda_variants.hpp"
 #include "kernels.hpp"
 
 namespace halo3d::test {
@@ -13,7 +14,7 @@ namespace halo3d::test {
 inline std::unique_ptr<Kernels> make_backend(const std::string& name) {
   if (name == "host") return make_host_kernels();
   if (!cuda_compiled() || cuda_devices().empty()) return nullptr;
-  return make_cuda_kernels(0);
+  return make_cuda_kernels(0, cuda_variants_from_env());
 }
 
 #define HALO3D_REQUIRE_BACKEND(ptr, name)        \

@@ -269,8 +269,8 @@ for t, ranks in (("nccl", 3), ("ipc", 3), ("mpi-cuda", 3), ("nccl", 1)):
     expect_error(f"--halo {t} on the host backend, {ranks} rank(s)",
                  ["solve", "--grid", "8,8,8", "--backend", "host", "--halo", t], 6, f"--halo {t}:", ranks=ranks)
 # (Each failing run costs mpirun ~2 s, so only the paths halo3d itself decides are here.)
-expect_error("bad HALO3D_PEER_ACCESS", ["solve", "--grid", "8,8,8"], 2, "HALO3D_PEER_ACCESS",
-             env={"HALO3D_PEER_ACCESS": "bogus"})
+expect_error("bad HALO3D_CUDA_APPLY", ["solve", "--grid", "8,8,8"], 2, "HALO3D_CUDA_APPLY",
+             env={"HALO3D_CUDA_APPLY": "bogus"})
 expect_error("probe size not a multiple of 8", ["probe", "--sizes", "8,12"], 2, "--sizes")
 
 # --halo auto on the host backend is mpi: in the header, the report and the HDF5 attribute.

@@ -3,9 +3,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "cuda/launch_config.hpp"
+#include "cuda_variants.hpp"
 
 namespace halo3d::cuda {
 namespace {
@@ -26,7 +30,7 @@ void expect_legal(const Shape& block, const Shape& grid) {
 // The launch of one part: legal, whole warps, its tiles (tile3d: of x-pairs and whole
 // chunks, one per block) or naive blocks cover the part exactly.
 void expect_part(const Region& r, SweepVariant v, bool reduce, TileShape t, int tz) {
-  const SweepLaunch s = sweep_launch(r, v, 0, reduce, t, tz);
+  const SweepLaunch s = sweep_launch(r, v, reduce, t, tz);
   const long long ni = r.i1 - r.i0, nj = r.j1 - r.j0, nk = r.k1 - r.k0;
   expect_legal(s.block, s.grid);
   if (reduce) EXPECT_LE(s.grid.count(), kSlotCapacity);
@@ -130,8 +134,8 @@ TEST(LaunchConfig, SweepShapesAreLegalForEveryRegionShape) {
       }
 }
 
-// The tuning knobs (HALO3D_CUDA_TILE, HALO3D_CUDA_TILE_Z): every tile3d/smem shape covers the
-// region, reducing launches stay few and made of whole warps, and thin slabs go to naive.
+// Every valid tile3d/smem shape (the backend runs one; bench/gpu/sweep_probe.cu times more) covers
+// the region, reducing launches stay few and made of whole warps, and thin slabs go to naive.
 TEST(LaunchConfig, TunedTileShapesCoverEveryRegion) {
   const TileShape tiles[] = {{32, 8}, {64, 4}, {32, 4}, {128, 2}, {256, 1}, {64, 2}};
   EXPECT_TRUE(smem_tile_ok({32, 8}));
@@ -140,8 +144,6 @@ TEST(LaunchConfig, TunedTileShapesCoverEveryRegion) {
   EXPECT_FALSE(smem_tile_ok({128, 2}));
   EXPECT_FALSE(tile_shape_ok({16, 16}));
   EXPECT_FALSE(tile_shape_ok({64, 8}));
-  for (int z : {1, 2, 4, 8}) EXPECT_TRUE(tile_z_ok(z));
-  for (int z : {0, 3, 16}) EXPECT_FALSE(tile_z_ok(z));
   const int sizes[] = {1, 2, 3, 7, 31, 33, 64, 130, 513};
   for (const TileShape t : tiles) {
     ASSERT_TRUE(tile_shape_ok(t));
@@ -179,7 +181,7 @@ TEST(LaunchConfig, DefaultTuningIsTheFixedShape) {
   const Tile3dParts p = tile3d_split(Region::whole(l), kTileZ);
   EXPECT_TRUE(p.ztail.empty() && p.xlo.empty() && p.xhi.empty());
   for (bool reduce : {false, true}) {
-    const SweepLaunch s = sweep_launch(p.main, SweepVariant::tile3d, 0, reduce);
+    const SweepLaunch s = sweep_launch(p.main, SweepVariant::tile3d, reduce);
     EXPECT_TRUE(s.tiled);
     EXPECT_EQ(s.block.x, 64u);
     EXPECT_EQ(s.block.y, 4u);
@@ -218,3 +220,45 @@ TEST(LaunchConfig, FaceShapesAreLegal) {
 
 }  // namespace
 }  // namespace halo3d::cuda
+
+namespace halo3d {
+namespace {
+
+// HALO3D_CUDA_APPLY / HALO3D_CUDA_ROWS, read once outside the backend: every value maps to
+// its variant, unset or empty is the default, anything else is a BadInput naming the choices.
+TEST(CudaVariants, FromTheEnvironment) {
+  using Sweep = CudaVariants::Sweep;
+  using Rows = CudaVariants::Rows;
+  unsetenv("HALO3D_CUDA_APPLY");
+  unsetenv("HALO3D_CUDA_ROWS");
+  EXPECT_EQ(cuda_variants_from_env().sweep, Sweep::fastest);
+  EXPECT_EQ(cuda_variants_from_env().rows, Rows::vec2);
+  const std::pair<const char*, Sweep> sweeps[] = {{"", Sweep::fastest},
+                                                  {"auto", Sweep::fastest},
+                                                  {"naive", Sweep::naive},
+                                                  {"tile3d", Sweep::tile3d},
+                                                  {"smem", Sweep::smem}};
+  for (const auto& [value, sweep] : sweeps) {
+    setenv("HALO3D_CUDA_APPLY", value, 1);
+    EXPECT_EQ(cuda_variants_from_env().sweep, sweep) << value;
+  }
+  setenv("HALO3D_CUDA_ROWS", "flat", 1);
+  EXPECT_EQ(cuda_variants_from_env().rows, Rows::flat);
+  setenv("HALO3D_CUDA_ROWS", "vec2", 1);
+  EXPECT_EQ(cuda_variants_from_env().rows, Rows::vec2);
+  for (const char* name : {"HALO3D_CUDA_APPLY", "HALO3D_CUDA_ROWS"}) {
+    setenv(name, "Tile3D", 1);  // case matters, as everywhere else
+    try {
+      cuda_variants_from_env();
+      ADD_FAILURE() << name << "=Tile3D accepted";
+    } catch (const BadInput& e) {
+      EXPECT_NE(std::string(e.what()).find(std::string(name) + " must be one of"),
+                std::string::npos)
+          << e.what();
+    }
+    unsetenv(name);
+  }
+}
+
+}  // namespace
+}  // namespace halo3d

@@ -4,13 +4,16 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "app.hpp"
 #include "hdf5_io.hpp"
+#include "mpi_env.hpp"
 #include "problem.hpp"
 #include "runtime.hpp"
 #include "solvers.hpp"
@@ -302,6 +305,86 @@ TEST(Hdf5, SolutionFileRoundTrip) {
     std::remove(("roundtrip_" + std::to_string(world_size()) + ".xdmf").c_str());
   }
   MPI_Barrier(MPI_COMM_WORLD);
+}
+
+}  // namespace
+}  // namespace halo3d
+
+namespace halo3d {
+namespace {
+
+TEST(MpiEnv, ThreadLevelBelowFunneledIsUnavailable) {
+  for (int ok : {MPI_THREAD_FUNNELED, MPI_THREAD_SERIALIZED, MPI_THREAD_MULTIPLE})
+    EXPECT_NO_THROW(check_mpi_thread_level(ok));
+  try {
+    check_mpi_thread_level(MPI_THREAD_SINGLE);
+    FAIL() << "MPI_THREAD_SINGLE accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), kExitUnavailable);
+    EXPECT_NE(std::string(e.what()).find("provides MPI_THREAD_SINGLE, halo3d needs "
+                                         "MPI_THREAD_FUNNELED"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+// Polls `r` for up to 10 s: a receive that a stale one stole the message from fails here
+// instead of hanging the test.
+bool completes(Request& r) {
+  for (int i = 0; i < 10000; ++i) {
+    if (r.test()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return false;
+}
+
+TEST(MpiEnv, RequestsWaitMoveAndCancelAbandonedReceives) {
+  const int rank = world_rank(), size = world_size();
+  const int next = (rank + 1) % size, prev = (rank + size - 1) % size;
+  // A ring: every rank's value arrives at the next one through wait_all.
+  int out = 1000 + rank, in = -1;
+  std::vector<Request> rs;
+  ASSERT_EQ(MPI_Irecv(&in, 1, MPI_INT, prev, 11, MPI_COMM_WORLD, rs.emplace_back().for_recv()),
+            MPI_SUCCESS);
+  ASSERT_EQ(MPI_Isend(&out, 1, MPI_INT, next, 11, MPI_COMM_WORLD, rs.emplace_back().for_send()),
+            MPI_SUCCESS);
+  wait_all(rs);
+  EXPECT_EQ(in, 1000 + prev);
+  for (const Request& r : rs) EXPECT_FALSE(r.pending());
+
+  // A receive abandoned while pending is cancelled: the next message with its tag goes to
+  // the receive posted after it, and the abandoned buffer is never written.
+  int stale = -1;
+  {
+    Request abandoned;
+    ASSERT_EQ(MPI_Irecv(&stale, 1, MPI_INT, prev, 12, MPI_COMM_WORLD, abandoned.for_recv()),
+              MPI_SUCCESS);
+    EXPECT_TRUE(abandoned.pending());
+  }
+  MPI_Barrier(MPI_COMM_WORLD);  // every rank's stale receive is gone before anyone sends
+  int fresh = -1;
+  Request recv;
+  ASSERT_EQ(MPI_Irecv(&fresh, 1, MPI_INT, prev, 12, MPI_COMM_WORLD, recv.for_recv()), MPI_SUCCESS);
+  // Moved, the request keeps its operation and the source is left empty.
+  Request moved = std::move(recv);
+  EXPECT_FALSE(recv.pending());
+  EXPECT_TRUE(moved.pending());
+  Request send;
+  ASSERT_EQ(MPI_Isend(&out, 1, MPI_INT, next, 12, MPI_COMM_WORLD, send.for_send()), MPI_SUCCESS);
+  ASSERT_TRUE(completes(moved));
+  send.wait();
+  EXPECT_EQ(fresh, 1000 + prev);
+  EXPECT_EQ(stale, -1);
+
+  // An abandoned nonblocking collective is completed, not cancelled: every rank's barrier
+  // ends, and the next collective matches the next one.
+  {
+    Request barrier;
+    ASSERT_EQ(MPI_Ibarrier(MPI_COMM_WORLD, barrier.for_collective()), MPI_SUCCESS);
+  }
+  int sum = 1;
+  ASSERT_EQ(MPI_Allreduce(MPI_IN_PLACE, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD), MPI_SUCCESS);
+  EXPECT_EQ(sum, size);
 }
 
 }  // namespace

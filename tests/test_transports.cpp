@@ -159,8 +159,7 @@ TEST(Transports, RepeatedExchangesDeliverTheNeighboursValues) {
     const Decomposition& d = rt->decomp;
     const Layout l = d.layout();
     const HaloPlan plan = HaloPlan::build(d);
-    const TransportContext tc{*rt->kernels, plan, rt->cart.get(), rt->hosts,
-                              peer_policy("auto", MPI_COMM_WORLD)};
+    const TransportContext tc{*rt->kernels, plan, rt->cart.get(), rt->hosts, peer_policy("auto")};
     for (const std::string& name : kTransports) {
       std::unique_ptr<HaloTransport> t;
       try {

@@ -2,12 +2,10 @@
 // in per-slot scratch as one double-double per block, summed in a fixed order on demand.
 #include <cuda_runtime.h>
 
-#include <cerrno>
 #include <climits>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <initializer_list>
 #include <memory>
 #include <new>
 #include <stdexcept>
@@ -19,138 +17,44 @@
 #include "device_kernels.cuh"
 #include "kernels.hpp"
 #include "launch_config.hpp"
+#include "timing.hpp"
 
 namespace halo3d {
 namespace cuda {
 namespace {
 
-// The backend's knobs, all environment variables read once in the constructor, so every
-// variant can be measured from one build (tests/gpu/tile_scan.sh); unset = the defaults of
-// launch_config.hpp. A bad value throws BadInput (one line, exit code 2).
-
-// NAME's value as one of `choices` (its index); unset or empty: `fallback`.
-int env_choice(const char* name, std::initializer_list<const char*> choices, int fallback) {
-  const char* v = std::getenv(name);
-  if (!v || !*v) return fallback;
-  int index = 0;
-  std::string list;
-  for (const char* c : choices) {
-    if (std::strcmp(v, c) == 0) return index;
-    list += (index++ ? ", '" : "'") + std::string(c) + "'";
-  }
-  throw BadInput(std::string(name) + " must be one of " + list + ", not '" + v + "'");
-}
-
-// NAME's value as an integer in [lo, hi]; unset or empty: `fallback`.
-int env_int(const char* name, int lo, int hi, int fallback) {
-  const char* v = std::getenv(name);
-  if (!v || !*v) return fallback;
-  char* end = nullptr;
-  errno = 0;
-  const long n = std::strtol(v, &end, 10);
-  if (end == v || *end != '\0' || errno == ERANGE || n < lo || n > hi)
-    throw BadInput(std::string(name) + " must be an integer in [" + std::to_string(lo) + ", " +
-                   std::to_string(hi) + "], not '" + v + "'");
-  return int(n);
-}
-
-// HALO3D_CUDA_APPLY=auto|naive|tile3d|smem picks the stencil-sweep variant (all four
-// sweeps). auto (or unset): the variant measured fastest for each kind of sweep on an H200
-// at 512^3 (docs/PERFORMANCE.md, version 7): tile3d without a reduction (92.5% of the
-// copy), smem with one (81-82%, tile3d with its reduction within 1% of it).
-struct ApplyChoice {
-  SweepVariant variant;
-  bool is_auto;
-};
-ApplyChoice apply_from_env() {
-  switch (env_choice("HALO3D_CUDA_APPLY", {"auto", "naive", "tile3d", "smem"}, 0)) {
-    case 1:
-      return {SweepVariant::naive, false};
-    case 2:
-      return {SweepVariant::tile3d, false};
-    case 3:
-      return {SweepVariant::smem, false};
-    default:
-      return {SweepVariant::smem, true};
-  }
-}
-
-// HALO3D_CUDA_ROWS=vec2|flat: the vector kernels' variant (vec2 falls back to flat for
-// arrays that are not 16-byte aligned).
-RowsVariant rows_from_env() {
-  return env_choice("HALO3D_CUDA_ROWS", {"vec2", "flat"}, 0) == 1 ? RowsVariant::flat
-                                                                  : RowsVariant::vec2;
-}
-
-// HALO3D_CUDA_TILE_Z=1|2|4|8: tile3d z-points per thread (default kTileZ = 8).
-int tile_z_from_env() {
-  const int z = env_int("HALO3D_CUDA_TILE_Z", 1, 8, kTileZ);
-  if (!tile_z_ok(z))
-    throw BadInput("HALO3D_CUDA_TILE_Z must be 1, 2, 4 or 8, not " + std::to_string(z));
-  return z;
-}
-
-// smem tiles compiled (each a template instance); tile3d takes any tile_shape_ok shape.
-bool smem_tile_compiled(const TileShape& t) {
-  return (t.x == 32 && t.y == 8) || (t.x == 64 && t.y == 4) || (t.x == 32 && t.y == 4);
-}
-
-// HALO3D_CUDA_TILE=XxY: the tile3d (and smem) (i,j) tile. X a multiple of 32,
-// X*Y <= 256 (e.g. 32x8, 64x4, 32x4, 128x2, 256x1); smem only 32x8, 64x4, 32x4.
-// Default 64x4: on an H200 at 512^3 it beat 32x8 for both sweeps (tile3d apply 3546 vs
-// 3519 GB/s, smem apply+dot 3409 vs 3343, CG 3.18 vs 3.29 ms; docs/PERFORMANCE.md v4),
-// and passed racecheck and memcheck.
-TileShape tile_from_env() {
-  const char* v = std::getenv("HALO3D_CUDA_TILE");
-  if (!v || !*v) return TileShape{};
-  char* end = nullptr;
-  const long x = std::strtol(v, &end, 10);
-  long y = 0;
-  bool ok = end != v && (*end == 'x' || *end == 'X');
-  if (ok) {
-    const char* ys = end + 1;
-    y = std::strtol(ys, &end, 10);
-    ok = end != ys && *end == '\0' && x > 0 && x <= kBlockThreads && y > 0 && y <= kBlockThreads;
-  }
-  const TileShape t{int(ok ? x : 0), int(ok ? y : 0)};
-  if (!ok || !tile_shape_ok(t))
-    throw BadInput(std::string("HALO3D_CUDA_TILE must be XxY with X a multiple of 32 and X*Y <= ") +
-                   std::to_string(kBlockThreads) + " (e.g. 32x8, 64x4, 32x4, 128x2), not '" + v +
-                   "'");
-  return t;
-}
-
-// HALO3D_CUDA_STORE=plain|stream: the sweeps' output stored plainly or with st.global.cs.
-bool stream_store_from_env() {
-  return env_choice("HALO3D_CUDA_STORE", {"plain", "stream"}, 0) == 1;
-}
-
-template <class Op, bool kReduce, bool kStream>
+// The sweep kernels compiled: tile3d with kTileZ planes per thread (T = 1 for a region's
+// last nk mod kTileZ planes) and smem, both with the kTileX x kTileY tile of
+// launch_config.hpp, and naive. Other shapes lost when measured (docs/PERFORMANCE.md,
+// versions 4, 5 and 8); bench/gpu/sweep_probe.cu still compiles them to measure.
+template <class Op, bool kReduce>
 auto tile3d_kernel(int z) {
-  switch (z) {
-    case 1:
-      return tile3d_sweep<Op, kReduce, 1, kStream>;
-    case 2:
-      return tile3d_sweep<Op, kReduce, 2, kStream>;
-    case 8:
-      return tile3d_sweep<Op, kReduce, 8, kStream>;
-    default:
-      return tile3d_sweep<Op, kReduce, 4, kStream>;
-  }
+  return z == 1 ? tile3d_sweep<Op, kReduce, 1> : tile3d_sweep<Op, kReduce, kTileZ>;
 }
 
-template <class Op, bool kReduce, bool kStream>
-auto smem_kernel(const TileShape& t) {
-  if (t.x == 64 && t.y == 4) return smem_sweep<Op, kReduce, 64, 4, kStream>;
-  if (t.x == 32 && t.y == 4) return smem_sweep<Op, kReduce, 32, 4, kStream>;
-  return smem_sweep<Op, kReduce, 32, 8, kStream>;  // the constructor allowed no other
+// What the caller asked for (CudaVariants) in the backend's terms.
+SweepVariant sweep_variant(CudaVariants::Sweep s) {
+  switch (s) {
+    case CudaVariants::Sweep::naive:
+      return SweepVariant::naive;
+    case CudaVariants::Sweep::tile3d:
+      return SweepVariant::tile3d;
+    default:
+      return SweepVariant::smem;
+  }
 }
 
 dim3 to_dim3(const Shape& s) { return dim3(s.x, s.y, s.z); }
 
-class CudaKernels final : public Kernels {
+class CudaKernels final : public Kernels, public DeviceTimer {
  public:
-  explicit CudaKernels(int device) : device_(device) {
+  CudaKernels(int device, const CudaVariants& variants)
+      : device_(device),
+        variant_(sweep_variant(variants.sweep)),
+        // fastest: tile3d without a reduction, smem with one (launch_sweep).
+        auto_variant_(variants.sweep == CudaVariants::Sweep::fastest),
+        rows_variant_(variants.rows == CudaVariants::Rows::flat ? RowsVariant::flat
+                                                                : RowsVariant::vec2) {
     HALO3D_CUDA_CHECK(cudaSetDevice(device));
     cudaDeviceProp prop{};
     HALO3D_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
@@ -159,20 +63,6 @@ class CudaKernels final : public Kernels {
     device_name_ = std::string(prop.name) + " (GPU " + std::to_string(device) + ", " + bus +
                    ", sm_" + std::to_string(prop.major) + std::to_string(prop.minor) + ")";
     sms_ = prop.multiProcessorCount;
-    const ApplyChoice apply = apply_from_env();
-    variant_ = apply.variant;
-    auto_variant_ = apply.is_auto;
-    rows_variant_ = rows_from_env();
-    // HALO3D_CUDA_SMEM_KZ: z-planes per smem block (default: chosen by sweep_launch).
-    kz_override_ = env_int("HALO3D_CUDA_SMEM_KZ", 1, INT_MAX, 0);
-    tile_z_ = tile_z_from_env();
-    tile_ = tile_from_env();
-    stream_store_ = stream_store_from_env();
-    if ((auto_variant_ || variant_ == SweepVariant::smem) && !smem_tile_compiled(tile_))
-      throw BadInput(
-          "HALO3D_CUDA_TILE=" + std::to_string(tile_.x) + "x" + std::to_string(tile_.y) +
-          " is not a smem tile (32x8, 64x4 or 32x4); smem runs with HALO3D_CUDA_APPLY=smem and, " +
-          "for reducing sweeps, auto: set HALO3D_CUDA_APPLY=tile3d");
 
     // Numerically lower is higher priority: halo faces and the shell jump ahead of the
     // interior sweep, which then fills whatever the boundary work leaves idle.
@@ -459,57 +349,53 @@ class CudaKernels final : public Kernels {
     check_slot(slot);
     if (r.empty()) return;
     check_region(l, r);
-    if (slot == kNoReduction) {
-      if (stream_store_)
-        launch_sweep<Op, false, true>(l, r, op, slot, stream(lane));
-      else
-        launch_sweep<Op, false, false>(l, r, op, slot, stream(lane));
-    } else {
-      if (stream_store_)
-        launch_sweep<Op, true, true>(l, r, op, slot, stream(lane));
-      else
-        launch_sweep<Op, true, false>(l, r, op, slot, stream(lane));
-    }
+    if (slot == kNoReduction)
+      launch_sweep<Op, false>(l, r, op, slot, stream(lane));
+    else
+      launch_sweep<Op, true>(l, r, op, slot, stream(lane));
   }
 
-  template <class Op, bool kReduce, bool kStream>
+  // The variant asked for, or (fastest) the one measured fastest for this kind of sweep on
+  // an H200 at 512^3 (docs/PERFORMANCE.md, version 7): tile3d without a reduction, smem
+  // with one.
+  template <class Op, bool kReduce>
   void launch_sweep(const Layout& l, const Region& r, const Op& op, int slot, cudaStream_t st) {
     SweepVariant v =
         auto_variant_ ? (kReduce ? SweepVariant::smem : SweepVariant::tile3d) : variant_;
     // tile3d's pair accesses need 16-byte aligned arrays (cudaMalloc's are), and its offsets
     // from a column's base (at most tile_z planes and a row) must fit in an int.
     if (v == SweepVariant::tile3d &&
-        (!op_aligned16(op) || (long long)tile_z_ * l.sz() + l.sy() > INT_MAX))
+        (!op_aligned16(op) || (long long)kTileZ * l.sz() + l.sy() > INT_MAX))
       v = SweepVariant::naive;
     if (v != SweepVariant::tile3d) {
-      launch_part<Op, kReduce, kStream>(l, r, op, slot, st, v, tile_z_);
+      launch_part<Op, kReduce>(l, r, op, slot, st, v, kTileZ);
       return;
     }
-    const Tile3dParts p = tile3d_split(r, tile_z_);
-    launch_part<Op, kReduce, kStream>(l, p.main, op, slot, st, v, tile_z_);
-    launch_part<Op, kReduce, kStream>(l, p.ztail, op, slot, st, v, 1);
-    launch_part<Op, kReduce, kStream>(l, p.xlo, op, slot, st, SweepVariant::naive, 0);
-    launch_part<Op, kReduce, kStream>(l, p.xhi, op, slot, st, SweepVariant::naive, 0);
+    const Tile3dParts p = tile3d_split(r, kTileZ);
+    launch_part<Op, kReduce>(l, p.main, op, slot, st, v, kTileZ);
+    launch_part<Op, kReduce>(l, p.ztail, op, slot, st, v, 1);
+    launch_part<Op, kReduce>(l, p.xlo, op, slot, st, SweepVariant::naive, 0);
+    launch_part<Op, kReduce>(l, p.xhi, op, slot, st, SweepVariant::naive, 0);
   }
 
   // One launch over r (tile3d: z = its planes per thread), or none if r is empty.
-  template <class Op, bool kReduce, bool kStream>
+  template <class Op, bool kReduce>
   void launch_part(const Layout& l, const Region& r, const Op& op, int slot, cudaStream_t st,
                    SweepVariant v, int z) {
     if (r.empty()) return;
-    const SweepLaunch g = sweep_launch(r, v, kz_override_, kReduce, tile_, z);
+    const SweepLaunch g = sweep_launch(r, v, kReduce, TileShape{}, z);
     double2* partials = kReduce ? reserve(slot, g.grid.count()) : nullptr;
     const dim3 grid = to_dim3(g.grid), block = to_dim3(g.block);
     if (g.tiled && v == SweepVariant::tile3d) {
-      auto* tile3d = tile3d_kernel<Op, kReduce, kStream>(z);
+      auto* tile3d = tile3d_kernel<Op, kReduce>(z);
       resident_blocks(tile3d, int(g.block.count()));  // sets its L1 preference
       tile3d<<<grid, block, 0, st>>>(l, r, op, partials);
     } else if (g.tiled && v == SweepVariant::smem) {
-      auto* smem = smem_kernel<Op, kReduce, kStream>(tile_);
+      auto* smem = smem_sweep<Op, kReduce>;
       resident_blocks(smem, int(g.block.count()), 25);
       smem<<<grid, block, 0, st>>>(l, r, g.kz, op, partials);
     } else {
-      auto* naive = naive_sweep<Op, kReduce, kStream>;
+      auto* naive = naive_sweep<Op, kReduce>;
       resident_blocks(naive);  // sets its L1 preference
       naive<<<grid, block, 0, st>>>(l, r, op, partials);
     }
@@ -560,10 +446,6 @@ class CudaKernels final : public Kernels {
   SweepVariant variant_ = SweepVariant::smem;
   bool auto_variant_ = true;
   RowsVariant rows_variant_ = RowsVariant::vec2;
-  int kz_override_ = 0;        // HALO3D_CUDA_SMEM_KZ
-  int tile_z_ = kTileZ;        // HALO3D_CUDA_TILE_Z
-  TileShape tile_{};           // HALO3D_CUDA_TILE
-  bool stream_store_ = false;  // HALO3D_CUDA_STORE=stream
   Stream interior_, boundary_;
   Event fence_[2];  // indexed by the `before` lane
   Event join_, start_, stop_;
@@ -578,7 +460,7 @@ class CudaKernels final : public Kernels {
 }  // namespace
 }  // namespace cuda
 
-std::unique_ptr<Kernels> make_cuda_kernels(int device) {
+std::unique_ptr<Kernels> make_cuda_kernels(int device, const CudaVariants& variants) {
   int count = 0;
   const cudaError_t e = cudaGetDeviceCount(&count);
   if (e != cudaSuccess) {
@@ -591,7 +473,7 @@ std::unique_ptr<Kernels> make_cuda_kernels(int device) {
     throw BackendUnavailable("--backend cuda: device " + std::to_string(device) +
                              " out of range (" + std::to_string(count) + " visible)");
   try {
-    return std::make_unique<cuda::CudaKernels>(device);
+    return std::make_unique<cuda::CudaKernels>(device, variants);
   } catch (const CudaError& e) {
     // E.g. a GPU in exclusive-process mode held by another process, or out of memory.
     throw BackendUnavailable("--backend cuda: GPU " + std::to_string(device) +

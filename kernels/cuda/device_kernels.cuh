@@ -85,16 +85,6 @@ __device__ __forceinline__ void store_block_partial_any(DD v, double2* partials)
   }
 }
 
-// The sweeps' output store: plain, or (kStream, HALO3D_CUDA_STORE=stream) st.global.cs,
-// evict-first, so the written array does not push u's planes out of L2.
-template <bool kStream>
-__device__ __forceinline__ void store_out(double* p, double v) {
-  if constexpr (kStream)
-    __stcs(p, v);
-  else
-    *p = v;
-}
-
 struct SlotCounts {
   long long n[kReductionSlots];
 };
@@ -199,7 +189,7 @@ struct HeatOp {
 
 // Baseline: the region's points spread over a 3D grid, looping over y and z only when the
 // grid was capped (reductions). Every neighbour load goes to the memory system.
-template <class Op, bool kReduce, bool kStream = false>
+template <class Op, bool kReduce>
 __global__ void __launch_bounds__(kBlockThreads)
     naive_sweep(Layout l, Region r, Op op, double2* partials) {
   const std::ptrdiff_t sy = l.sy(), sz = l.sz();
@@ -211,16 +201,7 @@ __global__ void __launch_bounds__(kBlockThreads)
       for (int k = r.k0 + blockIdx.z * blockDim.z + threadIdx.z; k < r.k1;
            k += gridDim.z * blockDim.z) {
         const std::ptrdiff_t c = l.at(i, j, k);
-        double v;
-        if constexpr (kStream) {
-          // The same point update on the grids, its output to a register, then stored
-          // evict-first. (w, fw shifted so that index 3 is the point; both stay inside u/f.)
-          double ow[4];
-          v = op(op.u + (c - 3), (Op::kReadsF ? op.f : op.u) + (c - 3), ow, 3, sy, sz);
-          store_out<true>(op.out + c, ow[3]);
-        } else {
-          v = op(op.u, op.f, op.out, c, sy, sz);
-        }
+        const double v = op(op.u, op.f, op.out, c, sy, sz);
         if constexpr (kReduce) acc = ops::dd_add(acc, v);
       }
     }
@@ -237,14 +218,14 @@ __global__ void __launch_bounds__(kBlockThreads)
 // The kernel has no masks, no loop and no conditional store: a launch covers a box of whole
 // pairs (r.i0 and r.i1 even) and whole chunks of T planes, one chunk per block (tile3d_split
 // gives the rest of a region to other launches). Each of those costs registers: ptxas keeps
-// every predicated load or store's operands live across the whole chunk (T = 4, one point a
-// thread: 64 registers masked, 32 not; T = 8 pairs: 148 with masked stores, 80 with the
-// loop, 44 with neither), and half the occupancy costs tile3d 5-8% of the copy
-// (docs/PERFORMANCE.md, version 6).
+// every predicated load or store's operands live across the whole chunk, and the occupancy
+// they cost is worth more than the split launches (register counts and rates:
+// docs/PERFORMANCE.md, versions 6 and 7).
 //
-// Tuning: T = HALO3D_CUDA_TILE_Z (default kTileZ); the tile is the block's shape
-// (HALO3D_CUDA_TILE, default 64x4: 128 points by 4 rows).
-template <class Op, bool kReduce, int T = kTileZ, bool kStream = false,
+// T and the tile (the block's shape) are the launch's: the backend runs T = kTileZ (and
+// T = 1 for a region's last planes) with the kTileX x kTileY tile; bench/gpu/sweep_probe.cu
+// times other shapes.
+template <class Op, bool kReduce, int T = kTileZ,
           int kMinBlocks = kReduce || Op::kReadsF ? 0 : kTile3dMinBlocks>  // 0: ptxas chooses
 __global__ void __launch_bounds__(kBlockThreads, kMinBlocks)
     tile3d_sweep(Layout l, Region r, Op op, double2* partials) {
@@ -253,7 +234,7 @@ __global__ void __launch_bounds__(kBlockThreads, kMinBlocks)
   DD acc{};
   if (i < r.i1 && j < r.j1) {
     // 32-bit offsets from one 64-bit base (launch_sweep checks they fit): fewer 64-bit
-    // multiplies and registers, +2% of the copy (PERFORMANCE.md version 7).
+    // multiplies and registers, so more blocks resident (PERFORMANCE.md version 7).
     const int sy = int(l.sy()), sz = int(l.sz());
     const std::ptrdiff_t base = l.at(i, j, r.k0 + blockIdx.z * T);
     const double* __restrict__ u = op.u + base;
@@ -280,10 +261,7 @@ __global__ void __launch_bounds__(kBlockThreads, kMinBlocks)
       const double v0 = op(w0, f0, o0, 3, 2, 3);
       const double v1 = op(w1, f1, o1, 3, 2, 3);
       double2* o = reinterpret_cast<double2*>(op.out + base + g * sz);
-      if constexpr (kStream)
-        __stcs(o, make_double2(o0[3], o1[3]));
-      else
-        *o = make_double2(o0[3], o1[3]);
+      *o = make_double2(o0[3], o1[3]);
       if constexpr (kReduce) acc = ops::dd_add(ops::dd_add(acc, v0), v1);
     }
   }
@@ -304,10 +282,10 @@ __global__ void __launch_bounds__(kBlockThreads, kMinBlocks)
 // each where a computed point reads it. Every cell a computed point reads is loaded
 // (corners are never read).
 //
-// Tuning: the tile TX x TY (HALO3D_CUDA_TILE; default 64x4; needs 2(TX+TY) <= TX*TY halo
-// threads) and kStream (HALO3D_CUDA_STORE). The register budget stays that of 32x8: as many
-// resident threads per SM.
-template <class Op, bool kReduce, int TX, int TY, bool kStream = false>
+// The tile TX x TY needs 2(TX+TY) <= TX*TY halo threads; the backend compiles only the
+// default kTileX x kTileY (launch_config.hpp). The register budget is per 256 threads
+// whatever the tile: as many resident threads per SM.
+template <class Op, bool kReduce, int TX = kTileX, int TY = kTileY>
 __global__ void __launch_bounds__(TX* TY, (Op::kReadsF ? kSmemMinBlocksF : kSmemMinBlocks) *
                                               kBlockThreads / (TX * TY))
     smem_sweep(Layout l, Region r, int kz, Op op, double2* partials) {
@@ -381,7 +359,7 @@ __global__ void __launch_bounds__(TX* TY, (Op::kReadsF ? kSmemMinBlocksF : kSmem
         const double fw[4] = {0.0, 0.0, 0.0, fcol[g]};
         double ow[4];
         const double v = op(w, fw, ow, 3, 2, 3);
-        store_out<kStream>(out + o + g * sz, ow[3]);
+        out[o + g * sz] = ow[3];
         if constexpr (kReduce) acc = ops::dd_add(acc, v);
       }
     }

@@ -27,7 +27,8 @@ enum class RowsVariant {
 inline constexpr int kBlockThreads = 256;
 
 // The default (i,j) tile of tile3d and smem: 64 doubles = two warps per row, so each warp
-// reads whole 256-byte runs (HALO3D_CUDA_TILE overrides it; docs/PERFORMANCE.md v4).
+// reads whole 256-byte runs. The only tile the backend compiles (the smem kernel's template
+// arguments default to it); docs/PERFORMANCE.md versions 4 and 5 measured the others.
 inline constexpr int kTileX = 64;
 inline constexpr int kTileY = 4;
 static_assert(kTileX * kTileY == kBlockThreads, "the default tile fills one block");
@@ -72,8 +73,9 @@ inline constexpr long long kMaxReduceBlocks = 8192;
 inline constexpr unsigned kMaxGridYZ = 65535;
 inline constexpr int kMaxBlockZ = 64;
 
-// Tuning knobs (HALO3D_CUDA_TILE, HALO3D_CUDA_TILE_Z; defaults = the shapes above).
-// tile3d/smem (i,j) tile: x a multiple of 32 (whole warps along a row, 256-byte runs),
+// A tile3d/smem (i,j) tile. The backend runs the default; the launch functions take any
+// valid tile so that the tests and bench/gpu/sweep_probe.cu can check and time others:
+// x a multiple of 32 (whole warps along a row, 256-byte runs),
 // x*y <= kBlockThreads threads (the block sum handles any whole number of warps).
 struct TileShape {
   int x = kTileX, y = kTileY;
@@ -85,8 +87,6 @@ inline bool tile_shape_ok(const TileShape& t) {
 inline bool smem_tile_ok(const TileShape& t) {
   return tile_shape_ok(t) && 2LL * (t.x + t.y) <= (long long)t.x * t.y;
 }
-// tile3d z-points per thread compiled (HALO3D_CUDA_TILE_Z).
-inline bool tile_z_ok(int z) { return z == 1 || z == 2 || z == 4 || z == 8; }
 
 struct Shape {
   unsigned x = 1, y = 1, z = 1;
@@ -139,8 +139,7 @@ inline bool tile3d_launch(const Region& r, bool reduce, TileShape tile, int tile
 
 // smem: tiles of `kz` z-planes per block; false (and `s` untouched) for a thin slab or a
 // grid that would be too large.
-inline bool smem_launch(const Region& r, int kz_override, bool reduce, TileShape tile,
-                        SweepLaunch& s) {
+inline bool smem_launch(const Region& r, bool reduce, TileShape tile, SweepLaunch& s) {
   const int ni = r.i1 - r.i0, nj = r.j1 - r.j0, nk = r.k1 - r.k0;
   const long long tty = ceil_div(nj, tile.y);
   const long long ttx = ceil_div(ni, tile.x), tiles = ttx * tty;
@@ -149,8 +148,7 @@ inline bool smem_launch(const Region& r, int kz_override, bool reduce, TileShape
     return false;
   s.tiled = true;
   s.block = {unsigned(tile.x), unsigned(tile.y), 1};
-  long long kz = kz_override > 0 ? kz_override : kSmemPlanes;
-  kz = std::min<long long>(kz, nk);
+  long long kz = std::min<long long>(kSmemPlanes, nk);
   kz = std::max(kz, ceil_div(nk, kMaxGridYZ));
   if (reduce) kz = std::max(kz, ceil_div(nk, std::max(1LL, kMaxReduceBlocksTile / tiles)));
   s.kz = int(kz);
@@ -183,14 +181,13 @@ inline SweepLaunch naive_launch(const Region& r, bool reduce) {
   return s;
 }
 
-// `tile`, `tile_z`: tile3d/smem tile and tile3d z-points (tuning; see TileShape);
-// `kz_override` > 0: smem z-planes per block (HALO3D_CUDA_SMEM_KZ). The variant asked for
-// where the region suits it, else naive.
-inline SweepLaunch sweep_launch(const Region& r, SweepVariant variant, int kz_override, bool reduce,
+// `tile`, `tile_z`: tile3d/smem tile and tile3d z-points (see TileShape). The variant asked
+// for where the region suits it, else naive.
+inline SweepLaunch sweep_launch(const Region& r, SweepVariant variant, bool reduce,
                                 TileShape tile = {}, int tile_z = kTileZ) {
   SweepLaunch s;
   if (variant == SweepVariant::tile3d && tile3d_launch(r, reduce, tile, tile_z, s)) return s;
-  if (variant == SweepVariant::smem && smem_launch(r, kz_override, reduce, tile, s)) return s;
+  if (variant == SweepVariant::smem && smem_launch(r, reduce, tile, s)) return s;
   return naive_launch(r, reduce);
 }
 

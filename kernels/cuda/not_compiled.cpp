@@ -4,7 +4,7 @@
 
 namespace halo3d {
 
-std::unique_ptr<Kernels> make_cuda_kernels(int) {
+std::unique_ptr<Kernels> make_cuda_kernels(int, const CudaVariants&) {
   throw BackendUnavailable(
       "--backend cuda: this halo3d was built without CUDA (reconfigure with nvcc on PATH or "
       "-DHALO3D_ENABLE_CUDA=ON)");

@@ -16,6 +16,7 @@
 
 #include "kernels.hpp"
 #include "point_ops.hpp"
+#include "timing.hpp"
 
 namespace halo3d {
 namespace {
@@ -74,7 +75,7 @@ DD dd_sum_run(std::ptrdiff_t c0, int n, DD acc, const Term& term) {
   return ops::dd_add(ops::dd_add(a[0], a[1]), ops::dd_add(a[2], a[3]));
 }
 
-class HostKernels final : public Kernels {
+class HostKernels final : public Kernels, public DeviceTimer {
  public:
   std::string name() const override { return "host"; }
   std::string device_name() const override {

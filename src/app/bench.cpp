@@ -14,6 +14,7 @@
 #include "problem.hpp"
 #include "runtime.hpp"
 #include "solvers.hpp"
+#include "timing.hpp"
 
 namespace halo3d {
 namespace {
@@ -30,9 +31,10 @@ using Measure = std::function<void(const std::string& name, const std::string& w
 // `o.warmup` untimed calls of `work`, then `o.reps` timed ones (collective over `comm`).
 Row time_work(Kernels& k, const BenchOptions& o, MPI_Comm comm, const std::string& name,
               const std::string& what, double bytes, const std::function<void()>& work) {
-  for (int i = 0; i < o.warmup; ++i) k.elapsed_ms(work);
+  DeviceTimer& timer = device_timer(k);
+  for (int i = 0; i < o.warmup; ++i) timer.elapsed_ms(work);
   std::vector<double> t;
-  for (int i = 0; i < o.reps; ++i) t.push_back(k.elapsed_ms(work));
+  for (int i = 0; i < o.reps; ++i) t.push_back(timer.elapsed_ms(work));
   std::sort(t.begin(), t.end());
   // The slowest rank sets the pace of a parallel run.
   double v[2] = {t[t.size() / 2], t.front()};

@@ -178,8 +178,7 @@ void add_backend_options(CLI::App& c, std::string& backend, std::string& peer_ac
       ->group("Parallel");
   c.add_option("--peer-access", peer_access,
                "CUDA peer access between different GPUs (off: never, e.g. to emulate a PCIe box "
-               "without P2P; "
-               "HALO3D_PEER_ACCESS=off does the same)")
+               "without P2P)")
       ->check(CLI::IsMember({"auto", "off"}))
       ->group("Parallel");
 }

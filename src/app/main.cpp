@@ -48,6 +48,7 @@ int main(int argc, char** argv) {
     return cmd.exit_code;
   }
   try {
+    halo3d::check_mpi_thread_level(mpi.provided());
     // Before any OpenMP region: threads per rank from the CPUs each host has.
     const halo3d::ThreadSetup& threads = halo3d::configure_threads(MPI_COMM_WORLD);
     if (rank == 0 && !threads.warning.empty()) std::fputs(threads.warning.c_str(), stderr);

@@ -81,24 +81,19 @@ void send_string(const std::string& s, int to, MPI_Comm comm) {
 }
 // Ranks not in the measured pair wait here without spinning, so that they take no CPU
 // time from the pair (which matters on oversubscribed or small machines).
-void polite_wait(MPI_Request& r) {
-  int done = 0;
-  for (;;) {
-    HALO3D_MPI_CHECK(MPI_Test(&r, &done, MPI_STATUS_IGNORE));
-    if (done) return;
-    std::this_thread::sleep_for(std::chrono::microseconds(200));
-  }
+void polite_wait(Request& r) {
+  while (!r.test()) std::this_thread::sleep_for(std::chrono::microseconds(200));
 }
 void polite_barrier(MPI_Comm comm) {
-  MPI_Request r = MPI_REQUEST_NULL;
-  HALO3D_MPI_CHECK(MPI_Ibarrier(comm, &r));
+  Request r;
+  HALO3D_MPI_CHECK(MPI_Ibarrier(comm, r.for_collective()));
   polite_wait(r);
 }
 
 std::string recv_string(int from, MPI_Comm comm) {
   int len = 0;
-  MPI_Request r = MPI_REQUEST_NULL;
-  HALO3D_MPI_CHECK(MPI_Irecv(&len, 1, MPI_INT, from, kTagResult, comm, &r));
+  Request r;
+  HALO3D_MPI_CHECK(MPI_Irecv(&len, 1, MPI_INT, from, kTagResult, comm, r.for_recv()));
   polite_wait(r);
   std::string s(std::size_t(len), '\0');
   HALO3D_MPI_CHECK(MPI_Recv(s.data(), len, MPI_CHAR, from, kTagResult, comm, MPI_STATUS_IGNORE));
@@ -218,16 +213,16 @@ class IpcPingPong final : public PingPong {
   void round_trip(std::size_t bytes) override {
     ch_.post();
     if (ping_) {
-      HALO3D_MPI_CHECK(MPI_Wait(ch_.credit_request(), MPI_STATUS_IGNORE));
+      ch_.credit_request().wait();
       ch_.put(b_.dev_a.data(), bytes, stream_);
-      HALO3D_MPI_CHECK(MPI_Wait(ch_.notice_request(), MPI_STATUS_IGNORE));
+      ch_.notice_request().wait();
       ch_.arrived(stream_);
       ch_.consumed(stream_);
       HALO3D_CUDA_CHECK(cudaStreamSynchronize(stream_));  // the data is here
     } else {
-      HALO3D_MPI_CHECK(MPI_Wait(ch_.notice_request(), MPI_STATUS_IGNORE));
+      ch_.notice_request().wait();
       ch_.arrived(stream_);
-      HALO3D_MPI_CHECK(MPI_Wait(ch_.credit_request(), MPI_STATUS_IGNORE));
+      ch_.credit_request().wait();
       ch_.put(ch_.inbox(), bytes, stream_);
       ch_.consumed(stream_);
     }
@@ -398,7 +393,7 @@ Setup set_up(const ProbeOptions& o, MPI_Comm world) {
   Kernels& k = *s.kernels;
   if (s.root && !warnings.empty()) std::fputs(warnings.c_str(), stderr);
   s.cuda = k.name() == "cuda";
-  s.policy = peer_policy(o.peer_access, world);
+  s.policy = peer_policy(o.peer_access);
   s.cuda_aware = s.cuda && all_cuda_aware_mpi(world);
   s.gpus = gather_rank_gpus(k, s.hosts, world);
   s.devices = allgather_strings(k.device_name(), world);

@@ -1,6 +1,7 @@
 #include "halo.hpp"
 
 #include "errors.hpp"
+#include "mpi_env.hpp"
 #include "nvtx.hpp"
 #include "point_ops.hpp"
 
@@ -30,25 +31,31 @@ HaloPlan HaloPlan::build(const Decomposition& d) {
 }
 
 namespace {
+// A message through face (axis, side) of the sender is tagged with that face.
+int face_tag(int axis, int side) { return 100 + 2 * axis + side; }
+}  // namespace
 
-class Requests {
- public:
-  void clear() { r_.clear(); }
-  MPI_Request* add() { return &r_.emplace_back(MPI_REQUEST_NULL); }
-  void wait_all() {
-    if (!r_.empty()) HALO3D_MPI_CHECK(MPI_Waitall(int(r_.size()), r_.data(), MPI_STATUSES_IGNORE));
-    r_.clear();
+void post_face_recvs(const HaloPlan& plan, std::vector<Buffer>& bufs, MPI_Comm comm,
+                     std::vector<Request>& reqs) {
+  for (std::size_t i = 0; i < plan.faces.size(); ++i) {
+    const HaloFace& f = plan.faces[i];
+    HALO3D_MPI_CHECK(MPI_Irecv(bufs[i].data(), int(f.points), MPI_DOUBLE, f.neighbor,
+                               face_tag(f.face.axis, 1 - f.face.side), comm,
+                               reqs.emplace_back().for_recv()));
   }
-  ~Requests() {
-    // Only reached with requests pending when unwinding from an error; complete them
-    // so no MPI operation outlives its buffers.
-    for (auto& r : r_)
-      if (r != MPI_REQUEST_NULL) MPI_Cancel(&r), MPI_Request_free(&r);
-  }
+}
 
- private:
-  std::vector<MPI_Request> r_;
-};
+void post_face_sends(const HaloPlan& plan, const std::vector<Buffer>& bufs, MPI_Comm comm,
+                     std::vector<Request>& reqs) {
+  for (std::size_t i = 0; i < plan.faces.size(); ++i) {
+    const HaloFace& f = plan.faces[i];
+    HALO3D_MPI_CHECK(MPI_Isend(bufs[i].data(), int(f.points), MPI_DOUBLE, f.neighbor,
+                               face_tag(f.face.axis, f.face.side), comm,
+                               reqs.emplace_back().for_send()));
+  }
+}
+
+namespace {
 
 class MpiTransport final : public HaloTransport {
  public:
@@ -74,11 +81,7 @@ class MpiTransport final : public HaloTransport {
     // The previous finish() may still be copying out of the receive buffers.
     if (staged_) k_.synchronize(Lane::boundary);
     // Receives first, so a neighbour's eager send lands in its buffer directly.
-    for (std::size_t i = 0; i < plan_.faces.size(); ++i) {
-      const auto& f = plan_.faces[i];
-      HALO3D_MPI_CHECK(MPI_Irecv(host_recv_[i].data(), int(f.points), MPI_DOUBLE, f.neighbor,
-                                 tag(f.face.axis, 1 - f.face.side), comm_, recvs_.add()));
-    }
+    post_face_recvs(plan_, host_recv_, comm_, recvs_);
     k_.fence(Lane::interior, Lane::boundary);
     for (std::size_t i = 0; i < plan_.faces.size(); ++i) {
       const auto& f = plan_.faces[i];
@@ -90,16 +93,13 @@ class MpiTransport final : public HaloTransport {
       }
     }
     k_.synchronize(Lane::boundary);
-    for (std::size_t i = 0; i < plan_.faces.size(); ++i) {
-      const auto& f = plan_.faces[i];
-      HALO3D_MPI_CHECK(MPI_Isend(host_send_[i].data(), int(f.points), MPI_DOUBLE, f.neighbor,
-                                 tag(f.face.axis, f.face.side), comm_, sends_.add()));
-    }
+    post_face_sends(plan_, host_send_, comm_, sends_);
   }
 
   void finish(double* u) override {
     HALO3D_NVTX_RANGE("mpi finish (wait, unpack)");
-    recvs_.wait_all();
+    wait_all(recvs_);
+    recvs_.clear();
     for (std::size_t i = 0; i < plan_.faces.size(); ++i) {
       const auto& f = plan_.faces[i];
       if (staged_) {
@@ -109,19 +109,17 @@ class MpiTransport final : public HaloTransport {
         k_.unpack(plan_.layout, f.face, host_recv_[i].data(), u, Lane::boundary);
       }
     }
-    sends_.wait_all();
+    wait_all(sends_);
+    sends_.clear();
   }
 
  private:
-  // A message through face (axis, side) of the sender is tagged with that face.
-  static int tag(int axis, int side) { return 100 + 2 * axis + side; }
-
   Kernels& k_;
   HaloPlan plan_;
   MPI_Comm comm_;
   bool staged_;
   std::vector<Buffer> host_send_, host_recv_, dev_send_, dev_recv_;
-  Requests recvs_, sends_;
+  std::vector<Request> recvs_, sends_;  // pending ones released by ~Request
 };
 
 }  // namespace

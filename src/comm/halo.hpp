@@ -11,6 +11,7 @@
 
 #include "decomposition.hpp"
 #include "kernels.hpp"
+#include "mpi_env.hpp"
 
 namespace halo3d {
 
@@ -39,6 +40,15 @@ class HaloTransport {
   virtual void start(const double* u) = 0;
   virtual void finish(double* u) = 0;
 };
+
+// Face messages of the transports that go through MPI point-to-point (mpi, mpi-cuda): per
+// face of the plan, a receive from its neighbour into bufs[i] or a send from bufs[i],
+// tagged with the face it leaves the sender through, so the two messages between a pair
+// of ranks (periodic, or a 2-rank axis) cannot swap. The requests are added to `reqs`.
+void post_face_recvs(const HaloPlan& plan, std::vector<Buffer>& bufs, MPI_Comm comm,
+                     std::vector<Request>& reqs);
+void post_face_sends(const HaloPlan& plan, const std::vector<Buffer>& bufs, MPI_Comm comm,
+                     std::vector<Request>& reqs);
 
 // Plain MPI: non-blocking point-to-point; with device memory the faces are staged
 // through pinned host buffers.

@@ -52,15 +52,13 @@ void install_stop_signal_handlers() {
 bool stop_signal_received() { return g_signal != 0; }
 int stop_signal_number() { return g_signal; }
 
-StopVote::~StopVote() {
-  if (req_ != MPI_REQUEST_NULL) MPI_Wait(&req_, MPI_STATUS_IGNORE);
-}
 void StopVote::begin() {
   local_ = stop_signal_number();  // 0, or the signal: all ranks learn which one it was
-  HALO3D_MPI_CHECK(MPI_Iallreduce(&local_, &global_, 1, MPI_INT, MPI_MAX, comm_, &req_));
+  HALO3D_MPI_CHECK(
+      MPI_Iallreduce(&local_, &global_, 1, MPI_INT, MPI_MAX, comm_, req_.for_collective()));
 }
 bool StopVote::end() {
-  HALO3D_MPI_CHECK(MPI_Wait(&req_, MPI_STATUS_IGNORE));
+  req_.wait();
   return global_ != 0;
 }
 

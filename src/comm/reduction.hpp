@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "layout.hpp"
+#include "mpi_env.hpp"
 
 namespace halo3d {
 
@@ -26,13 +27,12 @@ int stop_signal_number();     // the last signal received here, 0 if none
 class StopVote {
  public:
   explicit StopVote(MPI_Comm comm) : comm_(comm) {}
-  ~StopVote();
   void begin();
   bool end();  // true when any rank had received a stop signal at begin()
   int signal() const { return global_; }  // after end(): the largest signal number seen
  private:
   MPI_Comm comm_;
-  MPI_Request req_ = MPI_REQUEST_NULL;
+  Request req_;  // a pending vote is waited for by ~Request (collectives cannot be cancelled)
   int local_ = 0, global_ = 0;
 };
 

@@ -2,13 +2,65 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string>
 
 namespace halo3d {
 
+namespace {
+const char* thread_level_name(int level) {
+  if (level == MPI_THREAD_SINGLE) return "MPI_THREAD_SINGLE";
+  if (level == MPI_THREAD_FUNNELED) return "MPI_THREAD_FUNNELED";
+  if (level == MPI_THREAD_SERIALIZED) return "MPI_THREAD_SERIALIZED";
+  if (level == MPI_THREAD_MULTIPLE) return "MPI_THREAD_MULTIPLE";
+  return "an unknown thread level";
+}
+}  // namespace
+
+void check_mpi_thread_level(int provided) {
+  // The levels are ordered: SINGLE < FUNNELED < SERIALIZED < MULTIPLE.
+  if (provided < kMpiThreadLevel)
+    throw Error(kExitUnavailable, std::string("this MPI library provides ") +
+                                      thread_level_name(provided) + ", halo3d needs " +
+                                      thread_level_name(kMpiThreadLevel) +
+                                      " (OpenMP threads run beside the thread that calls MPI)");
+}
+
 MpiSession::MpiSession(int* argc, char*** argv) {
-  int provided = 0;
-  MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
+  MPI_Init_thread(argc, argv, kMpiThreadLevel, &provided_);
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+}
+
+void Request::release() noexcept {
+  if (r_ == MPI_REQUEST_NULL) return;
+  if (kind_ == Kind::collective) {
+    MPI_Wait(&r_, MPI_STATUS_IGNORE);
+    return;
+  }
+  if (kind_ == Kind::recv) MPI_Cancel(&r_);
+  MPI_Request_free(&r_);
+}
+
+void Request::wait() {
+  if (r_ != MPI_REQUEST_NULL) HALO3D_MPI_CHECK(MPI_Wait(&r_, MPI_STATUS_IGNORE));
+}
+
+bool Request::test() {
+  int done = 1;
+  if (r_ != MPI_REQUEST_NULL) HALO3D_MPI_CHECK(MPI_Test(&r_, &done, MPI_STATUS_IGNORE));
+  return done != 0;
+}
+
+void wait_all(std::vector<Request>& rs) {
+  if (rs.empty()) return;
+  // MPI_Waitall needs the handles side by side; completed ones come back as
+  // MPI_REQUEST_NULL and are stored back before any error is raised, so the Requests
+  // still own exactly the pending ones.
+  std::vector<MPI_Request> raw;
+  raw.reserve(rs.size());
+  for (const Request& r : rs) raw.push_back(r.r_);
+  const int rc = MPI_Waitall(int(raw.size()), raw.data(), MPI_STATUSES_IGNORE);
+  for (std::size_t i = 0; i < rs.size(); ++i) rs[i].r_ = raw[i];
+  HALO3D_MPI_CHECK(rc);
 }
 MpiSession::~MpiSession() {
   int finalized = 0;

@@ -10,15 +10,76 @@
 
 namespace halo3d {
 
+// The thread support halo3d asks MPI for. Only the main thread calls MPI, but the host
+// backend's OpenMP threads (and the CUDA and NCCL runtimes' own threads) exist beside it,
+// which MPI_THREAD_SINGLE does not allow.
+inline constexpr int kMpiThreadLevel = MPI_THREAD_FUNNELED;
+// Throws Error(kExitUnavailable) when `provided` (MPI_Init_thread's) is below kMpiThreadLevel.
+void check_mpi_thread_level(int provided);
+
 // MPI_Init_thread / MPI_Finalize. Errors come back as codes (MPI_ERRORS_RETURN) so the
-// check macro can turn them into messages.
+// check macro can turn them into messages. The thread level MPI provided is kept for
+// check_mpi_thread_level, called where errors are reported (main's try block).
 class MpiSession {
  public:
   MpiSession(int* argc, char*** argv);
   ~MpiSession();
   MpiSession(const MpiSession&) = delete;
   MpiSession& operator=(const MpiSession&) = delete;
+  int provided() const { return provided_; }
+
+ private:
+  int provided_ = 0;
 };
+
+// One nonblocking MPI operation's request (move-only). Normally it is completed by wait(),
+// test() or wait_all(); one still pending when its owner goes (only when unwinding from an
+// error) is released by the destructor without blocking where MPI allows it: a receive is
+// cancelled and freed, so it cannot land in a freed buffer later; a send is freed (it
+// completes on its own; MPI 4 deprecates cancelling sends); a nonblocking collective may be
+// neither, so it is waited for.
+class Request {
+ public:
+  Request() = default;
+  Request(Request&& o) noexcept : r_(std::exchange(o.r_, MPI_REQUEST_NULL)), kind_(o.kind_) {}
+  Request& operator=(Request&& o) noexcept {
+    if (this != &o) {
+      release();
+      r_ = std::exchange(o.r_, MPI_REQUEST_NULL);
+      kind_ = o.kind_;
+    }
+    return *this;
+  }
+  Request(const Request&) = delete;
+  Request& operator=(const Request&) = delete;
+  ~Request() { release(); }
+
+  // The handle an MPI_Irecv / MPI_Isend / MPI_I<collective> call fills (any request this
+  // one still held is released first).
+  MPI_Request* for_recv() { return start(Kind::recv); }
+  MPI_Request* for_send() { return start(Kind::send); }
+  MPI_Request* for_collective() { return start(Kind::collective); }
+
+  bool pending() const { return r_ != MPI_REQUEST_NULL; }
+  void wait();  // returns at once when not pending
+  bool test();  // true when complete (or not pending)
+
+  // MPI_Waitall over `rs` (nothing to do when empty).
+  friend void wait_all(std::vector<Request>& rs);
+
+ private:
+  enum class Kind { recv, send, collective };
+  MPI_Request* start(Kind kind) {
+    release();
+    kind_ = kind;
+    return &r_;
+  }
+  void release() noexcept;  // the one cancel-and-free, see the class comment
+
+  MPI_Request r_ = MPI_REQUEST_NULL;
+  Kind kind_ = Kind::recv;
+};
+void wait_all(std::vector<Request>& rs);
 
 // Owns a communicator created by MPI (never MPI_COMM_WORLD itself).
 class Comm {

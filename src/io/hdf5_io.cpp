@@ -271,30 +271,32 @@ void h5_attr(hid_t obj, const std::string& name, const std::string& value) {
   HALO3D_H5_CHECK(H5Awrite(a.get(), type.get(), value.empty() ? "" : value.data()));
 }
 
+namespace {
+// A numeric attribute of `rank` dimensions `dims`: stored as `file_type` (fixed, so files
+// read the same everywhere), written from memory of `mem_type`.
+void h5_numeric_attr(hid_t obj, const std::string& name, int rank, const hsize_t* dims,
+                     hid_t file_type, hid_t mem_type, const void* data) {
+  H5Id space(H5Screate_simple(rank, dims, nullptr), H5Sclose);
+  H5Id a(H5Acreate2(obj, name.c_str(), file_type, space.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+  HALO3D_H5_CHECK(H5Awrite(a.get(), mem_type, data));
+}
+}  // namespace
+
 void h5_attr(hid_t obj, const std::string& name, const std::vector<long long>& value) {
   const hsize_t n = value.size();
-  H5Id space(H5Screate_simple(1, &n, nullptr), H5Sclose);
-  H5Id a(H5Acreate2(obj, name.c_str(), H5T_STD_I64LE, space.get(), H5P_DEFAULT, H5P_DEFAULT),
-         H5Aclose);
-  HALO3D_H5_CHECK(H5Awrite(a.get(), H5T_NATIVE_LLONG, value.data()));
+  h5_numeric_attr(obj, name, 1, &n, H5T_STD_I64LE, H5T_NATIVE_LLONG, value.data());
 }
 
 void h5_attr(hid_t obj, const std::string& name, const std::vector<double>& value) {
   const hsize_t n = value.size();
-  H5Id space(H5Screate_simple(1, &n, nullptr), H5Sclose);
-  H5Id a(H5Acreate2(obj, name.c_str(), H5T_IEEE_F64LE, space.get(), H5P_DEFAULT, H5P_DEFAULT),
-         H5Aclose);
-  HALO3D_H5_CHECK(H5Awrite(a.get(), H5T_NATIVE_DOUBLE, value.data()));
+  h5_numeric_attr(obj, name, 1, &n, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, value.data());
 }
 
 void h5_attr_matrix(hid_t obj, const std::string& name, const std::vector<Int3>& rows) {
   const hsize_t dims[2] = {rows.size(), 3};
   std::vector<long long> flat;
   for (const auto& r : rows) flat.insert(flat.end(), r.begin(), r.end());
-  H5Id space(H5Screate_simple(2, dims, nullptr), H5Sclose);
-  H5Id a(H5Acreate2(obj, name.c_str(), H5T_STD_I64LE, space.get(), H5P_DEFAULT, H5P_DEFAULT),
-         H5Aclose);
-  HALO3D_H5_CHECK(H5Awrite(a.get(), H5T_NATIVE_LLONG, flat.data()));
+  h5_numeric_attr(obj, name, 2, dims, H5T_STD_I64LE, H5T_NATIVE_LLONG, flat.data());
 }
 
 bool h5_has_attr(hid_t obj, const std::string& name) { return H5Aexists(obj, name.c_str()) > 0; }
@@ -372,28 +374,51 @@ void write_h5_atomically(const std::string& path, MPI_Comm comm,
   f.commit();
 }
 
+namespace {
+// One uniform grid of the field at `ref` (file:/dataset), each line indented by `pad`;
+// `time`: its time in a temporal collection, or null.
+void xdmf_uniform_grid(std::ostream& o, const std::string& pad, const std::string& name,
+                       const Int3& grid, const std::array<double, 3>& h, const std::string& ref,
+                       const double* time) {
+  const std::string dims =
+      std::to_string(grid[2]) + " " + std::to_string(grid[1]) + " " + std::to_string(grid[0]);
+  const std::string h_zyx = [&] {
+    std::ostringstream v;
+    v.precision(o.precision());
+    v << h[2] << " " << h[1] << " " << h[0];
+    return v.str();
+  }();
+  o << pad << "<Grid Name=\"" << name << "\" GridType=\"Uniform\">\n";
+  if (time) o << pad << " <Time Value=\"" << *time << "\"/>\n";
+  // The origin is one spacing from the boundary (the first interior point): both are h.
+  o << pad << " <Topology TopologyType=\"3DCoRectMesh\" Dimensions=\"" << dims << "\"/>\n"
+    << pad << " <Geometry GeometryType=\"ORIGIN_DXDYDZ\">\n";
+  for (int item = 0; item < 2; ++item)
+    o << pad << "  <DataItem Dimensions=\"3\" NumberType=\"Float\" Precision=\"8\" Format=\"XML\">"
+      << h_zyx << "</DataItem>\n";
+  o << pad << " </Geometry>\n"
+    << pad << " <Attribute Name=\"u\" AttributeType=\"Scalar\" Center=\"Node\">\n"
+    << pad << "  <DataItem Dimensions=\"" << dims
+    << "\" NumberType=\"Float\" Precision=\"8\" Format=\"HDF\">" << ref << "</DataItem>\n"
+    << pad << " </Attribute>\n"
+    << pad << "</Grid>\n";
+}
+
+// The dataset is named relative to the sidecar, which lies beside the HDF5 file.
+std::string h5_base_name(const std::string& h5_path) {
+  return h5_path.substr(h5_path.find_last_of('/') + 1);
+}
+}  // namespace
+
 void write_xdmf(const std::string& h5_path, const Int3& grid, const std::array<double, 3>& h,
                 MPI_Comm comm) {
   std::string text;
   if (comm_rank(comm) == 0) {
-    // The dataset is named relative to the sidecar, which lies beside the HDF5 file.
-    const std::string base = h5_path.substr(h5_path.find_last_of('/') + 1);
     std::ostringstream o;
     o.precision(17);  // Precision="8": every bit of the doubles
-    const std::string dims =
-        std::to_string(grid[2]) + " " + std::to_string(grid[1]) + " " + std::to_string(grid[0]);
-    o << "<?xml version=\"1.0\" ?>\n<Xdmf Version=\"3.0\">\n <Domain>\n  <Grid Name=\"halo3d\" "
-         "GridType=\"Uniform\">\n"
-      << "   <Topology TopologyType=\"3DCoRectMesh\" Dimensions=\"" << dims << "\"/>\n"
-      << "   <Geometry GeometryType=\"ORIGIN_DXDYDZ\">\n"
-      << "    <DataItem Dimensions=\"3\" NumberType=\"Float\" Precision=\"8\" Format=\"XML\">"
-      << h[2] << " " << h[1] << " " << h[0] << "</DataItem>\n"
-      << "    <DataItem Dimensions=\"3\" NumberType=\"Float\" Precision=\"8\" Format=\"XML\">"
-      << h[2] << " " << h[1] << " " << h[0] << "</DataItem>\n"
-      << "   </Geometry>\n   <Attribute Name=\"u\" AttributeType=\"Scalar\" Center=\"Node\">\n"
-      << "    <DataItem Dimensions=\"" << dims
-      << "\" NumberType=\"Float\" Precision=\"8\" Format=\"HDF\">" << base << ":/u</DataItem>\n"
-      << "   </Attribute>\n  </Grid>\n </Domain>\n</Xdmf>\n";
+    o << "<?xml version=\"1.0\" ?>\n<Xdmf Version=\"3.0\">\n <Domain>\n";
+    xdmf_uniform_grid(o, "  ", "halo3d", grid, h, h5_base_name(h5_path) + ":/u", nullptr);
+    o << " </Domain>\n</Xdmf>\n";
     text = o.str();
   }
   write_file_atomically(xdmf_path(h5_path), text, comm);
@@ -403,28 +428,13 @@ void write_xdmf_series(const std::string& h5_path, const Int3& grid, const std::
                        const std::vector<XdmfStep>& steps, MPI_Comm comm) {
   std::string text;
   if (comm_rank(comm) == 0) {
-    const std::string base = h5_path.substr(h5_path.find_last_of('/') + 1);
     std::ostringstream o;
     o.precision(17);  // times and spacings to every bit
-    const std::string dims =
-        std::to_string(grid[2]) + " " + std::to_string(grid[1]) + " " + std::to_string(grid[0]);
     o << "<?xml version=\"1.0\" ?>\n<Xdmf Version=\"3.0\">\n <Domain>\n"
       << "  <Grid Name=\"halo3d series\" GridType=\"Collection\" CollectionType=\"Temporal\">\n";
-    for (const XdmfStep& s : steps) {
-      o << "   <Grid Name=\"" << s.dataset.substr(s.dataset.find_last_of('/') + 1)
-        << "\" GridType=\"Uniform\">\n"
-        << "    <Time Value=\"" << s.t << "\"/>\n"
-        << "    <Topology TopologyType=\"3DCoRectMesh\" Dimensions=\"" << dims << "\"/>\n"
-        << "    <Geometry GeometryType=\"ORIGIN_DXDYDZ\">\n"
-        << "     <DataItem Dimensions=\"3\" NumberType=\"Float\" Precision=\"8\" Format=\"XML\">"
-        << h[2] << " " << h[1] << " " << h[0] << "</DataItem>\n"
-        << "     <DataItem Dimensions=\"3\" NumberType=\"Float\" Precision=\"8\" Format=\"XML\">"
-        << h[2] << " " << h[1] << " " << h[0] << "</DataItem>\n"
-        << "    </Geometry>\n    <Attribute Name=\"u\" AttributeType=\"Scalar\" Center=\"Node\">\n"
-        << "     <DataItem Dimensions=\"" << dims
-        << "\" NumberType=\"Float\" Precision=\"8\" Format=\"HDF\">" << base << ":/" << s.dataset
-        << "</DataItem>\n    </Attribute>\n   </Grid>\n";
-    }
+    for (const XdmfStep& s : steps)
+      xdmf_uniform_grid(o, "   ", s.dataset.substr(s.dataset.find_last_of('/') + 1), grid, h,
+                        h5_base_name(h5_path) + ":/" + s.dataset, &s.t);
     o << "  </Grid>\n </Domain>\n</Xdmf>\n";
     text = o.str();
   }

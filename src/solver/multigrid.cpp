@@ -8,6 +8,7 @@
 #include "errors.hpp"
 #include "nvtx.hpp"
 #include "point_ops.hpp"
+#include "timing.hpp"
 
 namespace halo3d {
 namespace {
@@ -349,7 +350,7 @@ std::vector<double> Multigrid::level_ms(double* in, double* out, int reps) {
     };
     work();
     std::vector<double> t;
-    for (int r = 0; r < std::max(reps, 1); ++r) t.push_back(k.elapsed_ms(work));
+    for (int r = 0; r < std::max(reps, 1); ++r) t.push_back(device_timer(k).elapsed_ms(work));
     std::sort(t.begin(), t.end());
     from[l] = t[t.size() / 2];
   }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "cuda_variants.hpp"
 #include "errors.hpp"
 
 #ifndef HALO3D_VERSION
@@ -16,6 +17,8 @@ std::string version_string() { return HALO3D_VERSION; }
 std::unique_ptr<Kernels> make_kernels(const std::string& backend, const HostMap& hosts,
                                       MPI_Comm world, int& gpu, std::string& warnings) {
   if (backend == "host") return make_host_kernels();
+  // Read whether or not a GPU is used, so a bad value is an error on every machine.
+  const CudaVariants variants = cuda_variants_from_env();
   const auto gpus = cuda_devices();
   // Every rank must take the same decision, or the job would mix backends.
   int visible = int(gpus.size()), min_visible = 0;
@@ -30,7 +33,7 @@ std::unique_ptr<Kernels> make_kernels(const std::string& backend, const HostMap&
   if (hosts.local_size > visible)
     warnings += "warning: " + std::to_string(hosts.local_size) + " ranks share " +
                 std::to_string(visible) + " GPU(s) on a host; expect lower speed\n";
-  return make_cuda_kernels(gpu);
+  return make_cuda_kernels(gpu, variants);
 }
 
 namespace {
@@ -93,7 +96,7 @@ std::unique_ptr<Runtime> make_runtime(const RuntimeOptions& o, MPI_Comm world) {
   }
   // The Cartesian communicator keeps the ranks of `world` (no reordering), so the host
   // map indexes its ranks too.
-  rt->peer = peer_policy(o.peer_access, world);
+  rt->peer = peer_policy(o.peer_access);
   const TransportContext tc{*rt->kernels, plan, rt->cart.get(), rt->hosts, rt->peer};
   auto transport = select_transport(o.halo, tc, rt->halo_selection);
   rt->op = std::make_unique<DistributedOperator>(*rt->kernels, rt->decomp, o.stencil,

@@ -24,7 +24,7 @@ struct MemoryNeed {
 struct RuntimeOptions {
   Int3 grid{}, procs{};
   std::string backend = "auto", halo = "auto";
-  std::string peer_access = "auto";  // auto | off (HALO3D_PEER_ACCESS=off also turns it off)
+  std::string peer_access = "auto";  // auto | off
   bool overlap = true;
   Stencil stencil;
   // What the run will allocate, asked once the decomposition exists (collective over the

@@ -28,7 +28,7 @@ work=$(mktemp -d)
 { nvidia-smi; nvcc --version 2>/dev/null | tail -1; lscpu | head -15; } >>"$log" 2>&1
 sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 
-# Benchmark at 512^3 with the default kernels (tests/gpu/kernel_variants.sh compares variants).
+# Benchmark at 512^3 with the default kernels (bench/gpu/kernel_variants.sh compares variants).
 step bench "$bin/halo3d" bench --backend cuda --grid 512,512,512 --reps 30 --report "$out/bench.json"
 step solve512 "$bin/halo3d" solve --backend cuda --config "${HALO3D_INPUTS:-inputs}/poisson-large.toml" \
   --max-iters 200 --output none --report "$out/solve512.json"

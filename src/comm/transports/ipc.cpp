@@ -151,9 +151,7 @@ class IpcTransport final : public HaloTransport {
     }
     HALO3D_NVTX_RANGE("ipc send");
     for (Slot& s : slots_) {
-      int arrived = 0;
-      HALO3D_MPI_CHECK(MPI_Test(s.chan->credit_request(), &arrived, MPI_STATUS_IGNORE));
-      if (arrived) put(s);
+      if (s.chan->credit_request().test()) put(s);
     }
   }
 
@@ -163,7 +161,7 @@ class IpcTransport final : public HaloTransport {
         HALO3D_NVTX_RANGE("ipc send (late credits)");
         for (Slot& s : slots_)
           if (!s.put) {
-            HALO3D_MPI_CHECK(MPI_Wait(s.chan->credit_request(), MPI_STATUS_IGNORE));
+            s.chan->credit_request().wait();
             put(s);
           }
       }
@@ -173,9 +171,7 @@ class IpcTransport final : public HaloTransport {
       while (left > 0)
         for (Slot& s : slots_) {
           if (s.unpacked) continue;
-          int arrived = 0;
-          HALO3D_MPI_CHECK(MPI_Test(s.chan->notice_request(), &arrived, MPI_STATUS_IGNORE));
-          if (!arrived) continue;
+          if (!s.chan->notice_request().test()) continue;
           s.chan->arrived(stream_);
           k_.unpack(layout_, s.face.face, s.chan->inbox(), u, Lane::boundary);
           s.chan->consumed(stream_);

@@ -72,11 +72,8 @@ Channel::Channel(Kernels& k, int peer, int my_code, int peer_code, std::size_t c
 }
 
 Channel::~Channel() {
-  // Only an error path leaves requests pending (the job aborts then); do not wait.
-  for (MPI_Request* r : {&credit_rx_, &notice_rx_})
-    if (*r != MPI_REQUEST_NULL) MPI_Cancel(r), MPI_Request_free(r);
-  for (MPI_Request* r : {&credit_tx_, &notice_tx_})
-    if (*r != MPI_REQUEST_NULL) MPI_Request_free(r);
+  // Only an error path leaves requests pending (the job aborts then): ~Request releases
+  // them without waiting.
   release_mapping();
 }
 
@@ -185,13 +182,13 @@ void Channel::check(std::uint64_t got, std::uint64_t want, const char* what, int
 
 void Channel::post() {
   ++seq_;
-  HALO3D_MPI_CHECK(
-      MPI_Irecv(&credit_in_, 1, MPI_UINT64_T, peer_, kCredit + peer_code_, comm_, &credit_rx_));
-  HALO3D_MPI_CHECK(
-      MPI_Irecv(&notice_in_, 1, MPI_UINT64_T, peer_, kNotice + peer_code_, comm_, &notice_rx_));
+  HALO3D_MPI_CHECK(MPI_Irecv(&credit_in_, 1, MPI_UINT64_T, peer_, kCredit + peer_code_, comm_,
+                             credit_rx_.for_recv()));
+  HALO3D_MPI_CHECK(MPI_Irecv(&notice_in_, 1, MPI_UINT64_T, peer_, kNotice + peer_code_, comm_,
+                             notice_rx_.for_recv()));
   credit_out_ = seq_;
-  HALO3D_MPI_CHECK(
-      MPI_Isend(&credit_out_, 1, MPI_UINT64_T, peer_, kCredit + my_code_, comm_, &credit_tx_));
+  HALO3D_MPI_CHECK(MPI_Isend(&credit_out_, 1, MPI_UINT64_T, peer_, kCredit + my_code_, comm_,
+                             credit_tx_.for_send()));
 }
 
 void Channel::put(const void* src, std::size_t bytes, cudaStream_t s) {
@@ -211,8 +208,8 @@ void Channel::put(const void* src, std::size_t bytes, cudaStream_t s) {
   HALO3D_CUDA_CHECK(cudaEventRecord(arrived_.get(), s));
   // Sent only once the record is made, so the neighbour's wait sees this record.
   notice_out_ = seq_;
-  HALO3D_MPI_CHECK(
-      MPI_Isend(&notice_out_, 1, MPI_UINT64_T, peer_, kNotice + my_code_, comm_, &notice_tx_));
+  HALO3D_MPI_CHECK(MPI_Isend(&notice_out_, 1, MPI_UINT64_T, peer_, kNotice + my_code_, comm_,
+                             notice_tx_.for_send()));
 }
 
 void Channel::arrived(cudaStream_t s) {
@@ -223,25 +220,25 @@ void Channel::arrived(cudaStream_t s) {
 void Channel::consumed(cudaStream_t s) { HALO3D_CUDA_CHECK(cudaEventRecord(consumed_.get(), s)); }
 
 void Channel::complete() {
-  HALO3D_MPI_CHECK(MPI_Wait(&credit_tx_, MPI_STATUS_IGNORE));
-  HALO3D_MPI_CHECK(MPI_Wait(&notice_tx_, MPI_STATUS_IGNORE));
+  credit_tx_.wait();
+  notice_tx_.wait();
 }
 
 void connect(const std::vector<Channel*>& chans, MPI_Comm comm, const PeerPolicy& policy) {
   const std::size_t n = chans.size();
   std::vector<Channel::Record> mine(n), theirs(n);
-  std::vector<MPI_Request> req;
+  std::vector<Request> req;
   req.reserve(2 * n);
   for (std::size_t i = 0; i < n; ++i) {
     Channel& c = *chans[i];
     c.comm_ = comm;
     mine[i] = c.record();
     HALO3D_MPI_CHECK(MPI_Irecv(&theirs[i], int(sizeof(Channel::Record)), MPI_BYTE, c.peer_,
-                               kSetup + c.peer_code_, comm, &req.emplace_back()));
+                               kSetup + c.peer_code_, comm, req.emplace_back().for_recv()));
     HALO3D_MPI_CHECK(MPI_Isend(&mine[i], int(sizeof(Channel::Record)), MPI_BYTE, c.peer_,
-                               kSetup + c.my_code_, comm, &req.emplace_back()));
+                               kSetup + c.my_code_, comm, req.emplace_back().for_send()));
   }
-  if (!req.empty()) HALO3D_MPI_CHECK(MPI_Waitall(int(req.size()), req.data(), MPI_STATUSES_IGNORE));
+  wait_all(req);
   req.clear();
   // Each end maps the other's handles, then both learn whether the other end succeeded:
   // a channel is used only when both did.
@@ -250,11 +247,11 @@ void connect(const std::vector<Channel*>& chans, MPI_Comm comm, const PeerPolicy
   for (std::size_t i = 0; i < n; ++i) {
     Channel& c = *chans[i];
     HALO3D_MPI_CHECK(MPI_Irecv(&peer_ok[i], 1, MPI_INT, c.peer_, kStatus + c.peer_code_, comm,
-                               &req.emplace_back()));
-    HALO3D_MPI_CHECK(
-        MPI_Isend(&ok[i], 1, MPI_INT, c.peer_, kStatus + c.my_code_, comm, &req.emplace_back()));
+                               req.emplace_back().for_recv()));
+    HALO3D_MPI_CHECK(MPI_Isend(&ok[i], 1, MPI_INT, c.peer_, kStatus + c.my_code_, comm,
+                               req.emplace_back().for_send()));
   }
-  if (!req.empty()) HALO3D_MPI_CHECK(MPI_Waitall(int(req.size()), req.data(), MPI_STATUSES_IGNORE));
+  wait_all(req);
   for (std::size_t i = 0; i < n; ++i) {
     Channel& c = *chans[i];
     c.ok_ = ok[i] && peer_ok[i];
@@ -268,17 +265,16 @@ void disconnect(const std::vector<Channel*>& chans, Kernels& k) {
   // A one-int handshake with the peer of each channel (only the usable ones, or all).
   auto handshake = [&](int tag, bool only_usable) {
     std::vector<int> out(chans.size()), in(chans.size());
-    std::vector<MPI_Request> req;
+    std::vector<Request> req;
     for (std::size_t i = 0; i < chans.size(); ++i) {
       Channel& c = *chans[i];
       if (c.comm_ == MPI_COMM_NULL || (only_usable && !c.ok_)) continue;
-      HALO3D_MPI_CHECK(
-          MPI_Irecv(&in[i], 1, MPI_INT, c.peer_, tag + c.peer_code_, c.comm_, &req.emplace_back()));
-      HALO3D_MPI_CHECK(
-          MPI_Isend(&out[i], 1, MPI_INT, c.peer_, tag + c.my_code_, c.comm_, &req.emplace_back()));
+      HALO3D_MPI_CHECK(MPI_Irecv(&in[i], 1, MPI_INT, c.peer_, tag + c.peer_code_, c.comm_,
+                                 req.emplace_back().for_recv()));
+      HALO3D_MPI_CHECK(MPI_Isend(&out[i], 1, MPI_INT, c.peer_, tag + c.my_code_, c.comm_,
+                                 req.emplace_back().for_send()));
     }
-    if (!req.empty())
-      HALO3D_MPI_CHECK(MPI_Waitall(int(req.size()), req.data(), MPI_STATUSES_IGNORE));
+    wait_all(req);
   };
   // 1. After our synchronize, none of our copies into a neighbour's inbox and none of our
   //    streams' waits on its events is pending; after its bye, none of its on ours.

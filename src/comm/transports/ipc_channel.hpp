@@ -62,8 +62,8 @@ class Channel {
   std::size_t capacity() const { return capacity_; }
 
   void post();
-  MPI_Request* credit_request() { return &credit_rx_; }
-  MPI_Request* notice_request() { return &notice_rx_; }
+  Request& credit_request() { return credit_rx_; }
+  Request& notice_request() { return notice_rx_; }
   void put(const void* src, std::size_t bytes, cudaStream_t s);
   void arrived(cudaStream_t s);
   void consumed(cudaStream_t s);
@@ -103,8 +103,8 @@ class Channel {
   std::string how_;
   std::uint64_t seq_ = 0;
   std::uint64_t credit_in_ = 0, notice_in_ = 0, credit_out_ = 0, notice_out_ = 0;
-  MPI_Request credit_rx_ = MPI_REQUEST_NULL, notice_rx_ = MPI_REQUEST_NULL;
-  MPI_Request credit_tx_ = MPI_REQUEST_NULL, notice_tx_ = MPI_REQUEST_NULL;
+  // Declared after the buffers they point into, so released before those go.
+  Request credit_rx_, notice_rx_, credit_tx_, notice_tx_;
 };
 
 // Connects channels: exchanges the handles, maps them, and agrees per channel whether

@@ -19,11 +19,6 @@ class MpiCudaTransport final : public HaloTransport {
       recv_.emplace_back(k_, f.points, Memory::device);
     }
   }
-  ~MpiCudaTransport() override {
-    for (auto* v : {&recvs_, &sends_})
-      for (MPI_Request& r : *v)
-        if (r != MPI_REQUEST_NULL) MPI_Cancel(&r), MPI_Request_free(&r);
-  }
   std::string name() const override { return "mpi-cuda"; }
   std::string describe() const override {
     return "mpi-cuda: " + std::to_string(plan_.faces.size()) +
@@ -34,43 +29,31 @@ class MpiCudaTransport final : public HaloTransport {
     HALO3D_NVTX_RANGE("mpi-cuda start");
     // The previous finish() may still be unpacking from the receive buffers.
     k_.synchronize(Lane::boundary);
-    recvs_.assign(plan_.faces.size(), MPI_REQUEST_NULL);
-    sends_.assign(plan_.faces.size(), MPI_REQUEST_NULL);
-    for (std::size_t i = 0; i < plan_.faces.size(); ++i) {
-      const auto& f = plan_.faces[i];
-      HALO3D_MPI_CHECK(MPI_Irecv(recv_[i].data(), int(f.points), MPI_DOUBLE, f.neighbor,
-                                 tag(f.face.axis, 1 - f.face.side), comm_, &recvs_[i]));
-    }
+    recvs_.clear();
+    sends_.clear();
+    post_face_recvs(plan_, recv_, comm_, recvs_);
     k_.fence(Lane::interior, Lane::boundary);
     for (std::size_t i = 0; i < plan_.faces.size(); ++i)
       k_.pack(plan_.layout, plan_.faces[i].face, u, send_[i].data(), Lane::boundary);
     // MPI reads the buffers from the host's point of view: the packs must be done.
     k_.synchronize(Lane::boundary);
-    for (std::size_t i = 0; i < plan_.faces.size(); ++i) {
-      const auto& f = plan_.faces[i];
-      HALO3D_MPI_CHECK(MPI_Isend(send_[i].data(), int(f.points), MPI_DOUBLE, f.neighbor,
-                                 tag(f.face.axis, f.face.side), comm_, &sends_[i]));
-    }
+    post_face_sends(plan_, send_, comm_, sends_);
   }
 
   void finish(double* u) override {
     HALO3D_NVTX_RANGE("mpi-cuda finish");
-    if (!recvs_.empty())
-      HALO3D_MPI_CHECK(MPI_Waitall(int(recvs_.size()), recvs_.data(), MPI_STATUSES_IGNORE));
+    wait_all(recvs_);
     for (std::size_t i = 0; i < plan_.faces.size(); ++i)
       k_.unpack(plan_.layout, plan_.faces[i].face, recv_[i].data(), u, Lane::boundary);
-    if (!sends_.empty())
-      HALO3D_MPI_CHECK(MPI_Waitall(int(sends_.size()), sends_.data(), MPI_STATUSES_IGNORE));
+    wait_all(sends_);
   }
 
  private:
-  static int tag(int axis, int side) { return 100 + 2 * axis + side; }  // as the mpi transport
-
   Kernels& k_;
   HaloPlan plan_;
   MPI_Comm comm_;
   std::vector<Buffer> send_, recv_;
-  std::vector<MPI_Request> recvs_, sends_;
+  std::vector<Request> recvs_, sends_;  // pending ones released by ~Request
 };
 
 }  // namespace

@@ -12,30 +12,12 @@
 
 namespace halo3d {
 
-PeerPolicy peer_policy(const std::string& option, MPI_Comm comm) {
-  // 0: allowed, 1: off by the option, 2: off by the environment, 4: malformed environment
-  int flags = 0;
-  if (option == "off")
-    flags |= 1;
-  else if (option != "auto" && option != "on")
+PeerPolicy peer_policy(const std::string& option) {
+  if (option != "auto" && option != "off")
     throw BadInput("--peer-access " + option + ": expected auto or off");
-  if (const char* e = std::getenv("HALO3D_PEER_ACCESS")) {
-    std::string v(e);
-    for (char& ch : v) ch = char(std::tolower(static_cast<unsigned char>(ch)));
-    if (v == "off" || v == "0" || v == "no")
-      flags |= 2;
-    else if (!(v.empty() || v == "auto" || v == "on" || v == "1" || v == "yes"))
-      flags |= 4;
-  }
-  HALO3D_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &flags, 1, MPI_INT, MPI_BOR, comm));
-  if (flags & 4)
-    throw BadInput("HALO3D_PEER_ACCESS: expected auto or off (on some rank it is neither)");
   PeerPolicy p;
-  p.allowed = !(flags & 3);
-  if (flags & 1)
-    p.why_off = "--peer-access off";
-  else if (flags & 2)
-    p.why_off = "HALO3D_PEER_ACCESS=off";
+  p.allowed = option == "auto";
+  if (!p.allowed) p.why_off = "--peer-access off";
   return p;
 }
 

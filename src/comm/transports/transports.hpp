@@ -23,15 +23,14 @@
 
 namespace halo3d {
 
-// Whether CUDA peer access may be enabled between different GPUs: `--peer-access off` or
-// HALO3D_PEER_ACCESS=off forbid it (to emulate a PCIe box without P2P).
+// Whether CUDA peer access may be enabled between different GPUs: `--peer-access off`
+// forbids it (to emulate a PCIe box without P2P).
 struct PeerPolicy {
   bool allowed = true;
   std::string why_off;  // which switch turned it off, empty when allowed
 };
-// Collective: combines the option ("auto" | "off") with the environment on all ranks;
-// a malformed HALO3D_PEER_ACCESS on any rank is a BadInput on all.
-PeerPolicy peer_policy(const std::string& option, MPI_Comm comm);
+// From the option ("auto" | "off"), the same on every rank.
+PeerPolicy peer_policy(const std::string& option);
 
 struct TransportContext {
   Kernels& k;

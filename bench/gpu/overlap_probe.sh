@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The probe table and the overlap figures on a GPU machine, for docs/PERFORMANCE.md.
-# Usage: tests/gpu/overlap_probe.sh BUILD_DIR [OUT_DIR]  (writes probe.json, overlap.log)
+# Usage: bench/gpu/overlap_probe.sh BUILD_DIR [OUT_DIR]  (writes probe.json, overlap.log)
 set -uo pipefail
 bin=$1
 out=${2:-${OUT:-/tmp/halo3d-gpu}}

@@ -5,7 +5,7 @@
 // a TX x TY thread tile, PX x-points per thread, T planes per thread, grid z slowest (as
 // tile3d). Every 7-point result is checked against the first one.
 //
-//   nvcc -O3 -arch=sm_90 -std=c++17 -o pattern_probe tests/gpu/pattern_probe.cu
+//   nvcc -O3 -arch=sm_90 -std=c++17 -o pattern_probe bench/gpu/pattern_probe.cu
 //   ./pattern_probe [reps]
 #include "probe_common.cuh"
 

@@ -8,7 +8,7 @@
 // Every result is compared bitwise with the first. docs/PERFORMANCE.md version 6 has the results.
 //
 //   nvcc -O3 -arch=sm_90 -std=c++17 --fmad=false -Ikernels -Ikernels/cuda \
-//        -o sweep_probe tests/gpu/sweep_probe.cu
+//        -o sweep_probe bench/gpu/sweep_probe.cu
 //   ./sweep_probe [reps]
 #include "device_kernels.cuh"
 #include "probe_common.cuh"
@@ -91,7 +91,7 @@ struct Probe {
   template <class K>
   void run(const char* name, K* k, int T, int px, bool reduce, TileShape tile = {},
            bool is_ref = false) {
-    SweepLaunch g = sweep_launch(r, SweepVariant::tile3d, 0, reduce, tile, T);
+    SweepLaunch g = sweep_launch(r, SweepVariant::tile3d, reduce, tile, T);
     if (px == 1)
       g.grid = {unsigned(ceil_div(l.nx, tile.x)), unsigned(ceil_div(l.ny, tile.y)),
                 unsigned(ceil_div(l.nz, T))};
@@ -136,20 +136,19 @@ int main(int argc, char** argv) {
   p.run("t3x T4 split, <= 56 regs", t3x<ApplyOp, false, 4, 4, true>, 4, 1, false);
   p.run("t3x T4 split, <= 32 regs", t3x<ApplyOp, false, 4, 8, true>, 4, 1, false);
   p.run("tile3d_sweep T8", tile3d_sweep<ApplyOp, false, 8>, 8, 2, false);
-  p.run("tile3d_sweep T8 uncapped", tile3d_sweep<ApplyOp, false, 8, false, 0>, 8, 2, false);
-  p.run("tile3d_sweep T8 <= 48 regs", tile3d_sweep<ApplyOp, false, 8, false, 5>, 8, 2, false);
-  p.run("tile3d_sweep T4 uncapped", tile3d_sweep<ApplyOp, false, 4, false, 0>, 4, 2, false);
+  p.run("tile3d_sweep T8 uncapped", tile3d_sweep<ApplyOp, false, 8, 0>, 8, 2, false);
+  p.run("tile3d_sweep T8 <= 48 regs", tile3d_sweep<ApplyOp, false, 8, 5>, 8, 2, false);
+  p.run("tile3d_sweep T4 uncapped", tile3d_sweep<ApplyOp, false, 4, 0>, 4, 2, false);
   p.run("tile3d_sweep T4", tile3d_sweep<ApplyOp, false, 4>, 4, 2, false);
   p.run("tile3d_sweep T2", tile3d_sweep<ApplyOp, false, 2>, 2, 2, false);
   p.run("tile3d_sweep T8", tile3d_sweep<ApplyOp, false, 8>, 8, 2, false, {32, 8});
   p.run("tile3d_sweep T8", tile3d_sweep<ApplyOp, false, 8>, 8, 2, false, {32, 4});
-  p.run("tile3d_sweep T8 uncapped", tile3d_sweep<ApplyOp, false, 8, false, 0>, 8, 2, false,
-        {32, 4});
+  p.run("tile3d_sweep T8 uncapped", tile3d_sweep<ApplyOp, false, 8, 0>, 8, 2, false, {32, 4});
   p.run("tile3d_sweep T8", tile3d_sweep<ApplyOp, false, 8>, 8, 2, false, {128, 2});
   p.run("tile3d_sweep T8", tile3d_sweep<ApplyOp, false, 8>, 8, 2, false, {64, 2});
   // Reducing sweeps (CG's apply + dot): one partial per block.
   p.run("tile3d_sweep T8", tile3d_sweep<ApplyOp, true, 8>, 8, 2, true);
-  p.run("tile3d_sweep T8 <= 48 regs", tile3d_sweep<ApplyOp, true, 8, false, 5>, 8, 2, true);
+  p.run("tile3d_sweep T8 <= 48 regs", tile3d_sweep<ApplyOp, true, 8, 5>, 8, 2, true);
   p.run("tile3d_sweep T4", tile3d_sweep<ApplyOp, true, 4>, 4, 2, true);
   p.memcpy_row();
   return 0;

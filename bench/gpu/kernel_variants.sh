@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Correctness and speed of every CUDA kernel variant (HALO3D_CUDA_APPLY x HALO3D_CUDA_ROWS)
-# in one go, on a machine with a GPU. Usage: tests/gpu/kernel_variants.sh BUILD_DIR [OUT_DIR]
+# in one go, on a machine with a GPU. Usage: bench/gpu/kernel_variants.sh BUILD_DIR [OUT_DIR]
 # Writes OUT_DIR/variants.log (everything) and OUT_DIR/variants.md (the table).
 set -uo pipefail
 bin=$1
