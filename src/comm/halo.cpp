@@ -69,50 +69,60 @@ class MpiTransport final : public HaloTransport {
            (staged_ ? ", staged through pinned host buffers" : ", host memory");
   }
 
-  void start(const double* u) override {
+  void start(const double* u) override { start_t(u); }
+  void start(const float* u) override { start_t(u); }
+  void finish(double* u) override { finish_t(u); }
+  void finish(float* u) override { finish_t(u); }
+
+ private:
+  template <class T>
+  void start_t(const T* u) {
     HALO3D_NVTX_RANGE("mpi start (pack, send)");
     // The previous finish() may still be copying out of the receive buffers.
     if (staged_) k_.synchronize(Lane::boundary);
     // Receives first, so a neighbour's eager send lands in its buffer directly.
     for (std::size_t i = 0; i < plan_.faces.size(); ++i) {
       const auto& f = plan_.faces[i];
-      HALO3D_MPI_CHECK(MPI_Irecv(host_recv_[i].data(), int(f.points), MPI_DOUBLE, f.neighbor,
-                                 tag(f.face.axis, 1 - f.face.side), comm_, recvs_.add()));
+      HALO3D_MPI_CHECK(MPI_Irecv(face_buffer<T>(host_recv_[i]), int(f.points), mpi_datatype<T>(),
+                                 f.neighbor, tag(f.face.axis, 1 - f.face.side), comm_,
+                                 recvs_.add()));
     }
     k_.fence(Lane::interior, Lane::boundary);
     for (std::size_t i = 0; i < plan_.faces.size(); ++i) {
       const auto& f = plan_.faces[i];
       if (staged_) {
-        k_.pack(plan_.layout, f.face, u, dev_send_[i].data(), Lane::boundary);
-        k_.copy(host_send_[i].data(), dev_send_[i].data(), f.points, Lane::boundary);
+        k_.pack(plan_.layout, f.face, u, face_buffer<T>(dev_send_[i]), Lane::boundary);
+        k_.copy(face_buffer<T>(host_send_[i]), face_buffer<T>(dev_send_[i]), f.points,
+                Lane::boundary);
       } else {
-        k_.pack(plan_.layout, f.face, u, host_send_[i].data(), Lane::boundary);
+        k_.pack(plan_.layout, f.face, u, face_buffer<T>(host_send_[i]), Lane::boundary);
       }
     }
     k_.synchronize(Lane::boundary);
     for (std::size_t i = 0; i < plan_.faces.size(); ++i) {
       const auto& f = plan_.faces[i];
-      HALO3D_MPI_CHECK(MPI_Isend(host_send_[i].data(), int(f.points), MPI_DOUBLE, f.neighbor,
-                                 tag(f.face.axis, f.face.side), comm_, sends_.add()));
+      HALO3D_MPI_CHECK(MPI_Isend(face_buffer<T>(host_send_[i]), int(f.points), mpi_datatype<T>(),
+                                 f.neighbor, tag(f.face.axis, f.face.side), comm_, sends_.add()));
     }
   }
 
-  void finish(double* u) override {
+  template <class T>
+  void finish_t(T* u) {
     HALO3D_NVTX_RANGE("mpi finish (wait, unpack)");
     recvs_.wait_all();
     for (std::size_t i = 0; i < plan_.faces.size(); ++i) {
       const auto& f = plan_.faces[i];
       if (staged_) {
-        k_.copy(dev_recv_[i].data(), host_recv_[i].data(), f.points, Lane::boundary);
-        k_.unpack(plan_.layout, f.face, dev_recv_[i].data(), u, Lane::boundary);
+        k_.copy(face_buffer<T>(dev_recv_[i]), face_buffer<T>(host_recv_[i]), f.points,
+                Lane::boundary);
+        k_.unpack(plan_.layout, f.face, face_buffer<T>(dev_recv_[i]), u, Lane::boundary);
       } else {
-        k_.unpack(plan_.layout, f.face, host_recv_[i].data(), u, Lane::boundary);
+        k_.unpack(plan_.layout, f.face, face_buffer<T>(host_recv_[i]), u, Lane::boundary);
       }
     }
     sends_.wait_all();
   }
 
- private:
   // A message through face (axis, side) of the sender is tagged with that face.
   static int tag(int axis, int side) { return 100 + 2 * axis + side; }
 

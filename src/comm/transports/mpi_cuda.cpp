@@ -30,7 +30,14 @@ class MpiCudaTransport final : public HaloTransport {
            " face(s), device buffers to a CUDA-aware MPI";
   }
 
-  void start(const double* u) override {
+  void start(const double* u) override { start_t(u); }
+  void start(const float* u) override { start_t(u); }
+  void finish(double* u) override { finish_t(u); }
+  void finish(float* u) override { finish_t(u); }
+
+ private:
+  template <class T>
+  void start_t(const T* u) {
     HALO3D_NVTX_RANGE("mpi-cuda start");
     // The previous finish() may still be unpacking from the receive buffers.
     k_.synchronize(Lane::boundary);
@@ -38,32 +45,32 @@ class MpiCudaTransport final : public HaloTransport {
     sends_.assign(plan_.faces.size(), MPI_REQUEST_NULL);
     for (std::size_t i = 0; i < plan_.faces.size(); ++i) {
       const auto& f = plan_.faces[i];
-      HALO3D_MPI_CHECK(MPI_Irecv(recv_[i].data(), int(f.points), MPI_DOUBLE, f.neighbor,
-                                 tag(f.face.axis, 1 - f.face.side), comm_, &recvs_[i]));
+      HALO3D_MPI_CHECK(MPI_Irecv(face_buffer<T>(recv_[i]), int(f.points), mpi_datatype<T>(),
+                                 f.neighbor, tag(f.face.axis, 1 - f.face.side), comm_, &recvs_[i]));
     }
     k_.fence(Lane::interior, Lane::boundary);
     for (std::size_t i = 0; i < plan_.faces.size(); ++i)
-      k_.pack(plan_.layout, plan_.faces[i].face, u, send_[i].data(), Lane::boundary);
+      k_.pack(plan_.layout, plan_.faces[i].face, u, face_buffer<T>(send_[i]), Lane::boundary);
     // MPI reads the buffers from the host's point of view: the packs must be done.
     k_.synchronize(Lane::boundary);
     for (std::size_t i = 0; i < plan_.faces.size(); ++i) {
       const auto& f = plan_.faces[i];
-      HALO3D_MPI_CHECK(MPI_Isend(send_[i].data(), int(f.points), MPI_DOUBLE, f.neighbor,
-                                 tag(f.face.axis, f.face.side), comm_, &sends_[i]));
+      HALO3D_MPI_CHECK(MPI_Isend(face_buffer<T>(send_[i]), int(f.points), mpi_datatype<T>(),
+                                 f.neighbor, tag(f.face.axis, f.face.side), comm_, &sends_[i]));
     }
   }
 
-  void finish(double* u) override {
+  template <class T>
+  void finish_t(T* u) {
     HALO3D_NVTX_RANGE("mpi-cuda finish");
     if (!recvs_.empty())
       HALO3D_MPI_CHECK(MPI_Waitall(int(recvs_.size()), recvs_.data(), MPI_STATUSES_IGNORE));
     for (std::size_t i = 0; i < plan_.faces.size(); ++i)
-      k_.unpack(plan_.layout, plan_.faces[i].face, recv_[i].data(), u, Lane::boundary);
+      k_.unpack(plan_.layout, plan_.faces[i].face, face_buffer<T>(recv_[i]), u, Lane::boundary);
     if (!sends_.empty())
       HALO3D_MPI_CHECK(MPI_Waitall(int(sends_.size()), sends_.data(), MPI_STATUSES_IGNORE));
   }
 
- private:
   static int tag(int axis, int side) { return 100 + 2 * axis + side; }  // as the mpi transport
 
   Kernels& k_;
