@@ -109,8 +109,10 @@ class Kernels {
   virtual void dot(const Layout& l, const float* x, const float* y, int slot) = 0;
   // out = in over the interior (ghosts untouched), rounded to nearest (double -> float) or
   // exact (float -> double), on the interior lane: the mixed-precision V-cycle's ends.
+  // Float -> double with a slot: slot += dot_with.out (PCG's r.z in the same pass).
   virtual void convert(const Layout& l, const double* in, float* out) = 0;
-  virtual void convert(const Layout& l, const float* in, double* out) = 0;
+  virtual void convert(const Layout& l, const float* in, double* out, const double* dot_with,
+                       int dot_slot) = 0;
 
   // out = the field g at every interior point (ghosts untouched), on the interior lane.
   virtual void fill(const Layout& l, const FieldGen& g, double* out) = 0;

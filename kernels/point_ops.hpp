@@ -191,12 +191,13 @@ inline void transfer_tables(const Transfer& t, std::vector<double> (&ptab)[3],
 // to compile-time bounds with a guard, so device code keeps the arrays in registers.
 
 // The y-z part of prolongation for fine row (j, k): the coarse rows it reads, and weights.
-// The weights are computed in double from the exact tables, whatever T is; a float
-// transfer rounds each point's final weight to float once, then multiplies in float.
+// The weights come from the exact tables: a row's y-z weight is a double product, rounded
+// to T once per row, and the x weight is rounded to T per point; the products are T's.
+// (For double nothing is rounded: the same expressions as before the templates.)
 template <class T>
 struct ProlongRow {
   const T* row[2][2];  // [z][y]: coarse rows lo and lo+1, at x = 0
-  double wzy[2][2];
+  T wzy[2][2];
 };
 template <class T>
 HALO3D_HD inline ProlongRow<T> prolong_row(const Transfer& t, const T* coarse, int j, int k) {
@@ -206,7 +207,7 @@ HALO3D_HD inline ProlongRow<T> prolong_row(const Transfer& t, const T* coarse, i
   const double wy[2] = {1.0 - fy, fy}, wz[2] = {1.0 - fz, fz};
   for (int c = 0; c < 2; ++c)
     for (int b = 0; b < 2; ++b) {
-      r.wzy[c][b] = mul(wz[c], wy[b]);
+      r.wzy[c][b] = T(mul(wz[c], wy[b]));
       r.row[c][b] = coarse + t.coarse.at(0, ly + b, lz + c);
     }
   return r;
@@ -217,11 +218,11 @@ template <class T>
 HALO3D_HD inline void prolong_point(const Transfer& t, const ProlongRow<T>& r, T* fine_row, int i) {
   const int lx = int(t.ptab[0][2 * i]);
   const double fx = t.ptab[0][2 * i + 1];
-  const double wx[2] = {1.0 - fx, fx};
+  const T wx[2] = {T(1.0 - fx), T(fx)};
   T v = 0;
   for (int c = 0; c < 2; ++c)
     for (int b = 0; b < 2; ++b)
-      for (int a = 0; a < 2; ++a) v += mul(T(mul(r.wzy[c][b], wx[a])), r.row[c][b][lx + a]);
+      for (int a = 0; a < 2; ++a) v += mul(mul(r.wzy[c][b], wx[a]), r.row[c][b][lx + a]);
   fine_row[i] = fine_row[i] + v;
 }
 
@@ -229,7 +230,7 @@ HALO3D_HD inline void prolong_point(const Transfer& t, const ProlongRow<T>& r, T
 template <class T>
 struct RestrictRow {
   const T* row[3][3];  // [z][y]: fine rows at x = 0
-  double wzy[3][3];
+  T wzy[3][3];
   int cy, cz;
 };
 template <class T>
@@ -242,7 +243,7 @@ HALO3D_HD inline RestrictRow<T> restrict_row(const Transfer& t, const T* fine, i
   for (int c = 0; c < 3; ++c)
     for (int b = 0; b < 3; ++b) {
       const bool in = c < r.cz && b < r.cy;
-      r.wzy[c][b] = in ? mul(ez[2 + c], ey[2 + b]) : 0.0;
+      r.wzy[c][b] = T(in ? mul(ez[2 + c], ey[2 + b]) : 0.0);
       r.row[c][b] = in ? fine + t.fine.at(0, int(ey[0]) + b, int(ez[0]) + c) : fine;
     }
   return r;
@@ -260,7 +261,7 @@ HALO3D_HD inline T restrict_point(const Transfer& t, const RestrictRow<T>& r, in
       if (b >= r.cy) break;
       for (int a = 0; a < 3; ++a) {
         if (a >= cx) break;
-        v += mul(T(mul(r.wzy[c][b], ex[2 + a])), r.row[c][b][fx + a]);
+        v += mul(mul(r.wzy[c][b], T(ex[2 + a])), r.row[c][b][fx + a]);
       }
     }
   }

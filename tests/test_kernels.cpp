@@ -464,10 +464,13 @@ TEST_P(FloatKernelTest, AxpbyDotConvertBitwise) {
   // double -> float rounds to nearest; float -> double is exact.
   Buffer src = up(xd), back = up(yd);
   k_->convert(l, src.data(), xf_d.data());
-  k_->convert(l, x_d.data(), back.data());
+  k_->convert(l, x_d.data(), back.data(), nullptr, kNoReduction);
+  Buffer back2 = up(yd), with = up(xd);
+  k_->convert(l, x_d.data(), back2.data(), with.data(), 2);
+  const double widened_dot = sum_slot(2);
   const auto y2 = downf(y_d), xf = downf(xf_d);
-  const auto b2 = down(back);
-  double ref_dot = 0;
+  const auto b2 = down(back), b3 = down(back2);
+  double ref_dot = 0, ref_wdot = 0;
   for (int k = -1; k <= l.nz; ++k)
     for (int j = -1; j <= l.ny; ++j)
       for (int i = -1; i <= l.nx; ++i) {
@@ -476,14 +479,18 @@ TEST_P(FloatKernelTest, AxpbyDotConvertBitwise) {
           ASSERT_EQ(y2[c], y[c]);
           ASSERT_EQ(xf[c], y[c]);
           ASSERT_EQ(b2[c], yd[c]);
+          ASSERT_EQ(b3[c], yd[c]);
           continue;
         }
         ref_dot += double(x[c] * y[c]);
         ASSERT_EQ(y2[c], 0.3f * x[c] + -1.7f * y[c]);
         ASSERT_EQ(xf[c], float(xd[c]));
         ASSERT_EQ(b2[c], double(x[c]));
+        ASSERT_EQ(b3[c], double(x[c]));
+        ref_wdot += xd[c] * double(x[c]);
       }
   expect_close(dot, ref_dot, 1e-12);
+  expect_close(widened_dot, ref_wdot, 1e-12);
 }
 
 TEST_P(FloatKernelTest, PackUnpackEveryFace) {

@@ -292,7 +292,17 @@ class CudaKernels final : public Kernels {
     prolong_t(t, coarse, fine);
   }
   void convert(const Layout& l, const double* in, float* out) override { convert_t(l, in, out); }
-  void convert(const Layout& l, const float* in, double* out) override { convert_t(l, in, out); }
+  void convert(const Layout& l, const float* in, double* out, const double* with,
+               int slot) override {
+    check_slot(slot);
+    if (slot == kNoReduction) return convert_t(l, in, out);
+    const Region r = Region::whole(l);
+    if (r.empty()) return;
+    box_sweep(r, slot, Lane::interior,
+              [&](dim3 grid, dim3 block, cudaStream_t st, double2* partials) {
+                widen_dot_box<<<grid, block, 0, st>>>(l, r, in, out, with, partials);
+              });
+  }
 
   void fill(const Layout& l, const FieldGen& g, double* out) override {
     if (l.interior_size() == 0) return;

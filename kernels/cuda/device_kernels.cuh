@@ -671,6 +671,24 @@ __global__ void __launch_bounds__(kBlockThreads)
   out[c] = Out(in[c]);
 }
 
+// out = double(in) with slot += with.out (the mixed V-cycle's z and PCG's r.z), strided
+// over z as the reducing box sweeps.
+static __global__ void __launch_bounds__(kBlockThreads)
+    widen_dot_box(Layout l, Region r, const float* __restrict__ in, double* __restrict__ out,
+                  const double* __restrict__ with, double2* partials) {
+  const int i = r.i0 + blockIdx.x * blockDim.x + threadIdx.x;
+  const int j = r.j0 + blockIdx.y * blockDim.y + threadIdx.y;
+  DD acc{};
+  if (i < r.i1 && j < r.j1)
+    for (int k = r.k0 + blockIdx.z; k < r.k1; k += gridDim.z) {
+      const std::ptrdiff_t c = l.at(i, j, k);
+      const double v = double(in[c]);
+      out[c] = v;
+      acc = ops::dd_add(acc, ops::mul(with[c], v));
+    }
+  store_block_partial(acc, partials);
+}
+
 static __global__ void __launch_bounds__(kBlockThreads)
     max_abs_box(Layout l, const double* __restrict__ x, unsigned long long* result) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;

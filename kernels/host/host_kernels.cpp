@@ -188,7 +188,16 @@ class HostKernels final : public Kernels {
     dot_t(l, x, y, slot);
   }
   void convert(const Layout& l, const double* in, float* out) override { convert_t(l, in, out); }
-  void convert(const Layout& l, const float* in, double* out) override { convert_t(l, in, out); }
+  void convert(const Layout& l, const float* in, double* out, const double* with,
+               int slot) override {
+    if (slot == kNoReduction) return convert_t(l, in, out);
+    add(slot, for_rows(l, Region::whole(l), [&](std::ptrdiff_t c0, int n, DD acc) {
+          return dd_sum_run(c0, n, acc, [&](std::ptrdiff_t c) {
+            out[c] = double(in[c]);
+            return ops::mul(with[c], out[c]);
+          });
+        }));
+  }
   void pack(const Layout& l, Face f, const double* u, double* buf, Lane) override {
     pack_t(l, f, u, buf);
   }

@@ -359,9 +359,9 @@ Multigrid::Multigrid(Runtime& rt, const MgOptions& o, DistributedOperator* fine)
     }
   }
   for (double b : level_bytes()) bytes_ += b;
-  // Mixed: the fine level's conversions (read r, write its float copy; read z in float,
-  // write it in double) and r.z in double.
-  if (mixed_) bytes_ += levels_[0]->points * (12 + 12 + 16);
+  // Mixed: the fine level's conversions (read r, write its float copy; read z in float and
+  // r, write z in double, with r.z).
+  if (mixed_) bytes_ += levels_[0]->points * (12 + 20);
 }
 
 // Per level: the smoothing steps (smooth_bytes), then on every level but the coarsest the
@@ -587,7 +587,7 @@ void Multigrid::apply(double* in, double* out, int slot) {
 }
 
 // The V-cycle in float between two conversions; r.z (slot) in double, from the double z
-// CG uses, in one more pass.
+// CG uses, summed as z is widened.
 void Multigrid::apply_mixed(double* in, double* out, int slot) {
   Level& L0 = *levels_[0];
   Kernels& k = *rt_.kernels;
@@ -595,8 +595,7 @@ void Multigrid::apply_mixed(double* in, double* out, int slot) {
   k.convert(lay, in, L0.f.b.data());
   const float* z =
       cycle(0, const_cast<const float*>(L0.f.b.data()), L0.f.x.data(), L0.f.y.data(), kNoReduction);
-  k.convert(lay, z, out);
-  if (slot != kNoReduction) k.dot(lay, in, out, slot);
+  k.convert(lay, z, out, in, slot);
 }
 
 }  // namespace halo3d
