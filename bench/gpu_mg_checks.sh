@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Multigrid on the GPU machine, in one call: CUDA tests, CUDA vs host bitwise, bench and
 # time to solution at 512^3. Usage: bench/gpu_mg_checks.sh BIN_DIR OUT_DIR
-# (BIN_DIR holds halo3d, test_multigrid, test_parallel, test_kernels and h5diff).
+# (BIN_DIR holds halo3d, test_multigrid, test_parallel, test_kernels, h5diff and, for the
+# float halo checks, test_transports). The mixed-precision checks: test_multigrid's Mixed*
+# tests and test_kernels' FloatKernelTest/cuda (in the runs below), mixed cuda vs host
+# bitwise, bench's mg_*_f32/mixed rows and the "mg mixed" time to solution.
 set -uo pipefail
 bin=$1; out=$2
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader,tcp
@@ -39,6 +42,19 @@ for case in "1 96,80,72" "2 96,80,72" "3 65,47,33"; do
   done
   "$bin/h5diff" "$out/u_cuda.h5" "$out/u_host.h5" /u /u && echo "np$1 $2: /u cuda == host bitwise"
 done
+for case in "1 96,80,72" "2 96,80,72" "3 65,47,33"; do  # --precision mixed: the float V-cycle
+  set -- $case
+  for be in cuda host; do
+    $mpi -np $1 "$bin/halo3d" solve --backend $be --grid $2 --rhs random --precision mixed \
+      --output "$out/u_${be}.h5" | grep -E "converged|precond"
+  done
+  "$bin/h5diff" "$out/u_cuda.h5" "$out/u_host.h5" /u /u && echo "np$1 $2 mixed: /u cuda == host bitwise"
+done
+if [ -x "$bin/test_transports" ]; then
+  HALO3D_TEST_BACKEND=cuda $mpi -np 2 "$bin/test_transports" --gtest_filter='*Float*:*Interleaved*' \
+    > "$out/test_transports_float_cuda.log" 2>&1
+  echo "test_transports float cuda np2 rc=$?"
+fi
 for np in 1 2; do
   for be in cuda host; do
     $mpi -np $np "$bin/halo3d" solve --backend $be --problem heat --time-scheme crank-nicolson --grid 64,48,40 \
@@ -69,6 +85,7 @@ PY
 }
 for rep in 1 2 3; do
   tts "mg chebyshev 2+2 (default)"
+  tts "mg mixed (float V-cycle)" --precision mixed
   tts "mg chebyshev 1+1" --mg-smooth 1
   tts "mg chebyshev 3+3" --mg-smooth 3
   tts "mg jacobi 2+2" --mg-smoother jacobi

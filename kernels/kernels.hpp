@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <new>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -41,11 +42,25 @@ class Kernels {
   // Bytes of Memory::device that can still be allocated (host: the host's MemAvailable).
   virtual std::size_t available_memory() const = 0;
 
-  // Memory: zero-filled on allocation. Prefer Buffer, which owns it.
-  virtual double* allocate(std::size_t n, Memory where) = 0;
-  virtual void deallocate(double* p, Memory where) noexcept = 0;
-  // Copies n doubles in any direction, asynchronously on `lane`.
-  virtual void copy(double* dst, const double* src, std::size_t n, Lane lane) = 0;
+  // Memory: zero-filled on allocation (zero bits: 0.0 in double and float). Prefer Buffer
+  // and FloatBuffer, which own it.
+  virtual void* allocate_bytes(std::size_t bytes, Memory where) = 0;
+  virtual void deallocate_bytes(void* p, Memory where) noexcept = 0;
+  // Copies `bytes` in any direction, asynchronously on `lane`.
+  virtual void copy_bytes(void* dst, const void* src, std::size_t bytes, Lane lane) = 0;
+  // Copies n doubles (floats) in any direction, asynchronously on `lane`.
+  void copy(double* dst, const double* src, std::size_t n, Lane lane) {
+    copy_bytes(dst, src, n * sizeof(double), lane);
+  }
+  void copy(float* dst, const float* src, std::size_t n, Lane lane) {
+    copy_bytes(dst, src, n * sizeof(float), lane);
+  }
+
+  // Scalar types: the operations a multigrid V-cycle needs (residual, smooth, the
+  // transfers, axpby, dot, pack/unpack, copy) exist for double and float, as overloads
+  // that each backend forwards to one template, so a float V-cycle is an instantiation of
+  // the same code. Coefficients stay double and are rounded to the grid's type inside the
+  // point update (point_ops.hpp); reductions are double-double whatever the type.
 
   // Stencil sweeps over a region of the interior. Reads one ghost layer of the input.
   // Where a slot is given, the sweep adds its local partial sum into that slot.
@@ -55,6 +70,8 @@ class Kernels {
   // res = f - A u; slot += res.res
   virtual void residual(const Layout& l, const Stencil& s, const Region& r, const double* f,
                         const double* u, double* res, int rr_slot, Lane lane) = 0;
+  virtual void residual(const Layout& l, const Stencil& s, const Region& r, const float* f,
+                        const float* u, float* res, int rr_slot, Lane lane) = 0;
   // unew = u + (f - A u)/diag; slot += |f - A u|^2 (residual of the old iterate)
   virtual void jacobi(const Layout& l, const Stencil& s, const Region& r, const double* f,
                       const double* u, double* unew, int rr_slot, Lane lane) = 0;
@@ -68,21 +85,34 @@ class Kernels {
   virtual void smooth(const Layout& l, const Stencil& s, const Region& r, double cd, double cr,
                       const double* f, const double* u, const double* d_in, double* d_out,
                       double* unew, int dot_slot, Lane lane) = 0;
+  virtual void smooth(const Layout& l, const Stencil& s, const Region& r, double cd, double cr,
+                      const float* f, const float* u, const float* d_in, float* d_out, float* unew,
+                      int dot_slot, Lane lane) = 0;
 
   // Multigrid transfers over the whole local box, on the interior lane (see Transfer).
   // coarse = R fine (reads fine's ghost layer)
   virtual void restrict_to(const Transfer& t, const double* fine, double* coarse) = 0;
+  virtual void restrict_to(const Transfer& t, const float* fine, float* coarse) = 0;
   // fine += P coarse (reads coarse's ghost layer)
   virtual void prolong_add(const Transfer& t, const double* coarse, double* fine) = 0;
+  virtual void prolong_add(const Transfer& t, const float* coarse, float* fine) = 0;
 
   // Vector updates over the whole interior, on the interior lane.
   // y = a x + b y
   virtual void axpby(const Layout& l, double a, const double* x, double b, double* y) = 0;
+  virtual void axpby(const Layout& l, double a, const float* x, double b, float* y) = 0;
   // x += alpha p; r -= alpha ap; slot += r.r  (CG's update, one pass)
   virtual void cg_update(const Layout& l, double alpha, const double* p, const double* ap,
                          double* x, double* r, int rr_slot) = 0;
   // slot += x.y
   virtual void dot(const Layout& l, const double* x, const double* y, int slot) = 0;
+  virtual void dot(const Layout& l, const float* x, const float* y, int slot) = 0;
+  // out = in over the interior (ghosts untouched), rounded to nearest (double -> float) or
+  // exact (float -> double), on the interior lane: the mixed-precision V-cycle's ends.
+  // Float -> double with a slot: slot += dot_with.out (PCG's r.z in the same pass).
+  virtual void convert(const Layout& l, const double* in, float* out) = 0;
+  virtual void convert(const Layout& l, const float* in, double* out, const double* dot_with,
+                       int dot_slot) = 0;
 
   // out = the field g at every interior point (ghosts untouched), on the interior lane.
   virtual void fill(const Layout& l, const FieldGen& g, double* out) = 0;
@@ -93,6 +123,8 @@ class Kernels {
   // Halo faces, packed contiguously (see ops::face_point for the order).
   virtual void pack(const Layout& l, Face f, const double* u, double* buf, Lane lane) = 0;
   virtual void unpack(const Layout& l, Face f, const double* buf, double* u, Lane lane) = 0;
+  virtual void pack(const Layout& l, Face f, const float* u, float* buf, Lane lane) = 0;
+  virtual void unpack(const Layout& l, Face f, const float* buf, float* u, Lane lane) = 0;
 
   // Ordering: work put on `after` from now on waits for work already put on `before`.
   virtual void fence(Lane before, Lane after) = 0;
@@ -102,27 +134,32 @@ class Kernels {
   virtual void read_slots(int n, DD* out) = 0;
 };
 
-// Owner of backend memory (move-only).
-class Buffer {
+// Owner of backend memory: n elements of T (move-only).
+template <class T>
+class BasicBuffer {
  public:
-  Buffer() = default;
-  Buffer(Kernels& k, std::size_t n, Memory where = Memory::device)
-      : k_(&k), p_(k.allocate(n, where)), n_(n), where_(where) {}
-  Buffer(Buffer&& o) noexcept { swap(o); }
-  Buffer& operator=(Buffer&& o) noexcept {
-    Buffer t(std::move(o));
+  using value_type = T;
+  BasicBuffer() = default;
+  BasicBuffer(Kernels& k, std::size_t n, Memory where = Memory::device)
+      : k_(&k),
+        p_(static_cast<T*>(k.allocate_bytes(checked_bytes(n), where))),
+        n_(n),
+        where_(where) {}
+  BasicBuffer(BasicBuffer&& o) noexcept { swap(o); }
+  BasicBuffer& operator=(BasicBuffer&& o) noexcept {
+    BasicBuffer t(std::move(o));
     swap(t);
     return *this;
   }
-  Buffer(const Buffer&) = delete;
-  Buffer& operator=(const Buffer&) = delete;
-  ~Buffer() {
-    if (p_) k_->deallocate(p_, where_);
+  BasicBuffer(const BasicBuffer&) = delete;
+  BasicBuffer& operator=(const BasicBuffer&) = delete;
+  ~BasicBuffer() {
+    if (p_) k_->deallocate_bytes(p_, where_);
   }
-  double* data() { return p_; }
-  const double* data() const { return p_; }
+  T* data() { return p_; }
+  const T* data() const { return p_; }
   std::size_t size() const { return n_; }
-  void swap(Buffer& o) noexcept {
+  void swap(BasicBuffer& o) noexcept {
     std::swap(k_, o.k_);
     std::swap(p_, o.p_);
     std::swap(n_, o.n_);
@@ -130,11 +167,17 @@ class Buffer {
   }
 
  private:
+  static std::size_t checked_bytes(std::size_t n) {
+    if (n > (std::size_t(-1) - 64) / sizeof(T)) throw std::bad_alloc();
+    return n * sizeof(T);
+  }
   Kernels* k_ = nullptr;
-  double* p_ = nullptr;
+  T* p_ = nullptr;
   std::size_t n_ = 0;
   Memory where_ = Memory::device;
 };
+using Buffer = BasicBuffer<double>;
+using FloatBuffer = BasicBuffer<float>;
 
 struct GpuInfo {
   int ordinal = -1;

@@ -10,7 +10,9 @@
 namespace halo3d::ops {
 
 // Products are rounded on their own (no fused multiply-add), so each point's value is
-// the same on every backend and in every decomposition.
+// the same on every backend and in every decomposition. One overload per scalar type
+// (the multigrid V-cycle also runs in float); mixed arguments do not compile, so every
+// conversion is written out where it happens.
 HALO3D_HD inline double mul(double a, double b) {
 #if defined(__CUDA_ARCH__)
   return __dmul_rn(a, b);
@@ -18,11 +20,31 @@ HALO3D_HD inline double mul(double a, double b) {
   return a * b;
 #endif
 }
+HALO3D_HD inline float mul(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return __fmul_rn(a, b);
+#else
+  return a * b;
+#endif
+}
 
-HALO3D_HD inline double apply_point(const double* u, std::ptrdiff_t c, std::ptrdiff_t sy,
-                                    std::ptrdiff_t sz, const Stencil& s) {
-  return mul(s.diag, u[c]) - mul(s.cx, u[c - 1] + u[c + 1]) - mul(s.cy, u[c - sy] + u[c + sy]) -
-         mul(s.cz, u[c - sz] + u[c + sz]);
+// The point updates below take the grid's scalar type T (double or float); coefficients
+// (double) are rounded to T once, the same way on every backend, and the arithmetic is
+// T's. For T = double every expression is the one it was before the templates.
+template <class T>
+HALO3D_HD inline T apply_point(const T* u, std::ptrdiff_t c, std::ptrdiff_t sy, std::ptrdiff_t sz,
+                               const Stencil& s) {
+  return mul(T(s.diag), u[c]) - mul(T(s.cx), u[c - 1] + u[c + 1]) -
+         mul(T(s.cy), u[c - sy] + u[c + sy]) - mul(T(s.cz), u[c - sz] + u[c + sz]);
+}
+
+// res = f - A u at one point; returns res.res's term (its square, in double).
+template <class T>
+HALO3D_HD inline double residual_point(const T* f, const T* u, T* res, std::ptrdiff_t c,
+                                       std::ptrdiff_t sy, std::ptrdiff_t sz, const Stencil& s) {
+  const T r = f[c] - apply_point(u, c, sy, sz, s);
+  res[c] = r;
+  return double(mul(r, r));
 }
 
 // One Jacobi update; returns the residual f - A u of the old iterate at this point.
@@ -44,16 +66,22 @@ HALO3D_HD inline double heat_point(const double* u, std::ptrdiff_t c, std::ptrdi
 // d = cd d_in + cr (f - A u); unew = u + d; d_out = d. cr includes 1/diag. d_in is not
 // read when null (cd = 0) and may alias u; d_out is not written when null.
 // Returns f.unew at the point (for reductions).
-HALO3D_HD inline double smooth_point(const double* f, const double* u, const double* d_in,
-                                     double* d_out, double* unew, std::ptrdiff_t c,
-                                     std::ptrdiff_t sy, std::ptrdiff_t sz, const Stencil& s,
-                                     double cd, double cr) {
-  const double r = mul(cr, f[c] - apply_point(u, c, sy, sz, s));
-  const double dn = d_in ? mul(cd, d_in[c]) + r : r;
+template <class T>
+HALO3D_HD inline double smooth_point(const T* f, const T* u, const T* d_in, T* d_out, T* unew,
+                                     std::ptrdiff_t c, std::ptrdiff_t sy, std::ptrdiff_t sz,
+                                     const Stencil& s, double cd, double cr) {
+  const T r = mul(T(cr), f[c] - apply_point(u, c, sy, sz, s));
+  const T dn = d_in ? mul(T(cd), d_in[c]) + r : r;
   if (d_out) d_out[c] = dn;
-  const double v = u[c] + dn;
+  const T v = u[c] + dn;
   unew[c] = v;
-  return mul(f[c], v);
+  return double(mul(f[c], v));
+}
+
+// y = a x + b y at one point (coefficients rounded to T).
+template <class T>
+HALO3D_HD inline T axpby_point(T a, T x, T b, T y) {
+  return mul(a, x) + mul(b, y);
 }
 
 // --- Fields from global indices (see FieldGen) ---------------------------------------
@@ -163,30 +191,35 @@ inline void transfer_tables(const Transfer& t, std::vector<double> (&ptab)[3],
 // to compile-time bounds with a guard, so device code keeps the arrays in registers.
 
 // The y-z part of prolongation for fine row (j, k): the coarse rows it reads, and weights.
+// The weights come from the exact tables: a row's y-z weight is a double product, rounded
+// to T once per row, and the x weight is rounded to T per point; the products are T's.
+// (For double nothing is rounded: the same expressions as before the templates.)
+template <class T>
 struct ProlongRow {
-  const double* row[2][2];  // [z][y]: coarse rows lo and lo+1, at x = 0
-  double wzy[2][2];
+  const T* row[2][2];  // [z][y]: coarse rows lo and lo+1, at x = 0
+  T wzy[2][2];
 };
-HALO3D_HD inline ProlongRow prolong_row(const Transfer& t, const double* coarse, int j, int k) {
-  ProlongRow r;
+template <class T>
+HALO3D_HD inline ProlongRow<T> prolong_row(const Transfer& t, const T* coarse, int j, int k) {
+  ProlongRow<T> r;
   const int ly = int(t.ptab[1][2 * j]), lz = int(t.ptab[2][2 * k]);
   const double fy = t.ptab[1][2 * j + 1], fz = t.ptab[2][2 * k + 1];
   const double wy[2] = {1.0 - fy, fy}, wz[2] = {1.0 - fz, fz};
   for (int c = 0; c < 2; ++c)
     for (int b = 0; b < 2; ++b) {
-      r.wzy[c][b] = mul(wz[c], wy[b]);
+      r.wzy[c][b] = T(mul(wz[c], wy[b]));
       r.row[c][b] = coarse + t.coarse.at(0, ly + b, lz + c);
     }
   return r;
 }
 // fine_row[i] += (P coarse) at fine point i of the row (fine_row = fine + at(0, j, k)):
 // trilinear, summed in z-y-x order.
-HALO3D_HD inline void prolong_point(const Transfer& t, const ProlongRow& r, double* fine_row,
-                                    int i) {
+template <class T>
+HALO3D_HD inline void prolong_point(const Transfer& t, const ProlongRow<T>& r, T* fine_row, int i) {
   const int lx = int(t.ptab[0][2 * i]);
   const double fx = t.ptab[0][2 * i + 1];
-  const double wx[2] = {1.0 - fx, fx};
-  double v = 0.0;
+  const T wx[2] = {T(1.0 - fx), T(fx)};
+  T v = 0;
   for (int c = 0; c < 2; ++c)
     for (int b = 0; b < 2; ++b)
       for (int a = 0; a < 2; ++a) v += mul(mul(r.wzy[c][b], wx[a]), r.row[c][b][lx + a]);
@@ -194,13 +227,15 @@ HALO3D_HD inline void prolong_point(const Transfer& t, const ProlongRow& r, doub
 }
 
 // The y-z part of restriction for coarse row (J, K): at most 3 fine rows each way.
+template <class T>
 struct RestrictRow {
-  const double* row[3][3];  // [z][y]: fine rows at x = 0
-  double wzy[3][3];
+  const T* row[3][3];  // [z][y]: fine rows at x = 0
+  T wzy[3][3];
   int cy, cz;
 };
-HALO3D_HD inline RestrictRow restrict_row(const Transfer& t, const double* fine, int J, int K) {
-  RestrictRow r;
+template <class T>
+HALO3D_HD inline RestrictRow<T> restrict_row(const Transfer& t, const T* fine, int J, int K) {
+  RestrictRow<T> r;
   const double* ey = t.rtab[1] + 6 * std::ptrdiff_t(J);
   const double* ez = t.rtab[2] + 6 * std::ptrdiff_t(K);
   r.cy = int(ey[1]);
@@ -208,28 +243,29 @@ HALO3D_HD inline RestrictRow restrict_row(const Transfer& t, const double* fine,
   for (int c = 0; c < 3; ++c)
     for (int b = 0; b < 3; ++b) {
       const bool in = c < r.cz && b < r.cy;
-      r.wzy[c][b] = in ? mul(ez[2 + c], ey[2 + b]) : 0.0;
+      r.wzy[c][b] = T(in ? mul(ez[2 + c], ey[2 + b]) : 0.0);
       r.row[c][b] = in ? fine + t.fine.at(0, int(ey[0]) + b, int(ez[0]) + c) : fine;
     }
   return r;
 }
 // (R fine) at coarse point I of the row = scale * sum of P's weights of that coarse point
 // times fine values, z-y-x order: the transpose of prolong_point's weights.
-HALO3D_HD inline double restrict_point(const Transfer& t, const RestrictRow& r, int I) {
+template <class T>
+HALO3D_HD inline T restrict_point(const Transfer& t, const RestrictRow<T>& r, int I) {
   const double* ex = t.rtab[0] + 6 * std::ptrdiff_t(I);
   const int fx = int(ex[0]), cx = int(ex[1]);
-  double v = 0.0;
+  T v = 0;
   for (int c = 0; c < 3; ++c) {
     if (c >= r.cz) break;
     for (int b = 0; b < 3; ++b) {
       if (b >= r.cy) break;
       for (int a = 0; a < 3; ++a) {
         if (a >= cx) break;
-        v += mul(mul(r.wzy[c][b], ex[2 + a]), r.row[c][b][fx + a]);
+        v += mul(mul(r.wzy[c][b], T(ex[2 + a])), r.row[c][b][fx + a]);
       }
     }
   }
-  return mul(t.scale, v);
+  return mul(T(t.scale), v);
 }
 
 // --- Error-free double-double accumulation (Knuth's TwoSum) -----------------------

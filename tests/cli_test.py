@@ -397,6 +397,9 @@ expect_error("--solver for heat", ["solve", "--problem", "heat", "--solver", "ja
 expect_error("--mg-levels with --precond none", ["solve", "--precond", "none", "--mg-levels", "2"], 2, "--mg-levels does not apply with --precond none")
 expect_error("--mg-smooth with jacobi", ["solve", "--solver", "jacobi", "--mg-smooth", "2"], 2, "--mg-smooth does not apply to --solver jacobi")
 expect_error("--precond with explicit heat", ["solve", "--problem", "heat", "--precond", "none"], 2, "--precond does not apply to explicit heat")
+expect_error("--precision mixed with --precond none", ["solve", "--precond", "none", "--precision", "mixed"], 2, "--precision does not apply with --precond none")
+expect_error("--precision mixed with jacobi", ["solve", "--solver", "jacobi", "--precision", "mixed"], 2, "--precision does not apply to --solver jacobi")
+expect_error("--precision single", ["solve", "--precision", "single"], 2, "--precision: single not in {double,mixed}")
 expect_error("typo --gird", ["solve", "--gird", "8,8,8"], 2, "did you mean --grid?")
 expect_error("typo --max-iter", ["solve", "--max-iter", "8"], 2, "did you mean --max-iters?")
 expect_error("typo in a config key", ["solve", "--config", "{d}/c.toml"], 2, "did you mean --tol?",

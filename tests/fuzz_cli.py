@@ -29,6 +29,7 @@ TRIPLES = ["4,4,4", "3,5,2", "1,1,1", "2,2,2", "0,4,4", "4,4", "4,4,4,4", "-1,4,
            "1,1,1", "1,1,2", "9,4,4", "99999999999999999999,1,1", "2147483648,1,1"]
 MODES = ["1,1,1", "2,1,1", "1,1,5", "0,1,1", "1,1", "x", "9,9,9"]
 WORDS = ["poisson", "heat", "modes", "random", "cg", "jacobi", "mg", "none", "chebyshev", "auto",
+         "double", "mixed",
          "host", "cuda", "mpi", "ipc", "nccl", "on", "off", "explicit", "implicit", "crank-nicolson",
          "", "POISSON", "\u00e9", "x y"]
 PATHS = ["out.h5", "none", "", ".", "sub/x.h5", "/nonexistent/dir/x.h5", "ck.h5", "rep.json", "a b.h5",
@@ -37,7 +38,7 @@ OPTIONS = {
     "--grid": TRIPLES, "--procs": ["0,0,0", "1,1,1", "2,1,1", "0,0", "-1,0,0", "x"], "--mode": MODES,
     "--problem": WORDS, "--rhs": WORDS, "--seed": NUMBERS, "--solver": WORDS, "--precond": WORDS,
     "--mg-levels": ["0", "1", "2", "9", "-1", "x"], "--mg-smooth": ["1", "2", "0", "33", "x"],
-    "--mg-smoother": WORDS, "--tol": NUMBERS, "--max-iters": ITERS, "--iters": ITERS, "--steps": ITERS,
+    "--mg-smoother": WORDS, "--precision": WORDS, "--tol": NUMBERS, "--max-iters": ITERS, "--iters": ITERS, "--steps": ITERS,
     "--alpha": NUMBERS, "--time-scheme": WORDS, "--dt": NUMBERS, "--backend": WORDS,
     "--halo": WORDS, "--overlap": WORDS, "--peer-access": WORDS, "--monitor": ITERS, "--quiet": None,
     "--output": PATHS, "--compress": ["0", "1", "9", "10", "-1", "x"], "--report": PATHS,

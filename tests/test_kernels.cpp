@@ -367,6 +367,168 @@ TEST_P(KernelTest, ReductionsAreOrderIndependent) {
   EXPECT_EQ(whole[0].hi + whole[0].lo, halves[0].hi + halves[0].lo);
 }
 
+// ---- float: the operations of a float multigrid V-cycle ------------------------------
+// The reference loops do the point updates' float arithmetic in the same order
+// (coefficients rounded to float once, each product rounded on its own), so every backend
+// must match them bitwise; reductions are double-double sums of the float terms.
+
+std::vector<float> to_float(const std::vector<double>& v) {
+  std::vector<float> out(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i) out[i] = float(v[i]);
+  return out;
+}
+
+float ref_apply_f(const Layout& l, const Stencil& s, const std::vector<float>& u, int i, int j,
+                  int k) {
+  auto U = [&](int a, int b, int c) { return u[l.at(a, b, c)]; };
+  const float d = float(s.diag), cx = float(s.cx), cy = float(s.cy), cz = float(s.cz);
+  const float t0 = d * U(i, j, k), t1 = cx * (U(i - 1, j, k) + U(i + 1, j, k));
+  const float t2 = cy * (U(i, j - 1, k) + U(i, j + 1, k));
+  const float t3 = cz * (U(i, j, k - 1) + U(i, j, k + 1));
+  return ((t0 - t1) - t2) - t3;
+}
+
+class FloatKernelTest : public KernelTest {
+ protected:
+  FloatBuffer upf(const std::vector<float>& h) {
+    FloatBuffer b(*k_, h.size());
+    k_->copy(b.data(), h.data(), h.size(), Lane::interior);
+    k_->synchronize();
+    return b;
+  }
+  std::vector<float> downf(const FloatBuffer& b) {
+    std::vector<float> h(b.size());
+    k_->synchronize();
+    k_->copy(h.data(), b.data(), b.size(), Lane::interior);
+    k_->synchronize();
+    return h;
+  }
+  static bool interior(const Layout& l, int i, int j, int k) {
+    return i >= 0 && i < l.nx && j >= 0 && j < l.ny && k >= 0 && k < l.nz;
+  }
+};
+
+TEST_P(FloatKernelTest, ResidualAndSmoothBitwise) {
+  const auto& l = f_.l;
+  const auto u = to_float(f_.random_field()), fs = to_float(f_.random_field()),
+             d = to_float(f_.random_field()), poison = to_float(f_.random_field());
+  FloatBuffer u_d = upf(u), f_d = upf(fs), d_d = upf(d), res_d = upf(poison), dout_d = upf(poison),
+              un_d = upf(poison), un2_d = upf(poison);
+  const Region all = Region::whole(l), part{2, 11, 1, 6, 0, 4};
+  const double cd = 0.3, cr = 0.013;
+  k_->residual(l, s_, all, f_d.data(), u_d.data(), res_d.data(), 0, Lane::interior);
+  const double rr = sum_slot(0);
+  k_->smooth(l, s_, all, cd, cr, f_d.data(), u_d.data(), d_d.data(), dout_d.data(), un_d.data(), 1,
+             Lane::interior);
+  const double fu = sum_slot(1);
+  k_->smooth(l, s_, part, 0.0, cr, f_d.data(), u_d.data(), nullptr, nullptr, un2_d.data(),
+             kNoReduction, Lane::boundary);
+  const auto res = downf(res_d), dout = downf(dout_d), un = downf(un_d), un2 = downf(un2_d);
+  double ref_rr = 0, ref_fu = 0;
+  const float fcd = float(cd), fcr = float(cr);
+  for (int k = -1; k <= l.nz; ++k)
+    for (int j = -1; j <= l.ny; ++j)
+      for (int i = -1; i <= l.nx; ++i) {
+        const auto c = l.at(i, j, k);
+        if (!interior(l, i, j, k)) {  // ghosts are left alone
+          ASSERT_EQ(res[c], poison[c]);
+          ASSERT_EQ(un[c], poison[c]);
+          ASSERT_EQ(un2[c], poison[c]);
+          continue;
+        }
+        const float a = ref_apply_f(l, s_, u, i, j, k);
+        const float r = fs[c] - a;
+        ASSERT_EQ(res[c], r) << i << "," << j << "," << k;
+        ref_rr += double(r * r);
+        const float rc = fcr * r;
+        const float dn = fcd * d[c] + rc;
+        ASSERT_EQ(dout[c], dn);
+        ASSERT_EQ(un[c], u[c] + dn);
+        ref_fu += double(fs[c] * (u[c] + dn));
+        const bool in = i >= part.i0 && i < part.i1 && j >= part.j0 && j < part.j1 &&
+                        k >= part.k0 && k < part.k1;
+        ASSERT_EQ(un2[c], in ? u[c] + rc : poison[c]);
+      }
+  expect_close(rr, ref_rr, 1e-12);
+  expect_close(fu, ref_fu, 1e-12);
+}
+
+TEST_P(FloatKernelTest, AxpbyDotConvertBitwise) {
+  const auto& l = f_.l;
+  const auto xd = f_.random_field(), yd = f_.random_field();
+  const auto x = to_float(xd), y = to_float(yd);
+  FloatBuffer x_d = upf(x), y_d = upf(y), xf_d = upf(y);
+  k_->dot(l, x_d.data(), y_d.data(), 3);
+  const double dot = sum_slot(3);
+  k_->axpby(l, 0.3, x_d.data(), -1.7, y_d.data());
+  // double -> float rounds to nearest; float -> double is exact.
+  Buffer src = up(xd), back = up(yd);
+  k_->convert(l, src.data(), xf_d.data());
+  k_->convert(l, x_d.data(), back.data(), nullptr, kNoReduction);
+  Buffer back2 = up(yd), with = up(xd);
+  k_->convert(l, x_d.data(), back2.data(), with.data(), 2);
+  const double widened_dot = sum_slot(2);
+  const auto y2 = downf(y_d), xf = downf(xf_d);
+  const auto b2 = down(back), b3 = down(back2);
+  double ref_dot = 0, ref_wdot = 0;
+  for (int k = -1; k <= l.nz; ++k)
+    for (int j = -1; j <= l.ny; ++j)
+      for (int i = -1; i <= l.nx; ++i) {
+        const auto c = l.at(i, j, k);
+        if (!interior(l, i, j, k)) {
+          ASSERT_EQ(y2[c], y[c]);
+          ASSERT_EQ(xf[c], y[c]);
+          ASSERT_EQ(b2[c], yd[c]);
+          ASSERT_EQ(b3[c], yd[c]);
+          continue;
+        }
+        ref_dot += double(x[c] * y[c]);
+        ASSERT_EQ(y2[c], 0.3f * x[c] + -1.7f * y[c]);
+        ASSERT_EQ(xf[c], float(xd[c]));
+        ASSERT_EQ(b2[c], double(x[c]));
+        ASSERT_EQ(b3[c], double(x[c]));
+        ref_wdot += xd[c] * double(x[c]);
+      }
+  expect_close(dot, ref_dot, 1e-12);
+  expect_close(widened_dot, ref_wdot, 1e-12);
+}
+
+TEST_P(FloatKernelTest, PackUnpackEveryFace) {
+  const auto& l = f_.l;
+  const auto u = to_float(f_.random_field());
+  FloatBuffer u_d = upf(u);
+  for (int axis = 0; axis < 3; ++axis)
+    for (int side = 0; side < 2; ++side) {
+      const Face face{axis, side};
+      int na, nb;
+      ops::face_dims(l, face, na, nb);
+      FloatBuffer buf(*k_, std::size_t(na) * nb);
+      k_->pack(l, face, u_d.data(), buf.data(), Lane::boundary);
+      const auto packed = downf(buf);
+      const auto target = to_float(f_.random_field());
+      FloatBuffer t_d = upf(target);
+      k_->unpack(l, face, buf.data(), t_d.data(), Lane::boundary);
+      const auto t = downf(t_d);
+      std::size_t changed = 0;
+      for (std::size_t c = 0; c < t.size(); ++c) changed += t[c] != target[c];
+      EXPECT_EQ(changed, std::size_t(na) * nb);
+      const int n[3] = {l.nx, l.ny, l.nz};
+      for (int b = 0; b < nb; ++b)
+        for (int a = 0; a < na; ++a) {
+          int idx[3], gh[3];
+          idx[axis] = side ? n[axis] - 1 : 0;
+          gh[axis] = side ? n[axis] : -1;
+          idx[axis == 0 ? 1 : 0] = gh[axis == 0 ? 1 : 0] = a;
+          idx[axis == 2 ? 1 : 2] = gh[axis == 2 ? 1 : 2] = b;
+          ASSERT_EQ(packed[a + std::size_t(na) * b], u[l.at(idx[0], idx[1], idx[2])]);
+          ASSERT_EQ(t[l.at(gh[0], gh[1], gh[2])], packed[a + std::size_t(na) * b]);
+        }
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, FloatKernelTest, testing::Values("host", "cuda"),
+                         [](const auto& info) { return info.param; });
+
 TEST(HostVsCuda, BitwiseIdenticalSweeps) {
   auto h = make_backend("host");
   auto c = make_backend("cuda");

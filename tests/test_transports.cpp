@@ -143,9 +143,52 @@ TEST(Transports, PeerAccessOffGivesTheSameResults) {
   EXPECT_TRUE(all_equal(got->u == ref->u));
 }
 
+// One exchange of new values (seeded by `round`) in u through t; checks every ghost
+// that has a neighbour against the neighbour's value, bitwise, in u's scalar type.
+template <class T>
+void exchange_round(HaloTransport& t, Kernels& k, BasicBuffer<T>& u, const Decomposition& d,
+                    int round, const std::string& name) {
+  const Layout l = d.layout();
+  const Int3 grid = d.grid;
+  auto value = [&](int gi, int gj, int gk) {
+    const bool inside =
+        gi >= 0 && gi < grid[0] && gj >= 0 && gj < grid[1] && gk >= 0 && gk < grid[2];
+    return T(
+        inside ? random_value(100 + round, std::uint64_t(gi) + 100 * (gj + 100 * std::uint64_t(gk)))
+               : 0.0);
+  };
+  std::vector<T> h(l.padded_size(), T(0));
+  for (int kk = 0; kk < l.nz; ++kk)
+    for (int j = 0; j < l.ny; ++j)
+      for (int i = 0; i < l.nx; ++i)
+        h[l.at(i, j, kk)] = value(d.offset[0] + i, d.offset[1] + j, d.offset[2] + kk);
+  k.copy(u.data(), h.data(), h.size(), Lane::interior);
+  t.start(u.data());
+  t.finish(u.data());
+  std::vector<T> got(l.padded_size());
+  k.synchronize();
+  k.copy(got.data(), u.data(), got.size(), Lane::interior);
+  k.synchronize();
+  for (int kk = -1; kk <= l.nz; ++kk)
+    for (int j = -1; j <= l.ny; ++j)
+      for (int i = -1; i <= l.nx; ++i) {
+        const int outside = (i < 0 || i >= l.nx) + (j < 0 || j >= l.ny) + (kk < 0 || kk >= l.nz);
+        if (outside != 1) continue;
+        const T want = value(d.offset[0] + i, d.offset[1] + j, d.offset[2] + kk);
+        if (got[l.at(i, j, kk)] != want) {
+          ADD_FAILURE() << name << " " << (sizeof(T) == 4 ? "float" : "double") << " procs "
+                        << to_string(d.procs) << " round " << round << " ghost " << i << "," << j
+                        << "," << kk << ": " << got[l.at(i, j, kk)] << " != " << want;
+          return;
+        }
+      }
+}
+
 // Ghosts after several exchanges of changing data through the same transport object:
 // the per-exchange handshake must neither deliver stale data nor overwrite unread data.
-TEST(Transports, RepeatedExchangesDeliverTheNeighboursValues) {
+// `types`: per round, 'd' a double field, 'f' a float field (a float multigrid level's
+// exchange; one transport moves either type).
+void repeated_exchanges(const std::string& types) {
   const Int3 grid{11, 6, 9};
   for (const Int3& procs : process_grids(world_size())) {
     if (procs[0] > grid[0] || procs[1] > grid[1] || procs[2] > grid[2]) continue;
@@ -168,46 +211,23 @@ TEST(Transports, RepeatedExchangesDeliverTheNeighboursValues) {
         ASSERT_EQ(e.code(), kExitUnavailable);
         continue;
       }
-      // Two fields used alternately, new values every round.
-      Buffer fields[2] = {Buffer(*rt->kernels, l.padded_size()),
-                          Buffer(*rt->kernels, l.padded_size())};
-      for (int round = 0; round < 6; ++round) {
-        auto value = [&](int gi, int gj, int gk) {
-          const bool inside =
-              gi >= 0 && gi < grid[0] && gj >= 0 && gj < grid[1] && gk >= 0 && gk < grid[2];
-          return inside ? random_value(100 + round,
-                                       std::uint64_t(gi) + 100 * (gj + 100 * std::uint64_t(gk)))
-                        : 0.0;
-        };
-        std::vector<double> h(l.padded_size(), 0.0);
-        for (int k = 0; k < l.nz; ++k)
-          for (int j = 0; j < l.ny; ++j)
-            for (int i = 0; i < l.nx; ++i)
-              h[l.at(i, j, k)] = value(d.offset[0] + i, d.offset[1] + j, d.offset[2] + k);
-        Buffer& u = fields[round % 2];
-        rt->kernels->copy(u.data(), h.data(), h.size(), Lane::interior);
-        t->start(u.data());
-        t->finish(u.data());
-        const auto got = download(*rt->kernels, u);
-        bool ok = true;
-        for (int k = -1; k <= l.nz && ok; ++k)
-          for (int j = -1; j <= l.ny && ok; ++j)
-            for (int i = -1; i <= l.nx && ok; ++i) {
-              const int outside =
-                  (i < 0 || i >= l.nx) + (j < 0 || j >= l.ny) + (k < 0 || k >= l.nz);
-              if (outside != 1) continue;
-              const double want = value(d.offset[0] + i, d.offset[1] + j, d.offset[2] + k);
-              if (got[l.at(i, j, k)] != want) {
-                ok = false;
-                ADD_FAILURE() << name << " procs " << to_string(procs) << " round " << round
-                              << " ghost " << i << "," << j << "," << k << ": "
-                              << got[l.at(i, j, k)] << " != " << want;
-              }
-            }
+      // Two fields of each type used alternately, new values every round.
+      Kernels& k = *rt->kernels;
+      Buffer dfields[2] = {Buffer(k, l.padded_size()), Buffer(k, l.padded_size())};
+      FloatBuffer ffields[2] = {FloatBuffer(k, l.padded_size()), FloatBuffer(k, l.padded_size())};
+      for (int round = 0; round < int(types.size()); ++round) {
+        if (types[round] == 'f')
+          exchange_round(*t, k, ffields[round % 2], d, round, name);
+        else
+          exchange_round(*t, k, dfields[round % 2], d, round, name);
       }
     }
   }
 }
+
+TEST(Transports, RepeatedExchangesDeliverTheNeighboursValues) { repeated_exchanges("dddddd"); }
+TEST(Transports, RepeatedFloatExchangesDeliverTheNeighboursValues) { repeated_exchanges("ffffff"); }
+TEST(Transports, DoubleAndFloatExchangesInterleaved) { repeated_exchanges("dfdffddf"); }
 
 TEST(Transports, AutoPicksTheFastestAvailable) {
   RuntimeOptions ro;

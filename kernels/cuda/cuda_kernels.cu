@@ -101,23 +101,22 @@ class CudaKernels final : public Kernels, public DeviceTimer {
   int device() const override { return device_; }
   void* native_stream(Lane lane) const override { return stream(lane); }
 
-  double* allocate(std::size_t n, Memory where) override {
-    if (n > (SIZE_MAX / sizeof(double)) - 1) throw std::bad_alloc();
-    const std::size_t bytes = (n ? n : 1) * sizeof(double);
+  void* allocate_bytes(std::size_t n, Memory where) override {
+    const std::size_t bytes = n ? n : sizeof(double);
     if (where == Memory::host_pinned) {
       void* p = nullptr;
       HALO3D_CUDA_CHECK(cudaMallocHost(&p, bytes));
       std::memset(p, 0, bytes);
-      return static_cast<double*>(p);
+      return p;
     }
     DeviceMemory m = make_device_memory(bytes);
     // Waited for here, so the zeros are in place whichever lane first uses the buffer.
     HALO3D_CUDA_CHECK(cudaMemsetAsync(m.get(), 0, bytes, interior_.get()));
     HALO3D_CUDA_CHECK(cudaStreamSynchronize(interior_.get()));
-    return static_cast<double*>(m.release());
+    return m.release();
   }
 
-  void deallocate(double* p, Memory where) noexcept override {
+  void deallocate_bytes(void* p, Memory where) noexcept override {
     if (!p) return;
     if (where == Memory::host_pinned)
       HALO3D_CUDA_CHECK_NOTHROW(cudaFreeHost(p));
@@ -125,10 +124,9 @@ class CudaKernels final : public Kernels, public DeviceTimer {
       HALO3D_CUDA_CHECK_NOTHROW(cudaFree(p));
   }
 
-  void copy(double* dst, const double* src, std::size_t n, Lane lane) override {
+  void copy_bytes(void* dst, const void* src, std::size_t n, Lane lane) override {
     if (n == 0) return;
-    HALO3D_CUDA_CHECK(
-        cudaMemcpyAsync(dst, src, n * sizeof(double), cudaMemcpyDefault, stream(lane)));
+    HALO3D_CUDA_CHECK(cudaMemcpyAsync(dst, src, n, cudaMemcpyDefault, stream(lane)));
   }
 
   void apply(const Layout& l, const Stencil& s, const Region& r, const double* u, double* out,
@@ -138,6 +136,18 @@ class CudaKernels final : public Kernels, public DeviceTimer {
   void residual(const Layout& l, const Stencil& s, const Region& r, const double* f,
                 const double* u, double* res, int slot, Lane lane) override {
     sweep(l, r, ResidualOp{u, f, res, s}, slot, lane);
+  }
+  void residual(const Layout& l, const Stencil& s, const Region& r, const float* f, const float* u,
+                float* res, int slot, Lane lane) override {
+    check_slot(slot);
+    if (r.empty()) return;
+    check_region(l, r);
+    box_sweep(r, slot, lane, [&](dim3 grid, dim3 block, cudaStream_t st, double2* partials) {
+      if (partials)
+        residual_box<float, true><<<grid, block, 0, st>>>(l, r, s, f, u, res, partials);
+      else
+        residual_box<float, false><<<grid, block, 0, st>>>(l, r, s, f, u, res, nullptr);
+    });
   }
   void jacobi(const Layout& l, const Stencil& s, const Region& r, const double* f, const double* u,
               double* unew, int slot, Lane lane) override {
@@ -152,35 +162,36 @@ class CudaKernels final : public Kernels, public DeviceTimer {
   void smooth(const Layout& l, const Stencil& s, const Region& r, double cd, double cr,
               const double* f, const double* u, const double* d_in, double* d_out, double* unew,
               int slot, Lane lane) override {
-    check_slot(slot);
-    if (r.empty()) return;
-    check_region(l, r);
-    const dim3 block = box_block();
-    dim3 grid = box_grid(r.i1 - r.i0, r.j1 - r.j0, r.k1 - r.k0);
-    if (slot == kNoReduction) {
-      smooth_sweep<false>
-          <<<grid, block, 0, stream(lane)>>>(l, r, s, cd, cr, f, u, d_in, d_out, unew, nullptr);
-    } else {
-      // One partial per block: blocks step over z so that a slot's capacity holds them.
-      const long long plane = (long long)grid.x * grid.y;
-      grid.z = unsigned(std::max(1LL, std::min<long long>(grid.z, kBoxPartials / plane)));
-      double2* partials = reserve(slot, plane * grid.z);
-      smooth_sweep<true>
-          <<<grid, block, 0, stream(lane)>>>(l, r, s, cd, cr, f, u, d_in, d_out, unew, partials);
-    }
-    HALO3D_CUDA_CHECK_LAUNCH();
+    smooth_t(l, s, r, cd, cr, f, u, d_in, d_out, unew, slot, lane);
+  }
+  void smooth(const Layout& l, const Stencil& s, const Region& r, double cd, double cr,
+              const float* f, const float* u, const float* d_in, float* d_out, float* unew,
+              int slot, Lane lane) override {
+    smooth_t(l, s, r, cd, cr, f, u, d_in, d_out, unew, slot, lane);
   }
   void restrict_to(const Transfer& t, const double* fine, double* coarse) override {
-    const Layout& l = t.coarse;
-    if (l.interior_size() == 0) return;
-    restrict_box<<<box_grid(l.nx, l.ny, l.nz), box_block(), 0, interior_.get()>>>(t, fine, coarse);
-    HALO3D_CUDA_CHECK_LAUNCH();
+    restrict_t(t, fine, coarse);
+  }
+  void restrict_to(const Transfer& t, const float* fine, float* coarse) override {
+    restrict_t(t, fine, coarse);
   }
   void prolong_add(const Transfer& t, const double* coarse, double* fine) override {
-    const Layout& l = t.fine;
-    if (l.interior_size() == 0) return;
-    prolong_box<<<box_grid(l.nx, l.ny, l.nz), box_block(), 0, interior_.get()>>>(t, coarse, fine);
-    HALO3D_CUDA_CHECK_LAUNCH();
+    prolong_t(t, coarse, fine);
+  }
+  void prolong_add(const Transfer& t, const float* coarse, float* fine) override {
+    prolong_t(t, coarse, fine);
+  }
+  void convert(const Layout& l, const double* in, float* out) override { convert_t(l, in, out); }
+  void convert(const Layout& l, const float* in, double* out, const double* with,
+               int slot) override {
+    check_slot(slot);
+    if (slot == kNoReduction) return convert_t(l, in, out);
+    const Region r = Region::whole(l);
+    if (r.empty()) return;
+    box_sweep(r, slot, Lane::interior,
+              [&](dim3 grid, dim3 block, cudaStream_t st, double2* partials) {
+                widen_dot_box<<<grid, block, 0, st>>>(l, r, in, out, with, partials);
+              });
   }
 
   void fill(const Layout& l, const FieldGen& g, double* out) override {
@@ -203,7 +214,11 @@ class CudaKernels final : public Kernels, public DeviceTimer {
   }
 
   void axpby(const Layout& l, double a, const double* x, double b, double* y) override {
-    rows(l, AxpbyOp{a, b, x, y}, kNoReduction);
+    rows(l, AxpbyOp<double>{a, b, x, y}, kNoReduction);
+  }
+  void axpby(const Layout& l, double a, const float* x, double b, float* y) override {
+    // Rounded to float here, as the host backend does.
+    rows(l, AxpbyOp<float>{float(a), float(b), x, y}, kNoReduction);
   }
   void cg_update(const Layout& l, double alpha, const double* p, const double* ap, double* x,
                  double* r, int slot) override {
@@ -211,26 +226,24 @@ class CudaKernels final : public Kernels, public DeviceTimer {
   }
   void dot(const Layout& l, const double* x, const double* y, int slot) override {
     check_slot(slot);
-    if (slot != kNoReduction) rows(l, DotOp{x, y}, slot);
+    if (slot != kNoReduction) rows(l, DotOp<double>{x, y}, slot);
+  }
+  void dot(const Layout& l, const float* x, const float* y, int slot) override {
+    check_slot(slot);
+    if (slot != kNoReduction) rows(l, DotOp<float>{x, y}, slot);
   }
 
   void pack(const Layout& l, Face f, const double* u, double* buf, Lane lane) override {
-    int na = 0, nb = 0;
-    ops::face_dims(l, f, na, nb);
-    if (na <= 0 || nb <= 0) return;
-    const RowsLaunch g = face_launch(na, nb);
-    resident_blocks(pack_face);
-    pack_face<<<to_dim3(g.grid), to_dim3(g.block), 0, stream(lane)>>>(l, f, na, nb, u, buf);
-    HALO3D_CUDA_CHECK_LAUNCH();
+    pack_t(l, f, u, buf, lane);
+  }
+  void pack(const Layout& l, Face f, const float* u, float* buf, Lane lane) override {
+    pack_t(l, f, u, buf, lane);
   }
   void unpack(const Layout& l, Face f, const double* buf, double* u, Lane lane) override {
-    int na = 0, nb = 0;
-    ops::face_dims(l, f, na, nb);
-    if (na <= 0 || nb <= 0) return;
-    const RowsLaunch g = face_launch(na, nb);
-    resident_blocks(unpack_face);
-    unpack_face<<<to_dim3(g.grid), to_dim3(g.block), 0, stream(lane)>>>(l, f, na, nb, buf, u);
-    HALO3D_CUDA_CHECK_LAUNCH();
+    unpack_t(l, f, buf, u, lane);
+  }
+  void unpack(const Layout& l, Face f, const float* buf, float* u, Lane lane) override {
+    unpack_t(l, f, buf, u, lane);
   }
 
   void fence(Lane before, Lane after) override {
@@ -312,6 +325,86 @@ class CudaKernels final : public Kernels, public DeviceTimer {
   static void check_region(const Layout& l, const Region& r) {
     if (r.i0 < 0 || r.j0 < 0 || r.k0 < 0 || r.i1 > l.nx || r.j1 > l.ny || r.k1 > l.nz)
       throw CudaError("region outside the local box");
+  }
+
+  // One implementation per operation for both scalar types (see Kernels).
+
+  // A box kernel over r: launch(grid, block, stream, partials), partials null without a
+  // reduction. With one, a partial per block: blocks step over z so that a slot's capacity
+  // holds them.
+  template <class Launch>
+  void box_sweep(const Region& r, int slot, Lane lane, const Launch& launch) {
+    const dim3 block = box_block();
+    dim3 grid = box_grid(r.i1 - r.i0, r.j1 - r.j0, r.k1 - r.k0);
+    double2* partials = nullptr;
+    if (slot != kNoReduction) {
+      const long long plane = (long long)grid.x * grid.y;
+      grid.z = unsigned(std::max(1LL, std::min<long long>(grid.z, kBoxPartials / plane)));
+      partials = reserve(slot, plane * grid.z);
+    }
+    launch(grid, block, stream(lane), partials);
+    HALO3D_CUDA_CHECK_LAUNCH();
+  }
+
+  template <class T>
+  void smooth_t(const Layout& l, const Stencil& s, const Region& r, double cd, double cr,
+                const T* f, const T* u, const T* d_in, T* d_out, T* unew, int slot, Lane lane) {
+    check_slot(slot);
+    if (r.empty()) return;
+    check_region(l, r);
+    box_sweep(r, slot, lane, [&](dim3 grid, dim3 block, cudaStream_t st, double2* partials) {
+      if (partials)
+        smooth_sweep<T, true>
+            <<<grid, block, 0, st>>>(l, r, s, cd, cr, f, u, d_in, d_out, unew, partials);
+      else
+        smooth_sweep<T, false>
+            <<<grid, block, 0, st>>>(l, r, s, cd, cr, f, u, d_in, d_out, unew, nullptr);
+    });
+  }
+
+  template <class T>
+  void restrict_t(const Transfer& t, const T* fine, T* coarse) {
+    const Layout& l = t.coarse;
+    if (l.interior_size() == 0) return;
+    restrict_box<T>
+        <<<box_grid(l.nx, l.ny, l.nz), box_block(), 0, interior_.get()>>>(t, fine, coarse);
+    HALO3D_CUDA_CHECK_LAUNCH();
+  }
+  template <class T>
+  void prolong_t(const Transfer& t, const T* coarse, T* fine) {
+    const Layout& l = t.fine;
+    if (l.interior_size() == 0) return;
+    prolong_box<T>
+        <<<box_grid(l.nx, l.ny, l.nz), box_block(), 0, interior_.get()>>>(t, coarse, fine);
+    HALO3D_CUDA_CHECK_LAUNCH();
+  }
+  template <class In, class Out>
+  void convert_t(const Layout& l, const In* in, Out* out) {
+    if (l.interior_size() == 0) return;
+    convert_box<In, Out>
+        <<<box_grid(l.nx, l.ny, l.nz), box_block(), 0, interior_.get()>>>(l, in, out);
+    HALO3D_CUDA_CHECK_LAUNCH();
+  }
+
+  template <class T>
+  void pack_t(const Layout& l, Face f, const T* u, T* buf, Lane lane) {
+    int na = 0, nb = 0;
+    ops::face_dims(l, f, na, nb);
+    if (na <= 0 || nb <= 0) return;
+    const RowsLaunch g = face_launch(na, nb);
+    resident_blocks(pack_face<T>);
+    pack_face<T><<<to_dim3(g.grid), to_dim3(g.block), 0, stream(lane)>>>(l, f, na, nb, u, buf);
+    HALO3D_CUDA_CHECK_LAUNCH();
+  }
+  template <class T>
+  void unpack_t(const Layout& l, Face f, const T* buf, T* u, Lane lane) {
+    int na = 0, nb = 0;
+    ops::face_dims(l, f, na, nb);
+    if (na <= 0 || nb <= 0) return;
+    const RowsLaunch g = face_launch(na, nb);
+    resident_blocks(unpack_face<T>);
+    unpack_face<T><<<to_dim3(g.grid), to_dim3(g.block), 0, stream(lane)>>>(l, f, na, nb, buf, u);
+    HALO3D_CUDA_CHECK_LAUNCH();
   }
 
   // Reserves `blocks` partials in a slot; the launch writes them at the returned address.
@@ -430,11 +523,17 @@ class CudaKernels final : public Kernels, public DeviceTimer {
   }
 
   static bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
-  static bool op_aligned16(const AxpbyOp& o) { return aligned16(o.x) && aligned16(o.y); }
+  template <class T>
+  static bool op_aligned16(const AxpbyOp<T>& o) {
+    return aligned16(o.x) && aligned16(o.y);
+  }
   static bool op_aligned16(const CgUpdateOp& o) {
     return aligned16(o.p) && aligned16(o.ap) && aligned16(o.x) && aligned16(o.r);
   }
-  static bool op_aligned16(const DotOp& o) { return aligned16(o.x) && aligned16(o.y); }
+  template <class T>
+  static bool op_aligned16(const DotOp<T>& o) {
+    return aligned16(o.x) && aligned16(o.y);
+  }
   template <class SweepOp>
   static bool op_aligned16(const SweepOp& o) {
     return aligned16(o.u) && aligned16(o.out) && (!SweepOp::kReadsF || aligned16(o.f));

@@ -124,6 +124,16 @@ __device__ __forceinline__ double2 ldg2(const double* p) {
 __device__ __forceinline__ void st2(double* p, double a, double b) {
   *reinterpret_cast<double2*>(p) = make_double2(a, b);
 }
+// Float pairs (8 bytes): the vector kernels' vec2 variant in float.
+__device__ __forceinline__ float2 ld2(const float* p) {
+  return *reinterpret_cast<const float2*>(p);
+}
+__device__ __forceinline__ float2 ldg2(const float* p) {
+  return __ldg(reinterpret_cast<const float2*>(p));
+}
+__device__ __forceinline__ void st2(float* p, float a, float b) {
+  *reinterpret_cast<float2*>(p) = make_float2(a, b);
+}
 
 // ---- Stencil sweeps ------------------------------------------------------------------
 // op(w, fw, ow, cw, wsy, wsz) reads the stencil input w and (kReadsF) the right-hand side
@@ -385,28 +395,31 @@ __global__ void __launch_bounds__(TX* TY, (Op::kReadsF ? kSmemMinBlocksF : kSmem
 // reduction term (finish, finish2); flat_kernel loads all of a thread's points before
 // finishing any, since stores to possibly aliasing arrays would otherwise serialise the loads.
 
+// T: the arrays' scalar type (double, or float for a float V-cycle); a and b are rounded to
+// T on the host, as the host backend does.
+template <class T>
 struct AxpbyOp {
   static constexpr int kFlatRows = 2;  // flat/vec2 rows per thread: 16 loads (8 vec2) each
-  double a, b;
-  const double* x;
-  double* y;
+  T a, b;
+  const T* x;
+  T* y;
   struct In {
-    double x, y;
+    T x, y;
   };
   __device__ In load(std::ptrdiff_t c) const { return {x[c], y[c]}; }
   __device__ double finish(std::ptrdiff_t c, const In& v) const {
-    y[c] = ops::mul(a, v.x) + ops::mul(b, v.y);
+    y[c] = ops::axpby_point(a, v.x, b, v.y);
     return 0.0;
   }
-  // Points c, c+1 (c even: 16-byte aligned).
+  // Points c, c+1 (c even: aligned to a pair).
   __device__ void load2(std::ptrdiff_t c, In& v0, In& v1) const {
-    const double2 xx = ld2(x + c), yy = ld2(y + c);
+    const auto xx = ld2(x + c), yy = ld2(y + c);
     v0 = {xx.x, yy.x};
     v1 = {xx.y, yy.y};
   }
   __device__ void finish2(std::ptrdiff_t c, const In& v0, const In& v1, double& t0,
                           double& t1) const {
-    st2(y + c, ops::mul(a, v0.x) + ops::mul(b, v0.y), ops::mul(a, v1.x) + ops::mul(b, v1.y));
+    st2(y + c, ops::axpby_point(a, v0.x, b, v0.y), ops::axpby_point(a, v1.x, b, v1.y));
     t0 = t1 = 0.0;
   }
 };
@@ -445,24 +458,25 @@ struct CgUpdateOp {
   }
 };
 
+template <class T>
 struct DotOp {
   static constexpr int kFlatRows = 2;
-  const double* x;
-  const double* y;
+  const T* x;
+  const T* y;
   struct In {
-    double x, y;
+    T x, y;
   };
   __device__ In load(std::ptrdiff_t c) const { return {__ldg(x + c), __ldg(y + c)}; }
-  __device__ double finish(std::ptrdiff_t, const In& v) const { return ops::mul(v.x, v.y); }
+  __device__ double finish(std::ptrdiff_t, const In& v) const { return double(ops::mul(v.x, v.y)); }
   __device__ void load2(std::ptrdiff_t c, In& v0, In& v1) const {
-    const double2 xx = ldg2(x + c), yy = ldg2(y + c);
+    const auto xx = ldg2(x + c), yy = ldg2(y + c);
     v0 = {xx.x, yy.x};
     v1 = {xx.y, yy.y};
   }
   __device__ void finish2(std::ptrdiff_t, const In& v0, const In& v1, double& t0,
                           double& t1) const {
-    t0 = ops::mul(v0.x, v0.y);
-    t1 = ops::mul(v1.x, v1.y);
+    t0 = double(ops::mul(v0.x, v0.y));
+    t1 = double(ops::mul(v1.x, v1.y));
   }
 };
 
@@ -555,13 +569,13 @@ __global__ void __launch_bounds__(kBlockThreads, kFlatMinBlocks)
 
 // ---- Multigrid: smoothing step and grid transfers ------------------------------------
 // One thread per point of a box (x by threads, y and z by blocks): the multigrid levels
-// are memory- or latency-bound, and these run the shared point updates unchanged.
+// are memory- or latency-bound, and these run the shared point updates unchanged. T is
+// the grid's scalar type (double, or float for a float V-cycle).
 
-template <bool kReduce>
+template <class T, bool kReduce>
 __global__ void __launch_bounds__(kBlockThreads)
-    smooth_sweep(Layout l, Region r, Stencil s, double cd, double cr, const double* f,
-                 const double* u, const double* d_in, double* d_out, double* unew,
-                 double2* partials) {
+    smooth_sweep(Layout l, Region r, Stencil s, double cd, double cr, const T* f, const T* u,
+                 const T* d_in, T* d_out, T* unew, double2* partials) {
   const int i = r.i0 + blockIdx.x * blockDim.x + threadIdx.x;
   const int j = r.j0 + blockIdx.y * blockDim.y + threadIdx.y;
   DD acc{};
@@ -574,8 +588,24 @@ __global__ void __launch_bounds__(kBlockThreads)
   if constexpr (kReduce) store_block_partial(acc, partials);
 }
 
-static __global__ void __launch_bounds__(kBlockThreads)
-    restrict_box(Transfer t, const double* __restrict__ fine, double* __restrict__ coarse) {
+// res = f - A u in float (double residuals take the tuned sweeps above).
+template <class T, bool kReduce>
+__global__ void __launch_bounds__(kBlockThreads)
+    residual_box(Layout l, Region r, Stencil s, const T* f, const T* u, T* res, double2* partials) {
+  const int i = r.i0 + blockIdx.x * blockDim.x + threadIdx.x;
+  const int j = r.j0 + blockIdx.y * blockDim.y + threadIdx.y;
+  DD acc{};
+  if (i < r.i1 && j < r.j1)
+    for (int k = r.k0 + blockIdx.z; k < r.k1; k += gridDim.z) {
+      const double v = ops::residual_point(f, u, res, l.at(i, j, k), l.sy(), l.sz(), s);
+      if constexpr (kReduce) acc = ops::dd_add(acc, v);
+    }
+  if constexpr (kReduce) store_block_partial(acc, partials);
+}
+
+template <class T>
+__global__ void __launch_bounds__(kBlockThreads)
+    restrict_box(Transfer t, const T* __restrict__ fine, T* __restrict__ coarse) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   const int j = blockIdx.y * blockDim.y + threadIdx.y;
   const int k = blockIdx.z;
@@ -583,8 +613,9 @@ static __global__ void __launch_bounds__(kBlockThreads)
   coarse[t.coarse.at(i, j, k)] = ops::restrict_point(t, ops::restrict_row(t, fine, j, k), i);
 }
 
-static __global__ void __launch_bounds__(kBlockThreads)
-    prolong_box(Transfer t, const double* __restrict__ coarse, double* __restrict__ fine) {
+template <class T>
+__global__ void __launch_bounds__(kBlockThreads)
+    prolong_box(Transfer t, const T* __restrict__ coarse, T* __restrict__ fine) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   const int j = blockIdx.y * blockDim.y + threadIdx.y;
   const int k = blockIdx.z;
@@ -605,6 +636,37 @@ static __global__ void __launch_bounds__(kBlockThreads)
 
 // The largest magnitude (ops::magnitude_bits) of the box into *result: a warp maximum,
 // then one atomic per warp. Every thread takes part in the shuffles.
+// out = in at every interior point, converted (double -> float rounds to nearest, as the
+// host's conversion does).
+template <class In, class Out>
+__global__ void __launch_bounds__(kBlockThreads)
+    convert_box(Layout l, const In* __restrict__ in, Out* __restrict__ out) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  const int j = blockIdx.y * blockDim.y + threadIdx.y;
+  const int k = blockIdx.z;
+  if (i >= l.nx || j >= l.ny) return;
+  const std::ptrdiff_t c = l.at(i, j, k);
+  out[c] = Out(in[c]);
+}
+
+// out = double(in) with slot += with.out (the mixed V-cycle's z and PCG's r.z), strided
+// over z as the reducing box sweeps.
+static __global__ void __launch_bounds__(kBlockThreads)
+    widen_dot_box(Layout l, Region r, const float* __restrict__ in, double* __restrict__ out,
+                  const double* __restrict__ with, double2* partials) {
+  const int i = r.i0 + blockIdx.x * blockDim.x + threadIdx.x;
+  const int j = r.j0 + blockIdx.y * blockDim.y + threadIdx.y;
+  DD acc{};
+  if (i < r.i1 && j < r.j1)
+    for (int k = r.k0 + blockIdx.z; k < r.k1; k += gridDim.z) {
+      const std::ptrdiff_t c = l.at(i, j, k);
+      const double v = double(in[c]);
+      out[c] = v;
+      acc = ops::dd_add(acc, ops::mul(with[c], v));
+    }
+  store_block_partial(acc, partials);
+}
+
 static __global__ void __launch_bounds__(kBlockThreads)
     max_abs_box(Layout l, const double* __restrict__ x, unsigned long long* result) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -620,18 +682,18 @@ static __global__ void __launch_bounds__(kBlockThreads)
 
 // ---- Halo faces ----------------------------------------------------------------------
 
-static __global__ void __launch_bounds__(kBlockThreads)
-    pack_face(Layout l, Face f, int na, int nb, const double* __restrict__ u,
-              double* __restrict__ buf) {
+template <class T>
+__global__ void __launch_bounds__(kBlockThreads)
+    pack_face(Layout l, Face f, int na, int nb, const T* __restrict__ u, T* __restrict__ buf) {
   const int a = blockIdx.x * blockDim.x + threadIdx.x;
   if (a >= na) return;
   for (int b = blockIdx.y * blockDim.y + threadIdx.y; b < nb; b += gridDim.y * blockDim.y)
     buf[a + std::ptrdiff_t(na) * b] = u[ops::face_point(l, f, a, b, false)];
 }
 
-static __global__ void __launch_bounds__(kBlockThreads)
-    unpack_face(Layout l, Face f, int na, int nb, const double* __restrict__ buf,
-                double* __restrict__ u) {
+template <class T>
+__global__ void __launch_bounds__(kBlockThreads)
+    unpack_face(Layout l, Face f, int na, int nb, const T* __restrict__ buf, T* __restrict__ u) {
   const int a = blockIdx.x * blockDim.x + threadIdx.x;
   if (a >= na) return;
   for (int b = blockIdx.y * blockDim.y + threadIdx.y; b < nb; b += gridDim.y * blockDim.y)

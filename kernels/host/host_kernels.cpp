@@ -84,22 +84,25 @@ class HostKernels final : public Kernels, public DeviceTimer {
   bool device_memory_is_remote() const override { return false; }
   std::size_t available_memory() const override { return host_available_memory(); }
 
-  double* allocate(std::size_t n, Memory) override {
+  void* allocate_bytes(std::size_t n, Memory) override {
     // 64-byte aligned, zeroed; first touch in parallel places pages near the threads.
-    const std::size_t bytes = ((n * sizeof(double) + 63) / 64) * 64;
-    auto* p = static_cast<double*>(std::aligned_alloc(64, bytes ? bytes : 64));
+    const std::size_t bytes = ((n + 63) / 64) * 64;
+    auto* p = static_cast<char*>(std::aligned_alloc(64, bytes ? bytes : 64));
     if (!p) throw std::bad_alloc();
+    const std::size_t chunk = 1 << 19;
 #pragma omp parallel for schedule(static)
-    for (std::size_t i = 0; i < n; ++i) p[i] = 0.0;
+    for (std::size_t b = 0; b < bytes; b += chunk)
+      std::memset(p + b, 0, std::min(chunk, bytes - b));
     return p;
   }
-  void deallocate(double* p, Memory) noexcept override { std::free(p); }
-  void copy(double* dst, const double* src, std::size_t n, Lane) override {
+  void deallocate_bytes(void* p, Memory) noexcept override { std::free(p); }
+  void copy_bytes(void* dst, const void* src, std::size_t n, Lane) override {
     // In parallel, as the kernels run: one thread's memcpy is no ceiling for them.
-    const std::size_t chunk = 1 << 16;
+    const std::size_t chunk = 1 << 19;
+    auto* d = static_cast<char*>(dst);
+    const auto* s = static_cast<const char*>(src);
 #pragma omp parallel for schedule(static)
-    for (std::size_t b = 0; b < n; b += chunk)
-      std::memcpy(dst + b, src + b, std::min(chunk, n - b) * sizeof(double));
+    for (std::size_t b = 0; b < n; b += chunk) std::memcpy(d + b, s + b, std::min(chunk, n - b));
   }
 
   void apply(const Layout& l, const Stencil& s, const Region& r, const double* u, double* out,
@@ -122,13 +125,11 @@ class HostKernels final : public Kernels, public DeviceTimer {
 
   void residual(const Layout& l, const Stencil& s, const Region& r, const double* f,
                 const double* u, double* res, int slot, Lane) override {
-    const auto sy = l.sy(), sz = l.sz();
-    add(slot, for_rows(l, r, [&](std::ptrdiff_t c0, int n, DD acc) {
-          return dd_sum_run(c0, n, acc, [&](std::ptrdiff_t c) {
-            res[c] = f[c] - ops::apply_point(u, c, sy, sz, s);
-            return ops::mul(res[c], res[c]);
-          });
-        }));
+    residual_t(l, s, r, f, u, res, slot);
+  }
+  void residual(const Layout& l, const Stencil& s, const Region& r, const float* f, const float* u,
+                float* res, int slot, Lane) override {
+    residual_t(l, s, r, f, u, res, slot);
   }
 
   void jacobi(const Layout& l, const Stencil& s, const Region& r, const double* f, const double* u,
@@ -156,6 +157,77 @@ class HostKernels final : public Kernels, public DeviceTimer {
   void smooth(const Layout& l, const Stencil& s, const Region& r, double cd, double cr,
               const double* f, const double* u, const double* d_in, double* d_out, double* unew,
               int slot, Lane) override {
+    smooth_t(l, s, r, cd, cr, f, u, d_in, d_out, unew, slot);
+  }
+  void smooth(const Layout& l, const Stencil& s, const Region& r, double cd, double cr,
+              const float* f, const float* u, const float* d_in, float* d_out, float* unew,
+              int slot, Lane) override {
+    smooth_t(l, s, r, cd, cr, f, u, d_in, d_out, unew, slot);
+  }
+  void restrict_to(const Transfer& t, const double* fine, double* coarse) override {
+    restrict_t(t, fine, coarse);
+  }
+  void restrict_to(const Transfer& t, const float* fine, float* coarse) override {
+    restrict_t(t, fine, coarse);
+  }
+  void prolong_add(const Transfer& t, const double* coarse, double* fine) override {
+    prolong_t(t, coarse, fine);
+  }
+  void prolong_add(const Transfer& t, const float* coarse, float* fine) override {
+    prolong_t(t, coarse, fine);
+  }
+  void axpby(const Layout& l, double a, const double* x, double b, double* y) override {
+    axpby_t(l, a, x, b, y);
+  }
+  void axpby(const Layout& l, double a, const float* x, double b, float* y) override {
+    axpby_t(l, a, x, b, y);
+  }
+  void dot(const Layout& l, const double* x, const double* y, int slot) override {
+    dot_t(l, x, y, slot);
+  }
+  void dot(const Layout& l, const float* x, const float* y, int slot) override {
+    dot_t(l, x, y, slot);
+  }
+  void convert(const Layout& l, const double* in, float* out) override { convert_t(l, in, out); }
+  void convert(const Layout& l, const float* in, double* out, const double* with,
+               int slot) override {
+    if (slot == kNoReduction) return convert_t(l, in, out);
+    add(slot, for_rows(l, Region::whole(l), [&](std::ptrdiff_t c0, int n, DD acc) {
+          return dd_sum_run(c0, n, acc, [&](std::ptrdiff_t c) {
+            out[c] = double(in[c]);
+            return ops::mul(with[c], out[c]);
+          });
+        }));
+  }
+  void pack(const Layout& l, Face f, const double* u, double* buf, Lane) override {
+    pack_t(l, f, u, buf);
+  }
+  void pack(const Layout& l, Face f, const float* u, float* buf, Lane) override {
+    pack_t(l, f, u, buf);
+  }
+  void unpack(const Layout& l, Face f, const double* buf, double* u, Lane) override {
+    unpack_t(l, f, buf, u);
+  }
+  void unpack(const Layout& l, Face f, const float* buf, float* u, Lane) override {
+    unpack_t(l, f, buf, u);
+  }
+
+ private:
+  // One implementation per operation for both scalar types (see Kernels).
+  template <class T>
+  void residual_t(const Layout& l, const Stencil& s, const Region& r, const T* f, const T* u,
+                  T* res, int slot) {
+    const auto sy = l.sy(), sz = l.sz();
+    add(slot, for_rows(l, r, [&](std::ptrdiff_t c0, int n, DD acc) {
+          return dd_sum_run(c0, n, acc, [&](std::ptrdiff_t c) {
+            return ops::residual_point(f, u, res, c, sy, sz, s);
+          });
+        }));
+  }
+
+  template <class T>
+  void smooth_t(const Layout& l, const Stencil& s, const Region& r, double cd, double cr,
+                const T* f, const T* u, const T* d_in, T* d_out, T* unew, int slot) {
     const auto sy = l.sy(), sz = l.sz();
     if (slot == kNoReduction) {
       for_rows(l, r, [&](std::ptrdiff_t c0, int n, DD acc) {
@@ -172,27 +244,74 @@ class HostKernels final : public Kernels, public DeviceTimer {
         }));
   }
 
-  void restrict_to(const Transfer& t, const double* fine, double* coarse) override {
+  template <class T>
+  void restrict_t(const Transfer& t, const T* fine, T* coarse) {
     const Layout& l = t.coarse;
 #pragma omp parallel for collapse(2) schedule(static)
     for (int k = 0; k < l.nz; ++k)
       for (int j = 0; j < l.ny; ++j) {
-        const ops::RestrictRow r = ops::restrict_row(t, fine, j, k);
-        double* out = coarse + l.at(0, j, k);
+        const ops::RestrictRow<T> r = ops::restrict_row(t, fine, j, k);
+        T* out = coarse + l.at(0, j, k);
         for (int i = 0; i < l.nx; ++i) out[i] = ops::restrict_point(t, r, i);
       }
   }
-  void prolong_add(const Transfer& t, const double* coarse, double* fine) override {
+  template <class T>
+  void prolong_t(const Transfer& t, const T* coarse, T* fine) {
     const Layout& l = t.fine;
 #pragma omp parallel for collapse(2) schedule(static)
     for (int k = 0; k < l.nz; ++k)
       for (int j = 0; j < l.ny; ++j) {
-        const ops::ProlongRow r = ops::prolong_row(t, coarse, j, k);
-        double* row = fine + l.at(0, j, k);
+        const ops::ProlongRow<T> r = ops::prolong_row(t, coarse, j, k);
+        T* row = fine + l.at(0, j, k);
         for (int i = 0; i < l.nx; ++i) ops::prolong_point(t, r, row, i);
       }
   }
 
+  template <class T>
+  void axpby_t(const Layout& l, double a, const T* x, double b, T* y) {
+    const T ta = T(a), tb = T(b);
+    for_rows(l, Region::whole(l), [&](std::ptrdiff_t c0, int n, DD acc) {
+      for (std::ptrdiff_t c = c0; c < c0 + n; ++c) y[c] = ops::axpby_point(ta, x[c], tb, y[c]);
+      return acc;
+    });
+  }
+
+  template <class T>
+  void dot_t(const Layout& l, const T* x, const T* y, int slot) {
+    add(slot, for_rows(l, Region::whole(l), [&](std::ptrdiff_t c0, int n, DD acc) {
+          return dd_sum_run(c0, n, acc,
+                            [&](std::ptrdiff_t c) { return double(ops::mul(x[c], y[c])); });
+        }));
+  }
+
+  template <class In, class Out>
+  void convert_t(const Layout& l, const In* in, Out* out) {
+    for_rows(l, Region::whole(l), [&](std::ptrdiff_t c0, int n, DD acc) {
+      for (std::ptrdiff_t c = c0; c < c0 + n; ++c) out[c] = Out(in[c]);
+      return acc;
+    });
+  }
+
+  template <class T>
+  void pack_t(const Layout& l, Face f, const T* u, T* buf) {
+    int na, nb;
+    ops::face_dims(l, f, na, nb);
+#pragma omp parallel for schedule(static)
+    for (int b = 0; b < nb; ++b)
+      for (int a = 0; a < na; ++a)
+        buf[a + std::ptrdiff_t(na) * b] = u[ops::face_point(l, f, a, b, false)];
+  }
+  template <class T>
+  void unpack_t(const Layout& l, Face f, const T* buf, T* u) {
+    int na, nb;
+    ops::face_dims(l, f, na, nb);
+#pragma omp parallel for schedule(static)
+    for (int b = 0; b < nb; ++b)
+      for (int a = 0; a < na; ++a)
+        u[ops::face_point(l, f, a, b, true)] = buf[a + std::ptrdiff_t(na) * b];
+  }
+
+ public:
   void fill(const Layout& l, const FieldGen& g, double* out) override {
 #pragma omp parallel for collapse(2) schedule(static)
     for (int k = 0; k < l.nz; ++k)
@@ -208,13 +327,6 @@ class HostKernels final : public Kernels, public DeviceTimer {
     return ops::from_magnitude_bits(m);
   }
 
-  void axpby(const Layout& l, double a, const double* x, double b, double* y) override {
-    for_rows(l, Region::whole(l), [&](std::ptrdiff_t c0, int n, DD acc) {
-      for (std::ptrdiff_t c = c0; c < c0 + n; ++c) y[c] = ops::mul(a, x[c]) + ops::mul(b, y[c]);
-      return acc;
-    });
-  }
-
   void cg_update(const Layout& l, double alpha, const double* p, const double* ap, double* x,
                  double* r, int slot) override {
     add(slot, for_rows(l, Region::whole(l), [&](std::ptrdiff_t c0, int n, DD acc) {
@@ -224,29 +336,6 @@ class HostKernels final : public Kernels, public DeviceTimer {
             return ops::mul(r[c], r[c]);
           });
         }));
-  }
-
-  void dot(const Layout& l, const double* x, const double* y, int slot) override {
-    add(slot, for_rows(l, Region::whole(l), [&](std::ptrdiff_t c0, int n, DD acc) {
-          return dd_sum_run(c0, n, acc, [&](std::ptrdiff_t c) { return ops::mul(x[c], y[c]); });
-        }));
-  }
-
-  void pack(const Layout& l, Face f, const double* u, double* buf, Lane) override {
-    int na, nb;
-    ops::face_dims(l, f, na, nb);
-#pragma omp parallel for schedule(static)
-    for (int b = 0; b < nb; ++b)
-      for (int a = 0; a < na; ++a)
-        buf[a + std::ptrdiff_t(na) * b] = u[ops::face_point(l, f, a, b, false)];
-  }
-  void unpack(const Layout& l, Face f, const double* buf, double* u, Lane) override {
-    int na, nb;
-    ops::face_dims(l, f, na, nb);
-#pragma omp parallel for schedule(static)
-    for (int b = 0; b < nb; ++b)
-      for (int a = 0; a < na; ++a)
-        u[ops::face_point(l, f, a, b, true)] = buf[a + std::ptrdiff_t(na) * b];
   }
 
   // Host work is synchronous: nothing to order or wait for.

@@ -109,6 +109,39 @@ struct MgNumbers {
   std::vector<MgLevelInfo> info;
 };
 
+// --precision mixed: the float smoothing step (half the bytes of mg_smooth), the float
+// V-cycle (with its conversions and r.z in double) and one MG-PCG iteration with it.
+void measure_mixed(Runtime& rt, Fields& f, const Measure& measure) {
+  Kernels& k = *rt.kernels;
+  const Decomposition& d = rt.decomp;
+  const Layout l = d.layout();
+  const double pts = double(l.interior_size());
+  DD sink[kReductionSlots];
+  {
+    FloatBuffer fb(k, l.padded_size()), fu(k, l.padded_size()), fx(k, l.padded_size()),
+        fo(k, l.padded_size());
+    k.convert(l, f.b.data(), fb.data());
+    k.convert(l, f.u.data(), fu.data());
+    measure("mg_smooth_f32", "mg_smooth in float", 20.0 * pts, [&] {
+      k.smooth(l, rt.op->stencil(), Region::whole(l), 0.5, 1e-3, fb.data(), fu.data(), fx.data(),
+               fx.data(), fo.data(), kNoReduction, Lane::interior);
+    });
+  }
+  MgOptions o;
+  o.precision = "mixed";
+  Multigrid mg(rt, o);
+  const double share = pts / double(d.global_points());
+  measure("mg_vcycle_mixed", "one float V-cycle (--precision mixed), conversions and r.z",
+          mg.bytes_per_apply() * share, [&] {
+            mg.apply(f.u.data(), f.out.data(), 0);
+            k.read_slots(1, sink);
+          });
+  auto pcg = make_cg(*rt.op, rt.cart.get(), rt.timers, f.b, 1e-300, &mg);
+  pcg->start();
+  measure("mg_pcg_iter_mixed", "one MG-PCG iteration with the float V-cycle",
+          pcg->bytes_per_iteration() * share, [&] { pcg->step(); });
+}
+
 // Multigrid: one smoothing step (f, u, d read; d, unew written), one V-cycle and one
 // MG-PCG iteration, with the byte counts of multigrid.cpp's model.
 MgNumbers measure_multigrid(Runtime& rt, Fields& f, int reps, const Measure& measure) {
@@ -140,6 +173,7 @@ MgNumbers measure_multigrid(Runtime& rt, Fields& f, int reps, const Measure& mea
   pcg->start();
   measure("mg_pcg_iteration", "one MG-PCG iteration: CG's work, a V-cycle, r.z",
           pcg->bytes_per_iteration() * share, [&] { pcg->step(); });
+  measure_mixed(rt, f, measure);
   return n;
 }
 

@@ -254,7 +254,7 @@ void refuse_inapplicable(const SolveOptions& o, const std::set<std::string>& giv
                                     : "does not apply to --solver jacobi (CG's preconditioner)");
   const bool mg = !explicit_heat && !jacobi && o.precond == "mg";
   if (!mg)
-    for (const char* n : {"mg-levels", "mg-smooth", "mg-smoother"})
+    for (const char* n : {"mg-levels", "mg-smooth", "mg-smoother", "precision"})
       refuse(n, explicit_heat ? "does not apply to explicit heat steps (no multigrid)"
                 : jacobi      ? "does not apply to --solver jacobi (no multigrid)"
                               : "does not apply with --precond none (no multigrid)");
@@ -377,6 +377,11 @@ void add_solve_solver_options(CLI::App* solve, SolveOptions& o) {
       ->group("Solver");
   solve->add_option("--mg-smoother", o.mg_smoother, "Multigrid smoother")
       ->check(CLI::IsMember({"chebyshev", "jacobi"}))
+      ->group("Solver");
+  solve
+      ->add_option("--precision", o.precision,
+                   "double, or mixed: the multigrid V-cycle in float, CG in double")
+      ->check(CLI::IsMember({"double", "mixed"}))
       ->group("Solver");
   solve->add_option("--tol", o.tol, "Stop at this relative residual ||r||/||b||")
       ->check(non_negative())

@@ -72,7 +72,7 @@ MemoryNeed solve_memory(const SolveOptions& o, const Decomposition& d, MPI_Comm 
                                                                       : (pc ? 5 : 4);
   MemoryNeed m;
   m.device = (2 + method) * field;
-  if (pc) m.device += mg_memory_bytes(mg_plan(d, mg_options(o), cart));
+  if (pc) m.device += mg_memory_bytes(mg_plan(d, mg_options(o), cart), o.precision == "mixed");
   m.host = 2 * field;
   if (has_boundary_values(o)) m.host += field;  // the boundary values, while lifted
   if (has_boundary_values(o) && o.problem == "heat") m.device += field;  // heat's B g
@@ -144,15 +144,24 @@ void fill_source(SolveRun& r) {
     r.boundary = upload(*r.k, boundary_source(r.o, *r.prob, *r.d, r.comm));
 }
 
+// The precision the run used: mixed only where a multigrid V-cycle ran in float (CG's or
+// the implicit heat steps' inner CG's preconditioner).
+std::string precision(const SolveRun& r) {
+  const bool mg = r.pc || (uses_implicit_heat(r.o) && r.o.precond == "mg");
+  return r.o.precision == "mixed" && mg ? "mixed" : "double";
+}
+
 // A checkpoint continues only under the same preconditioner (it shapes the iterates).
 // An implicit step's answer depends on the inner solve: its tolerance and preconditioner.
 std::string solver_identity(const SolveRun& r) {
   const SolveOptions& o = r.o;
   if (uses_implicit_heat(o))
-    return r.solver + "(tol=" + nlohmann::json(o.tol).dump() + ",precond=" + o.precond + ")";
+    return r.solver + "(tol=" + nlohmann::json(o.tol).dump() + ",precond=" + o.precond +
+           (precision(r) == "mixed" ? ",mixed" : "") + ")";
   if (r.mg)
     return r.solver + "+mg(levels=" + std::to_string(o.mg_levels) +
-           ",smooth=" + std::to_string(o.mg_smooth) + "," + o.mg_smoother + ")";
+           ",smooth=" + std::to_string(o.mg_smooth) + "," + o.mg_smoother +
+           (o.precision == "mixed" ? ",mixed" : "") + ")";
   return r.solver;
 }
 
@@ -330,6 +339,7 @@ void write_solution_attributes(const SolveRun& r, hid_t g, const DriveResult& re
   h5_attr(g, "problem", o.problem);
   h5_attr(g, "solver", r.solver);
   h5_attr(g, "precond", r.precond);
+  h5_attr(g, "precision", precision(r));
   if (r.mg) {  // the hierarchy: each level's grid, and its set-up time
     std::vector<Int3> grids;
     for (const MgLevelInfo& l : r.mg->levels()) grids.push_back(l.grid);
@@ -462,6 +472,7 @@ nlohmann::json config_json(const SolveRun& r) {
       {"mg_levels", o.mg_levels},
       {"mg_smooth", o.mg_smooth},
       {"mg_smoother", o.mg_smoother},
+      {"precision", precision(r)},
       {"rhs", source_spec(o)},
       {"initial", r.heat ? nlohmann::json(source_spec(o)) : nlohmann::json()},
       {"boundary", o.boundary},

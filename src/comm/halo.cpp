@@ -35,25 +35,36 @@ namespace {
 int face_tag(int axis, int side) { return 100 + 2 * axis + side; }
 }  // namespace
 
+template <class T>
 void post_face_recvs(const HaloPlan& plan, std::vector<Buffer>& bufs, MPI_Comm comm,
                      std::vector<Request>& reqs) {
   for (std::size_t i = 0; i < plan.faces.size(); ++i) {
     const HaloFace& f = plan.faces[i];
-    HALO3D_MPI_CHECK(MPI_Irecv(bufs[i].data(), int(f.points), MPI_DOUBLE, f.neighbor,
-                               face_tag(f.face.axis, 1 - f.face.side), comm,
+    HALO3D_MPI_CHECK(MPI_Irecv(face_buffer<T>(bufs[i]), int(f.points), mpi_datatype<T>(),
+                               f.neighbor, face_tag(f.face.axis, 1 - f.face.side), comm,
                                reqs.emplace_back().for_recv()));
   }
 }
 
-void post_face_sends(const HaloPlan& plan, const std::vector<Buffer>& bufs, MPI_Comm comm,
+template <class T>
+void post_face_sends(const HaloPlan& plan, std::vector<Buffer>& bufs, MPI_Comm comm,
                      std::vector<Request>& reqs) {
   for (std::size_t i = 0; i < plan.faces.size(); ++i) {
     const HaloFace& f = plan.faces[i];
-    HALO3D_MPI_CHECK(MPI_Isend(bufs[i].data(), int(f.points), MPI_DOUBLE, f.neighbor,
-                               face_tag(f.face.axis, f.face.side), comm,
+    HALO3D_MPI_CHECK(MPI_Isend(face_buffer<T>(bufs[i]), int(f.points), mpi_datatype<T>(),
+                               f.neighbor, face_tag(f.face.axis, f.face.side), comm,
                                reqs.emplace_back().for_send()));
   }
 }
+
+template void post_face_recvs<double>(const HaloPlan&, std::vector<Buffer>&, MPI_Comm,
+                                      std::vector<Request>&);
+template void post_face_recvs<float>(const HaloPlan&, std::vector<Buffer>&, MPI_Comm,
+                                     std::vector<Request>&);
+template void post_face_sends<double>(const HaloPlan&, std::vector<Buffer>&, MPI_Comm,
+                                      std::vector<Request>&);
+template void post_face_sends<float>(const HaloPlan&, std::vector<Buffer>&, MPI_Comm,
+                                     std::vector<Request>&);
 
 namespace {
 
@@ -76,37 +87,47 @@ class MpiTransport final : public HaloTransport {
            (staged_ ? ", staged through pinned host buffers" : ", host memory");
   }
 
-  void start(const double* u) override {
+  void start(const double* u) override { start_t(u); }
+  void start(const float* u) override { start_t(u); }
+  void finish(double* u) override { finish_t(u); }
+  void finish(float* u) override { finish_t(u); }
+
+ private:
+  template <class T>
+  void start_t(const T* u) {
     HALO3D_NVTX_RANGE("mpi start (pack, send)");
     // The previous finish() may still be copying out of the receive buffers.
     if (staged_) k_.synchronize(Lane::boundary);
     // Receives first, so a neighbour's eager send lands in its buffer directly.
-    post_face_recvs(plan_, host_recv_, comm_, recvs_);
+    post_face_recvs<T>(plan_, host_recv_, comm_, recvs_);
     k_.fence(Lane::interior, Lane::boundary);
     for (std::size_t i = 0; i < plan_.faces.size(); ++i) {
       const auto& f = plan_.faces[i];
       if (staged_) {
-        k_.pack(plan_.layout, f.face, u, dev_send_[i].data(), Lane::boundary);
-        k_.copy(host_send_[i].data(), dev_send_[i].data(), f.points, Lane::boundary);
+        k_.pack(plan_.layout, f.face, u, face_buffer<T>(dev_send_[i]), Lane::boundary);
+        k_.copy(face_buffer<T>(host_send_[i]), face_buffer<T>(dev_send_[i]), f.points,
+                Lane::boundary);
       } else {
-        k_.pack(plan_.layout, f.face, u, host_send_[i].data(), Lane::boundary);
+        k_.pack(plan_.layout, f.face, u, face_buffer<T>(host_send_[i]), Lane::boundary);
       }
     }
     k_.synchronize(Lane::boundary);
-    post_face_sends(plan_, host_send_, comm_, sends_);
+    post_face_sends<T>(plan_, host_send_, comm_, sends_);
   }
 
-  void finish(double* u) override {
+  template <class T>
+  void finish_t(T* u) {
     HALO3D_NVTX_RANGE("mpi finish (wait, unpack)");
     wait_all(recvs_);
     recvs_.clear();
     for (std::size_t i = 0; i < plan_.faces.size(); ++i) {
       const auto& f = plan_.faces[i];
       if (staged_) {
-        k_.copy(dev_recv_[i].data(), host_recv_[i].data(), f.points, Lane::boundary);
-        k_.unpack(plan_.layout, f.face, dev_recv_[i].data(), u, Lane::boundary);
+        k_.copy(face_buffer<T>(dev_recv_[i]), face_buffer<T>(host_recv_[i]), f.points,
+                Lane::boundary);
+        k_.unpack(plan_.layout, f.face, face_buffer<T>(dev_recv_[i]), u, Lane::boundary);
       } else {
-        k_.unpack(plan_.layout, f.face, host_recv_[i].data(), u, Lane::boundary);
+        k_.unpack(plan_.layout, f.face, face_buffer<T>(host_recv_[i]), u, Lane::boundary);
       }
     }
     wait_all(sends_);

@@ -36,18 +36,44 @@ class HaloTransport {
   virtual std::string name() const = 0;
   // What this rank detected and uses (one line, for the run's report).
   virtual std::string describe() const { return name(); }
-  // Send faces of u (interior boundary layers), receive into u's ghost layers.
+  // Send faces of u (interior boundary layers), receive into u's ghost layers. Either
+  // scalar type (a float multigrid V-cycle exchanges floats): each transport implements
+  // both with one template, moving faces of the type's size (face_buffer, mpi_datatype).
   virtual void start(const double* u) = 0;
   virtual void finish(double* u) = 0;
+  virtual void start(const float* u) = 0;
+  virtual void finish(float* u) = 0;
 };
+
+// The MPI datatype of a scalar type.
+template <class T>
+MPI_Datatype mpi_datatype();
+template <>
+inline MPI_Datatype mpi_datatype<double>() {
+  return MPI_DOUBLE;
+}
+template <>
+inline MPI_Datatype mpi_datatype<float>() {
+  return MPI_FLOAT;
+}
+// A transport's face buffers are sized for a face of doubles (the larger type); a face of
+// floats uses the first half of the same buffer.
+template <class T>
+T* face_buffer(Buffer& b) {
+  static_assert(sizeof(T) <= sizeof(double), "face buffers hold doubles");
+  return reinterpret_cast<T*>(b.data());
+}
 
 // Face messages of the transports that go through MPI point-to-point (mpi, mpi-cuda): per
 // face of the plan, a receive from its neighbour into bufs[i] or a send from bufs[i],
-// tagged with the face it leaves the sender through, so the two messages between a pair
-// of ranks (periodic, or a 2-rank axis) cannot swap. The requests are added to `reqs`.
+// in T (face_buffer), tagged with the face it leaves the sender through, so the two messages
+// between a pair of ranks (periodic, or a 2-rank axis) cannot swap. The requests are added to
+// `reqs`.
+template <class T>
 void post_face_recvs(const HaloPlan& plan, std::vector<Buffer>& bufs, MPI_Comm comm,
                      std::vector<Request>& reqs);
-void post_face_sends(const HaloPlan& plan, const std::vector<Buffer>& bufs, MPI_Comm comm,
+template <class T>
+void post_face_sends(const HaloPlan& plan, std::vector<Buffer>& bufs, MPI_Comm comm,
                      std::vector<Request>& reqs);
 
 // Plain MPI: non-blocking point-to-point; with device memory the faces are staged

@@ -29,6 +29,7 @@ struct SolveOptions {
   int mg_levels = 0;                      // 0: automatic (coarsen to one point per axis)
   int mg_smooth = 2;                      // smoothing steps before and after the coarse correction
   std::string mg_smoother = "chebyshev";  // chebyshev | jacobi
+  std::string precision = "double";       // double | mixed (the multigrid V-cycle in float)
   double tol = 1e-8;
   long max_iters = 10000;
   long iters = 0;      // --iters N: exactly N iterations, tol ignored (0: not given)

@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <stdexcept>
+#include <type_traits>
 
 #include "errors.hpp"
 #include "nvtx.hpp"
@@ -176,6 +177,7 @@ MgOptions mg_options(const SolveOptions& o) {
   m.levels = o.mg_levels;
   m.smooth = o.mg_smooth;
   m.smoother = o.mg_smoother;
+  m.precision = o.precision;
   return m;
 }
 
@@ -211,23 +213,38 @@ std::vector<Int3> mg_level_grids(const Int3& grid, int max_levels) {
   return out;
 }
 
+// A level's vectors in the V-cycle's scalar type T.
+template <class T>
+struct MgVectors {
+  // Double: level 0 uses only y and w (b and x are the caller's); mixed: all four.
+  BasicBuffer<T> b, x, y, w;
+  BasicBuffer<T> global_r, global_e;  // where the level gathers
+  std::vector<T> host_local, host_global;
+};
+
 struct Multigrid::Level {
   Int3 grid{};
   bool distributed = true;
   Decomposition decomp;
   std::unique_ptr<DistributedOperator> own_op;
   DistributedOperator* A = nullptr;
-  Buffer b, x, y, w;  // level 0 uses only y and w (b and x are the caller's)
-  Steps steps;        // smoothing (the coarsest: its solve)
-  TransferOp down;    // to the next level
+  MgVectors<double> d;  // precision double
+  MgVectors<float> f;   // precision mixed
+  template <class T>
+  MgVectors<T>& v() {
+    if constexpr (std::is_same_v<T, float>)
+      return f;
+    else
+      return d;
+  }
+  Steps steps;      // smoothing (the coarsest: its solve)
+  TransferOp down;  // to the next level
   double points = 0;
   // The last distributed level before gathered ones: its residual gathered to the whole
   // grid on every rank, and the correction interpolated there.
   bool gathers = false;
-  Buffer global_r, global_e;
   TransferOp down_global;
   std::vector<int> boxes;  // offset[3], count[3] of every rank
-  std::vector<double> host_local, host_global;
 };
 
 Multigrid::~Multigrid() = default;
@@ -254,22 +271,42 @@ std::vector<MgLevelPlan> mg_plan(const Decomposition& fine, const MgOptions& o, 
   return out;
 }
 
-double mg_memory_bytes(const std::vector<MgLevelPlan>& plan) {
+double mg_memory_bytes(const std::vector<MgLevelPlan>& plan, bool mixed) {
+  const double e = mixed ? sizeof(float) : sizeof(double);
   double bytes = 0;
   for (std::size_t l = 0; l < plan.size(); ++l) {
     const double n = double(plan[l].decomp.layout().padded_size());
-    bytes += 8 * n * (l == 0 ? 2 : 4);  // y, w; coarser levels b, x, y, w as well
+    // y, w; coarser levels (and a mixed fine level) b, x, y, w
+    bytes += e * n * (l == 0 && !mixed ? 2 : 4);
     if (l + 1 < plan.size() && plan[l].distributed && !plan[l + 1].distributed)
-      bytes += 2 * 8 * double(Decomposition::whole(plan[l].grid).layout().padded_size());  // gather
+      bytes += 2 * e * double(Decomposition::whole(plan[l].grid).layout().padded_size());  // gather
   }
   return bytes;
 }
+
+namespace {
+
+// Allocates a level's vectors in T: b and x unless they are the caller's, y and w.
+template <class T>
+void allocate_vectors(MgVectors<T>& v, Kernels& k, std::size_t n, bool with_b_x) {
+  if (with_b_x) {
+    v.b = BasicBuffer<T>(k, n);
+    v.x = BasicBuffer<T>(k, n);
+  }
+  v.y = BasicBuffer<T>(k, n);
+  v.w = BasicBuffer<T>(k, n);
+}
+
+}  // namespace
 
 Multigrid::Multigrid(Runtime& rt, const MgOptions& o, DistributedOperator* fine) : rt_(rt), o_(o) {
   if (!fine) fine = rt.op.get();
   if (o.smooth < 1) throw BadInput("--mg-smooth must be >= 1");
   if (o.smoother != "chebyshev" && o.smoother != "jacobi")
     throw BadInput("--mg-smoother " + o.smoother + ": expected chebyshev or jacobi");
+  if (o.precision != "double" && o.precision != "mixed")
+    throw BadInput("--precision " + o.precision + ": expected double or mixed");
+  mixed_ = o.precision == "mixed";
   Kernels& k = *rt.kernels;
   MPI_Comm cart = rt.cart.get();
   const int ranks = rt.decomp.ranks;
@@ -287,12 +324,12 @@ Multigrid::Multigrid(Runtime& rt, const MgOptions& o, DistributedOperator* fine)
       stencil = coarser_stencil(stencil, levels_.back()->grid, L->grid);
       L->own_op = make_operator(rt, L->decomp, stencil, L->distributed);
       L->A = L->own_op.get();
-      L->b = Buffer(k, L->decomp.layout().padded_size());
-      L->x = Buffer(k, L->decomp.layout().padded_size());
     }
     const std::size_t n = L->decomp.layout().padded_size();
-    L->y = Buffer(k, n);
-    L->w = Buffer(k, n);
+    if (mixed_)
+      allocate_vectors(L->f, k, n, true);
+    else
+      allocate_vectors(L->d, k, n, l > 0);
     const bool coarsest = l + 1 == plan.size();
     L->steps = coarsest ? coarse_steps(stencil, L->grid) : smoother_steps(o, stencil, L->grid);
     levels_.push_back(std::move(L));
@@ -306,8 +343,14 @@ Multigrid::Multigrid(Runtime& rt, const MgOptions& o, DistributedOperator* fine)
       F.gathers = true;
       const Decomposition whole = Decomposition::whole(F.grid);
       F.down_global = make_transfer(k, whole, C.decomp);
-      F.global_r = Buffer(k, whole.layout().padded_size());
-      F.global_e = Buffer(k, whole.layout().padded_size());
+      const std::size_t n = whole.layout().padded_size();
+      if (mixed_) {
+        F.f.global_r = FloatBuffer(k, n);
+        F.f.global_e = FloatBuffer(k, n);
+      } else {
+        F.d.global_r = Buffer(k, n);
+        F.d.global_e = Buffer(k, n);
+      }
       int mine[6];
       for (int a = 0; a < 3; ++a) mine[a] = F.decomp.offset[a], mine[3 + a] = F.decomp.count[a];
       F.boxes.resize(6 * std::size_t(ranks));
@@ -317,21 +360,26 @@ Multigrid::Multigrid(Runtime& rt, const MgOptions& o, DistributedOperator* fine)
     }
   }
   for (double b : level_bytes()) bytes_ += b;
+  // Mixed: the fine level's conversions (read r, write its float copy; read z in float and
+  // r, write z in double, with r.z).
+  if (mixed_) bytes_ += levels_[0]->points * (12 + 20);
 }
 
 // Per level: the smoothing steps (smooth_bytes), then on every level but the coarsest the
 // residual (24 B/point), restriction (8) and prolongation (16) on the fine side and 16 on
-// the coarse side.
+// the coarse side; in 8-byte values (mixed: halved, 4-byte values).
 std::vector<double> Multigrid::level_bytes() const {
   std::vector<double> out;
+  const double e = mixed_ ? 0.5 : 1.0;
   for (std::size_t l = 0; l < levels_.size(); ++l) {
     const Level& L = *levels_[l];
     if (l + 1 == levels_.size()) {
-      out.push_back(L.points * smooth_bytes(L.steps, true));
+      out.push_back(e * L.points * smooth_bytes(L.steps, true));
       break;
     }
-    out.push_back(L.points * (smooth_bytes(L.steps, true) + smooth_bytes(L.steps, false) + 48) +
-                  16 * levels_[l + 1]->points);
+    out.push_back(e *
+                  (L.points * (smooth_bytes(L.steps, true) + smooth_bytes(L.steps, false) + 48) +
+                   16 * levels_[l + 1]->points));
   }
   return out;
 }
@@ -341,12 +389,11 @@ std::vector<double> Multigrid::level_ms(double* in, double* out, int reps) {
   apply(in, out);  // fills every level's right-hand side with real data
   std::vector<double> from(levels_.size() + 1, 0.0);
   for (std::size_t l = levels_.size(); l-- > 0;) {
-    Level& L = *levels_[l];
     auto work = [&] {
       if (l == 0)
         apply(in, out);
       else
-        cycle(l, L.b.data(), L.x.data(), L.y.data(), kNoReduction);
+        cycle_from(l);
     };
     work();
     std::vector<double> t;
@@ -372,9 +419,10 @@ std::string Multigrid::describe() const {
     s += (l ? " " : "") + std::to_string(g[0]) + "x" + std::to_string(g[1]) + "x" +
          std::to_string(g[2]) + (levels_[l]->distributed ? "" : "*");
   }
-  return s + "), " + o_.smoother + " " + std::to_string(o_.smooth) + "+" +
-         std::to_string(o_.smooth) + ", coarsest " + std::to_string(levels_.back()->steps.size()) +
-         " Chebyshev steps" + (levels_.back()->distributed ? "" : "; * = gathered on every rank");
+  return s + "), " + (mixed_ ? "float V-cycle (mixed precision), " : "") + o_.smoother + " " +
+         std::to_string(o_.smooth) + "+" + std::to_string(o_.smooth) + ", coarsest " +
+         std::to_string(levels_.back()->steps.size()) + " Chebyshev steps" +
+         (levels_.back()->distributed ? "" : "; * = gathered on every rank");
 }
 
 // Runs the steps from the iterate in x (from_zero: from x = 0, whatever x holds),
@@ -382,9 +430,10 @@ std::string Multigrid::describe() const {
 // x = cr b (no sweep, no halo) and the second reads that x as its direction d as well;
 // a step's direction is read only when its cd is not 0 and written only when the next
 // step reads it. slot += b.result, from the last step.
-double* Multigrid::smooth(Level& L, const Steps& steps, const double* b, double* x, double* y,
-                          bool from_zero, int slot) {
-  const double* d = nullptr;
+template <class T>
+T* Multigrid::smooth(Level& L, const Steps& steps, const T* b, T* x, T* y, bool from_zero,
+                     int slot) {
+  const T* d = nullptr;
   for (std::size_t s = 0; s < steps.size(); ++s) {
     const double cd = steps[s][0], cr = steps[s][1];
     const bool last = s + 1 == steps.size();
@@ -394,7 +443,7 @@ double* Multigrid::smooth(Level& L, const Steps& steps, const double* b, double*
       d = x;
       continue;
     }
-    double* d_out = !last && steps[s + 1][0] != 0 ? L.w.data() : nullptr;
+    T* d_out = !last && steps[s + 1][0] != 0 ? L.v<T>().w.data() : nullptr;
     L.A->smooth(cd, cr, b, x, cd != 0 ? d : nullptr, d_out, y, last ? slot : kNoReduction);
     std::swap(x, y);
     d = d_out;
@@ -425,42 +474,55 @@ std::size_t Multigrid::swaps(std::size_t l) const {
 // The V-cycle on level l for right-hand side b, from x = 0; x and y are its two iterate
 // buffers. Returns the one that holds the result.
 // slot += b.result (from the last step).
-double* Multigrid::cycle(std::size_t l, const double* b, double* x, double* y, int slot) {
+template <class T>
+T* Multigrid::cycle(std::size_t l, const T* b, T* x, T* y, int slot) {
   Level& L = *levels_[l];
+  MgVectors<T>& V = L.v<T>();
   Kernels& k = *rt_.kernels;
   const Layout lay = L.A->layout();
   if (l + 1 == levels_.size()) return smooth(L, L.steps, b, x, y, true, slot);
-  double* u = smooth(L, L.steps, b, x, y, true, kNoReduction);
-  double* other = u == x ? y : x;
-  L.A->residual(b, u, L.w.data(), kNoReduction);
+  T* u = smooth(L, L.steps, b, x, y, true, kNoReduction);
+  T* other = u == x ? y : x;
+  L.A->residual(b, u, V.w.data(), kNoReduction);
   Level& C = *levels_[l + 1];
+  MgVectors<T>& CV = C.v<T>();
   if (L.gathers) {
-    gather(L);
-    k.restrict_to(L.down_global.t, L.global_r.data(), C.b.data());
-    const double* e = cycle(l + 1, C.b.data(), C.x.data(), C.y.data(), kNoReduction);
+    gather<T>(L);
+    k.restrict_to(L.down_global.t, V.global_r.data(), CV.b.data());
+    const T* e = cycle(l + 1, CV.b.data(), CV.x.data(), CV.y.data(), kNoReduction);
     const Layout whole = L.down_global.t.fine;
-    k.axpby(whole, 0.0, L.global_e.data(), 0.0, L.global_e.data());
-    k.prolong_add(L.down_global.t, e, L.global_e.data());
-    scatter(L);
-    k.axpby(lay, 1.0, L.w.data(), 1.0, u);
+    k.axpby(whole, 0.0, V.global_e.data(), 0.0, V.global_e.data());
+    k.prolong_add(L.down_global.t, e, V.global_e.data());
+    scatter<T>(L);
+    k.axpby(lay, 1.0, V.w.data(), 1.0, u);
   } else {
-    L.A->exchange(L.w.data());
-    k.restrict_to(L.down.t, L.w.data(), C.b.data());
-    double* e = cycle(l + 1, C.b.data(), C.x.data(), C.y.data(), kNoReduction);
+    L.A->exchange(V.w.data());
+    k.restrict_to(L.down.t, V.w.data(), CV.b.data());
+    T* e = cycle(l + 1, CV.b.data(), CV.x.data(), CV.y.data(), kNoReduction);
     C.A->exchange(e);
     k.prolong_add(L.down.t, e, u);
   }
   return smooth(L, L.steps, b, u, other, false, slot);
 }
 
+void Multigrid::cycle_from(std::size_t l) {
+  Level& L = *levels_[l];
+  if (mixed_)
+    cycle(l, L.f.b.data(), L.f.x.data(), L.f.y.data(), kNoReduction);
+  else
+    cycle(l, L.d.b.data(), L.d.x.data(), L.d.y.data(), kNoReduction);
+}
+
 // L.w (this rank's residual) to L.global_r (the whole level, on every rank).
+template <class T>
 void Multigrid::gather(Level& L) {
   HALO3D_NVTX_RANGE("multigrid gather");
   Kernels& k = *rt_.kernels;
+  MgVectors<T>& V = L.v<T>();
   const Layout lay = L.A->layout(), whole = L.down_global.t.fine;
-  L.host_local.resize(lay.padded_size());
+  V.host_local.resize(lay.padded_size());
   k.synchronize();
-  k.copy(L.host_local.data(), L.w.data(), lay.padded_size(), Lane::interior);
+  k.copy(V.host_local.data(), V.w.data(), lay.padded_size(), Lane::interior);
   k.synchronize(Lane::interior);
   const int ranks = int(L.boxes.size() / 6);
   std::vector<int> counts(ranks), displs(ranks);
@@ -471,53 +533,69 @@ void Multigrid::gather(Level& L) {
     displs[r] = total;
     total += counts[r];
   }
-  std::vector<double> mine, all(static_cast<std::size_t>(total));
+  std::vector<T> mine, all(static_cast<std::size_t>(total));
   mine.reserve(lay.interior_size());
   for (int kk = 0; kk < lay.nz; ++kk)
     for (int j = 0; j < lay.ny; ++j)
-      for (int i = 0; i < lay.nx; ++i) mine.push_back(L.host_local[lay.at(i, j, kk)]);
-  HALO3D_MPI_CHECK(MPI_Allgatherv(mine.data(), int(mine.size()), MPI_DOUBLE, all.data(),
-                                  counts.data(), displs.data(), MPI_DOUBLE, rt_.cart.get()));
-  L.host_global.assign(whole.padded_size(), 0.0);
+      for (int i = 0; i < lay.nx; ++i) mine.push_back(V.host_local[lay.at(i, j, kk)]);
+  HALO3D_MPI_CHECK(MPI_Allgatherv(mine.data(), int(mine.size()), mpi_datatype<T>(), all.data(),
+                                  counts.data(), displs.data(), mpi_datatype<T>(), rt_.cart.get()));
+  V.host_global.assign(whole.padded_size(), T(0));
   for (int r = 0; r < ranks; ++r) {
     const int* box = &L.boxes[6 * std::size_t(r)];
     std::size_t n = std::size_t(displs[r]);
     for (int kk = 0; kk < box[5]; ++kk)
       for (int j = 0; j < box[4]; ++j)
         for (int i = 0; i < box[3]; ++i)
-          L.host_global[whole.at(box[0] + i, box[1] + j, box[2] + kk)] = all[n++];
+          V.host_global[whole.at(box[0] + i, box[1] + j, box[2] + kk)] = all[n++];
   }
-  k.copy(L.global_r.data(), L.host_global.data(), whole.padded_size(), Lane::interior);
+  k.copy(V.global_r.data(), V.host_global.data(), whole.padded_size(), Lane::interior);
   k.synchronize(Lane::interior);
 }
 
 // This rank's box of L.global_e to L.w.
+template <class T>
 void Multigrid::scatter(Level& L) {
   HALO3D_NVTX_RANGE("multigrid scatter");
   Kernels& k = *rt_.kernels;
+  MgVectors<T>& V = L.v<T>();
   const Layout lay = L.A->layout(), whole = L.down_global.t.fine;
-  L.host_global.resize(whole.padded_size());
+  V.host_global.resize(whole.padded_size());
   k.synchronize();
-  k.copy(L.host_global.data(), L.global_e.data(), whole.padded_size(), Lane::interior);
+  k.copy(V.host_global.data(), V.global_e.data(), whole.padded_size(), Lane::interior);
   k.synchronize(Lane::interior);
   const Decomposition& d = L.decomp;
-  L.host_local.assign(lay.padded_size(), 0.0);
+  V.host_local.assign(lay.padded_size(), T(0));
   for (int kk = 0; kk < lay.nz; ++kk)
     for (int j = 0; j < lay.ny; ++j)
       for (int i = 0; i < lay.nx; ++i)
-        L.host_local[lay.at(i, j, kk)] =
-            L.host_global[whole.at(d.offset[0] + i, d.offset[1] + j, d.offset[2] + kk)];
-  k.copy(L.w.data(), L.host_local.data(), lay.padded_size(), Lane::interior);
+        V.host_local[lay.at(i, j, kk)] =
+            V.host_global[whole.at(d.offset[0] + i, d.offset[1] + j, d.offset[2] + kk)];
+  k.copy(V.w.data(), V.host_local.data(), lay.padded_size(), Lane::interior);
   k.synchronize(Lane::interior);
 }
 
 void Multigrid::apply(double* in, double* out, int slot) {
   HALO3D_NVTX_RANGE("multigrid V-cycle");
+  if (mixed_) return apply_mixed(in, out, slot);
   Level& L0 = *levels_[0];
   // Start so that the last step writes `out` (no copy): the steps alternate buffers.
   const bool odd = swaps(0) % 2 == 1;
-  const double* r = cycle(0, in, odd ? L0.y.data() : out, odd ? out : L0.y.data(), slot);
+  double* y = L0.d.y.data();
+  const double* r = cycle(0, const_cast<const double*>(in), odd ? y : out, odd ? out : y, slot);
   if (r != out) rt_.kernels->copy(out, r, L0.A->layout().padded_size(), Lane::interior);
+}
+
+// The V-cycle in float between two conversions; r.z (slot) in double, from the double z
+// CG uses, summed as z is widened.
+void Multigrid::apply_mixed(double* in, double* out, int slot) {
+  Level& L0 = *levels_[0];
+  Kernels& k = *rt_.kernels;
+  const Layout lay = L0.A->layout();
+  k.convert(lay, in, L0.f.b.data());
+  const float* z =
+      cycle(0, const_cast<const float*>(L0.f.b.data()), L0.f.x.data(), L0.f.y.data(), kNoReduction);
+  k.convert(lay, z, out, in, slot);
 }
 
 }  // namespace halo3d

@@ -17,6 +17,15 @@
 // any process grid and on either backend. Coarse levels keep the fine level's process
 // grid while every rank owns points and enough of them; the rest of the hierarchy is
 // gathered and run redundantly on every rank (it is tiny).
+//
+// Precision "mixed" (--precision mixed) runs the whole V-cycle in float, half the bytes
+// per level: apply() rounds r to float on the fine level, cycles in float (the same code,
+// instantiated for float; gathered levels too) and converts z back to double, where CG
+// stays. The float cycle is still a fixed map computed identically on every process grid
+// and backend (the same rounding of the same operations), so the answers stay
+// decomposition-independent; it is a symmetric operator only up to float rounding, which
+// plain PCG tolerates at the tolerances halo3d solves to (docs/PERFORMANCE.md measures the
+// iteration counts).
 #pragma once
 #include <mpi.h>
 
@@ -35,6 +44,7 @@ struct MgOptions {
   int levels = 0;                      // 0: coarsen until every axis has one point
   int smooth = 2;                      // smoothing steps before and after the coarse correction
   std::string smoother = "chebyshev";  // chebyshev | jacobi
+  std::string precision = "double";    // double | mixed (the V-cycle in float)
 };
 
 // Each level's global size, this rank's box and whether it runs distributed (false:
@@ -46,8 +56,9 @@ struct MgLevelPlan {
 };
 std::vector<MgLevelPlan> mg_plan(const Decomposition& fine, const MgOptions& o, MPI_Comm cart);
 // Bytes of backend memory the hierarchy of `plan` allocates on this rank (the fine
-// level's vectors are the solver's).
-double mg_memory_bytes(const std::vector<MgLevelPlan>& plan);
+// level's vectors are the solver's); mixed: float levels, and the fine level's right-hand
+// side and iterate in float as well.
+double mg_memory_bytes(const std::vector<MgLevelPlan>& plan, bool mixed = false);
 
 MgOptions mg_options(const SolveOptions& o);
 // The preconditioner `o` asks for, built on the runtime's fine level (nullptr: none).
@@ -92,15 +103,23 @@ class Multigrid final : public Preconditioner {
 
  private:
   struct Level;
-  double* cycle(std::size_t l, const double* b, double* x, double* y, int slot);
-  double* smooth(Level& L, const std::vector<std::array<double, 2>>& steps, const double* b,
-                 double* x, double* y, bool from_zero, int slot);
+  // The cycle's pieces, for the V-cycle's scalar type T (double, or float when mixed).
+  template <class T>
+  T* cycle(std::size_t l, const T* b, T* x, T* y, int slot);
+  template <class T>
+  T* smooth(Level& L, const std::vector<std::array<double, 2>>& steps, const T* b, T* x, T* y,
+            bool from_zero, int slot);
   static double smooth_bytes(const std::vector<std::array<double, 2>>& steps, bool from_zero);
   std::size_t swaps(std::size_t l) const;
+  template <class T>
   void gather(Level& L);
+  template <class T>
   void scatter(Level& L);
+  void apply_mixed(double* in, double* out, int slot);
+  void cycle_from(std::size_t l);  // the cycle on level l >= 1, on its own vectors
   Runtime& rt_;
   MgOptions o_;
+  bool mixed_ = false;
   std::vector<std::unique_ptr<Level>> levels_;
   double bytes_ = 0;
 };

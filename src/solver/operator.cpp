@@ -37,8 +37,9 @@ DistributedOperator::DistributedOperator(Kernels& k, const Decomposition& d, con
   shell_[5] = {hi[0], n[0], lo[1], hi[1], lo[2], hi[2]};
 }
 
-template <class Sweep>
-void DistributedOperator::sweep_with_halo(double* u, const Sweep& sweep) {
+// T: the grid's scalar type (double; float on the levels of a float V-cycle).
+template <class T, class Sweep>
+void DistributedOperator::sweep_with_halo(T* u, const Sweep& sweep) {
   // With no neighbour there is nothing to hide: one sweep over the whole box.
   if (!overlap_ || plan_.faces.empty()) {
     {
@@ -86,6 +87,12 @@ void DistributedOperator::residual(const double* f, double* u, double* res, int 
   });
 }
 
+void DistributedOperator::residual(const float* f, float* u, float* res, int slot) {
+  sweep_with_halo(u, [&](const Region& r, Lane lane) {
+    k_.residual(layout_, stencil_, r, f, u, res, slot, lane);
+  });
+}
+
 void DistributedOperator::jacobi(const double* f, double* u, double* unew, int slot) {
   sweep_with_halo(u, [&](const Region& r, Lane lane) {
     k_.jacobi(layout_, stencil_, r, f, u, unew, slot, lane);
@@ -105,7 +112,18 @@ void DistributedOperator::smooth(double cd, double cr, const double* f, double* 
   });
 }
 
-void DistributedOperator::exchange(double* u) {
+void DistributedOperator::smooth(double cd, double cr, const float* f, float* u, const float* d_in,
+                                 float* d_out, float* unew, int slot) {
+  sweep_with_halo(u, [&](const Region& r, Lane lane) {
+    k_.smooth(layout_, stencil_, r, cd, cr, f, u, d_in, d_out, unew, slot, lane);
+  });
+}
+
+void DistributedOperator::exchange(double* u) { exchange_t(u); }
+void DistributedOperator::exchange(float* u) { exchange_t(u); }
+
+template <class T>
+void DistributedOperator::exchange_t(T* u) {
   HALO3D_NVTX_RANGE("halo exchange");
   ScopedTimer t(timers_.halo);
   transport_->start(u);

@@ -31,6 +31,7 @@ class DistributedOperator {
   void apply(double* u, double* out, int dot_slot = kNoReduction);
   // res = f - A u; slot += res.res
   void residual(const double* f, double* u, double* res, int rr_slot);
+  void residual(const float* f, float* u, float* res, int rr_slot);  // a float V-cycle's
   // unew = u + (f - A u)/diag; slot += |f - A u|^2
   void jacobi(const double* f, double* u, double* unew, int rr_slot);
   // unew = u - alpha_dt A u
@@ -40,8 +41,11 @@ class DistributedOperator {
   // slot += f.unew
   void smooth(double cd, double cr, const double* f, double* u, const double* d_in, double* d_out,
               double* unew, int dot_slot = kNoReduction);
+  void smooth(double cd, double cr, const float* f, float* u, const float* d_in, float* d_out,
+              float* unew, int dot_slot = kNoReduction);
   // Refreshes u's ghost layers only (multigrid transfers read them).
   void exchange(double* u);
+  void exchange(float* u);
 
   // Times (median of `reps`, slowest rank) of one operator application as compute only
   // (no exchange), halo only (exchange, no sweep) and overlapped; hidden = the fraction of
@@ -57,8 +61,10 @@ class DistributedOperator {
   const std::array<Region, 6>& shell() const { return shell_; }
 
  private:
-  template <class Sweep>
-  void sweep_with_halo(double* u, const Sweep& sweep);
+  template <class T, class Sweep>
+  void sweep_with_halo(T* u, const Sweep& sweep);
+  template <class T>
+  void exchange_t(T* u);
 
   Kernels& k_;
   Layout layout_;

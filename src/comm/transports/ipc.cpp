@@ -136,7 +136,14 @@ class IpcTransport final : public HaloTransport {
   std::string name() const override { return "ipc"; }
   std::string describe() const override { return describe_; }
 
-  void start(const double* u) override {
+  void start(const double* u) override { start_t(u); }
+  void start(const float* u) override { start_t(u); }
+  void finish(double* u) override { finish_t(u); }
+  void finish(float* u) override { finish_t(u); }
+
+ private:
+  template <class T>
+  void start_t(const T* u) {
     clean_ = false;
     if (net_) net_->start(u);
     if (slots_.empty()) return;
@@ -147,22 +154,24 @@ class IpcTransport final : public HaloTransport {
     k_.fence(Lane::interior, Lane::boundary);
     {
       HALO3D_NVTX_RANGE("ipc pack");
-      for (Slot& s : slots_) k_.pack(layout_, s.face.face, u, s.send.data(), Lane::boundary);
+      for (Slot& s : slots_)
+        k_.pack(layout_, s.face.face, u, face_buffer<T>(s.send), Lane::boundary);
     }
     HALO3D_NVTX_RANGE("ipc send");
     for (Slot& s : slots_) {
-      if (s.chan->credit_request().test()) put(s);
+      if (s.chan->credit_request().test()) put<T>(s);
     }
   }
 
-  void finish(double* u) override {
+  template <class T>
+  void finish_t(T* u) {
     if (!slots_.empty()) {
       {
         HALO3D_NVTX_RANGE("ipc send (late credits)");
         for (Slot& s : slots_)
           if (!s.put) {
             s.chan->credit_request().wait();
-            put(s);
+            put<T>(s);
           }
       }
       HALO3D_NVTX_RANGE("ipc wait+unpack");
@@ -173,7 +182,8 @@ class IpcTransport final : public HaloTransport {
           if (s.unpacked) continue;
           if (!s.chan->notice_request().test()) continue;
           s.chan->arrived(stream_);
-          k_.unpack(layout_, s.face.face, s.chan->inbox(), u, Lane::boundary);
+          k_.unpack(layout_, s.face.face, reinterpret_cast<const T*>(s.chan->inbox()), u,
+                    Lane::boundary);
           s.chan->consumed(stream_);
           s.unpacked = true;
           --left;
@@ -184,7 +194,6 @@ class IpcTransport final : public HaloTransport {
     clean_ = true;
   }
 
- private:
   struct Slot {
     HaloFace face;
     std::unique_ptr<ipc::Channel> chan;
@@ -192,8 +201,9 @@ class IpcTransport final : public HaloTransport {
     bool put = false, unpacked = false;
   };
   static int code(int axis, int side) { return 2 * axis + side; }
+  template <class T>
   void put(Slot& s) {
-    s.chan->put(s.send.data(), s.face.points * sizeof(double), stream_);
+    s.chan->put(s.send.data(), s.face.points * sizeof(T), stream_);
     s.put = true;
   }
 

@@ -25,26 +25,34 @@ class MpiCudaTransport final : public HaloTransport {
            " face(s), device buffers to a CUDA-aware MPI";
   }
 
-  void start(const double* u) override {
+  void start(const double* u) override { start_t(u); }
+  void start(const float* u) override { start_t(u); }
+  void finish(double* u) override { finish_t(u); }
+  void finish(float* u) override { finish_t(u); }
+
+ private:
+  template <class T>
+  void start_t(const T* u) {
     HALO3D_NVTX_RANGE("mpi-cuda start");
     // The previous finish() may still be unpacking from the receive buffers.
     k_.synchronize(Lane::boundary);
     recvs_.clear();
     sends_.clear();
-    post_face_recvs(plan_, recv_, comm_, recvs_);
+    post_face_recvs<T>(plan_, recv_, comm_, recvs_);
     k_.fence(Lane::interior, Lane::boundary);
     for (std::size_t i = 0; i < plan_.faces.size(); ++i)
-      k_.pack(plan_.layout, plan_.faces[i].face, u, send_[i].data(), Lane::boundary);
+      k_.pack(plan_.layout, plan_.faces[i].face, u, face_buffer<T>(send_[i]), Lane::boundary);
     // MPI reads the buffers from the host's point of view: the packs must be done.
     k_.synchronize(Lane::boundary);
-    post_face_sends(plan_, send_, comm_, sends_);
+    post_face_sends<T>(plan_, send_, comm_, sends_);
   }
 
-  void finish(double* u) override {
+  template <class T>
+  void finish_t(T* u) {
     HALO3D_NVTX_RANGE("mpi-cuda finish");
     wait_all(recvs_);
     for (std::size_t i = 0; i < plan_.faces.size(); ++i)
-      k_.unpack(plan_.layout, plan_.faces[i].face, recv_[i].data(), u, Lane::boundary);
+      k_.unpack(plan_.layout, plan_.faces[i].face, face_buffer<T>(recv_[i]), u, Lane::boundary);
     wait_all(sends_);
   }
 

@@ -67,12 +67,24 @@ class NcclTransport final : public HaloTransport {
            " face(s), grouped ncclSend/ncclRecv on the boundary stream";
   }
 
-  void start(const double* u) override {
+  void start(const double* u) override { start_t(u); }
+  void start(const float* u) override { start_t(u); }
+  void finish(double* u) override { finish_t(u); }
+  void finish(float* u) override { finish_t(u); }
+
+ private:
+  template <class T>
+  static ncclDataType_t nccl_type() {
+    return sizeof(T) == sizeof(double) ? ncclDouble : ncclFloat;
+  }
+
+  template <class T>
+  void start_t(const T* u) {
     clean_ = false;
     HALO3D_NVTX_RANGE("nccl start");
     k_.fence(Lane::interior, Lane::boundary);
     for (std::size_t i = 0; i < plan_.faces.size(); ++i)
-      k_.pack(plan_.layout, plan_.faces[i].face, u, send_[i].data(), Lane::boundary);
+      k_.pack(plan_.layout, plan_.faces[i].face, u, face_buffer<T>(send_[i]), Lane::boundary);
     if (plan_.faces.empty()) return;
     // Stream order protects the buffers: the next pack comes after these sends, the
     // unpack after these receives, and the next receives after that unpack.
@@ -80,21 +92,21 @@ class NcclTransport final : public HaloTransport {
     for (std::size_t i = 0; i < plan_.faces.size(); ++i) {
       const auto& f = plan_.faces[i];
       HALO3D_NCCL_CHECK(
-          ncclRecv(recv_[i].data(), f.points, ncclDouble, f.neighbor, comm_, stream_));
+          ncclRecv(face_buffer<T>(recv_[i]), f.points, nccl_type<T>(), f.neighbor, comm_, stream_));
       HALO3D_NCCL_CHECK(
-          ncclSend(send_[i].data(), f.points, ncclDouble, f.neighbor, comm_, stream_));
+          ncclSend(face_buffer<T>(send_[i]), f.points, nccl_type<T>(), f.neighbor, comm_, stream_));
     }
     HALO3D_NCCL_CHECK(ncclGroupEnd());
   }
 
-  void finish(double* u) override {
+  template <class T>
+  void finish_t(T* u) {
     HALO3D_NVTX_RANGE("nccl finish");
     for (std::size_t i = 0; i < plan_.faces.size(); ++i)
-      k_.unpack(plan_.layout, plan_.faces[i].face, recv_[i].data(), u, Lane::boundary);
+      k_.unpack(plan_.layout, plan_.faces[i].face, face_buffer<T>(recv_[i]), u, Lane::boundary);
     clean_ = true;
   }
 
- private:
   Kernels& k_;
   HaloPlan plan_;
   cudaStream_t stream_ = nullptr;
