@@ -68,7 +68,7 @@ template void post_face_sends<float>(const HaloPlan&, std::vector<Buffer>&, MPI_
 
 namespace {
 
-class MpiTransport final : public HaloTransport {
+class MpiTransport final : public TypedTransport<MpiTransport> {
  public:
   MpiTransport(Kernels& k, const HaloPlan& plan, MPI_Comm comm)
       : k_(k), plan_(plan), comm_(comm), staged_(k.device_memory_is_remote()) {
@@ -87,12 +87,8 @@ class MpiTransport final : public HaloTransport {
            (staged_ ? ", staged through pinned host buffers" : ", host memory");
   }
 
-  void start(const double* u) override { start_t(u); }
-  void start(const float* u) override { start_t(u); }
-  void finish(double* u) override { finish_t(u); }
-  void finish(float* u) override { finish_t(u); }
-
  private:
+  friend class TypedTransport<MpiTransport>;
   template <class T>
   void start_t(const T* u) {
     HALO3D_NVTX_RANGE("mpi start (pack, send)");

@@ -45,6 +45,20 @@ class HaloTransport {
   virtual void finish(float* u) = 0;
 };
 
+// HaloTransport's scalar overloads forwarded to the transport's one template,
+// D::start_t<T> and D::finish_t<T> (private in D, which names this class a friend).
+template <class D>
+class TypedTransport : public HaloTransport {
+ public:
+  void start(const double* u) final { self().start_t(u); }
+  void start(const float* u) final { self().start_t(u); }
+  void finish(double* u) final { self().finish_t(u); }
+  void finish(float* u) final { self().finish_t(u); }
+
+ private:
+  D& self() { return static_cast<D&>(*this); }
+};
+
 // The MPI datatype of a scalar type.
 template <class T>
 MPI_Datatype mpi_datatype();

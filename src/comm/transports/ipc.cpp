@@ -66,7 +66,7 @@ const char* face_name(Face f) {
   return names[f.axis][f.side];
 }
 
-class IpcTransport final : public HaloTransport {
+class IpcTransport final : public TypedTransport<IpcTransport> {
  public:
   explicit IpcTransport(const TransportContext& c) : k_(c.k), layout_(c.plan.layout) {
     MPI_Comm dup = MPI_COMM_NULL;
@@ -136,12 +136,8 @@ class IpcTransport final : public HaloTransport {
   std::string name() const override { return "ipc"; }
   std::string describe() const override { return describe_; }
 
-  void start(const double* u) override { start_t(u); }
-  void start(const float* u) override { start_t(u); }
-  void finish(double* u) override { finish_t(u); }
-  void finish(float* u) override { finish_t(u); }
-
  private:
+  friend class TypedTransport<IpcTransport>;
   template <class T>
   void start_t(const T* u) {
     clean_ = false;

@@ -10,7 +10,7 @@
 namespace halo3d {
 namespace {
 
-class MpiCudaTransport final : public HaloTransport {
+class MpiCudaTransport final : public TypedTransport<MpiCudaTransport> {
  public:
   MpiCudaTransport(Kernels& k, const HaloPlan& plan, MPI_Comm comm)
       : k_(k), plan_(plan), comm_(comm) {
@@ -25,12 +25,8 @@ class MpiCudaTransport final : public HaloTransport {
            " face(s), device buffers to a CUDA-aware MPI";
   }
 
-  void start(const double* u) override { start_t(u); }
-  void start(const float* u) override { start_t(u); }
-  void finish(double* u) override { finish_t(u); }
-  void finish(float* u) override { finish_t(u); }
-
  private:
+  friend class TypedTransport<MpiCudaTransport>;
   template <class T>
   void start_t(const T* u) {
     HALO3D_NVTX_RANGE("mpi-cuda start");

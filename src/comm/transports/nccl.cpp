@@ -37,7 +37,7 @@ bool nccl_compiled() {
 #ifdef HALO3D_HAVE_NCCL
 namespace {
 
-class NcclTransport final : public HaloTransport {
+class NcclTransport final : public TypedTransport<NcclTransport> {
  public:
   NcclTransport(Kernels& k, const HaloPlan& plan, MPI_Comm comm) : k_(k), plan_(plan) {
     stream_ = static_cast<cudaStream_t>(k_.native_stream(Lane::boundary));
@@ -67,12 +67,8 @@ class NcclTransport final : public HaloTransport {
            " face(s), grouped ncclSend/ncclRecv on the boundary stream";
   }
 
-  void start(const double* u) override { start_t(u); }
-  void start(const float* u) override { start_t(u); }
-  void finish(double* u) override { finish_t(u); }
-  void finish(float* u) override { finish_t(u); }
-
  private:
+  friend class TypedTransport<NcclTransport>;
   template <class T>
   static ncclDataType_t nccl_type() {
     return sizeof(T) == sizeof(double) ? ncclDouble : ncclFloat;
