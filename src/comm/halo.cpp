@@ -31,10 +31,14 @@ HaloPlan HaloPlan::build(const Decomposition& d) {
 }
 
 namespace {
+
 // A message through face (axis, side) of the sender is tagged with that face.
 int face_tag(int axis, int side) { return 100 + 2 * axis + side; }
-}  // namespace
 
+// Face messages through MPI point-to-point: per face of the plan, a receive from its
+// neighbour into bufs[i] or a send from bufs[i], in T (face_buffer), tagged with the face it
+// leaves the sender through, so the two messages between a pair of ranks (periodic, or a
+// 2-rank axis) cannot swap. The requests are added to `reqs`.
 template <class T>
 void post_face_recvs(const HaloPlan& plan, std::vector<Buffer>& bufs, MPI_Comm comm,
                      std::vector<Request>& reqs) {
@@ -57,34 +61,33 @@ void post_face_sends(const HaloPlan& plan, std::vector<Buffer>& bufs, MPI_Comm c
   }
 }
 
-template void post_face_recvs<double>(const HaloPlan&, std::vector<Buffer>&, MPI_Comm,
-                                      std::vector<Request>&);
-template void post_face_recvs<float>(const HaloPlan&, std::vector<Buffer>&, MPI_Comm,
-                                     std::vector<Request>&);
-template void post_face_sends<double>(const HaloPlan&, std::vector<Buffer>&, MPI_Comm,
-                                      std::vector<Request>&);
-template void post_face_sends<float>(const HaloPlan&, std::vector<Buffer>&, MPI_Comm,
-                                     std::vector<Request>&);
-
-namespace {
-
+// mpi and mpi-cuda: the face messages MPI sees are in host memory (host backend), in pinned
+// host copies of device buffers (mpi on a GPU: staged), or the device buffers themselves
+// (mpi-cuda, for an MPI that takes device pointers).
 class MpiTransport final : public TypedTransport<MpiTransport> {
  public:
-  MpiTransport(Kernels& k, const HaloPlan& plan, MPI_Comm comm)
-      : k_(k), plan_(plan), comm_(comm), staged_(k.device_memory_is_remote()) {
+  MpiTransport(Kernels& k, const HaloPlan& plan, MPI_Comm comm, bool device_messages)
+      : k_(k),
+        plan_(plan),
+        comm_(comm),
+        device_messages_(device_messages),
+        staged_(!device_messages && k.device_memory_is_remote()) {
+    const Memory where = device_messages_ ? Memory::device : Memory::host_pinned;
     for (const auto& f : plan_.faces) {
-      host_send_.emplace_back(k_, f.points, Memory::host_pinned);
-      host_recv_.emplace_back(k_, f.points, Memory::host_pinned);
+      send_.emplace_back(k_, f.points, where);
+      recv_.emplace_back(k_, f.points, where);
       if (staged_) {
         dev_send_.emplace_back(k_, f.points, Memory::device);
         dev_recv_.emplace_back(k_, f.points, Memory::device);
       }
     }
   }
-  std::string name() const override { return "mpi"; }
+  std::string name() const override { return device_messages_ ? "mpi-cuda" : "mpi"; }
   std::string describe() const override {
-    return "mpi: " + std::to_string(plan_.faces.size()) + " face(s)" +
-           (staged_ ? ", staged through pinned host buffers" : ", host memory");
+    return name() + ": " + std::to_string(plan_.faces.size()) + " face(s)" +
+           (device_messages_ ? ", device buffers to a CUDA-aware MPI"
+            : staged_        ? ", staged through pinned host buffers"
+                             : ", host memory");
   }
 
  private:
@@ -92,23 +95,21 @@ class MpiTransport final : public TypedTransport<MpiTransport> {
   template <class T>
   void start_t(const T* u) {
     HALO3D_NVTX_RANGE("mpi start (pack, send)");
-    // The previous finish() may still be copying out of the receive buffers.
-    if (staged_) k_.synchronize(Lane::boundary);
+    // The previous finish() may still be unpacking from the receive buffers.
+    k_.synchronize(Lane::boundary);
     // Receives first, so a neighbour's eager send lands in its buffer directly.
-    post_face_recvs<T>(plan_, host_recv_, comm_, recvs_);
+    post_face_recvs<T>(plan_, recv_, comm_, recvs_);
     k_.fence(Lane::interior, Lane::boundary);
     for (std::size_t i = 0; i < plan_.faces.size(); ++i) {
       const auto& f = plan_.faces[i];
-      if (staged_) {
-        k_.pack(plan_.layout, f.face, u, face_buffer<T>(dev_send_[i]), Lane::boundary);
-        k_.copy(face_buffer<T>(host_send_[i]), face_buffer<T>(dev_send_[i]), f.points,
-                Lane::boundary);
-      } else {
-        k_.pack(plan_.layout, f.face, u, face_buffer<T>(host_send_[i]), Lane::boundary);
-      }
+      k_.pack(plan_.layout, f.face, u, face_buffer<T>(staged_ ? dev_send_[i] : send_[i]),
+              Lane::boundary);
+      if (staged_)
+        k_.copy(face_buffer<T>(send_[i]), face_buffer<T>(dev_send_[i]), f.points, Lane::boundary);
     }
+    // MPI reads the buffers from the host's point of view: the packs must be done.
     k_.synchronize(Lane::boundary);
-    post_face_sends<T>(plan_, host_send_, comm_, sends_);
+    post_face_sends<T>(plan_, send_, comm_, sends_);
   }
 
   template <class T>
@@ -118,31 +119,29 @@ class MpiTransport final : public TypedTransport<MpiTransport> {
     recvs_.clear();
     for (std::size_t i = 0; i < plan_.faces.size(); ++i) {
       const auto& f = plan_.faces[i];
-      if (staged_) {
-        k_.copy(face_buffer<T>(dev_recv_[i]), face_buffer<T>(host_recv_[i]), f.points,
+      if (staged_)
+        k_.copy(face_buffer<T>(dev_recv_[i]), face_buffer<T>(recv_[i]), f.points, Lane::boundary);
+      k_.unpack(plan_.layout, f.face, face_buffer<T>(staged_ ? dev_recv_[i] : recv_[i]), u,
                 Lane::boundary);
-        k_.unpack(plan_.layout, f.face, face_buffer<T>(dev_recv_[i]), u, Lane::boundary);
-      } else {
-        k_.unpack(plan_.layout, f.face, face_buffer<T>(host_recv_[i]), u, Lane::boundary);
-      }
     }
     wait_all(sends_);
     sends_.clear();
   }
 
- private:
   Kernels& k_;
   HaloPlan plan_;
   MPI_Comm comm_;
-  bool staged_;
-  std::vector<Buffer> host_send_, host_recv_, dev_send_, dev_recv_;
-  std::vector<Request> recvs_, sends_;  // pending ones released by ~Request
+  bool device_messages_, staged_;
+  std::vector<Buffer> send_, recv_;          // what MPI sends and receives
+  std::vector<Buffer> dev_send_, dev_recv_;  // staged_: the device side of send_ and recv_
+  std::vector<Request> recvs_, sends_;       // pending ones released by ~Request
 };
 
 }  // namespace
 
-std::unique_ptr<HaloTransport> make_mpi_transport(Kernels& k, const HaloPlan& plan, MPI_Comm comm) {
-  return std::make_unique<MpiTransport>(k, plan, comm);
+std::unique_ptr<HaloTransport> make_mpi_transport(Kernels& k, const HaloPlan& plan, MPI_Comm comm,
+                                                  bool device_messages) {
+  return std::make_unique<MpiTransport>(k, plan, comm, device_messages);
 }
 
 }  // namespace halo3d

@@ -78,20 +78,10 @@ T* face_buffer(Buffer& b) {
   return reinterpret_cast<T*>(b.data());
 }
 
-// Face messages of the transports that go through MPI point-to-point (mpi, mpi-cuda): per
-// face of the plan, a receive from its neighbour into bufs[i] or a send from bufs[i],
-// in T (face_buffer), tagged with the face it leaves the sender through, so the two messages
-// between a pair of ranks (periodic, or a 2-rank axis) cannot swap. The requests are added to
-// `reqs`.
-template <class T>
-void post_face_recvs(const HaloPlan& plan, std::vector<Buffer>& bufs, MPI_Comm comm,
-                     std::vector<Request>& reqs);
-template <class T>
-void post_face_sends(const HaloPlan& plan, std::vector<Buffer>& bufs, MPI_Comm comm,
-                     std::vector<Request>& reqs);
-
 // Plain MPI: non-blocking point-to-point; with device memory the faces are staged
-// through pinned host buffers.
-std::unique_ptr<HaloTransport> make_mpi_transport(Kernels& k, const HaloPlan& plan, MPI_Comm comm);
+// through pinned host buffers, unless `device_messages` (mpi-cuda: device buffers handed to
+// an MPI that takes device pointers; the caller has checked that it does).
+std::unique_ptr<HaloTransport> make_mpi_transport(Kernels& k, const HaloPlan& plan, MPI_Comm comm,
+                                                  bool device_messages = false);
 
 }  // namespace halo3d
