@@ -513,6 +513,31 @@ void Multigrid::cycle_from(std::size_t l) {
     cycle(l, L.d.b.data(), L.d.x.data(), L.d.y.data(), kNoReduction);
 }
 
+namespace {
+// The gathered levels stage through host memory once per cycle (the MPI need not take
+// device pointers): n elements of backend memory to `host`, waiting for all work first,
+// and back.
+template <class T>
+void download(Kernels& k, const T* src, std::size_t n, std::vector<T>& host) {
+  host.resize(n);
+  k.synchronize();
+  k.copy(host.data(), src, n, Lane::interior);
+  k.synchronize(Lane::interior);
+}
+template <class T>
+void upload(Kernels& k, const std::vector<T>& host, T* dst) {
+  k.copy(dst, host.data(), host.size(), Lane::interior);
+  k.synchronize(Lane::interior);
+}
+// f(i, j, k) over a box of n[0] x n[1] x n[2] points, x fastest.
+template <class F>
+void for_box(const int* n, F&& f) {
+  for (int kk = 0; kk < n[2]; ++kk)
+    for (int j = 0; j < n[1]; ++j)
+      for (int i = 0; i < n[0]; ++i) f(i, j, kk);
+}
+}  // namespace
+
 // L.w (this rank's residual) to L.global_r (the whole level, on every rank).
 template <class T>
 void Multigrid::gather(Level& L) {
@@ -520,10 +545,7 @@ void Multigrid::gather(Level& L) {
   Kernels& k = *rt_.kernels;
   MgVectors<T>& V = L.v<T>();
   const Layout lay = L.A->layout(), whole = L.down_global.t.fine;
-  V.host_local.resize(lay.padded_size());
-  k.synchronize();
-  k.copy(V.host_local.data(), V.w.data(), lay.padded_size(), Lane::interior);
-  k.synchronize(Lane::interior);
+  download(k, V.w.data(), lay.padded_size(), V.host_local);
   const int ranks = int(L.boxes.size() / 6);
   std::vector<int> counts(ranks), displs(ranks);
   int total = 0;
@@ -535,22 +557,19 @@ void Multigrid::gather(Level& L) {
   }
   std::vector<T> mine, all(static_cast<std::size_t>(total));
   mine.reserve(lay.interior_size());
-  for (int kk = 0; kk < lay.nz; ++kk)
-    for (int j = 0; j < lay.ny; ++j)
-      for (int i = 0; i < lay.nx; ++i) mine.push_back(V.host_local[lay.at(i, j, kk)]);
+  const int mine_n[3] = {lay.nx, lay.ny, lay.nz};
+  for_box(mine_n, [&](int i, int j, int kk) { mine.push_back(V.host_local[lay.at(i, j, kk)]); });
   HALO3D_MPI_CHECK(MPI_Allgatherv(mine.data(), int(mine.size()), mpi_datatype<T>(), all.data(),
                                   counts.data(), displs.data(), mpi_datatype<T>(), rt_.cart.get()));
   V.host_global.assign(whole.padded_size(), T(0));
   for (int r = 0; r < ranks; ++r) {
     const int* box = &L.boxes[6 * std::size_t(r)];
     std::size_t n = std::size_t(displs[r]);
-    for (int kk = 0; kk < box[5]; ++kk)
-      for (int j = 0; j < box[4]; ++j)
-        for (int i = 0; i < box[3]; ++i)
-          V.host_global[whole.at(box[0] + i, box[1] + j, box[2] + kk)] = all[n++];
+    for_box(box + 3, [&](int i, int j, int kk) {
+      V.host_global[whole.at(box[0] + i, box[1] + j, box[2] + kk)] = all[n++];
+    });
   }
-  k.copy(V.global_r.data(), V.host_global.data(), whole.padded_size(), Lane::interior);
-  k.synchronize(Lane::interior);
+  upload(k, V.host_global, V.global_r.data());
 }
 
 // This rank's box of L.global_e to L.w.
@@ -560,19 +579,15 @@ void Multigrid::scatter(Level& L) {
   Kernels& k = *rt_.kernels;
   MgVectors<T>& V = L.v<T>();
   const Layout lay = L.A->layout(), whole = L.down_global.t.fine;
-  V.host_global.resize(whole.padded_size());
-  k.synchronize();
-  k.copy(V.host_global.data(), V.global_e.data(), whole.padded_size(), Lane::interior);
-  k.synchronize(Lane::interior);
+  download(k, V.global_e.data(), whole.padded_size(), V.host_global);
   const Decomposition& d = L.decomp;
   V.host_local.assign(lay.padded_size(), T(0));
-  for (int kk = 0; kk < lay.nz; ++kk)
-    for (int j = 0; j < lay.ny; ++j)
-      for (int i = 0; i < lay.nx; ++i)
-        V.host_local[lay.at(i, j, kk)] =
-            V.host_global[whole.at(d.offset[0] + i, d.offset[1] + j, d.offset[2] + kk)];
-  k.copy(V.w.data(), V.host_local.data(), lay.padded_size(), Lane::interior);
-  k.synchronize(Lane::interior);
+  const int mine_n[3] = {lay.nx, lay.ny, lay.nz};
+  for_box(mine_n, [&](int i, int j, int kk) {
+    V.host_local[lay.at(i, j, kk)] =
+        V.host_global[whole.at(d.offset[0] + i, d.offset[1] + j, d.offset[2] + kk)];
+  });
+  upload(k, V.host_local, V.w.data());
 }
 
 void Multigrid::apply(double* in, double* out, int slot) {
