@@ -7,7 +7,7 @@
 // x-pairs, no masks, no loop; uncapped and capped registers), launched as the backend launches it.
 // Every result is compared bitwise with the first. docs/PERFORMANCE.md version 6 has the results.
 //
-//   nvcc -O3 -arch=sm_90 -std=c++17 --fmad=false -Ikernels -Ikernels/cuda \
+//   nvcc -O3 -arch=sm_90 -std=c++17 --fmad=false -Ikernels -Ikernels/cuda -Isrc/base \
 //        -o sweep_probe bench/gpu/sweep_probe.cu
 //   ./sweep_probe [reps]
 #include "device_kernels.cuh"
@@ -99,7 +99,7 @@ struct Probe {
     CK(cudaFuncGetAttributes(&fa, k));
     CK(cudaFuncSetAttribute(k, cudaFuncAttributePreferredSharedMemoryCarveout,
                             int(cudaSharedmemCarveoutMaxL1)));
-    const ApplyOp op{u, nullptr, out, s};
+    const ApplyOp op{{u, nullptr, out, s}};
     const dim3 grid(g.grid.x, g.grid.y, g.grid.z), block(g.block.x, g.block.y, g.block.z);
     CK(cudaMemset(out, 0, l.padded_size() * sizeof(double)));
     const double ms = timer.median_ms([&] { k<<<grid, block>>>(l, r, op, partials); });

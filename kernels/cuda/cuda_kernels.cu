@@ -131,11 +131,11 @@ class CudaKernels final : public Kernels, public DeviceTimer {
 
   void apply(const Layout& l, const Stencil& s, const Region& r, const double* u, double* out,
              int slot, Lane lane) override {
-    sweep(l, r, ApplyOp{u, nullptr, out, s}, slot, lane);
+    sweep(l, r, ApplyOp{{u, nullptr, out, s}}, slot, lane);
   }
   void residual(const Layout& l, const Stencil& s, const Region& r, const double* f,
                 const double* u, double* res, int slot, Lane lane) override {
-    sweep(l, r, ResidualOp{u, f, res, s}, slot, lane);
+    sweep(l, r, ResidualOp{{u, f, res, s}}, slot, lane);
   }
   void residual(const Layout& l, const Stencil& s, const Region& r, const float* f, const float* u,
                 float* res, int slot, Lane lane) override {
@@ -152,11 +152,11 @@ class CudaKernels final : public Kernels, public DeviceTimer {
   void jacobi(const Layout& l, const Stencil& s, const Region& r, const double* f, const double* u,
               double* unew, int slot, Lane lane) override {
     // Divided on the host, as the host backend does, so the factor is bitwise the same.
-    sweep(l, r, JacobiOp{u, f, unew, s, 1.0 / s.diag}, slot, lane);
+    sweep(l, r, JacobiOp{{u, f, unew, s}, 1.0 / s.diag}, slot, lane);
   }
   void heat(const Layout& l, const Stencil& s, const Region& r, double alpha_dt, const double* u,
             double* unew, Lane lane) override {
-    sweep(l, r, HeatOp{u, nullptr, unew, s, alpha_dt}, kNoReduction, lane);
+    sweep(l, r, HeatOp{{u, nullptr, unew, s}, alpha_dt}, kNoReduction, lane);
   }
 
   void smooth(const Layout& l, const Stencil& s, const Region& r, double cd, double cr,

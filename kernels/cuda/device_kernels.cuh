@@ -143,12 +143,16 @@ __device__ __forceinline__ void st2(float* p, float a, float b) {
 // wsz = 3). Either way the arithmetic is the shared point update, so every variant gives
 // bitwise the host's values.
 
-struct ApplyOp {
-  static constexpr bool kReadsF = false;
+// The grids a sweep op reads (u, and f where kReadsF) and writes (out), and its stencil.
+struct SweepGrids {
   const double* u;
-  const double* f;  // unused
+  const double* f;  // null where the op does not read it
   double* out;
   Stencil s;
+};
+
+struct ApplyOp : SweepGrids {
+  static constexpr bool kReadsF = false;
   __device__ double operator()(const double* w, const double*, double* ow, std::ptrdiff_t cw,
                                std::ptrdiff_t wsy, std::ptrdiff_t wsz) const {
     ow[cw] = ops::apply_point(w, cw, wsy, wsz, s);
@@ -156,12 +160,8 @@ struct ApplyOp {
   }
 };
 
-struct ResidualOp {
+struct ResidualOp : SweepGrids {
   static constexpr bool kReadsF = true;
-  const double* u;
-  const double* f;
-  double* out;
-  Stencil s;
   __device__ double operator()(const double* w, const double* fw, double* ow, std::ptrdiff_t cw,
                                std::ptrdiff_t wsy, std::ptrdiff_t wsz) const {
     ow[cw] = fw[cw] - ops::apply_point(w, cw, wsy, wsz, s);
@@ -169,12 +169,8 @@ struct ResidualOp {
   }
 };
 
-struct JacobiOp {
+struct JacobiOp : SweepGrids {
   static constexpr bool kReadsF = true;
-  const double* u;
-  const double* f;
-  double* out;
-  Stencil s;
   double inv_diag;
   __device__ double operator()(const double* w, const double* fw, double* ow, std::ptrdiff_t cw,
                                std::ptrdiff_t wsy, std::ptrdiff_t wsz) const {
@@ -183,12 +179,8 @@ struct JacobiOp {
   }
 };
 
-struct HeatOp {
+struct HeatOp : SweepGrids {
   static constexpr bool kReadsF = false;
-  const double* u;
-  const double* f;  // unused
-  double* out;
-  Stencil s;
   double alpha_dt;
   __device__ double operator()(const double* w, const double*, double* ow, std::ptrdiff_t cw,
                                std::ptrdiff_t wsy, std::ptrdiff_t wsz) const {
