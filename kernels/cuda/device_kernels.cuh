@@ -287,6 +287,50 @@ __global__ void __launch_bounds__(kBlockThreads, kMinBlocks)
 // The tile TX x TY needs 2(TX+TY) <= TX*TY halo threads; the backend compiles only the
 // default kTileX x kTileY (launch_config.hpp). The register budget is per 256 threads
 // whatever the tile: as many resident threads per SM.
+// The halo cell thread t of a TX x TY smem tile at (it, jt) loads, if any (smem_sweep):
+// threads t < 80 (t = tx + 32 ty) own one each, warps 0 and 1 the rows below and above the
+// tile, lanes 0-15 of warp 2 the columns left and right of it.
+struct SmemHaloCell {
+  int i = 0, j = 0, row = 0, col = 0;  // grid point, and its place in the tile
+  bool has = false;
+};
+template <int TX, int TY>
+__device__ __forceinline__ SmemHaloCell smem_halo_cell(const Region& r, int t, int it, int jt) {
+  SmemHaloCell h;
+  if (t < TX) {
+    h = {it + t, jt - 1, 0, t + 1};
+    h.has = h.i < r.i1;
+  } else if (t < 2 * TX) {
+    h = {it + t - TX, jt + TY, TY + 1, t - TX + 1};
+    h.has = h.i < r.i1 && h.j <= r.j1;
+  } else if (t < 2 * TX + TY) {
+    h = {it - 1, jt + t - 2 * TX, 0, 0};
+    h.row = h.j - jt + 1;
+    h.has = h.j < r.j1;
+  } else if (t < 2 * TX + 2 * TY) {
+    h = {it + TX, jt + t - 2 * TX - TY, 0, TX + 1};
+    h.row = h.j - jt + 1;
+    h.has = h.i <= r.i1 && h.j < r.j1;
+  }
+  return h;
+}
+
+// smem_sweep's register columns from plane k on: ucol[p] = u at plane k - 1 + p for p in
+// [U0, U1), h[p] and fcol[p] at plane k + p for p in [H0, H1); 0 where the thread has no
+// such cell or the plane is past ke (the pointers are dereferenced only under the flags).
+template <bool kReadsF, int U0, int U1, int H0, int H1>
+__device__ __forceinline__ void smem_load(double* ucol, double* h, double* fcol, const double* uc,
+                                          const double* uh, const double* fc, std::ptrdiff_t sz,
+                                          int k, int ke, bool has_c, bool has_h, bool active) {
+#pragma unroll
+  for (int p = U0; p < U1; ++p) ucol[p] = has_c && k - 1 + p <= ke ? __ldg(uc + (p - 1) * sz) : 0.0;
+#pragma unroll
+  for (int p = H0; p < H1; ++p) {
+    h[p] = has_h && k + p < ke ? __ldg(uh + p * sz) : 0.0;
+    fcol[p] = kReadsF && active && k + p < ke ? __ldg(fc + p * sz) : 0.0;
+  }
+}
+
 template <class Op, bool kReduce, int TX = kTileX, int TY = kTileY>
 __global__ void __launch_bounds__(TX* TY, (Op::kReadsF ? kSmemMinBlocksF : kSmemMinBlocks) *
                                               kBlockThreads / (TX * TY))
@@ -302,58 +346,31 @@ __global__ void __launch_bounds__(TX* TY, (Op::kReadsF ? kSmemMinBlocksF : kSmem
   const int ke = min(kb + kz, r.k1);
   const bool active = i < r.i1 && j < r.j1;
   const bool has_c = i <= r.i1 && j <= r.j1;
-  // Threads t < 80 (t = tx + 32 ty) own one halo cell each: warps 0 and 1 the rows below
-  // and above the tile, lanes 0-15 of warp 2 the columns left and right of it.
-  const int t = tx + TX * ty, it = r.i0 + blockIdx.x * TX, jt = r.j0 + blockIdx.y * TY;
-  int hi = 0, hj = 0, hrow = 0, hcol = 0;
-  bool has_h = false;
-  if (t < TX) {
-    hi = it + t, hj = jt - 1, hrow = 0, hcol = t + 1;
-    has_h = hi < r.i1;
-  } else if (t < 2 * TX) {
-    hi = it + t - TX, hj = jt + TY, hrow = TY + 1, hcol = t - TX + 1;
-    has_h = hi < r.i1 && hj <= r.j1;
-  } else if (t < 2 * TX + TY) {
-    hi = it - 1, hj = jt + t - 2 * TX, hrow = hj - jt + 1, hcol = 0;
-    has_h = hj < r.j1;
-  } else if (t < 2 * TX + 2 * TY) {
-    hi = it + TX, hj = jt + t - 2 * TX - TY, hrow = hj - jt + 1, hcol = TX + 1;
-    has_h = hi <= r.i1 && hj < r.j1;
-  }
+  const SmemHaloCell hc =
+      smem_halo_cell<TX, TY>(r, tx + TX * ty, r.i0 + blockIdx.x * TX, r.j0 + blockIdx.y * TY);
+  const bool has_h = hc.has;
   DD acc{};
   const std::ptrdiff_t sz = l.sz();
   // Pointers are only dereferenced under the flags above.
   const std::ptrdiff_t c = l.at(i, j, kb);
   const double* __restrict__ uc = op.u + c;
-  const double* __restrict__ uh = op.u + l.at(hi, hj, kb);
+  const double* __restrict__ uh = op.u + l.at(hc.i, hc.j, kb);
   const double* __restrict__ fc = (Op::kReadsF ? op.f : op.u) + c;
   double* __restrict__ out = op.out + c;
   // ucol[p]: u at plane k-1+p; h[p], fcol[p]: at plane k+p. Planes past ke read 0.
   double ucol[2 * D + 2], h[2 * D], fcol[2 * D];
-#pragma unroll
-  for (int p = 0; p < D + 2; ++p)
-    ucol[p] = has_c && kb - 1 + p <= ke ? __ldg(uc + (p - 1) * sz) : 0.0;
-#pragma unroll
-  for (int p = 0; p < D; ++p) {
-    h[p] = has_h && kb + p < ke ? __ldg(uh + p * sz) : 0.0;
-    fcol[p] = Op::kReadsF && active && kb + p < ke ? __ldg(fc + p * sz) : 0.0;
-  }
+  smem_load<Op::kReadsF, 0, D + 2, 0, D>(ucol, h, fcol, uc, uh, fc, sz, kb, ke, has_c, has_h,
+                                         active);
   for (int k = kb; k < ke; k += D) {
     const std::ptrdiff_t o = std::ptrdiff_t(k - kb) * sz;
-#pragma unroll
-    for (int p = D + 2; p < 2 * D + 2; ++p)
-      ucol[p] = has_c && k - 1 + p <= ke ? __ldg(uc + o + (p - 1) * sz) : 0.0;
-#pragma unroll
-    for (int p = D; p < 2 * D; ++p) {
-      h[p] = has_h && k + p < ke ? __ldg(uh + o + p * sz) : 0.0;
-      fcol[p] = Op::kReadsF && active && k + p < ke ? __ldg(fc + o + p * sz) : 0.0;
-    }
+    smem_load<Op::kReadsF, D + 2, 2 * D + 2, D, 2 * D>(ucol, h, fcol, uc + o, uh + o, fc + o, sz, k,
+                                                       ke, has_c, has_h, active);
 #pragma unroll
     for (int g = 0; g < D; ++g) {
       if (k + g >= ke) break;  // uniform across the block
       double(*s)[TX + 2] = tile[g & 1];
       if (has_c) s[ty + 1][tx + 1] = ucol[g + 1];
-      if (has_h) s[hrow][hcol] = h[g];
+      if (has_h) s[hc.row][hc.col] = h[g];
       __syncthreads();
       if (active) {
         const double w[7] = {ucol[g],           s[ty][tx + 1],     s[ty + 1][tx], ucol[g + 1],
@@ -472,11 +489,77 @@ struct DotOp {
   }
 };
 
+// flat_kernel's work on one thread's rows c0[q] (ok[q]: the row exists), from unit m0 on,
+// units bx apart: all loads first, then the finishes, each term added to acc.
+template <class Op, bool kReduce, int UX, int UR>
+__device__ __forceinline__ void flat_units(const Layout& l, const Op& op, long long m0, int bx,
+                                           const std::ptrdiff_t* c0, const bool* ok, DD& acc) {
+  typename Op::In v[UR][UX]{};
+#pragma unroll
+  for (int q = 0; q < UR; ++q)
+#pragma unroll
+    for (int u = 0; u < UX; ++u) {
+      const long long i = m0 + (long long)u * bx;
+      if (ok[q] && i < l.nx) v[q][u] = op.load(c0[q] + i);
+    }
+#pragma unroll
+  for (int q = 0; q < UR; ++q)
+#pragma unroll
+    for (int u = 0; u < UX; ++u) {
+      const long long i = m0 + (long long)u * bx;
+      if (ok[q] && i < l.nx) {
+        const double t = op.finish(c0[q] + i, v[q][u]);
+        if constexpr (kReduce) acc = ops::dd_add(acc, t);
+      }
+    }
+}
+
+// The same for vec2 units: aligned pairs from the row's first even index; where the row
+// starts at an odd index its first point is done, as a scalar, by the thread of unit 0; a
+// pair of which only the first point is in the row, likewise.
+template <class Op, bool kReduce, int UX, int UR>
+__device__ __forceinline__ void vec2_units(const Layout& l, const Op& op, long long m0, int bx,
+                                           const std::ptrdiff_t* c0, const bool* ok, DD& acc) {
+  typename Op::In v[UR][UX][2]{};
+  typename Op::In head[UR]{};
+#pragma unroll
+  for (int q = 0; q < UR; ++q) {
+    const std::ptrdiff_t start = c0[q] + (c0[q] & 1), end = c0[q] + l.nx;
+#pragma unroll
+    for (int u = 0; u < UX; ++u) {
+      const std::ptrdiff_t e = start + 2 * (m0 + (long long)u * bx);
+      // e + 1 <= end: at worst the row's high ghost, which is in the array.
+      if (ok[q] && e < end) op.load2(e, v[q][u][0], v[q][u][1]);
+    }
+    if (ok[q] && m0 == 0 && (c0[q] & 1)) head[q] = op.load(c0[q]);
+  }
+#pragma unroll
+  for (int q = 0; q < UR; ++q) {
+    const std::ptrdiff_t start = c0[q] + (c0[q] & 1), end = c0[q] + l.nx;
+#pragma unroll
+    for (int u = 0; u < UX; ++u) {
+      const std::ptrdiff_t e = start + 2 * (m0 + (long long)u * bx);
+      if (ok[q] && e < end) {
+        if (e + 1 < end) {
+          double t0, t1;
+          op.finish2(e, v[q][u][0], v[q][u][1], t0, t1);
+          if constexpr (kReduce) acc = ops::dd_add(ops::dd_add(acc, t0), t1);
+        } else {
+          const double t = op.finish(e, v[q][u][0]);
+          if constexpr (kReduce) acc = ops::dd_add(acc, t);
+        }
+      }
+    }
+    if (ok[q] && m0 == 0 && (c0[q] & 1)) {
+      const double t = op.finish(c0[q], head[q]);
+      if constexpr (kReduce) acc = ops::dd_add(acc, t);
+    }
+  }
+}
+
 // flat (kPairs false) / vec2 (kPairs true): see flat_launch. Each thread loads all of its
 // UX x Op::kFlatRows units before it finishes (stores) any, and a block does one row group
-// unless a reducing launch was capped. vec2 units are aligned pairs from the row's first
-// even index; where the row starts at an odd index its first point is done, as a scalar, by
-// the thread of unit 0; a pair of which only the first point is in the row, likewise.
+// unless a reducing launch was capped.
 template <class Op, bool kReduce, bool kPairs>
 __global__ void __launch_bounds__(kBlockThreads, kFlatMinBlocks)
     flat_kernel(Layout l, long long units, Op op, double2* partials) {
@@ -498,62 +581,10 @@ __global__ void __launch_bounds__(kBlockThreads, kFlatMinBlocks)
         ok[q] = row < rows;
         c0[q] = ok[q] ? l.at(0, int(row % l.ny), int(row / l.ny)) : 0;
       }
-      if constexpr (!kPairs) {
-        typename Op::In v[UR][UX]{};
-#pragma unroll
-        for (int q = 0; q < UR; ++q)
-#pragma unroll
-          for (int u = 0; u < UX; ++u) {
-            const long long i = m0 + (long long)u * bx;
-            if (ok[q] && i < l.nx) v[q][u] = op.load(c0[q] + i);
-          }
-#pragma unroll
-        for (int q = 0; q < UR; ++q)
-#pragma unroll
-          for (int u = 0; u < UX; ++u) {
-            const long long i = m0 + (long long)u * bx;
-            if (ok[q] && i < l.nx) {
-              const double t = op.finish(c0[q] + i, v[q][u]);
-              if constexpr (kReduce) acc = ops::dd_add(acc, t);
-            }
-          }
-      } else {
-        typename Op::In v[UR][UX][2]{};
-        typename Op::In head[UR]{};
-#pragma unroll
-        for (int q = 0; q < UR; ++q) {
-          const std::ptrdiff_t start = c0[q] + (c0[q] & 1), end = c0[q] + l.nx;
-#pragma unroll
-          for (int u = 0; u < UX; ++u) {
-            const std::ptrdiff_t e = start + 2 * (m0 + (long long)u * bx);
-            // e + 1 <= end: at worst the row's high ghost, which is in the array.
-            if (ok[q] && e < end) op.load2(e, v[q][u][0], v[q][u][1]);
-          }
-          if (ok[q] && m0 == 0 && (c0[q] & 1)) head[q] = op.load(c0[q]);
-        }
-#pragma unroll
-        for (int q = 0; q < UR; ++q) {
-          const std::ptrdiff_t start = c0[q] + (c0[q] & 1), end = c0[q] + l.nx;
-#pragma unroll
-          for (int u = 0; u < UX; ++u) {
-            const std::ptrdiff_t e = start + 2 * (m0 + (long long)u * bx);
-            if (ok[q] && e < end) {
-              if (e + 1 < end) {
-                double t0, t1;
-                op.finish2(e, v[q][u][0], v[q][u][1], t0, t1);
-                if constexpr (kReduce) acc = ops::dd_add(ops::dd_add(acc, t0), t1);
-              } else {
-                const double t = op.finish(e, v[q][u][0]);
-                if constexpr (kReduce) acc = ops::dd_add(acc, t);
-              }
-            }
-          }
-          if (ok[q] && m0 == 0 && (c0[q] & 1)) {
-            const double t = op.finish(c0[q], head[q]);
-            if constexpr (kReduce) acc = ops::dd_add(acc, t);
-          }
-        }
-      }
+      if constexpr (kPairs)
+        vec2_units<Op, kReduce, UX, UR>(l, op, m0, bx, c0, ok, acc);
+      else
+        flat_units<Op, kReduce, UX, UR>(l, op, m0, bx, c0, ok, acc);
     }
   }
   if constexpr (kReduce) store_block_partial(acc, partials);
