@@ -308,7 +308,7 @@ class CudaKernels final : public Kernels, public DeviceTimer {
   }
 
   // Multigrid box kernels: 32 threads along x (coarse rows are short), the rest along y.
-  static constexpr unsigned kBoxX = 32;
+  static constexpr unsigned kBoxX = 32;  // one warp a row: restrict_box and prolong_box rely on it
   static constexpr long long kBoxPartials = 1 << 16;  // partial sums of one reducing launch
   static unsigned blocks(int n, unsigned per) { return (unsigned(n) + per - 1) / per; }
   static dim3 box_block() { return dim3(kBoxX, kBlockThreads / kBoxX); }
