@@ -81,7 +81,7 @@ class MpiTransport final : public TypedTransport<MpiTransport> {
       }
     }
   }
-  std::string name() const override { return "mpi"; }
+  Transport kind() const override { return Transport::mpi; }
   std::string describe() const override {
     return "mpi: " + std::to_string(plan_.faces.size()) + " face(s)" +
            (staged_ ? ", staged through pinned host buffers" : ", host memory");

@@ -11,10 +11,10 @@ std::string to_string(const Int3& v) {
 }
 
 const std::string& source_spec(const SolveOptions& o) {
-  return o.problem == "heat" && !o.initial.empty() ? o.initial : o.rhs;
+  return o.problem == ProblemKind::heat && !o.initial.empty() ? o.initial : o.rhs;
 }
 const char* source_option(const SolveOptions& o) {
-  return o.problem == "heat" && !o.initial.empty() ? "--initial" : "--rhs";
+  return o.problem == ProblemKind::heat && !o.initial.empty() ? "--initial" : "--rhs";
 }
 
 void validate(const SolveOptions& o) {

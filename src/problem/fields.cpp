@@ -265,7 +265,7 @@ FieldSpec parse_boundary_spec(const std::string& s) {
 bool has_boundary_values(const SolveOptions& o) { return !parse_boundary_spec(o.boundary).zero(); }
 
 void check_field_options(const SolveOptions& o) {
-  if (o.problem != "heat" && !o.initial.empty())
+  if (o.problem != ProblemKind::heat && !o.initial.empty())
     throw BadInput("--initial " + printable(o.initial, 80) +
                    ": an initial state is for --problem heat; Poisson's source is --rhs");
   const FieldSpec src = parse_source_spec(source_option(o), source_spec(o));
@@ -417,7 +417,7 @@ void fill_fields(const SolveOptions& o, const Problem& p, const Decomposition& d
   else
     eval_source_formula(option, src, d, comm, padded);
 
-  if (o.problem != "heat") add_boundary_values(o, p, d, comm, padded);
+  if (o.problem != ProblemKind::heat) add_boundary_values(o, p, d, comm, padded);
 }
 
 std::vector<double> boundary_source(const SolveOptions& o, const Problem& p, const Decomposition& d,
@@ -482,7 +482,7 @@ nlohmann::json fields_json(const SolveOptions& o) {
     return j;
   };
   nlohmann::json j;
-  j[o.problem == "heat" ? "initial" : "rhs"] =
+  j[o.problem == ProblemKind::heat ? "initial" : "rhs"] =
       describe(parse_source_spec(source_option(o), source_spec(o)));
   j["boundary"] = describe(parse_boundary_spec(o.boundary));
   return j;
@@ -494,7 +494,7 @@ Buffer fill_fields(Kernels& k, const SolveOptions& o, const Problem& p, const De
   const FieldSpec src = parse_source_spec(source_option(o), source_spec(o));
   // Heat's boundary values are not in its initial state (see boundary_source).
   if ((src.kind == FieldSpec::kModes || src.kind == FieldSpec::kRandom) &&
-      (o.problem == "heat" || !has_boundary_values(o))) {
+      (o.problem == ProblemKind::heat || !has_boundary_values(o))) {
     p.fill(k, d, ModeField::source, b.data());
   } else {
     std::vector<double> host;

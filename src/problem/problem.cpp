@@ -39,7 +39,7 @@ Problem::Problem(const SolveOptions& o)
       grid_(o.grid),
       boundary_values_(has_boundary_values(o)) {
   for (int d = 0; d < 3; ++d) h_[d] = 1.0 / (grid_[d] + 1);
-  if (problem_ != "heat") return;
+  if (problem_ != ProblemKind::heat) return;
   const double limit = dt_limit(o.alpha);
   steps_ = o.steps;
   alpha_ = o.alpha;
@@ -92,7 +92,7 @@ double Problem::mode_value(const Int3& k, int gi, int gj, int gk) const {
 // Poisson answer, or the heat initial state), and the discrete and continuous answers.
 double Problem::coefficient(const Int3& m, ModeField f) const {
   const double k2 = double(m[0] * m[0] + m[1] * m[1] + m[2] * m[2]);
-  const bool heat = problem_ == "heat";
+  const bool heat = problem_ == ProblemKind::heat;
   switch (f) {
     case ModeField::source:
       return heat ? 1.0 : kPi * kPi * k2;

@@ -56,7 +56,8 @@ class Problem {
   double mode_value(const Int3& k, int gi, int gj, int gk) const;
   double coefficient(const Int3& m, ModeField f) const;
   double step_factor(const Int3& k) const;
-  std::string problem_, rhs_;
+  ProblemKind problem_;
+  std::string rhs_;
   std::vector<Int3> modes_;
   std::uint64_t seed_;
   Int3 grid_;

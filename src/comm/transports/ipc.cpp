@@ -133,7 +133,7 @@ class IpcTransport final : public TypedTransport<IpcTransport> {
     }
   }
 
-  std::string name() const override { return "ipc"; }
+  Transport kind() const override { return Transport::ipc; }
   std::string describe() const override { return describe_; }
 
  private:

@@ -19,7 +19,7 @@ class MpiCudaTransport final : public TypedTransport<MpiCudaTransport> {
       recv_.emplace_back(k_, f.points, Memory::device);
     }
   }
-  std::string name() const override { return "mpi-cuda"; }
+  Transport kind() const override { return Transport::mpi_cuda; }
   std::string describe() const override {
     return "mpi-cuda: " + std::to_string(plan_.faces.size()) +
            " face(s), device buffers to a CUDA-aware MPI";

@@ -61,7 +61,7 @@ class NcclTransport final : public TypedTransport<NcclTransport> {
       ncclCommAbort(comm_);  // an error mid-exchange: the peers may never arrive
     }
   }
-  std::string name() const override { return "nccl"; }
+  Transport kind() const override { return Transport::nccl; }
   std::string describe() const override {
     return "nccl: " + std::to_string(plan_.faces.size()) +
            " face(s), grouped ncclSend/ncclRecv on the boundary stream";
