@@ -207,7 +207,8 @@ void repeated_exchanges(const std::string& types) {
     const Decomposition& d = rt->decomp;
     const Layout l = d.layout();
     const HaloPlan plan = HaloPlan::build(d);
-    const TransportContext tc{*rt->kernels, plan, rt->cart.get(), rt->hosts, peer_policy(PeerAccess::auto_)};
+    const TransportContext tc{*rt->kernels, plan, rt->cart.get(), rt->hosts,
+                              peer_policy(PeerAccess::auto_)};
     for (const std::string& name : kTransports) {
       std::unique_ptr<HaloTransport> t;
       try {

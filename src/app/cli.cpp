@@ -564,7 +564,8 @@ void finish_solve(CLI::App* solve, const SolveArgs& a, int argc, char** argv, So
   none_is_empty(o.checkpoint);
   none_is_empty(o.restart);
   if (o.iters > 0) {
-    if (o.problem == ProblemKind::heat) throw BadInput("--iters is for Poisson solves; heat runs --steps");
+    if (o.problem == ProblemKind::heat)
+      throw BadInput("--iters is for Poisson solves; heat runs --steps");
     o.max_iters = o.iters;  // over --max-iters / --tol from a --config file
     o.tol = 0;
   }

@@ -67,12 +67,14 @@ MemoryNeed solve_memory(const SolveOptions& o, const Decomposition& d, MPI_Comm 
   // Implicit heat: u and the right-hand side of a step, and the inner CG's vectors.
   const bool implicit = uses_implicit_heat(o);
   const bool pc = uses_preconditioner(o) || (implicit && o.precond == Precond::mg);
-  const double method = implicit                                      ? 2 + (pc ? 5 : 4)
-                        : o.problem == ProblemKind::heat || o.solver == SolverKind::jacobi ? 2
-                                                                      : (pc ? 5 : 4);
+  const double method = implicit ? 2 + (pc ? 5 : 4)
+                        : o.problem == ProblemKind::heat || o.solver == SolverKind::jacobi
+                            ? 2
+                            : (pc ? 5 : 4);
   MemoryNeed m;
   m.device = (2 + method) * field;
-  if (pc) m.device += mg_memory_bytes(mg_plan(d, mg_options(o), cart), o.precision == Precision::mixed);
+  if (pc)
+    m.device += mg_memory_bytes(mg_plan(d, mg_options(o), cart), o.precision == Precision::mixed);
   m.host = 2 * field;
   if (has_boundary_values(o)) m.host += field;  // the boundary values, while lifted
   if (has_boundary_values(o) && o.problem == ProblemKind::heat) m.device += field;  // heat's B g
@@ -172,11 +174,11 @@ void print_banner(const SolveRun& r) {
   std::printf(
       "halo3d %s: %s/%s on grid %s, %d %s as %s, backend %s (%s), %d thread(s)/rank (%s), "
       "halo %s, overlap %s\n",
-      version_string().c_str(), to_string(o.problem).c_str(), r.solver.c_str(), to_string(o.grid).c_str(),
-      d.ranks, d.ranks == 1 ? "rank" : "ranks", to_string(d.procs).c_str(), r.k->name().c_str(),
-      r.k->device_name().c_str(), thread_setup().threads,
-      thread_setup().from_env ? "OMP_NUM_THREADS" : "auto", r.rt->op->transport().name().c_str(),
-      o.overlap ? "on" : "off");
+      version_string().c_str(), to_string(o.problem).c_str(), r.solver.c_str(),
+      to_string(o.grid).c_str(), d.ranks, d.ranks == 1 ? "rank" : "ranks",
+      to_string(d.procs).c_str(), r.k->name().c_str(), r.k->device_name().c_str(),
+      thread_setup().threads, thread_setup().from_env ? "OMP_NUM_THREADS" : "auto",
+      r.rt->op->transport().name().c_str(), o.overlap ? "on" : "off");
   print_halo_selection(r.rt->halo_selection);
   if (r.mg)
     std::printf("preconditioner: multigrid V-cycle, %s; set-up %.4f s\n", r.mg->describe().c_str(),
@@ -432,8 +434,8 @@ void print_results(const SolveRun& r, const DriveResult& res, const Verification
     std::printf("heat: %ld steps done, t = %.6e (dt %.6e, alpha %g)\n", res.iterations,
                 r.dt * double(res.iterations), r.dt, o.alpha);
     if (uses_implicit_heat(o) && m.done > 0)
-      std::printf("%s steps: %ld CG iterations (%s), %.2f per step\n", to_string(o.time_scheme).c_str(),
-                  r.method->inner_iterations(),
+      std::printf("%s steps: %ld CG iterations (%s), %.2f per step\n",
+                  to_string(o.time_scheme).c_str(), r.method->inner_iterations(),
                   o.precond == Precond::mg ? "multigrid-preconditioned" : "plain",
                   double(r.method->inner_iterations()) / double(m.done));
     if (r.series)
@@ -573,7 +575,9 @@ void add_halo_json(nlohmann::json& j, const SolveRun& r, const Verification& v) 
   j["halo_selection"] = {{"requested", to_string(hs.requested)},
                          {"chosen", to_string(hs.chosen)},
                          {"candidates", cand},
-                         {"skipped", skipped},        {"reason", hs.reason}, {"ranks", hs.details}};
+                         {"skipped", skipped},
+                         {"reason", hs.reason},
+                         {"ranks", hs.details}};
   if (v.has_halo)
     j["overlap"] = {{"compute_only_s", v.ov.compute_s},
                     {"halo_only_s", v.ov.halo_s},

@@ -43,8 +43,7 @@ HALO3D_CHOICES(Smoother, {"chebyshev", Smoother::chebyshev}, {"jacobi", Smoother
 HALO3D_CHOICES(Precision, {"double", Precision::double_}, {"mixed", Precision::mixed});
 HALO3D_CHOICES(TimeScheme, {"explicit", TimeScheme::explicit_}, {"implicit", TimeScheme::implicit},
                {"crank-nicolson", TimeScheme::crank_nicolson});
-HALO3D_CHOICES(Backend, {"auto", Backend::auto_}, {"host", Backend::host},
-               {"cuda", Backend::cuda});
+HALO3D_CHOICES(Backend, {"auto", Backend::auto_}, {"host", Backend::host}, {"cuda", Backend::cuda});
 HALO3D_CHOICES(Transport, {"auto", Transport::auto_}, {"mpi", Transport::mpi},
                {"mpi-cuda", Transport::mpi_cuda}, {"ipc", Transport::ipc},
                {"nccl", Transport::nccl});

@@ -17,13 +17,17 @@ const char* source_option(const SolveOptions& o) {
   return o.problem == ProblemKind::heat && !o.initial.empty() ? "--initial" : "--rhs";
 }
 
+FieldSpec source_field(const SolveOptions& o) {
+  return parse_source_spec(source_option(o), source_spec(o));
+}
+
 void validate(const SolveOptions& o) {
   for (int d = 0; d < 3; ++d)
     if (o.grid[d] < 1) throw BadInput("--grid " + to_string(o.grid) + ": every size must be >= 1");
   if (o.modes.empty()) throw BadInput("--mode: at least one mode is needed");
   // A wave number beyond the grid aliases: K = N+1 is zero at every point, larger ones
   // repeat smaller modes, so the "exact" answer would not be the grid's.
-  if (source_spec(o) == "modes")
+  if (source_field(o).kind == FieldSpec::kModes)
     for (const Int3& m : o.modes)
       for (int d = 0; d < 3; ++d)
         if (m[d] < 1 || m[d] > o.grid[d])

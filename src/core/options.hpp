@@ -6,6 +6,7 @@
 
 #include "choices.hpp"
 #include "decomposition.hpp"
+#include "field_spec.hpp"
 
 namespace halo3d {
 
@@ -19,16 +20,16 @@ struct SolveOptions {
   // Problem
   Int3 grid{64, 64, 64};
   ProblemKind problem = ProblemKind::poisson;
-  std::string rhs = "modes";        // modes | random | file:PATH.h5:/DATASET | expr:FORMULA
-  std::string initial;              // heat's initial state, as --rhs (empty: --rhs gives it)
-  std::string boundary = "0";       // VALUE | x0=V,x1=V,... | expr:FORMULA | file:PATH.h5:/DATASET
+  std::string rhs = "modes";   // modes | random | file:PATH.h5:/DATASET | expr:FORMULA
+  std::string initial;         // heat's initial state, as --rhs (empty: --rhs gives it)
+  std::string boundary = "0";  // VALUE | x0=V,x1=V,... | expr:FORMULA | file:PATH.h5:/DATASET
   std::vector<Int3> modes{{1, 1, 1}};
   std::uint64_t seed = 1;
   // Solver
   SolverKind solver = SolverKind::cg;  // poisson
   Precond precond = Precond::mg;       // cg's preconditioner
-  int mg_levels = 0;                      // 0: automatic (coarsen to one point per axis)
-  int mg_smooth = 2;                      // smoothing steps before and after the coarse correction
+  int mg_levels = 0;                   // 0: automatic (coarsen to one point per axis)
+  int mg_smooth = 2;                   // smoothing steps before and after the coarse correction
   Smoother mg_smoother = Smoother::chebyshev;
   Precision precision = Precision::double_;  // mixed: the multigrid V-cycle in float
   double tol = 1e-8;
@@ -103,9 +104,13 @@ void validate(const SolveOptions& o);
 const std::string& source_spec(const SolveOptions& o);
 // The option that gave it ("--initial" or "--rhs").
 const char* source_option(const SolveOptions& o);
+// That spec parsed (BadInput, naming the option, for a malformed one).
+FieldSpec source_field(const SolveOptions& o);
 // A Poisson run of a fixed iteration count (--iters N, or --tol 0): running out of
 // iterations is the plan, not a failure (exit code 0).
-inline bool fixed_iterations(const SolveOptions& o) { return o.problem != ProblemKind::heat && o.tol == 0; }
+inline bool fixed_iterations(const SolveOptions& o) {
+  return o.problem != ProblemKind::heat && o.tol == 0;
+}
 std::string to_string(const Int3& v);
 
 }  // namespace halo3d

@@ -48,8 +48,9 @@ RunIdentity RunIdentity::of(const SolveOptions& o, const std::string& solver, do
   id.rhs = source_spec(o);
   id.boundary = o.boundary;
   id.grid = o.grid;
-  id.modes = id.rhs == "modes" ? o.modes : std::vector<Int3>{};
-  id.seed = id.rhs == "random" ? (long long)o.seed : 0;
+  const FieldSpec::Kind source = source_field(o).kind;
+  id.modes = source == FieldSpec::kModes ? o.modes : std::vector<Int3>{};
+  id.seed = source == FieldSpec::kRandom ? (long long)o.seed : 0;
   const bool heat = o.problem == ProblemKind::heat;
   id.alpha = heat ? o.alpha : 0;
   id.dt = heat ? dt : 0;

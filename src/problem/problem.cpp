@@ -33,7 +33,7 @@ double random_value(std::uint64_t seed, std::uint64_t index) {
 
 Problem::Problem(const SolveOptions& o)
     : problem_(o.problem),
-      rhs_(source_spec(o)),
+      source_(source_field(o).kind),
       modes_(o.modes),
       seed_(o.seed),
       grid_(o.grid),
@@ -109,7 +109,7 @@ void Problem::fill(Kernels& k, const Decomposition& d, ModeField f, double* out)
   g.off[0] = d.offset[0];
   g.off[1] = d.offset[1];
   g.off[2] = d.offset[2];
-  if (f == ModeField::source && rhs_ == "random") {
+  if (f == ModeField::source && source_ == FieldSpec::kRandom) {
     g.kind = FieldGen::random;
     g.gnx = grid_[0];
     g.gny = grid_[1];

@@ -9,9 +9,12 @@ namespace halo3d {
 
 double time_scheme_theta(const SolveOptions& o) {
   switch (o.time_scheme) {
-    case TimeScheme::implicit: return 1.0;
-    case TimeScheme::crank_nicolson: return 0.5;
-    case TimeScheme::explicit_: break;
+    case TimeScheme::implicit:
+      return 1.0;
+    case TimeScheme::crank_nicolson:
+      return 0.5;
+    case TimeScheme::explicit_:
+      break;
   }
   return 0.0;
 }

@@ -415,8 +415,8 @@ std::string Multigrid::describe() const {
     s += (l ? " " : "") + std::to_string(g[0]) + "x" + std::to_string(g[1]) + "x" +
          std::to_string(g[2]) + (levels_[l]->distributed ? "" : "*");
   }
-  return s + "), " + (mixed_ ? "float V-cycle (mixed precision), " : "") + to_string(o_.smoother) + " " +
-         std::to_string(o_.smooth) + "+" + std::to_string(o_.smooth) + ", coarsest " +
+  return s + "), " + (mixed_ ? "float V-cycle (mixed precision), " : "") + to_string(o_.smoother) +
+         " " + std::to_string(o_.smooth) + "+" + std::to_string(o_.smooth) + ", coarsest " +
          std::to_string(levels_.back()->steps.size()) + " Chebyshev steps" +
          (levels_.back()->distributed ? "" : "; * = gathered on every rank");
 }

@@ -41,8 +41,8 @@
 namespace halo3d {
 
 struct MgOptions {
-  int levels = 0;                      // 0: coarsen until every axis has one point
-  int smooth = 2;                      // smoothing steps before and after the coarse correction
+  int levels = 0;  // 0: coarsen until every axis has one point
+  int smooth = 2;  // smoothing steps before and after the coarse correction
   Smoother smoother = Smoother::chebyshev;
   Precision precision = Precision::double_;  // mixed: the V-cycle in float
 };

@@ -14,8 +14,8 @@ namespace halo3d {
 
 std::string version_string() { return HALO3D_VERSION; }
 
-std::unique_ptr<Kernels> make_kernels(Backend backend, const HostMap& hosts,
-                                      MPI_Comm world, int& gpu, std::string& warnings) {
+std::unique_ptr<Kernels> make_kernels(Backend backend, const HostMap& hosts, MPI_Comm world,
+                                      int& gpu, std::string& warnings) {
   if (backend == Backend::host) return make_host_kernels();
   // Read whether or not a GPU is used, so a bad value is an error on every machine.
   const CudaVariants variants = cuda_variants_from_env();
@@ -23,7 +23,8 @@ std::unique_ptr<Kernels> make_kernels(Backend backend, const HostMap& hosts,
   // Every rank must take the same decision, or the job would mix backends.
   int visible = int(gpus.size()), min_visible = 0;
   HALO3D_MPI_CHECK(MPI_Allreduce(&visible, &min_visible, 1, MPI_INT, MPI_MIN, world));
-  if (backend == Backend::auto_ && (!cuda_compiled() || min_visible == 0)) return make_host_kernels();
+  if (backend == Backend::auto_ && (!cuda_compiled() || min_visible == 0))
+    return make_host_kernels();
   if (!cuda_compiled()) make_cuda_kernels(0);  // throws the "not compiled" message
   if (min_visible == 0)
     throw Error(kExitUnavailable, "--backend cuda: no CUDA GPU is visible on " +

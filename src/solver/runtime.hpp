@@ -63,8 +63,8 @@ struct Runtime {
 
 // The backend part of make_runtime (also used by probe): --backend, GPU bound by
 // node-local rank. Collective over world.
-std::unique_ptr<Kernels> make_kernels(Backend backend, const HostMap& hosts,
-                                      MPI_Comm world, int& gpu, std::string& warnings);
+std::unique_ptr<Kernels> make_kernels(Backend backend, const HostMap& hosts, MPI_Comm world,
+                                      int& gpu, std::string& warnings);
 
 // Picks the backend (--backend auto: cuda when compiled and a GPU is visible), binds a
 // GPU by node-local rank, decomposes, builds the halo transport and the operator.

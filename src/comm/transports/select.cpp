@@ -74,11 +74,16 @@ double time_exchange(HaloTransport& t, Kernels& k, double* u, int warmup, int re
 
 std::unique_ptr<HaloTransport> make_named_transport(Transport name, const TransportContext& c) {
   switch (name) {
-    case Transport::mpi: return make_mpi_transport(c.k, c.plan, c.comm);
-    case Transport::mpi_cuda: return make_mpi_cuda_transport(c);
-    case Transport::ipc: return make_ipc_transport(c);
-    case Transport::nccl: return make_nccl_transport(c);
-    case Transport::auto_: break;
+    case Transport::mpi:
+      return make_mpi_transport(c.k, c.plan, c.comm);
+    case Transport::mpi_cuda:
+      return make_mpi_cuda_transport(c);
+    case Transport::ipc:
+      return make_ipc_transport(c);
+    case Transport::nccl:
+      return make_nccl_transport(c);
+    case Transport::auto_:
+      break;
   }
   throw Error(kExitFailure, "make_named_transport: auto is not one transport");
 }
@@ -166,8 +171,8 @@ std::unique_ptr<HaloTransport> select_auto(const TransportContext& c, HaloSelect
 
 }  // namespace
 
-std::unique_ptr<HaloTransport> select_transport(Transport requested,
-                                                const TransportContext& c, HaloSelection& sel) {
+std::unique_ptr<HaloTransport> select_transport(Transport requested, const TransportContext& c,
+                                                HaloSelection& sel) {
   sel = HaloSelection{};
   sel.requested = requested;
   auto t = requested == Transport::auto_ ? select_auto(c, sel) : make_named_transport(requested, c);

@@ -45,13 +45,12 @@ struct HaloSelection {
   Transport requested = Transport::auto_, chosen = Transport::auto_;
   std::vector<std::pair<Transport, double>> candidates;    // seconds per exchange
   std::vector<std::pair<Transport, std::string>> skipped;  // why not tried
-  std::string reason;                                        // one line, for auto
-  std::vector<std::string> details;  // describe() of every rank (rank 0 only)
+  std::string reason;                                      // one line, for auto
+  std::vector<std::string> details;                        // describe() of every rank (rank 0 only)
 };
 
 // Builds the transport `requested` names (auto included). Collective over ctx.comm.
-std::unique_ptr<HaloTransport> select_transport(Transport requested,
-                                                const TransportContext& ctx,
+std::unique_ptr<HaloTransport> select_transport(Transport requested, const TransportContext& ctx,
                                                 HaloSelection& selection);
 // Builds one named transport (not auto). Collective; throws Error(kExitUnavailable).
 std::unique_ptr<HaloTransport> make_named_transport(Transport name, const TransportContext& ctx);
