@@ -242,7 +242,7 @@ std::vector<long> check_bounded_and_invariant(const std::string& precision) {
   std::vector<long> iterations;
   for (const Int3& grid : {Int3{31, 31, 31}, Int3{32, 32, 32}, Int3{33, 20, 47}, Int3{48, 9, 17}}) {
     SolveOptions o = mg_options_for(grid);
-    o.precision = precision;
+    o.precision = test::choice<Precision>(precision);
     auto alone = test::solve_in_process(o, MPI_COMM_SELF);
     const std::vector<double> ref = alone.solution();
     EXPECT_TRUE(alone.result.converged);
@@ -287,10 +287,10 @@ TEST(Multigrid, MixedPrecisionBoundedAndDecompositionInvariant) {
 // solve gives bitwise the host's answer and residual history.
 TEST(Multigrid, MixedPrecisionHostAndBackendBitwise) {
   SolveOptions o = mg_options_for({33, 20, 47});
-  o.precision = "mixed";
-  if (o.backend == "host") GTEST_SKIP() << "compares the backend under test with host";
+  o.precision = Precision::mixed;
+  if (o.backend == Backend::host) GTEST_SKIP() << "compares the backend under test with host";
   auto dev = test::solve_in_process(o, MPI_COMM_WORLD);
-  o.backend = "host";
+  o.backend = Backend::host;
   auto host = test::solve_in_process(o, MPI_COMM_WORLD);
   EXPECT_EQ(dev.result.history, host.result.history);
   EXPECT_TRUE(dev.solution() == host.solution());
@@ -299,7 +299,7 @@ TEST(Multigrid, MixedPrecisionHostAndBackendBitwise) {
 // The float V-cycle is symmetric up to float rounding, and positive.
 TEST(Multigrid, MixedVcycleNearlySymmetricPositive) {
   SolveOptions o = mg_options_for({23, 16, 31});
-  o.precision = "mixed";
+  o.precision = Precision::mixed;
   for (const Int3& procs : process_grids(test::world_size())) {
     o.procs = procs;
     auto rt = make_runtime(runtime_options(o, Problem(o).stencil()), MPI_COMM_WORLD);
@@ -365,16 +365,16 @@ TEST(Multigrid, ZeroRightHandSideIsConvergedNotABreakdown) {
 
 TEST(Multigrid, OtherSmootherAndFewerLevelsStillConverge) {
   SolveOptions o = mg_options_for({40, 33, 27});
-  o.mg_smoother = "jacobi";
+  o.mg_smoother = Smoother::jacobi;
   auto jac = test::solve_in_process(o, MPI_COMM_WORLD);
   EXPECT_TRUE(jac.result.converged);
   EXPECT_LE(jac.result.iterations, 20);
-  o.mg_smoother = "chebyshev";
+  o.mg_smoother = Smoother::chebyshev;
   o.mg_levels = 2;  // a 26x21x13 coarsest level, solved by its Chebyshev polynomial
   auto two = test::solve_in_process(o, MPI_COMM_WORLD);
   EXPECT_TRUE(two.result.converged);
   EXPECT_LE(two.result.iterations, 25);
-  o.precond = "none";
+  o.precond = Precond::none;
   auto plain = test::solve_in_process(o, MPI_COMM_WORLD);
   EXPECT_GT(plain.result.iterations, 3 * jac.result.iterations);  // what MG is for
 }

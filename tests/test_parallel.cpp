@@ -143,7 +143,7 @@ TEST(Poisson, CgMatchesExactDiscreteSolution) {
   SolveOptions o = base_options();
   o.grid = {23, 17, 29};
   o.modes = {{2, 3, 1}, {1, 1, 1}};
-  o.precond = "none";  // plain CG: as many iterations as distinct eigenvalues
+  o.precond = Precond::none;  // plain CG: as many iterations as distinct eigenvalues
   const auto out = solve(o, MPI_COMM_WORLD);
   EXPECT_TRUE(out.result.converged);
   EXPECT_LE(out.result.iterations, 3);  // two distinct eigenvalues
@@ -155,7 +155,7 @@ TEST(Poisson, SingleModeConvergesInOneIteration) {
   SolveOptions o = base_options();
   o.grid = {16, 16, 16};
   o.modes = {{3, 1, 2}};
-  o.precond = "none";
+  o.precond = Precond::none;
   const auto out = solve(o, MPI_COMM_WORLD);
   EXPECT_TRUE(out.result.converged);
   EXPECT_EQ(out.result.iterations, 1);
@@ -166,7 +166,7 @@ TEST(Poisson, SingleModeConvergesInOneIteration) {
 TEST(Poisson, JacobiMatchesExactDiscreteSolution) {
   SolveOptions o = base_options();
   o.grid = {9, 8, 7};
-  o.solver = "jacobi";
+  o.solver = SolverKind::jacobi;
   o.tol = 1e-10;
   const auto out = solve(o, MPI_COMM_WORLD);
   EXPECT_TRUE(out.result.converged);
@@ -199,7 +199,7 @@ TEST(Poisson, SecondOrderAgainstTheContinuousSolution) {
 
 TEST(Heat, MatchesExactDiscreteSolution) {
   SolveOptions o = base_options();
-  o.problem = "heat";
+  o.problem = ProblemKind::heat;
   o.grid = {15, 12, 10};
   o.modes = {{1, 1, 1}, {2, 1, 3}};
   o.steps = 40;
@@ -216,9 +216,9 @@ TEST(Heat, ImplicitSchemesMatchExactDiscreteSolution) {
   for (const char* scheme : {"implicit", "crank-nicolson"})
     for (const char* precond : {"mg", "none"}) {
       SolveOptions o = base_options();
-      o.problem = "heat";
-      o.time_scheme = scheme;
-      o.precond = precond;
+      o.problem = ProblemKind::heat;
+      o.time_scheme = test::choice<TimeScheme>(scheme);
+      o.precond = test::choice<Precond>(precond);
       o.grid = {15, 12, 10};
       o.modes = {{1, 1, 1}, {2, 1, 3}};
       o.steps = 8;
@@ -237,8 +237,8 @@ TEST(Heat, ImplicitSchemesMatchExactDiscreteSolution) {
 // (bitwise with multigrid: its cycle and the CG sums do not depend on the grid).
 TEST(Heat, ImplicitIndependentOfProcessGrid) {
   SolveOptions o = base_options();
-  o.problem = "heat";
-  o.time_scheme = "crank-nicolson";
+  o.problem = ProblemKind::heat;
+  o.time_scheme = TimeScheme::crank_nicolson;
   o.grid = {17, 13, 11};
   o.rhs = "random";
   o.steps = 5;

@@ -19,9 +19,15 @@ inline int world_size() { return comm_size(MPI_COMM_WORLD); }
 inline int world_rank() { return comm_rank(MPI_COMM_WORLD); }
 
 // HALO3D_TEST_BACKEND=cuda runs the same tests on the GPU (CTest label gpu).
-inline std::string backend_under_test() {
+// The value of E named `name` (tests loop over names; the table in choices.hpp converts).
+template <class E>
+E choice(const std::string& name) {
+  return parse_choice<E>(name, "test");
+}
+
+inline Backend backend_under_test() {
   const char* b = std::getenv("HALO3D_TEST_BACKEND");
-  return b ? b : "host";
+  return choice<Backend>(b ? b : "host");
 }
 
 // All factorisations of n into three factors: every process grid of n ranks.
@@ -59,7 +65,7 @@ inline InProcessSolve solve_in_process(const SolveOptions& o, MPI_Comm comm) {
                                                  s.rt->timers, *s.source, s.pc.get());
   s.method->start();
   DriveOptions dro;
-  dro.max_iters = o.problem == "heat" ? o.steps : o.max_iters;
+  dro.max_iters = o.problem == ProblemKind::heat ? o.steps : o.max_iters;
   s.result = drive(*s.method, s.rt->cart.get(), dro, 0, {});
   return s;
 }

@@ -26,7 +26,12 @@ using test::process_grids;
 using test::world_rank;
 using test::world_size;
 
-const std::vector<std::string> kTransports = {"mpi", "mpi-cuda", "ipc", "nccl"};
+std::vector<std::string> transport_names() {
+  std::vector<std::string> names;
+  for (Transport t : concrete_transports()) names.push_back(to_string(t));
+  return names;
+}
+const std::vector<std::string> kTransports = transport_names();
 
 struct Outcome {
   std::vector<double> u;        // this rank's interior, x fastest
@@ -47,9 +52,9 @@ std::vector<double> interior(const Layout& l, const std::vector<double>& padded)
 std::optional<Outcome> solve_with(SolveOptions o, const std::string& halo, bool overlap,
                                   std::string& why, const std::string& peer_access = "auto") {
   o.backend = backend_under_test();
-  o.halo = halo;
+  o.halo = test::choice<Transport>(halo);
   o.overlap = overlap;
-  o.peer_access = peer_access;
+  o.peer_access = test::choice<PeerAccess>(peer_access);
   std::optional<test::InProcessSolve> run;
   try {
     run = test::solve_in_process(o, MPI_COMM_WORLD);
@@ -118,7 +123,7 @@ TEST(Transports, CgBitwiseEqualToMpiWithOverlapOff) {
 
 TEST(Transports, HeatBitwiseEqualToMpiWithOverlapOff) {
   SolveOptions o;
-  o.problem = "heat";
+  o.problem = ProblemKind::heat;
   o.grid = {12, 10, 11};
   o.modes = {{1, 1, 1}, {2, 3, 1}};
   o.steps = 15;
@@ -196,17 +201,18 @@ void repeated_exchanges(const std::string& types) {
     ro.grid = grid;
     ro.procs = procs;
     ro.backend = backend_under_test();
-    ro.halo = "mpi";
+    ro.halo = Transport::mpi;
     ro.stencil = Stencil::laplacian(1, 1, 1);
     auto rt = make_runtime(ro, MPI_COMM_WORLD);
     const Decomposition& d = rt->decomp;
     const Layout l = d.layout();
     const HaloPlan plan = HaloPlan::build(d);
-    const TransportContext tc{*rt->kernels, plan, rt->cart.get(), rt->hosts, peer_policy("auto")};
+    const TransportContext tc{*rt->kernels, plan, rt->cart.get(), rt->hosts,
+                              peer_policy(PeerAccess::auto_)};
     for (const std::string& name : kTransports) {
       std::unique_ptr<HaloTransport> t;
       try {
-        t = make_named_transport(name, tc);
+        t = make_named_transport(test::choice<Transport>(name), tc);
       } catch (const Error& e) {
         ASSERT_EQ(e.code(), kExitUnavailable);
         continue;
@@ -233,25 +239,25 @@ TEST(Transports, AutoPicksTheFastestAvailable) {
   RuntimeOptions ro;
   ro.grid = {16, 12, 10};
   ro.backend = backend_under_test();
-  ro.halo = "auto";
+  ro.halo = Transport::auto_;
   ro.stencil = Stencil::laplacian(1, 1, 1);
   auto rt = make_runtime(ro, MPI_COMM_WORLD);
   const HaloSelection& s = rt->halo_selection;
-  EXPECT_EQ(s.requested, "auto");
-  EXPECT_EQ(s.chosen, rt->op->transport().name());
+  EXPECT_EQ(s.requested, Transport::auto_);
+  EXPECT_EQ(s.chosen, rt->op->transport().kind());
   if (rt->kernels->name() != "cuda" || world_size() == 1) {
-    EXPECT_EQ(s.chosen, "mpi");
+    EXPECT_EQ(s.chosen, Transport::mpi);
     EXPECT_TRUE(s.candidates.empty());
     return;
   }
   ASSERT_FALSE(s.candidates.empty());
   double best = 1e300;
-  std::string best_name;
+  Transport best_name = Transport::auto_;
   for (const auto& [n, t] : s.candidates)
     if (t < best) best = t, best_name = n;
   EXPECT_EQ(s.chosen, best_name);
   for (const auto& [n, t] : s.candidates)
-    print0("auto candidate " + n + ": " + std::to_string(t) + " s");
+    print0("auto candidate " + to_string(n) + ": " + std::to_string(t) + " s");
 }
 
 TEST(Transports, UnavailableTransportsFailAlikeWithExitCode6) {
@@ -259,7 +265,7 @@ TEST(Transports, UnavailableTransportsFailAlikeWithExitCode6) {
     RuntimeOptions ro;
     ro.grid = {8, 8, 8};
     ro.backend = backend_under_test();
-    ro.halo = halo;
+    ro.halo = test::choice<Transport>(halo);
     ro.stencil = Stencil::laplacian(1, 1, 1);
     try {
       make_runtime(ro, MPI_COMM_WORLD);
@@ -268,7 +274,7 @@ TEST(Transports, UnavailableTransportsFailAlikeWithExitCode6) {
     }
     return std::nullopt;
   };
-  if (backend_under_test() == "host") {
+  if (backend_under_test() == Backend::host) {
     for (const std::string& t : {"mpi-cuda", "ipc", "nccl"}) {
       const auto e = attempt(t);
       ASSERT_TRUE(e.has_value()) << t << " should be unavailable on the host backend";
@@ -281,8 +287,8 @@ TEST(Transports, UnavailableTransportsFailAlikeWithExitCode6) {
   // CUDA: NCCL refuses two ranks on one GPU before calling NCCL (no hang).
   RuntimeOptions ro;
   ro.grid = {8, 8, 8};
-  ro.backend = "cuda";
-  ro.halo = "mpi";
+  ro.backend = Backend::cuda;
+  ro.halo = Transport::mpi;
   ro.stencil = Stencil::laplacian(1, 1, 1);
   auto rt = make_runtime(ro, MPI_COMM_WORLD);
   const bool shared =
@@ -309,7 +315,7 @@ TEST(Transports, OverlapMeasurementWorksForEveryTransport) {
     RuntimeOptions ro;
     ro.grid = {20, 16, 12};
     ro.backend = backend_under_test();
-    ro.halo = t;
+    ro.halo = test::choice<Transport>(t);
     ro.stencil = Stencil::laplacian(1, 1, 1);
     std::unique_ptr<Runtime> rt;
     try {

@@ -128,7 +128,7 @@ void measure_mixed(Runtime& rt, Fields& f, const Measure& measure) {
     });
   }
   MgOptions o;
-  o.precision = "mixed";
+  o.precision = Precision::mixed;
   Multigrid mg(rt, o);
   const double share = pts / double(d.global_points());
   measure("mg_vcycle_mixed", "one float V-cycle (--precision mixed), conversions and r.z",

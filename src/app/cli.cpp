@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <set>
 #include <sstream>
@@ -172,25 +173,44 @@ void add_grid_options(CLI::App& c, std::vector<int>& grid, std::vector<int>& pro
       ->group("Parallel");
 }
 
-void add_backend_options(CLI::App& c, std::string& backend, std::string& peer_access) {
-  c.add_option("--backend", backend, "Where kernels run (auto: cuda when a GPU is visible)")
-      ->check(CLI::IsMember({"auto", "host", "cuda"}))
+// An option naming one of E's values (choices.hpp's table), converted as it is parsed; its
+// results stay the text given (for --dry-run and the report) and its default shows by name.
+template <class E>
+CLI::Option* add_choice(CLI::App& c, const std::string& name, const std::string& description,
+                        E initial, std::function<void(E)> set) {
+  return c
+      .add_option_function<std::string>(
+          name, [set, name](const std::string& v) { set(parse_choice<E>(v, name)); }, description)
+      ->check(CLI::IsMember(choice_names<E>()))
+      ->default_str(to_string(initial));
+}
+template <class E>
+CLI::Option* add_choice(CLI::App& c, const std::string& name, E& target,
+                        const std::string& description) {
+  return add_choice<E>(c, name, description, target, [&target](E v) { target = v; });
+}
+// on | off into a bool.
+CLI::Option* add_switch(CLI::App& c, const std::string& name, bool& target,
+                        const std::string& description) {
+  return add_choice<OnOff>(c, name, description, target ? OnOff::on : OnOff::off,
+                           [&target](OnOff v) { target = v == OnOff::on; });
+}
+
+void add_backend_options(CLI::App& c, Backend& backend, PeerAccess& peer_access) {
+  add_choice(c, "--backend", backend, "Where kernels run (auto: cuda when a GPU is visible)")
       ->group("Parallel");
-  c.add_option("--peer-access", peer_access,
-               "CUDA peer access between different GPUs (off: never, e.g. to emulate a PCIe box "
-               "without P2P)")
-      ->check(CLI::IsMember({"auto", "off"}))
+  add_choice(c, "--peer-access", peer_access,
+             "CUDA peer access between different GPUs (off: never, e.g. to emulate a PCIe box "
+             "without P2P)")
       ->group("Parallel");
 }
 
-void add_parallel_options(CLI::App& c, std::string& backend, std::string& halo,
-                          std::string& overlap, std::string& peer_access) {
+void add_parallel_options(CLI::App& c, Backend& backend, Transport& halo, bool& overlap,
+                          PeerAccess& peer_access) {
   add_backend_options(c, backend, peer_access);
-  c.add_option("--halo", halo, "Halo transport (auto: the fastest here, timed at start-up)")
-      ->check(CLI::IsMember({"auto", "mpi", "mpi-cuda", "ipc", "nccl"}))
+  add_choice(c, "--halo", halo, "Halo transport (auto: the fastest here, timed at start-up)")
       ->group("Parallel");
-  c.add_option("--overlap", overlap, "Overlap interior compute with the halo exchange")
-      ->check(CLI::IsMember({"on", "off"}))
+  add_switch(c, "--overlap", overlap, "Overlap interior compute with the halo exchange")
       ->group("Parallel");
 }
 
@@ -240,19 +260,19 @@ void refuse_inapplicable(const SolveOptions& o, const std::set<std::string>& giv
   const auto refuse = [&](const char* name, const std::string& why) {
     if (given.count(name)) throw BadInput(std::string("--") + name + " " + why);
   };
-  const bool heat = o.problem == "heat";
+  const bool heat = o.problem == ProblemKind::heat;
   if (!heat) {
     for (const char* n : {"steps", "alpha", "dt", "time-scheme", "output-every"})
       refuse(n, "applies to --problem heat only (this run solves Poisson)");
   } else {
     refuse("solver", "applies to --problem poisson only (heat steps by --time-scheme)");
   }
-  const bool explicit_heat = heat && o.time_scheme == "explicit";
-  const bool jacobi = !heat && o.solver == "jacobi";
+  const bool explicit_heat = heat && o.time_scheme == TimeScheme::explicit_;
+  const bool jacobi = !heat && o.solver == SolverKind::jacobi;
   if (explicit_heat || jacobi)
     refuse("precond", explicit_heat ? "does not apply to explicit heat steps (no solve)"
                                     : "does not apply to --solver jacobi (CG's preconditioner)");
-  const bool mg = !explicit_heat && !jacobi && o.precond == "mg";
+  const bool mg = !explicit_heat && !jacobi && o.precond == Precond::mg;
   if (!mg)
     for (const char* n : {"mg-levels", "mg-smooth", "mg-smoother", "precision"})
       refuse(n, explicit_heat ? "does not apply to explicit heat steps (no multigrid)"
@@ -317,13 +337,13 @@ struct SolveArgs {
         output(o.output) {}
   std::vector<int> grid, procs;
   std::vector<std::string> modes{"1,1,1"};
-  std::string overlap = "on", output, config;
+  std::string output, config;
 };
 struct BenchArgs {
   explicit BenchArgs(const BenchOptions& b)
       : grid(b.grid.begin(), b.grid.end()), procs(b.procs.begin(), b.procs.end()) {}
   std::vector<int> grid, procs;
-  std::string overlap = "on", config, io_sync = "on";
+  std::string config;
 };
 struct ProbeArgs {
   std::vector<int> grid, procs{0, 0, 0};
@@ -336,8 +356,7 @@ void add_solve_problem_options(CLI::App* solve, SolveOptions& o, SolveArgs& a) {
   solve->add_option("--config", a.config,
                     "Read options from this TOML file (keys = long option names)");
   add_grid_options(*solve, a.grid, a.procs);
-  solve->add_option("--problem", o.problem, "poisson: -lap u = f; heat: u_t = alpha lap u")
-      ->check(CLI::IsMember({"poisson", "heat"}))
+  add_choice(*solve, "--problem", o.problem, "poisson: -lap u = f; heat: u_t = alpha lap u")
       ->group("Problem");
   solve
       ->add_option("--rhs", o.rhs,
@@ -363,11 +382,8 @@ void add_solve_problem_options(CLI::App* solve, SolveOptions& o, SolveArgs& a) {
 
 // Solver (Poisson and heat).
 void add_solve_solver_options(CLI::App* solve, SolveOptions& o) {
-  solve->add_option("--solver", o.solver, "Poisson solver")
-      ->check(CLI::IsMember({"cg", "jacobi"}))
-      ->group("Solver");
-  solve->add_option("--precond", o.precond, "CG's preconditioner: multigrid V-cycle, or none")
-      ->check(CLI::IsMember({"mg", "none"}))
+  add_choice(*solve, "--solver", o.solver, "Poisson solver")->group("Solver");
+  add_choice(*solve, "--precond", o.precond, "CG's preconditioner: multigrid V-cycle, or none")
       ->group("Solver");
   solve->add_option("--mg-levels", o.mg_levels, "Multigrid levels (0: down to one point per axis)")
       ->check(non_negative())
@@ -375,13 +391,9 @@ void add_solve_solver_options(CLI::App* solve, SolveOptions& o) {
   solve->add_option("--mg-smooth", o.mg_smooth, "Multigrid smoothing steps before and after")
       ->check(CLI::Range(1, 32))
       ->group("Solver");
-  solve->add_option("--mg-smoother", o.mg_smoother, "Multigrid smoother")
-      ->check(CLI::IsMember({"chebyshev", "jacobi"}))
-      ->group("Solver");
-  solve
-      ->add_option("--precision", o.precision,
-                   "double, or mixed: the multigrid V-cycle in float, CG in double")
-      ->check(CLI::IsMember({"double", "mixed"}))
+  add_choice(*solve, "--mg-smoother", o.mg_smoother, "Multigrid smoother")->group("Solver");
+  add_choice(*solve, "--precision", o.precision,
+             "double, or mixed: the multigrid V-cycle in float, CG in double")
       ->group("Solver");
   solve->add_option("--tol", o.tol, "Stop at this relative residual ||r||/||b||")
       ->check(non_negative())
@@ -402,11 +414,9 @@ void add_solve_solver_options(CLI::App* solve, SolveOptions& o) {
       ->check(whole_number<long>() & non_negative())
       ->group("Solver");
   solve->add_option("--alpha", o.alpha, "Heat: diffusivity")->check(positive())->group("Solver");
-  solve
-      ->add_option("--time-scheme", o.time_scheme,
-                   "Heat: explicit (Euler), implicit (backward Euler) or crank-nicolson; the "
-                   "implicit ones take any --dt and solve each step with CG (--precond, --tol)")
-      ->check(CLI::IsMember({"explicit", "implicit", "crank-nicolson"}))
+  add_choice(*solve, "--time-scheme", o.time_scheme,
+             "Heat: explicit (Euler), implicit (backward Euler) or crank-nicolson; the "
+             "implicit ones take any --dt and solve each step with CG (--precond, --tol)")
       ->group("Solver");
   solve->add_option("--dt", o.dt, "Heat: time step (0 = 0.9 of the stability limit)")
       ->check(non_negative())
@@ -415,7 +425,7 @@ void add_solve_solver_options(CLI::App* solve, SolveOptions& o) {
 
 // Parallel, Output and Checkpoint.
 void add_solve_output_options(CLI::App* solve, SolveOptions& o, SolveArgs& a) {
-  add_parallel_options(*solve, o.backend, o.halo, a.overlap, o.peer_access);
+  add_parallel_options(*solve, o.backend, o.halo, o.overlap, o.peer_access);
   solve->add_option("--monitor", o.monitor, "Progress line every N iterations (0: none)")
       ->check(whole_number<int>() & non_negative())
       ->group("Output");
@@ -464,7 +474,7 @@ CLI::App* add_bench_command(CLI::App& app, BenchOptions& b, BenchArgs& a) {
   bench->option_defaults()->always_capture_default();
   bench->add_option("--config", a.config, "Read options from this TOML file");
   add_grid_options(*bench, a.grid, a.procs);
-  add_parallel_options(*bench, b.backend, b.halo, a.overlap, b.peer_access);
+  add_parallel_options(*bench, b.backend, b.halo, b.overlap, b.peer_access);
   bench->add_option("--reps", b.reps, "Timed repetitions (the median is reported)")
       ->check(positive())
       ->group("Benchmark");
@@ -484,8 +494,7 @@ CLI::App* add_bench_command(CLI::App& app, BenchOptions& b, BenchArgs& a) {
                    "--io: timed writes of each kind (the median is reported)")
       ->check(positive())
       ->group("I/O benchmark");
-  bench->add_option("--io-sync", a.io_sync, "--io: fsync inside both timed writes")
-      ->check(CLI::IsMember({"on", "off"}))
+  add_switch(*bench, "--io-sync", b.io_sync, "--io: fsync inside both timed writes")
       ->group("I/O benchmark");
   return bench;
 }
@@ -543,7 +552,6 @@ void finish_solve(CLI::App* solve, const SolveArgs& a, int argc, char** argv, So
   o.procs = to_int3(a.procs, "--procs");
   o.modes.clear();
   for (const auto& m : a.modes) o.modes.push_back(parse_mode(m));
-  o.overlap = a.overlap == "on";
   o.output = a.output;
   if (o.compress > 0 && o.output == "none")
     throw BadInput("--compress applies to the --output file (--output none writes none)");
@@ -556,7 +564,8 @@ void finish_solve(CLI::App* solve, const SolveArgs& a, int argc, char** argv, So
   none_is_empty(o.checkpoint);
   none_is_empty(o.restart);
   if (o.iters > 0) {
-    if (o.problem == "heat") throw BadInput("--iters is for Poisson solves; heat runs --steps");
+    if (o.problem == ProblemKind::heat)
+      throw BadInput("--iters is for Poisson solves; heat runs --steps");
     o.max_iters = o.iters;  // over --max-iters / --tol from a --config file
     o.tol = 0;
   }
@@ -568,8 +577,6 @@ void finish_bench(CLI::App* bench, const BenchArgs& a, BenchOptions& b) {
   if (!a.config.empty()) apply_config(*bench, a.config);
   b.grid = to_int3(a.grid, "--grid");
   b.procs = to_int3(a.procs, "--procs");
-  b.overlap = a.overlap == "on";
-  b.io_sync = a.io_sync == "on";
   if (!b.io) {  // the --io options without --io would be silently ignored
     for (const char* name : {"--io-dir", "--io-reps", "--io-sync"})
       if (bench->count(name) > 0) throw BadInput(std::string(name) + " needs --io");

@@ -83,9 +83,9 @@ void print_multigrid(const SolveOptions& o, bool mg, const std::vector<MgLevelPl
     std::printf("\n");
   } else {
     std::printf("multigrid: none (%s)\n",
-                o.problem == "heat" && !uses_implicit_heat(o)
+                o.problem == ProblemKind::heat && !uses_implicit_heat(o)
                     ? "explicit heat"
-                    : (o.solver == "jacobi" ? "--solver jacobi" : "--precond none"));
+                    : (o.solver == SolverKind::jacobi ? "--solver jacobi" : "--precond none"));
   }
 }
 
@@ -136,7 +136,7 @@ int run_dry_run(const SolveOptions& o, MPI_Comm world) {
   std::vector<double> all(8 * std::size_t(ranks));
   HALO3D_MPI_CHECK(MPI_Gather(row, 8, MPI_DOUBLE, all.data(), 8, MPI_DOUBLE, 0, comm));
 
-  const bool mg = uses_preconditioner(o) || (uses_implicit_heat(o) && o.precond == "mg");
+  const bool mg = uses_preconditioner(o) || (uses_implicit_heat(o) && o.precond == Precond::mg);
   std::vector<MgLevelPlan> plan;
   if (mg) plan = mg_plan(d, mg_options(o), comm);
 
@@ -147,12 +147,12 @@ int run_dry_run(const SolveOptions& o, MPI_Comm world) {
   if (!root) return kExitOk;
   std::printf("halo3d solve --dry-run: nothing allocated, solved or written\n");
   print_configuration(o);
-  if (o.problem == "heat") print_time_step(prob);
+  if (o.problem == ProblemKind::heat) print_time_step(prob);
   print_decomposition(o, d, all);
   print_multigrid(o, mg, plan);
   print_memory(all, ranks);
   print_files(files);
-  if (o.problem == "heat" && o.output_every > 0 && o.output != "none")
+  if (o.problem == ProblemKind::heat && o.output_every > 0 && o.output != "none")
     std::printf("time series: %ld snapshots of u in %s:/series (after steps 0, %ld, ... and %ld)\n",
                 planned_snapshots(o.steps, o.output_every), o.output.c_str(), o.output_every,
                 o.steps);

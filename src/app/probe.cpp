@@ -392,7 +392,7 @@ Setup set_up(const ProbeOptions& o, MPI_Comm world) {
   s.kernels = make_kernels(o.backend, s.hosts, world, gpu, warnings);
   Kernels& k = *s.kernels;
   if (s.root && !warnings.empty()) std::fputs(warnings.c_str(), stderr);
-  s.cuda = k.name() == "cuda";
+  s.cuda = k.device() >= 0;
   s.policy = peer_policy(o.peer_access);
   s.cuda_aware = s.cuda && all_cuda_aware_mpi(world);
   s.gpus = gather_rank_gpus(k, s.hosts, world);
@@ -485,40 +485,40 @@ json measure_pair(const ProbeOptions& o, const Setup& s, Bufs& b, int i, int j,
              {"peer_access", matrix[i][j]},
              {"transports", json::object()},
              {"skipped", json::object()}};
-  auto run = [&](const std::string& name, PingPong& pp) {
-    pr["transports"][name] = measure(pp, ping, s.sizes, std::max(o.warmup, 1), o.reps);
+  auto run = [&](Transport t, PingPong& pp) {
+    pr["transports"][to_string(t)] = measure(pp, ping, s.sizes, std::max(o.warmup, 1), o.reps);
   };
   {
     MpiPingPong pp(k, b, s.comm.get(), peer, ping);
-    run("mpi", pp);
+    run(Transport::mpi, pp);
   }
   if (s.cuda_aware) {
     MpiCudaPingPong pp(k, b, s.comm.get(), peer, ping);
-    run("mpi-cuda", pp);
+    run(Transport::mpi_cuda, pp);
   } else {
-    pr["skipped"]["mpi-cuda"] = cuda ? "the MPI is not CUDA-aware" : "no GPU";
+    pr["skipped"][to_string(Transport::mpi_cuda)] = cuda ? "the MPI is not CUDA-aware" : "no GPU";
   }
 #ifdef HALO3D_HAVE_CUDA
   if (cuda && same_host) {
     IpcPingPong pp(k, b, s.comm.get(), peer, ping, s.cap, s.policy);
     pr["ipc_how"] = pp.how();
     if (pp.ok())
-      run("ipc", pp);
+      run(Transport::ipc, pp);
     else
-      pr["skipped"]["ipc"] = pp.how();
+      pr["skipped"][to_string(Transport::ipc)] = pp.how();
   } else
 #endif
   {
-    pr["skipped"]["ipc"] = !cuda ? "no GPU" : "other host";
+    pr["skipped"][to_string(Transport::ipc)] = !cuda ? "no GPU" : "other host";
   }
 #ifdef HALO3D_HAVE_NCCL
   if (cuda && !same_gpu) {
     NcclPingPong pp(k, b, s.comm.get(), peer, ping);
-    run("nccl", pp);
+    run(Transport::nccl, pp);
   } else
 #endif
   {
-    pr["skipped"]["nccl"] = why_no_nccl(cuda);
+    pr["skipped"][to_string(Transport::nccl)] = why_no_nccl(cuda);
   }
   k.synchronize();
   return pr;
@@ -591,7 +591,8 @@ json communication_wall(const ProbeOptions& o, const Setup& s, const json& pairs
           {"bytes_per_exchange", worst_bytes},
           {"seconds_per_iteration", json::object()}};
   if (s.root)
-    for (const std::string name : {"mpi", "mpi-cuda", "ipc", "nccl"}) {
+    for (Transport t : concrete_transports()) {
+      const std::string name = to_string(t);
       double worst = -1;  // the slowest pair that measured this transport
       for (const auto& p : pairs) {
         if (!p["transports"].contains(name)) continue;

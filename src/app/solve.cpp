@@ -66,16 +66,18 @@ MemoryNeed solve_memory(const SolveOptions& o, const Decomposition& d, MPI_Comm 
   const double field = 8.0 * double(d.layout().padded_size());
   // Implicit heat: u and the right-hand side of a step, and the inner CG's vectors.
   const bool implicit = uses_implicit_heat(o);
-  const bool pc = uses_preconditioner(o) || (implicit && o.precond == "mg");
-  const double method = implicit                                      ? 2 + (pc ? 5 : 4)
-                        : o.problem == "heat" || o.solver == "jacobi" ? 2
-                                                                      : (pc ? 5 : 4);
+  const bool pc = uses_preconditioner(o) || (implicit && o.precond == Precond::mg);
+  const double method = implicit ? 2 + (pc ? 5 : 4)
+                        : o.problem == ProblemKind::heat || o.solver == SolverKind::jacobi
+                            ? 2
+                            : (pc ? 5 : 4);
   MemoryNeed m;
   m.device = (2 + method) * field;
-  if (pc) m.device += mg_memory_bytes(mg_plan(d, mg_options(o), cart), o.precision == "mixed");
+  if (pc)
+    m.device += mg_memory_bytes(mg_plan(d, mg_options(o), cart), o.precision == Precision::mixed);
   m.host = 2 * field;
   if (has_boundary_values(o)) m.host += field;  // the boundary values, while lifted
-  if (has_boundary_values(o) && o.problem == "heat") m.device += field;  // heat's B g
+  if (has_boundary_values(o) && o.problem == ProblemKind::heat) m.device += field;  // heat's B g
   return m;
 }
 
@@ -88,8 +90,9 @@ struct SolveRun {
   SolveRun(const SolveOptions& opts, MPI_Comm world)
       : o(opts),
         root(comm_rank(world) == 0),
-        heat(o.problem == "heat"),
-        solver(heat ? (uses_implicit_heat(o) ? o.time_scheme : "euler") : o.solver),
+        heat(o.problem == ProblemKind::heat),
+        solver(heat ? (uses_implicit_heat(o) ? to_string(o.time_scheme) : "euler")
+                    : to_string(o.solver)),
         phases(root && !o.quiet) {}
   const SolveOptions& o;
   const bool root, heat;
@@ -147,8 +150,8 @@ void fill_source(SolveRun& r) {
 // The precision the run used: mixed only where a multigrid V-cycle ran in float (CG's or
 // the implicit heat steps' inner CG's preconditioner).
 std::string precision(const SolveRun& r) {
-  const bool mg = r.pc || (uses_implicit_heat(r.o) && r.o.precond == "mg");
-  return r.o.precision == "mixed" && mg ? "mixed" : "double";
+  const bool mg = r.pc || (uses_implicit_heat(r.o) && r.o.precond == Precond::mg);
+  return r.o.precision == Precision::mixed && mg ? "mixed" : "double";
 }
 
 // A checkpoint continues only under the same preconditioner (it shapes the iterates).
@@ -156,12 +159,12 @@ std::string precision(const SolveRun& r) {
 std::string solver_identity(const SolveRun& r) {
   const SolveOptions& o = r.o;
   if (uses_implicit_heat(o))
-    return r.solver + "(tol=" + nlohmann::json(o.tol).dump() + ",precond=" + o.precond +
+    return r.solver + "(tol=" + nlohmann::json(o.tol).dump() + ",precond=" + to_string(o.precond) +
            (precision(r) == "mixed" ? ",mixed" : "") + ")";
   if (r.mg)
     return r.solver + "+mg(levels=" + std::to_string(o.mg_levels) +
-           ",smooth=" + std::to_string(o.mg_smooth) + "," + o.mg_smoother +
-           (o.precision == "mixed" ? ",mixed" : "") + ")";
+           ",smooth=" + std::to_string(o.mg_smooth) + "," + to_string(o.mg_smoother) +
+           (o.precision == Precision::mixed ? ",mixed" : "") + ")";
   return r.solver;
 }
 
@@ -171,11 +174,11 @@ void print_banner(const SolveRun& r) {
   std::printf(
       "halo3d %s: %s/%s on grid %s, %d %s as %s, backend %s (%s), %d thread(s)/rank (%s), "
       "halo %s, overlap %s\n",
-      version_string().c_str(), o.problem.c_str(), r.solver.c_str(), to_string(o.grid).c_str(),
-      d.ranks, d.ranks == 1 ? "rank" : "ranks", to_string(d.procs).c_str(), r.k->name().c_str(),
-      r.k->device_name().c_str(), thread_setup().threads,
-      thread_setup().from_env ? "OMP_NUM_THREADS" : "auto", r.rt->op->transport().name().c_str(),
-      o.overlap ? "on" : "off");
+      version_string().c_str(), to_string(o.problem).c_str(), r.solver.c_str(),
+      to_string(o.grid).c_str(), d.ranks, d.ranks == 1 ? "rank" : "ranks",
+      to_string(d.procs).c_str(), r.k->name().c_str(), r.k->device_name().c_str(),
+      thread_setup().threads, thread_setup().from_env ? "OMP_NUM_THREADS" : "auto",
+      r.rt->op->transport().name().c_str(), o.overlap ? "on" : "off");
   print_halo_selection(r.rt->halo_selection);
   if (r.mg)
     std::printf("preconditioner: multigrid V-cycle, %s; set-up %.4f s\n", r.mg->describe().c_str(),
@@ -201,7 +204,7 @@ void start_solver(SolveRun& r) {
   r.pc = make_preconditioner(o, *r.rt);
   r.mg = dynamic_cast<const Multigrid*>(r.pc.get());
   r.setup_s = now_seconds() - t_setup;
-  r.precond = r.pc ? r.pc->name() : (uses_implicit_heat(o) ? o.precond : "none");
+  r.precond = r.pc ? r.pc->name() : (uses_implicit_heat(o) ? to_string(o.precond) : "none");
   const Buffer* bg = r.boundary ? &*r.boundary : nullptr;
   r.method = uses_implicit_heat(o)
                  ? make_implicit_heat(*r.rt, o, r.dt, r.b, bg)
@@ -336,7 +339,7 @@ void write_solution_attributes(const SolveRun& r, hid_t g, const DriveResult& re
   h5_attr(g, "procs", std::vector<long long>{d.procs[0], d.procs[1], d.procs[2]});
   h5_attr(g, "spacing", std::vector<double>{r.prob->h()[0], r.prob->h()[1], r.prob->h()[2]});
   h5_attr_matrix(g, "mode", o.modes);
-  h5_attr(g, "problem", o.problem);
+  h5_attr(g, "problem", to_string(o.problem));
   h5_attr(g, "solver", r.solver);
   h5_attr(g, "precond", r.precond);
   h5_attr(g, "precision", precision(r));
@@ -346,7 +349,7 @@ void write_solution_attributes(const SolveRun& r, hid_t g, const DriveResult& re
     h5_attr_matrix(g, "mg_level_grids", grids);
     h5_attr(g, "mg_setup_s", std::vector<double>{r.setup_s});
   }
-  if (r.heat) h5_attr(g, "time_scheme", o.time_scheme);
+  if (r.heat) h5_attr(g, "time_scheme", to_string(o.time_scheme));
   h5_attr(g, "rhs", source_spec(o));  // heat: where its initial state came from
   if (r.heat) h5_attr(g, "initial", source_spec(o));
   h5_attr(g, "boundary", o.boundary);
@@ -431,9 +434,9 @@ void print_results(const SolveRun& r, const DriveResult& res, const Verification
     std::printf("heat: %ld steps done, t = %.6e (dt %.6e, alpha %g)\n", res.iterations,
                 r.dt * double(res.iterations), r.dt, o.alpha);
     if (uses_implicit_heat(o) && m.done > 0)
-      std::printf("%s steps: %ld CG iterations (%s), %.2f per step\n", o.time_scheme.c_str(),
-                  r.method->inner_iterations(),
-                  o.precond == "mg" ? "multigrid-preconditioned" : "plain",
+      std::printf("%s steps: %ld CG iterations (%s), %.2f per step\n",
+                  to_string(o.time_scheme).c_str(), r.method->inner_iterations(),
+                  o.precond == Precond::mg ? "multigrid-preconditioned" : "plain",
                   double(r.method->inner_iterations()) / double(m.done));
     if (r.series)
       std::printf("series: %zu snapshots of u (every %ld steps, and the last) in %s:/series\n",
@@ -465,13 +468,13 @@ nlohmann::json config_json(const SolveRun& r) {
   const SolveOptions& o = r.o;
   nlohmann::json c = {
       {"grid", to_json(o.grid)},
-      {"problem", o.problem},
+      {"problem", to_string(o.problem)},
       {"solver", r.solver},
       {"precond", r.precond},
-      {"time_scheme", o.time_scheme},
+      {"time_scheme", to_string(o.time_scheme)},
       {"mg_levels", o.mg_levels},
       {"mg_smooth", o.mg_smooth},
-      {"mg_smoother", o.mg_smoother},
+      {"mg_smoother", to_string(o.mg_smoother)},
       {"precision", precision(r)},
       {"rhs", source_spec(o)},
       {"initial", r.heat ? nlohmann::json(source_spec(o)) : nlohmann::json()},
@@ -520,7 +523,7 @@ nlohmann::json result_json(const SolveRun& r, const DriveResult& res, const Veri
     j["t"] = r.dt * double(res.iterations);
     j["dt"] = r.dt;
     j["alpha"] = r.o.alpha;
-    j["time_scheme"] = r.o.time_scheme;
+    j["time_scheme"] = to_string(r.o.time_scheme);
     if (uses_implicit_heat(r.o)) {
       const long inner = r.method->inner_iterations();
       j["cg_iterations"] = inner;
@@ -567,10 +570,14 @@ void add_halo_json(nlohmann::json& j, const SolveRun& r, const Verification& v) 
   j["halo_bytes_per_exchange_rank0"] = r.rt->op->plan().bytes_per_exchange();
   const HaloSelection& hs = r.rt->halo_selection;
   nlohmann::json cand = nlohmann::json::object(), skipped = nlohmann::json::object();
-  for (const auto& [n, s] : hs.candidates) cand[n] = s;
-  for (const auto& [n, why] : hs.skipped) skipped[n] = why;
-  j["halo_selection"] = {{"requested", hs.requested}, {"chosen", hs.chosen}, {"candidates", cand},
-                         {"skipped", skipped},        {"reason", hs.reason}, {"ranks", hs.details}};
+  for (const auto& [n, s] : hs.candidates) cand[to_string(n)] = s;
+  for (const auto& [n, why] : hs.skipped) skipped[to_string(n)] = why;
+  j["halo_selection"] = {{"requested", to_string(hs.requested)},
+                         {"chosen", to_string(hs.chosen)},
+                         {"candidates", cand},
+                         {"skipped", skipped},
+                         {"reason", hs.reason},
+                         {"ranks", hs.details}};
   if (v.has_halo)
     j["overlap"] = {{"compute_only_s", v.ov.compute_s},
                     {"halo_only_s", v.ov.halo_s},

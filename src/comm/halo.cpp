@@ -82,7 +82,9 @@ class MpiTransport final : public TypedTransport<MpiTransport> {
       }
     }
   }
-  std::string name() const override { return device_messages_ ? "mpi-cuda" : "mpi"; }
+  Transport kind() const override {
+    return device_messages_ ? Transport::mpi_cuda : Transport::mpi;
+  }
   std::string describe() const override {
     return name() + ": " + std::to_string(plan_.faces.size()) + " face(s)" +
            (device_messages_ ? ", device buffers to a CUDA-aware MPI"

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "choices.hpp"
 #include "decomposition.hpp"
 #include "kernels.hpp"
 #include "mpi_env.hpp"
@@ -33,7 +34,8 @@ struct HaloPlan {
 class HaloTransport {
  public:
   virtual ~HaloTransport() = default;
-  virtual std::string name() const = 0;
+  virtual Transport kind() const = 0;
+  std::string name() const { return to_string(kind()); }
   // What this rank detected and uses (one line, for the run's report).
   virtual std::string describe() const { return name(); }
   // Send faces of u (interior boundary layers), receive into u's ghost layers. Either

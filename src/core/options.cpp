@@ -11,10 +11,14 @@ std::string to_string(const Int3& v) {
 }
 
 const std::string& source_spec(const SolveOptions& o) {
-  return o.problem == "heat" && !o.initial.empty() ? o.initial : o.rhs;
+  return o.problem == ProblemKind::heat && !o.initial.empty() ? o.initial : o.rhs;
 }
 const char* source_option(const SolveOptions& o) {
-  return o.problem == "heat" && !o.initial.empty() ? "--initial" : "--rhs";
+  return o.problem == ProblemKind::heat && !o.initial.empty() ? "--initial" : "--rhs";
+}
+
+FieldSpec source_field(const SolveOptions& o) {
+  return parse_source_spec(source_option(o), source_spec(o));
 }
 
 void validate(const SolveOptions& o) {
@@ -23,7 +27,7 @@ void validate(const SolveOptions& o) {
   if (o.modes.empty()) throw BadInput("--mode: at least one mode is needed");
   // A wave number beyond the grid aliases: K = N+1 is zero at every point, larger ones
   // repeat smaller modes, so the "exact" answer would not be the grid's.
-  if (source_spec(o) == "modes")
+  if (source_field(o).kind == FieldSpec::kModes)
     for (const Int3& m : o.modes)
       for (int d = 0; d < 3; ++d)
         if (m[d] < 1 || m[d] > o.grid[d])

@@ -4,7 +4,9 @@
 #include <string>
 #include <vector>
 
+#include "choices.hpp"
 #include "decomposition.hpp"
+#include "field_spec.hpp"
 
 namespace halo3d {
 
@@ -17,19 +19,19 @@ struct OptionSource {
 struct SolveOptions {
   // Problem
   Int3 grid{64, 64, 64};
-  std::string problem = "poisson";  // poisson | heat
-  std::string rhs = "modes";        // modes | random | file:PATH.h5:/DATASET | expr:FORMULA
-  std::string initial;              // heat's initial state, as --rhs (empty: --rhs gives it)
-  std::string boundary = "0";       // VALUE | x0=V,x1=V,... | expr:FORMULA | file:PATH.h5:/DATASET
+  ProblemKind problem = ProblemKind::poisson;
+  std::string rhs = "modes";   // modes | random | file:PATH.h5:/DATASET | expr:FORMULA
+  std::string initial;         // heat's initial state, as --rhs (empty: --rhs gives it)
+  std::string boundary = "0";  // VALUE | x0=V,x1=V,... | expr:FORMULA | file:PATH.h5:/DATASET
   std::vector<Int3> modes{{1, 1, 1}};
   std::uint64_t seed = 1;
   // Solver
-  std::string solver = "cg";              // cg | jacobi (poisson)
-  std::string precond = "mg";             // cg's preconditioner: mg | none
-  int mg_levels = 0;                      // 0: automatic (coarsen to one point per axis)
-  int mg_smooth = 2;                      // smoothing steps before and after the coarse correction
-  std::string mg_smoother = "chebyshev";  // chebyshev | jacobi
-  std::string precision = "double";       // double | mixed (the multigrid V-cycle in float)
+  SolverKind solver = SolverKind::cg;  // poisson
+  Precond precond = Precond::mg;       // cg's preconditioner
+  int mg_levels = 0;                   // 0: automatic (coarsen to one point per axis)
+  int mg_smooth = 2;                   // smoothing steps before and after the coarse correction
+  Smoother mg_smoother = Smoother::chebyshev;
+  Precision precision = Precision::double_;  // mixed: the multigrid V-cycle in float
   double tol = 1e-8;
   long max_iters = 10000;
   long iters = 0;      // --iters N: exactly N iterations, tol ignored (0: not given)
@@ -37,12 +39,12 @@ struct SolveOptions {
   double alpha = 1.0;  // heat diffusivity
   double dt = 0.0;     // heat; 0 = 0.9 of the stability limit
   // heat: explicit (Euler) | implicit (backward Euler) | crank-nicolson
-  std::string time_scheme = "explicit";
+  TimeScheme time_scheme = TimeScheme::explicit_;
   // Parallel
   Int3 procs{0, 0, 0};
-  std::string backend = "auto";      // auto | host | cuda
-  std::string halo = "auto";         // auto | mpi | mpi-cuda | ipc | nccl
-  std::string peer_access = "auto";  // auto | off
+  Backend backend = Backend::auto_;
+  Transport halo = Transport::auto_;
+  PeerAccess peer_access = PeerAccess::auto_;
   bool overlap = true;
   // Output
   int monitor = 0;
@@ -68,9 +70,9 @@ struct SolveOptions {
 struct BenchOptions {
   Int3 grid{256, 256, 256};
   Int3 procs{0, 0, 0};
-  std::string backend = "auto";
-  std::string halo = "auto";
-  std::string peer_access = "auto";
+  Backend backend = Backend::auto_;
+  Transport halo = Transport::auto_;
+  PeerAccess peer_access = PeerAccess::auto_;
   bool overlap = true;
   int reps = 20;
   int warmup = 3;
@@ -84,8 +86,8 @@ struct BenchOptions {
 
 // halo3d probe: pairwise peer access, latency and bandwidth of each transport.
 struct ProbeOptions {
-  std::string backend = "auto";
-  std::string peer_access = "auto";
+  Backend backend = Backend::auto_;
+  PeerAccess peer_access = PeerAccess::auto_;
   std::vector<std::size_t> sizes;  // bytes; empty: 8 B to 64 MiB (powers of 4, and 64 MiB)
   int reps = 20;
   int warmup = 3;
@@ -102,9 +104,13 @@ void validate(const SolveOptions& o);
 const std::string& source_spec(const SolveOptions& o);
 // The option that gave it ("--initial" or "--rhs").
 const char* source_option(const SolveOptions& o);
+// That spec parsed (BadInput, naming the option, for a malformed one).
+FieldSpec source_field(const SolveOptions& o);
 // A Poisson run of a fixed iteration count (--iters N, or --tol 0): running out of
 // iterations is the plan, not a failure (exit code 0).
-inline bool fixed_iterations(const SolveOptions& o) { return o.problem != "heat" && o.tol == 0; }
+inline bool fixed_iterations(const SolveOptions& o) {
+  return o.problem != ProblemKind::heat && o.tol == 0;
+}
 std::string to_string(const Int3& v);
 
 }  // namespace halo3d

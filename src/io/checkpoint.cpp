@@ -43,16 +43,18 @@ int probe_hdf5(const std::string& path, MPI_Comm comm) {
 
 RunIdentity RunIdentity::of(const SolveOptions& o, const std::string& solver, double dt) {
   RunIdentity id;
-  id.problem = o.problem;
+  id.problem = to_string(o.problem);
   id.solver = solver;
   id.rhs = source_spec(o);
   id.boundary = o.boundary;
   id.grid = o.grid;
-  id.modes = id.rhs == "modes" ? o.modes : std::vector<Int3>{};
-  id.seed = id.rhs == "random" ? (long long)o.seed : 0;
-  id.alpha = o.problem == "heat" ? o.alpha : 0;
-  id.dt = o.problem == "heat" ? dt : 0;
-  id.steps = o.problem == "heat" ? o.steps : -1;
+  const FieldSpec::Kind source = source_field(o).kind;
+  id.modes = source == FieldSpec::kModes ? o.modes : std::vector<Int3>{};
+  id.seed = source == FieldSpec::kRandom ? (long long)o.seed : 0;
+  const bool heat = o.problem == ProblemKind::heat;
+  id.alpha = heat ? o.alpha : 0;
+  id.dt = heat ? dt : 0;
+  id.steps = heat ? o.steps : -1;
   return id;
 }
 

@@ -20,35 +20,12 @@ namespace halo3d {
 namespace {
 
 constexpr double kPi = 3.14159265358979323846;
-constexpr const char* kFaceNames[6] = {"x0", "x1", "y0", "y1", "z0", "z1"};
 
 std::string number(double v) {
   if (std::isnan(v)) return "NaN";
   char buf[48];
   std::snprintf(buf, sizeof buf, "%.17g", v);
   return buf;
-}
-
-// A whole finite number, or false.
-bool parse_number(const std::string& s, double& v) {
-  if (s.empty() || std::isspace((unsigned char)s[0])) return false;
-  errno = 0;
-  char* end = nullptr;
-  v = std::strtod(s.c_str(), &end);
-  return end == s.c_str() + s.size() && std::isfinite(v);
-}
-
-// "file:PATH.h5:/DATASET": the dataset is what follows the last ":/".
-bool parse_file(const std::string& s, FieldSpec& f) {
-  if (s.rfind("file:", 0) != 0) return false;
-  const std::string rest = s.substr(5);
-  const auto cut = rest.rfind(":/");
-  f.kind = FieldSpec::kFile;
-  if (cut != std::string::npos && cut > 0 && cut + 2 < rest.size()) {
-    f.file = rest.substr(0, cut);
-    f.dataset = rest.substr(cut + 1);
-  }
-  return true;
 }
 
 // A formula in x, y, z (muparser, with pi and e); the variables are bound to members, so a
@@ -187,88 +164,13 @@ void for_boundary_ghosts(const Decomposition& d, const std::function<void(int, i
 
 }  // namespace
 
-bool FieldSpec::zero() const {
-  if (kind != kFaces) return false;
-  for (double v : faces)
-    if (v != 0) return false;
-  return true;
-}
-
-FieldSpec parse_source_spec(const std::string& option, const std::string& s) {
-  FieldSpec f;
-  f.text = s;
-  const std::string usage = option + " " + printable(s, 80) +
-                            ": expected modes, random, file:PATH.h5:/DATASET or expr:FORMULA";
-  if (s == "modes") {
-    f.kind = FieldSpec::kModes;
-  } else if (s == "random") {
-    f.kind = FieldSpec::kRandom;
-  } else if (parse_file(s, f)) {
-    if (f.file.empty())
-      throw BadInput(option + " " + printable(s, 80) + ": expected file:PATH.h5:/DATASET");
-  } else if (s.rfind("expr:", 0) == 0) {
-    f.kind = FieldSpec::kExpr;
-    f.expr = s.substr(5);
-    if (f.expr.find_first_not_of(" \t") == std::string::npos)
-      throw BadInput(option + " expr: the formula is empty");
-  } else {
-    throw BadInput(usage);
-  }
-  return f;
-}
-
-FieldSpec parse_boundary_spec(const std::string& s) {
-  FieldSpec f;
-  f.text = s;
-  f.kind = FieldSpec::kFaces;
-  double v = 0;
-  if (parse_file(s, f)) {
-    if (f.file.empty())
-      throw BadInput("--boundary " + printable(s, 80) + ": expected file:PATH.h5:/DATASET");
-  } else if (s.rfind("expr:", 0) == 0) {
-    f.kind = FieldSpec::kExpr;
-    f.expr = s.substr(5);
-    if (f.expr.find_first_not_of(" \t") == std::string::npos)
-      throw BadInput("--boundary expr: the formula is empty");
-  } else if (parse_number(s, v)) {
-    f.faces.fill(v);
-  } else if (s.find('=') != std::string::npos) {
-    bool seen[6] = {};
-    std::size_t start = 0;
-    while (true) {
-      const std::size_t end = s.find(',', start);
-      const std::string item = s.substr(start, end == std::string::npos ? end : end - start);
-      const auto eq = item.find('=');
-      int face = -1;
-      for (int i = 0; i < 6 && eq != std::string::npos; ++i)
-        if (item.compare(0, eq, kFaceNames[i]) == 0 && eq == 2) face = i;
-      if (face < 0 || !parse_number(item.substr(eq + 1), v))
-        throw BadInput("--boundary " + printable(s, 80) + ": '" + printable(item, 40) +
-                       "' is not FACE=VALUE with FACE one of x0,x1,y0,y1,z0,z1 and VALUE a "
-                       "finite number");
-      if (seen[face])
-        throw BadInput("--boundary " + printable(s, 80) + ": face " + kFaceNames[face] +
-                       " given twice");
-      seen[face] = true;
-      f.faces[face] = v;
-      if (end == std::string::npos) break;
-      start = end + 1;
-    }
-  } else {
-    throw BadInput("--boundary " + printable(s, 80) +
-                   ": expected a finite number, x0=V,x1=V,y0=V,y1=V,z0=V,z1=V (faces left out "
-                   "are 0), expr:FORMULA or file:PATH.h5:/DATASET");
-  }
-  return f;
-}
-
 bool has_boundary_values(const SolveOptions& o) { return !parse_boundary_spec(o.boundary).zero(); }
 
 void check_field_options(const SolveOptions& o) {
-  if (o.problem != "heat" && !o.initial.empty())
+  if (o.problem != ProblemKind::heat && !o.initial.empty())
     throw BadInput("--initial " + printable(o.initial, 80) +
                    ": an initial state is for --problem heat; Poisson's source is --rhs");
-  const FieldSpec src = parse_source_spec(source_option(o), source_spec(o));
+  const FieldSpec src = source_field(o);
   if (src.kind == FieldSpec::kExpr) Formula check(source_option(o), src.expr);
   const FieldSpec b = parse_boundary_spec(o.boundary);
   if (b.kind == FieldSpec::kExpr) Formula check("--boundary", b.expr);
@@ -409,7 +311,7 @@ void lift_boundary(const Problem& p, const Decomposition& d, const std::vector<d
 void fill_fields(const SolveOptions& o, const Problem& p, const Decomposition& d, MPI_Comm comm,
                  std::vector<double>& padded) {
   const char* option = source_option(o);
-  const FieldSpec src = parse_source_spec(option, source_spec(o));
+  const FieldSpec src = source_field(o);
   if (src.kind == FieldSpec::kModes || src.kind == FieldSpec::kRandom)
     p.fill_source(d, padded);
   else if (src.kind == FieldSpec::kFile)
@@ -417,7 +319,7 @@ void fill_fields(const SolveOptions& o, const Problem& p, const Decomposition& d
   else
     eval_source_formula(option, src, d, comm, padded);
 
-  if (o.problem != "heat") add_boundary_values(o, p, d, comm, padded);
+  if (o.problem != ProblemKind::heat) add_boundary_values(o, p, d, comm, padded);
 }
 
 std::vector<double> boundary_source(const SolveOptions& o, const Problem& p, const Decomposition& d,
@@ -482,8 +384,7 @@ nlohmann::json fields_json(const SolveOptions& o) {
     return j;
   };
   nlohmann::json j;
-  j[o.problem == "heat" ? "initial" : "rhs"] =
-      describe(parse_source_spec(source_option(o), source_spec(o)));
+  j[o.problem == ProblemKind::heat ? "initial" : "rhs"] = describe(source_field(o));
   j["boundary"] = describe(parse_boundary_spec(o.boundary));
   return j;
 }
@@ -491,10 +392,10 @@ nlohmann::json fields_json(const SolveOptions& o) {
 Buffer fill_fields(Kernels& k, const SolveOptions& o, const Problem& p, const Decomposition& d,
                    MPI_Comm comm) {
   Buffer b(k, d.layout().padded_size());
-  const FieldSpec src = parse_source_spec(source_option(o), source_spec(o));
+  const FieldSpec src = source_field(o);
   // Heat's boundary values are not in its initial state (see boundary_source).
   if ((src.kind == FieldSpec::kModes || src.kind == FieldSpec::kRandom) &&
-      (o.problem == "heat" || !has_boundary_values(o))) {
+      (o.problem == ProblemKind::heat || !has_boundary_values(o))) {
     p.fill(k, d, ModeField::source, b.data());
   } else {
     std::vector<double> host;

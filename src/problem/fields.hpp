@@ -14,26 +14,13 @@
 #include <vector>
 
 #include "decomposition.hpp"
+#include "field_spec.hpp"
 #include "kernels.hpp"
 #include "options.hpp"
 
 namespace halo3d {
 
 class Problem;
-
-struct FieldSpec {
-  enum Kind { kModes, kRandom, kFile, kExpr, kFaces };
-  Kind kind = kModes;
-  std::string text;               // as given
-  std::string file, dataset;      // kFile
-  std::string expr;               // kExpr
-  std::array<double, 6> faces{};  // kFaces: x0, x1, y0, y1, z0, z1 (a constant: all six)
-  bool zero() const;              // a boundary that is zero everywhere (kFaces, all 0)
-};
-
-// `option` (e.g. "--rhs") names the option in errors (BadInput, one line).
-FieldSpec parse_source_spec(const std::string& option, const std::string& s);
-FieldSpec parse_boundary_spec(const std::string& s);
 
 // Whether the run has non-zero boundary values.
 bool has_boundary_values(const SolveOptions& o);

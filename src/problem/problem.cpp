@@ -33,13 +33,13 @@ double random_value(std::uint64_t seed, std::uint64_t index) {
 
 Problem::Problem(const SolveOptions& o)
     : problem_(o.problem),
-      rhs_(source_spec(o)),
+      source_(source_field(o).kind),
       modes_(o.modes),
       seed_(o.seed),
       grid_(o.grid),
       boundary_values_(has_boundary_values(o)) {
   for (int d = 0; d < 3; ++d) h_[d] = 1.0 / (grid_[d] + 1);
-  if (problem_ != "heat") return;
+  if (problem_ != ProblemKind::heat) return;
   const double limit = dt_limit(o.alpha);
   steps_ = o.steps;
   alpha_ = o.alpha;
@@ -92,7 +92,7 @@ double Problem::mode_value(const Int3& k, int gi, int gj, int gk) const {
 // Poisson answer, or the heat initial state), and the discrete and continuous answers.
 double Problem::coefficient(const Int3& m, ModeField f) const {
   const double k2 = double(m[0] * m[0] + m[1] * m[1] + m[2] * m[2]);
-  const bool heat = problem_ == "heat";
+  const bool heat = problem_ == ProblemKind::heat;
   switch (f) {
     case ModeField::source:
       return heat ? 1.0 : kPi * kPi * k2;
@@ -109,7 +109,7 @@ void Problem::fill(Kernels& k, const Decomposition& d, ModeField f, double* out)
   g.off[0] = d.offset[0];
   g.off[1] = d.offset[1];
   g.off[2] = d.offset[2];
-  if (f == ModeField::source && rhs_ == "random") {
+  if (f == ModeField::source && source_ == FieldSpec::kRandom) {
     g.kind = FieldGen::random;
     g.gnx = grid_[0];
     g.gny = grid_[1];

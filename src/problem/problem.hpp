@@ -22,7 +22,7 @@ class Problem {
   const std::array<double, 3>& h() const { return h_; }
   Stencil stencil() const { return Stencil::laplacian(h_[0], h_[1], h_[2]); }
   // Exact answers: manufactured modes with zero boundary values.
-  bool has_exact() const { return rhs_ == "modes" && !boundary_values_; }
+  bool has_exact() const { return source_ == FieldSpec::kModes && !boundary_values_; }
 
   // Eigenvalue of A = -lap_h for mode k: sum_d (4/h_d^2) sin^2(K_d pi h_d / 2).
   double lambda(const Int3& k) const;
@@ -56,7 +56,8 @@ class Problem {
   double mode_value(const Int3& k, int gi, int gj, int gk) const;
   double coefficient(const Int3& m, ModeField f) const;
   double step_factor(const Int3& k) const;
-  std::string problem_, rhs_;
+  ProblemKind problem_;
+  FieldSpec::Kind source_;
   std::vector<Int3> modes_;
   std::uint64_t seed_;
   Int3 grid_;

@@ -8,13 +8,19 @@
 namespace halo3d {
 
 double time_scheme_theta(const SolveOptions& o) {
-  if (o.time_scheme == "implicit") return 1.0;
-  if (o.time_scheme == "crank-nicolson") return 0.5;
+  switch (o.time_scheme) {
+    case TimeScheme::implicit:
+      return 1.0;
+    case TimeScheme::crank_nicolson:
+      return 0.5;
+    case TimeScheme::explicit_:
+      break;
+  }
   return 0.0;
 }
 
 bool uses_implicit_heat(const SolveOptions& o) {
-  return o.problem == "heat" && time_scheme_theta(o) > 0;
+  return o.problem == ProblemKind::heat && time_scheme_theta(o) > 0;
 }
 
 namespace {
@@ -39,9 +45,9 @@ class ImplicitHeat final : public Method {
         u_(k_, u0.size()),
         rhs_(k_, u0.size()),
         max_iters_(o.max_iters),
-        name_(o.time_scheme) {
+        name_(to_string(o.time_scheme)) {
     opm_ = make_operator(rt, rt.decomp, shifted(op_.stencil(), theta_ * o.alpha * dt));
-    if (o.precond == "mg") mg_ = std::make_unique<Multigrid>(rt, mg_options(o), opm_.get());
+    if (o.precond == Precond::mg) mg_ = std::make_unique<Multigrid>(rt, mg_options(o), opm_.get());
     cg_ = make_cg(*opm_, rt.cart.get(), t_, rhs_, o.tol, mg_.get());
     pcg_bytes_ = cg_->bytes_per_iteration();
   }

@@ -81,7 +81,7 @@ namespace {
 
 Steps smoother_steps(const MgOptions& o, const Stencil& s, const Int3& n) {
   const double b = spectrum(s, n)[1], a = b / kSmoothRange;
-  if (o.smoother == "jacobi") {
+  if (o.smoother == Smoother::jacobi) {
     Steps one = mg_chebyshev_steps(a, b, 1, s.diag);
     return Steps(std::size_t(o.smooth), one[0]);
   }
@@ -182,8 +182,8 @@ MgOptions mg_options(const SolveOptions& o) {
 }
 
 std::unique_ptr<Preconditioner> make_preconditioner(const SolveOptions& o, Runtime& rt) {
-  if (o.problem == "heat" || o.solver != "cg" || o.precond == "none") return nullptr;
-  if (o.precond != "mg") throw BadInput("--precond " + o.precond + ": expected mg or none");
+  if (o.problem == ProblemKind::heat || o.solver != SolverKind::cg || o.precond == Precond::none)
+    return nullptr;
   return std::make_unique<Multigrid>(rt, mg_options(o));
 }
 
@@ -302,11 +302,7 @@ void allocate_vectors(MgVectors<T>& v, Kernels& k, std::size_t n, bool with_b_x)
 Multigrid::Multigrid(Runtime& rt, const MgOptions& o, DistributedOperator* fine) : rt_(rt), o_(o) {
   if (!fine) fine = rt.op.get();
   if (o.smooth < 1) throw BadInput("--mg-smooth must be >= 1");
-  if (o.smoother != "chebyshev" && o.smoother != "jacobi")
-    throw BadInput("--mg-smoother " + o.smoother + ": expected chebyshev or jacobi");
-  if (o.precision != "double" && o.precision != "mixed")
-    throw BadInput("--precision " + o.precision + ": expected double or mixed");
-  mixed_ = o.precision == "mixed";
+  mixed_ = o.precision == Precision::mixed;
   Kernels& k = *rt.kernels;
   MPI_Comm cart = rt.cart.get();
   const int ranks = rt.decomp.ranks;
@@ -419,8 +415,8 @@ std::string Multigrid::describe() const {
     s += (l ? " " : "") + std::to_string(g[0]) + "x" + std::to_string(g[1]) + "x" +
          std::to_string(g[2]) + (levels_[l]->distributed ? "" : "*");
   }
-  return s + "), " + (mixed_ ? "float V-cycle (mixed precision), " : "") + o_.smoother + " " +
-         std::to_string(o_.smooth) + "+" + std::to_string(o_.smooth) + ", coarsest " +
+  return s + "), " + (mixed_ ? "float V-cycle (mixed precision), " : "") + to_string(o_.smoother) +
+         " " + std::to_string(o_.smooth) + "+" + std::to_string(o_.smooth) + ", coarsest " +
          std::to_string(levels_.back()->steps.size()) + " Chebyshev steps" +
          (levels_.back()->distributed ? "" : "; * = gathered on every rank");
 }

@@ -41,10 +41,10 @@
 namespace halo3d {
 
 struct MgOptions {
-  int levels = 0;                      // 0: coarsen until every axis has one point
-  int smooth = 2;                      // smoothing steps before and after the coarse correction
-  std::string smoother = "chebyshev";  // chebyshev | jacobi
-  std::string precision = "double";    // double | mixed (the V-cycle in float)
+  int levels = 0;  // 0: coarsen until every axis has one point
+  int smooth = 2;  // smoothing steps before and after the coarse correction
+  Smoother smoother = Smoother::chebyshev;
+  Precision precision = Precision::double_;  // mixed: the V-cycle in float
 };
 
 // Each level's global size, this rank's box and whether it runs distributed (false:

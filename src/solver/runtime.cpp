@@ -14,16 +14,17 @@ namespace halo3d {
 
 std::string version_string() { return HALO3D_VERSION; }
 
-std::unique_ptr<Kernels> make_kernels(const std::string& backend, const HostMap& hosts,
-                                      MPI_Comm world, int& gpu, std::string& warnings) {
-  if (backend == "host") return make_host_kernels();
+std::unique_ptr<Kernels> make_kernels(Backend backend, const HostMap& hosts, MPI_Comm world,
+                                      int& gpu, std::string& warnings) {
+  if (backend == Backend::host) return make_host_kernels();
   // Read whether or not a GPU is used, so a bad value is an error on every machine.
   const CudaVariants variants = cuda_variants_from_env();
   const auto gpus = cuda_devices();
   // Every rank must take the same decision, or the job would mix backends.
   int visible = int(gpus.size()), min_visible = 0;
   HALO3D_MPI_CHECK(MPI_Allreduce(&visible, &min_visible, 1, MPI_INT, MPI_MIN, world));
-  if (backend == "auto" && (!cuda_compiled() || min_visible == 0)) return make_host_kernels();
+  if (backend == Backend::auto_ && (!cuda_compiled() || min_visible == 0))
+    return make_host_kernels();
   if (!cuda_compiled()) make_cuda_kernels(0);  // throws the "not compiled" message
   if (min_visible == 0)
     throw Error(kExitUnavailable, "--backend cuda: no CUDA GPU is visible on " +
@@ -110,7 +111,7 @@ std::unique_ptr<DistributedOperator> make_operator(Runtime& rt, const Decomposit
   const HaloPlan plan = HaloPlan::build(d);
   std::unique_ptr<HaloTransport> t =
       distributed
-          ? make_named_transport(rt.op->transport().name(),
+          ? make_named_transport(rt.op->transport().kind(),
                                  TransportContext{k, plan, rt.cart.get(), rt.hosts, rt.peer})
           : make_mpi_transport(k, plan, MPI_COMM_SELF);
   return std::make_unique<DistributedOperator>(k, d, s, std::move(t), rt.op->overlap(), rt.timers);

@@ -23,8 +23,9 @@ struct MemoryNeed {
 
 struct RuntimeOptions {
   Int3 grid{}, procs{};
-  std::string backend = "auto", halo = "auto";
-  std::string peer_access = "auto";  // auto | off
+  Backend backend = Backend::auto_;
+  Transport halo = Transport::auto_;
+  PeerAccess peer_access = PeerAccess::auto_;
   bool overlap = true;
   Stencil stencil;
   // What the run will allocate, asked once the decomposition exists (collective over the
@@ -60,10 +61,10 @@ struct Runtime {
   PeerPolicy peer;               // what coarser grids' transports may use too
 };
 
-// The backend part of make_runtime (also used by probe): --backend auto|host|cuda, GPU
-// bound by node-local rank. Collective over world.
-std::unique_ptr<Kernels> make_kernels(const std::string& backend, const HostMap& hosts,
-                                      MPI_Comm world, int& gpu, std::string& warnings);
+// The backend part of make_runtime (also used by probe): --backend, GPU bound by
+// node-local rank. Collective over world.
+std::unique_ptr<Kernels> make_kernels(Backend backend, const HostMap& hosts, MPI_Comm world,
+                                      int& gpu, std::string& warnings);
 
 // Picks the backend (--backend auto: cuda when compiled and a GPU is visible), binds a
 // GPU by node-local rank, decomposes, builds the halo transport and the operator.

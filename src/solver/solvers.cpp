@@ -241,13 +241,13 @@ std::unique_ptr<Method> make_heat(DistributedOperator& op, Timers& t, const Buff
 std::unique_ptr<Method> make_method(const SolveOptions& o, double dt, DistributedOperator& op,
                                     MPI_Comm comm, Timers& t, const Buffer& source,
                                     Preconditioner* pc, const Buffer* boundary) {
-  if (o.problem == "heat") return make_heat(op, t, source, o.alpha * dt, boundary);
-  if (o.solver == "jacobi") return make_jacobi(op, comm, t, source, o.tol);
+  if (o.problem == ProblemKind::heat) return make_heat(op, t, source, o.alpha * dt, boundary);
+  if (o.solver == SolverKind::jacobi) return make_jacobi(op, comm, t, source, o.tol);
   return make_cg(op, comm, t, source, o.tol, pc);
 }
 
 bool uses_preconditioner(const SolveOptions& o) {
-  return o.problem != "heat" && o.solver == "cg" && o.precond == "mg";
+  return o.problem != ProblemKind::heat && o.solver == SolverKind::cg && o.precond == Precond::mg;
 }
 
 namespace {

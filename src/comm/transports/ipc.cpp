@@ -133,7 +133,7 @@ class IpcTransport final : public TypedTransport<IpcTransport> {
     }
   }
 
-  std::string name() const override { return "ipc"; }
+  Transport kind() const override { return Transport::ipc; }
   std::string describe() const override { return describe_; }
 
  private:
@@ -218,7 +218,7 @@ class IpcTransport final : public TypedTransport<IpcTransport> {
 #endif  // HALO3D_HAVE_CUDA
 
 std::unique_ptr<HaloTransport> make_ipc_transport(const TransportContext& c) {
-  if (c.k.name() != "cuda")
+  if (c.k.device() < 0)  // no GPU behind these kernels
     throw Error(kExitUnavailable,
                 "--halo ipc: needs --backend cuda (CUDA IPC moves GPU memory; the host backend has "
                 "none); use --halo mpi");

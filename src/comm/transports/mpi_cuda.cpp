@@ -12,7 +12,7 @@ std::unique_ptr<HaloTransport> make_mpi_cuda_transport_unchecked(Kernels& k, con
 }
 
 std::unique_ptr<HaloTransport> make_mpi_cuda_transport(const TransportContext& c) {
-  if (c.k.name() != "cuda")
+  if (c.k.device() < 0)  // no GPU behind these kernels
     throw Error(kExitUnavailable,
                 "--halo mpi-cuda: needs --backend cuda (there is no device memory on the host "
                 "backend); use --halo mpi");

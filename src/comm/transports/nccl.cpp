@@ -61,7 +61,7 @@ class NcclTransport final : public TypedTransport<NcclTransport> {
       ncclCommAbort(comm_);  // an error mid-exchange: the peers may never arrive
     }
   }
-  std::string name() const override { return "nccl"; }
+  Transport kind() const override { return Transport::nccl; }
   std::string describe() const override {
     return "nccl: " + std::to_string(plan_.faces.size()) +
            " face(s), grouped ncclSend/ncclRecv on the boundary stream";
@@ -120,7 +120,7 @@ std::unique_ptr<HaloTransport> make_nccl_transport(const TransportContext& c) {
                 "--halo nccl: this halo3d was built without NCCL (install NCCL and reconfigure "
                 "with CUDA); use "
                 "--halo mpi or --halo ipc");
-  if (c.k.name() != "cuda")
+  if (c.k.device() < 0)  // no GPU behind these kernels
     throw Error(kExitUnavailable,
                 "--halo nccl: needs --backend cuda (NCCL moves GPU memory; the host backend has "
                 "none); use --halo mpi");

@@ -12,11 +12,9 @@
 
 namespace halo3d {
 
-PeerPolicy peer_policy(const std::string& option) {
-  if (option != "auto" && option != "off")
-    throw BadInput("--peer-access " + option + ": expected auto or off");
+PeerPolicy peer_policy(PeerAccess option) {
   PeerPolicy p;
-  p.allowed = option == "auto";
+  p.allowed = option == PeerAccess::auto_;
   if (!p.allowed) p.why_off = "--peer-access off";
   return p;
 }
@@ -74,13 +72,20 @@ double time_exchange(HaloTransport& t, Kernels& k, double* u, int warmup, int re
   return median;
 }
 
-std::unique_ptr<HaloTransport> make_named_transport(const std::string& name,
-                                                    const TransportContext& c) {
-  if (name == "mpi") return make_mpi_transport(c.k, c.plan, c.comm);
-  if (name == "mpi-cuda") return make_mpi_cuda_transport(c);
-  if (name == "ipc") return make_ipc_transport(c);
-  if (name == "nccl") return make_nccl_transport(c);
-  throw BadInput("--halo " + name + ": expected auto, mpi, mpi-cuda, ipc or nccl");
+std::unique_ptr<HaloTransport> make_named_transport(Transport name, const TransportContext& c) {
+  switch (name) {
+    case Transport::mpi:
+      return make_mpi_transport(c.k, c.plan, c.comm);
+    case Transport::mpi_cuda:
+      return make_mpi_cuda_transport(c);
+    case Transport::ipc:
+      return make_ipc_transport(c);
+    case Transport::nccl:
+      return make_nccl_transport(c);
+    case Transport::auto_:
+      break;
+  }
+  throw Error(kExitFailure, "make_named_transport: auto is not one transport");
 }
 
 namespace {
@@ -104,8 +109,24 @@ std::vector<std::string> gather_strings(const std::string& mine, MPI_Comm comm) 
   return out;
 }
 
+// Why auto does not time transport t here ("" when it does); same_host: faces to
+// neighbours on this host, summed over the ranks. Collective.
+std::string why_not_candidate(Transport t, const TransportContext& c, long long same_host) {
+  switch (t) {
+    case Transport::mpi_cuda:
+      return all_cuda_aware_mpi(c.comm) ? "" : "the MPI is not CUDA-aware";
+    case Transport::ipc:
+      return same_host > 0 ? "" : "no neighbours on the same host";
+    case Transport::nccl:
+      return !nccl_compiled() ? "not compiled"
+                              : shared_gpu(gather_rank_gpus(c.k, c.hosts, c.comm), c.hosts);
+    default:
+      return "";
+  }
+}
+
 std::unique_ptr<HaloTransport> select_auto(const TransportContext& c, HaloSelection& sel) {
-  if (c.k.name() != "cuda") {
+  if (c.k.device() < 0) {  // no GPU behind these kernels
     sel.reason = "host backend: mpi is the only transport";
     return make_mpi_transport(c.k, c.plan, c.comm);
   }
@@ -118,29 +139,19 @@ std::unique_ptr<HaloTransport> select_auto(const TransportContext& c, HaloSelect
     sel.reason = "no halo to exchange (one rank)";
     return make_mpi_transport(c.k, c.plan, c.comm);
   }
-  // Candidates, in order of preference on a tie.
-  std::vector<std::string> names{"mpi"};
-  if (all_cuda_aware_mpi(c.comm))
-    names.push_back("mpi-cuda");
-  else
-    sel.skipped.emplace_back("mpi-cuda", "the MPI is not CUDA-aware");
-  if (v[1] > 0)
-    names.push_back("ipc");
-  else
-    sel.skipped.emplace_back("ipc", "no neighbours on the same host");
-  if (!nccl_compiled()) {
-    sel.skipped.emplace_back("nccl", "not compiled");
-  } else {
-    const std::string shared = shared_gpu(gather_rank_gpus(c.k, c.hosts, c.comm), c.hosts);
-    if (shared.empty())
-      names.push_back("nccl");
+  // Candidates, in order of preference on a tie (the table's order); why each other is not.
+  std::vector<Transport> names;
+  for (Transport t : concrete_transports()) {
+    const std::string why = why_not_candidate(t, c, v[1]);
+    if (why.empty())
+      names.push_back(t);
     else
-      sel.skipped.emplace_back("nccl", shared);
+      sel.skipped.emplace_back(t, why);
   }
   Buffer u(c.k, c.plan.layout.padded_size());
   std::unique_ptr<HaloTransport> best;
   double best_s = 0;
-  for (const std::string& n : names) {
+  for (Transport n : names) {
     std::unique_ptr<HaloTransport> t;
     try {
       t = make_named_transport(n, c);
@@ -160,33 +171,33 @@ std::unique_ptr<HaloTransport> select_auto(const TransportContext& c, HaloSelect
 
 }  // namespace
 
-std::unique_ptr<HaloTransport> select_transport(const std::string& requested,
-                                                const TransportContext& c, HaloSelection& sel) {
+std::unique_ptr<HaloTransport> select_transport(Transport requested, const TransportContext& c,
+                                                HaloSelection& sel) {
   sel = HaloSelection{};
   sel.requested = requested;
-  auto t = requested == "auto" ? select_auto(c, sel) : make_named_transport(requested, c);
-  sel.chosen = t->name();
+  auto t = requested == Transport::auto_ ? select_auto(c, sel) : make_named_transport(requested, c);
+  sel.chosen = t->kind();
   sel.details = gather_strings(t->describe(), c.comm);
   return t;
 }
 
 void print_halo_selection(const HaloSelection& s) {
-  if (s.requested == "auto") {
-    std::string line = "halo auto: chose " + s.chosen + " (" + s.reason + ")";
+  if (s.requested == Transport::auto_) {
+    std::string line = "halo auto: chose " + to_string(s.chosen) + " (" + s.reason + ")";
     if (!s.candidates.empty()) {
       line += "; seconds per exchange:";
       for (const auto& [n, t] : s.candidates) {
         char b[64];
-        std::snprintf(b, sizeof b, " %s %.3e", n.c_str(), t);
+        std::snprintf(b, sizeof b, " %s %.3e", to_string(n).c_str(), t);
         line += b;
       }
     }
     std::printf("%s\n", line.c_str());
     for (const auto& [n, why] : s.skipped)
-      std::printf("halo auto: not tried: %s (%s)\n", n.c_str(), why.c_str());
+      std::printf("halo auto: not tried: %s (%s)\n", to_string(n).c_str(), why.c_str());
   }
   // What each rank detected and uses, where there is more than one way (ipc, mixed).
-  if (s.chosen == "ipc" && s.details.size() <= 16)
+  if (s.chosen == Transport::ipc && s.details.size() <= 16)
     for (std::size_t r = 0; r < s.details.size(); ++r)
       std::printf("halo rank %zu: %s\n", r, s.details[r].c_str());
   std::fflush(stdout);

@@ -29,8 +29,8 @@ struct PeerPolicy {
   bool allowed = true;
   std::string why_off;  // which switch turned it off, empty when allowed
 };
-// From the option ("auto" | "off"), the same on every rank.
-PeerPolicy peer_policy(const std::string& option);
+// From --peer-access, the same on every rank.
+PeerPolicy peer_policy(PeerAccess option);
 
 struct TransportContext {
   Kernels& k;
@@ -42,20 +42,18 @@ struct TransportContext {
 
 // What was asked for, what was built, and (auto) what each candidate took.
 struct HaloSelection {
-  std::string requested, chosen;
-  std::vector<std::pair<std::string, double>> candidates;    // name, seconds per exchange
-  std::vector<std::pair<std::string, std::string>> skipped;  // name, why not tried
-  std::string reason;                                        // one line, for auto
-  std::vector<std::string> details;  // describe() of every rank (rank 0 only)
+  Transport requested = Transport::auto_, chosen = Transport::auto_;
+  std::vector<std::pair<Transport, double>> candidates;    // seconds per exchange
+  std::vector<std::pair<Transport, std::string>> skipped;  // why not tried
+  std::string reason;                                      // one line, for auto
+  std::vector<std::string> details;                        // describe() of every rank (rank 0 only)
 };
 
 // Builds the transport `requested` names (auto included). Collective over ctx.comm.
-std::unique_ptr<HaloTransport> select_transport(const std::string& requested,
-                                                const TransportContext& ctx,
+std::unique_ptr<HaloTransport> select_transport(Transport requested, const TransportContext& ctx,
                                                 HaloSelection& selection);
 // Builds one named transport (not auto). Collective; throws Error(kExitUnavailable).
-std::unique_ptr<HaloTransport> make_named_transport(const std::string& name,
-                                                    const TransportContext& ctx);
+std::unique_ptr<HaloTransport> make_named_transport(Transport name, const TransportContext& ctx);
 // Prints (call on rank 0) what select_transport chose, why, and what ipc detected.
 void print_halo_selection(const HaloSelection& s);
 

@@ -1,0 +1,113 @@
+#include "field_spec.hpp"
+
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+
+#include "checks.hpp"
+#include "errors.hpp"
+
+namespace halo3d {
+namespace {
+
+// A whole finite number, or false.
+bool parse_number(const std::string& s, double& v) {
+  if (s.empty() || std::isspace((unsigned char)s[0])) return false;
+  errno = 0;
+  char* end = nullptr;
+  v = std::strtod(s.c_str(), &end);
+  return end == s.c_str() + s.size() && std::isfinite(v);
+}
+
+// "file:PATH.h5:/DATASET": the dataset is what follows the last ":/".
+bool parse_file(const std::string& s, FieldSpec& f) {
+  if (s.rfind("file:", 0) != 0) return false;
+  const std::string rest = s.substr(5);
+  const auto cut = rest.rfind(":/");
+  f.kind = FieldSpec::kFile;
+  if (cut != std::string::npos && cut > 0 && cut + 2 < rest.size()) {
+    f.file = rest.substr(0, cut);
+    f.dataset = rest.substr(cut + 1);
+  }
+  return true;
+}
+
+}  // namespace
+
+bool FieldSpec::zero() const {
+  if (kind != kFaces) return false;
+  for (double v : faces)
+    if (v != 0) return false;
+  return true;
+}
+
+FieldSpec parse_source_spec(const std::string& option, const std::string& s) {
+  FieldSpec f;
+  f.text = s;
+  const std::string usage = option + " " + printable(s, 80) +
+                            ": expected modes, random, file:PATH.h5:/DATASET or expr:FORMULA";
+  if (s == "modes") {
+    f.kind = FieldSpec::kModes;
+  } else if (s == "random") {
+    f.kind = FieldSpec::kRandom;
+  } else if (parse_file(s, f)) {
+    if (f.file.empty())
+      throw BadInput(option + " " + printable(s, 80) + ": expected file:PATH.h5:/DATASET");
+  } else if (s.rfind("expr:", 0) == 0) {
+    f.kind = FieldSpec::kExpr;
+    f.expr = s.substr(5);
+    if (f.expr.find_first_not_of(" \t") == std::string::npos)
+      throw BadInput(option + " expr: the formula is empty");
+  } else {
+    throw BadInput(usage);
+  }
+  return f;
+}
+
+FieldSpec parse_boundary_spec(const std::string& s) {
+  FieldSpec f;
+  f.text = s;
+  f.kind = FieldSpec::kFaces;
+  double v = 0;
+  if (parse_file(s, f)) {
+    if (f.file.empty())
+      throw BadInput("--boundary " + printable(s, 80) + ": expected file:PATH.h5:/DATASET");
+  } else if (s.rfind("expr:", 0) == 0) {
+    f.kind = FieldSpec::kExpr;
+    f.expr = s.substr(5);
+    if (f.expr.find_first_not_of(" \t") == std::string::npos)
+      throw BadInput("--boundary expr: the formula is empty");
+  } else if (parse_number(s, v)) {
+    f.faces.fill(v);
+  } else if (s.find('=') != std::string::npos) {
+    bool seen[6] = {};
+    std::size_t start = 0;
+    while (true) {
+      const std::size_t end = s.find(',', start);
+      const std::string item = s.substr(start, end == std::string::npos ? end : end - start);
+      const auto eq = item.find('=');
+      int face = -1;
+      for (int i = 0; i < 6 && eq != std::string::npos; ++i)
+        if (item.compare(0, eq, kFaceNames[i]) == 0 && eq == 2) face = i;
+      if (face < 0 || !parse_number(item.substr(eq + 1), v))
+        throw BadInput("--boundary " + printable(s, 80) + ": '" + printable(item, 40) +
+                       "' is not FACE=VALUE with FACE one of x0,x1,y0,y1,z0,z1 and VALUE a "
+                       "finite number");
+      if (seen[face])
+        throw BadInput("--boundary " + printable(s, 80) + ": face " + kFaceNames[face] +
+                       " given twice");
+      seen[face] = true;
+      f.faces[face] = v;
+      if (end == std::string::npos) break;
+      start = end + 1;
+    }
+  } else {
+    throw BadInput("--boundary " + printable(s, 80) +
+                   ": expected a finite number, x0=V,x1=V,y0=V,y1=V,z0=V,z1=V (faces left out "
+                   "are 0), expr:FORMULA or file:PATH.h5:/DATASET");
+  }
+  return f;
+}
+
+}  // namespace halo3d
