@@ -61,7 +61,8 @@ nlohmann::json to_json(const Int3& v) { return nlohmann::json::array({v[0], v[1]
 
 // What run_solve allocates beyond the runtime, per rank: the source, the method's vectors
 // and one scratch vector (the true residual) in backend memory, and the multigrid
-// hierarchy; in host memory the source as filled and the solution as written.
+// hierarchy; in host memory the source as filled and the solution as written, and the
+// rows a write of a field redistributes into (h5_write_scratch_bytes).
 MemoryNeed solve_memory(const SolveOptions& o, const Decomposition& d, MPI_Comm cart) {
   const double field = 8.0 * double(d.layout().padded_size());
   // Implicit heat: u and the right-hand side of a step, and the inner CG's vectors.
@@ -74,6 +75,8 @@ MemoryNeed solve_memory(const SolveOptions& o, const Decomposition& d, MPI_Comm 
   m.device = (2 + method) * field;
   if (pc) m.device += mg_memory_bytes(mg_plan(d, mg_options(o), cart), o.precision == "mixed");
   m.host = 2 * field;
+  // Snapshots and checkpoints are never compressed: counted as uncompressed writes.
+  if (o.output != "none" || !o.checkpoint.empty()) m.host += h5_write_scratch_bytes(d);
   if (has_boundary_values(o)) m.host += field;  // the boundary values, while lifted
   if (has_boundary_values(o) && o.problem == "heat") m.device += field;  // heat's B g
   return m;

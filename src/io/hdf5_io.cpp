@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <sstream>
 
 #include "errors.hpp"
@@ -91,6 +92,36 @@ void select_box(const Decomposition& d, H5Id& file_space, H5Id& mem_space, hid_t
       H5Sselect_hyperslab(mem_space.get(), H5S_SELECT_SET, first, nullptr, count, nullptr));
 }
 
+// The communicator a file was opened on (HDF5 hands out a duplicate, freed here): private
+// to this file's collective calls, so messages sent on it meet no others.
+class FileComm {
+ public:
+  explicit FileComm(hid_t file) {
+    H5Id fa(H5Fget_access_plist(file), H5Pclose);
+    HALO3D_H5_CHECK(H5Pget_fapl_mpio(fa.get(), &comm_, &info_));
+  }
+  ~FileComm() {
+    if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+    if (info_ != MPI_INFO_NULL) MPI_Info_free(&info_);
+  }
+  FileComm(const FileComm&) = delete;
+  FileComm& operator=(const FileComm&) = delete;
+  MPI_Comm get() const { return comm_; }
+
+ private:
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  MPI_Info info_ = MPI_INFO_NULL;
+};
+
+// The name of the file being written: the temporary's target, not the temporary.
+std::string target_name(hid_t file) {
+  std::string name(std::size_t(std::max<ssize_t>(H5Fget_name(file, nullptr, 0), 0)), '\0');
+  if (!name.empty()) H5Fget_name(file, name.data(), name.size() + 1);
+  const auto cut = name.rfind(".partial.");
+  if (cut != std::string::npos) name.resize(cut);
+  return name;
+}
+
 // Every rank learns whether a collective write worked everywhere: a write that failed on
 // some ranks only (a full disk) must not leave the others waiting in the next collective
 // call. Throws the same IoError on every rank.
@@ -98,31 +129,15 @@ void agree_write(hid_t file, herr_t status, const std::string& what) {
   const int err = errno;  // what the failed system call left (MPI-IO does not report it)
   // Before any other HDF5 call, which would clear HDF5's error stack.
   std::string why = status < 0 ? hdf5_error_cause() : std::string();
-  H5Id fa(H5Fget_access_plist(file), H5Pclose);
-  MPI_Comm comm = MPI_COMM_NULL;
-  MPI_Info info = MPI_INFO_NULL;
-  HALO3D_H5_CHECK(H5Pget_fapl_mpio(fa.get(), &comm, &info));
   if (status < 0) {
     if (err == ENOSPC || err == EDQUOT || err == EFBIG || err == EIO || err == EROFS)
       why += std::string(why.empty() ? "" : ", ") + std::strerror(err);
     why = "writing " + what + " failed" + (why.empty() ? "" : ": " + why);
   }
-  try {
-    why = first_error(why, comm);
-  } catch (...) {
-    MPI_Comm_free(&comm);
-    throw;
-  }
-  MPI_Comm_free(&comm);
-  if (info != MPI_INFO_NULL) MPI_Info_free(&info);
-  if (!why.empty()) {
-    // Name the file being written (the temporary's target), not the temporary.
-    std::string name(std::size_t(std::max<ssize_t>(H5Fget_name(file, nullptr, 0), 0)), '\0');
-    if (!name.empty()) H5Fget_name(file, name.data(), name.size() + 1);
-    const auto cut = name.rfind(".partial.");
-    if (cut != std::string::npos) name.resize(cut);
-    throw IoError("cannot write " + name + ": " + why + " (the previous file, if any, is kept)");
-  }
+  why = first_error(why, FileComm(file).get());
+  if (!why.empty())
+    throw IoError("cannot write " + target_name(file) + ": " + why +
+                  " (the previous file, if any, is kept)");
 }
 
 // Collective: throws the same IoError on every rank when the file system holding `file`
@@ -130,8 +145,7 @@ void agree_write(hid_t file, herr_t status, const std::string& what) {
 void check_room(hid_t file, double bytes, bool root) {
   std::string why;
   if (root) {
-    std::string name(std::size_t(std::max<ssize_t>(H5Fget_name(file, nullptr, 0), 0)), '\0');
-    if (!name.empty()) H5Fget_name(file, name.data(), name.size() + 1);
+    const std::string name = target_name(file);
     const auto slash = name.find_last_of('/');
     const std::string dir =
         slash == std::string::npos ? "." : (slash == 0 ? "/" : name.substr(0, slash));
@@ -139,8 +153,6 @@ void check_room(hid_t file, double bytes, bool root) {
     if (::statvfs(dir.c_str(), &v) == 0) {
       const double free_bytes = double(v.f_bavail) * double(v.f_frsize);
       if (free_bytes < bytes + double(1 << 20)) {
-        const auto cut = name.rfind(".partial.");
-        if (cut != std::string::npos) name.resize(cut);
         char buf[160];
         std::snprintf(buf, sizeof buf, ": %.3g MB free, up to %.3g MB needed", free_bytes / 1e6,
                       (bytes + double(1 << 20)) / 1e6);
@@ -148,19 +160,7 @@ void check_room(hid_t file, double bytes, bool root) {
       }
     }
   }
-  H5Id fa(H5Fget_access_plist(file), H5Pclose);
-  MPI_Comm comm = MPI_COMM_NULL;
-  MPI_Info info = MPI_INFO_NULL;
-  HALO3D_H5_CHECK(H5Pget_fapl_mpio(fa.get(), &comm, &info));
-  try {
-    why = bcast_string(why, comm);
-  } catch (...) {
-    MPI_Comm_free(&comm);
-    if (info != MPI_INFO_NULL) MPI_Info_free(&info);
-    throw;
-  }
-  MPI_Comm_free(&comm);
-  if (info != MPI_INFO_NULL) MPI_Info_free(&info);
+  why = bcast_string(why, FileComm(file).get());
   if (!why.empty()) throw IoError(why);
 }
 
@@ -187,6 +187,215 @@ bool h5_deflate_available() {
          (info & H5Z_FILTER_CONFIG_ENCODE_ENABLED) != 0;
 }
 
+namespace {
+
+// Redistribution before a write. A box of a process grid split in x or y is, in the file,
+// a strided set of rows of a few KiB each, which OMPIO's collective buffering writes at a
+// fraction of the disk's rate (docs/PERFORMANCE.md, "Output I/O"); one contiguous range
+// per rank it writes at full rate. So the ranks first trade their rows: each ends up with
+// a contiguous range of whole rows of the file, and writes that.
+
+// A rank's box of the global grid, per axis x, y, z.
+struct Box {
+  Int3 offset, count;
+};
+
+// Every rank's box, in rank order (collective).
+std::vector<Box> all_boxes(const Decomposition& d, MPI_Comm comm) {
+  const int mine[6] = {d.offset[0], d.offset[1], d.offset[2], d.count[0], d.count[1], d.count[2]};
+  std::vector<int> all(6 * std::size_t(d.ranks));
+  HALO3D_MPI_CHECK(MPI_Allgather(mine, 6, MPI_INT, all.data(), 6, MPI_INT, comm));
+  std::vector<Box> boxes(std::size_t(d.ranks));
+  for (std::size_t r = 0; r < boxes.size(); ++r)
+    for (int a = 0; a < 3; ++a) {
+      boxes[r].offset[a] = all[6 * r + std::size_t(a)];
+      boxes[r].count[a] = all[6 * r + 3 + std::size_t(a)];
+    }
+  return boxes;
+}
+
+// Rows [first, end) of the file: row y + NY z holds the NX points of (y, z), so a range of
+// rows is one contiguous range of the file.
+struct Rows {
+  long long first = 0, end = 0;
+  long long size() const { return end - first; }
+};
+
+// Rank r's part of `stripe`: contiguous ranges in rank order, the first (rows mod ranks)
+// one row longer (balanced to a row, whatever the process grid).
+Rows share_of(const Rows& stripe, int ranks, int r) {
+  const long long base = stripe.size() / ranks, extra = stripe.size() % ranks;
+  const long long first = stripe.first + r * base + std::min<long long>(r, extra);
+  return {first, first + base + (r < extra ? 1 : 0)};
+}
+
+// The file is written in stripes of whole rows, one after the other; each rank writes about
+// this much of each. Fresh memory costs a page fault per 4 KiB here (the exchange of a
+// 256^3 field took 2-3x the raw write when its buffers were as large as the field), so the
+// buffers are this size, allocated once per field and reused by every stripe.
+constexpr double kShareBytes = 16.0 * (1 << 20);
+
+// Rows per stripe: `ranks` shares of kShareBytes (at least one row each).
+long long stripe_rows(const Int3& grid, int ranks) {
+  return ranks * std::max(1LL, (long long)(kShareBytes / (8.0 * grid[0])));
+}
+
+// Calls f(y, z, row) for each row of box `b` inside `r`, in file order.
+template <class F>
+void for_rows_in(const Box& b, const Rows& r, int ny, F&& f) {
+  const long long z0 = std::max<long long>(b.offset[2], r.first / ny);
+  const long long z1 = std::min<long long>(b.offset[2] + b.count[2], (r.end + ny - 1) / ny);
+  for (long long z = z0; z < z1; ++z)
+    for (int y = b.offset[1]; y < b.offset[1] + b.count[1]; ++y) {
+      const long long row = y + ny * z;
+      if (row >= r.first && row < r.end) f(y, int(z), row);
+    }
+}
+
+// The exchange of one field, stripe by stripe: every rank's box, and buffers reused by
+// every stripe. Messages are contiguous (packed and unpacked here), so that Open MPI's
+// shared-memory transport copies each in one go (process_vm_readv) rather than in 32 KiB
+// fragments (a datatype describing the rows in place measured several times slower).
+class RowExchange {
+ public:
+  RowExchange(const Decomposition& d, const double* local, MPI_Comm comm)
+      : d_(d), l_(d.layout()), local_(local), comm_(comm), boxes_(all_boxes(d, comm)) {}
+
+  // This rank's share of `stripe` (share_of), NX points a row, gathered from the boxes
+  // holding it; valid until the next call.
+  const double* gather(const Rows& stripe) {
+    const Box& me = boxes_[std::size_t(d_.rank)];
+    const int nx = d_.grid[0], ny = d_.grid[1], tag = 31;
+    const Rows mine = share_of(stripe, d_.ranks, d_.rank);
+    rows_.resize(std::size_t(std::max(mine.size(), 1LL)) * std::size_t(nx));
+    auto in_rows = [&](long long row, int x) { return (row - mine.first) * nx + x; };
+    auto in_box = [&](int y, int z) { return l_.at(0, y - me.offset[1], z - me.offset[2]); };
+    std::vector<std::size_t> recv_at(1, 0), send_at(1, 0);  // each peer's part of the buffers
+    for (int p = 0; p < d_.ranks; ++p) {
+      const Box& b = boxes_[std::size_t(p)];
+      long long in = 0, out = 0;
+      if (p != d_.rank) {
+        for_rows_in(b, mine, ny, [&](int, int, long long) { ++in; });
+        for_rows_in(me, share_of(stripe, d_.ranks, p), ny, [&](int, int, long long) { ++out; });
+      }
+      recv_at.push_back(recv_at.back() + std::size_t(in * b.count[0]));
+      send_at.push_back(send_at.back() + std::size_t(out * me.count[0]));
+    }
+    recv_.resize(recv_at.back());
+    send_.resize(send_at.back());
+    std::vector<Request> reqs;
+    for (int p = 0; p < d_.ranks; ++p)
+      if (const int n = int(recv_at[p + 1] - recv_at[p]); n > 0) {
+        reqs.emplace_back();
+        HALO3D_MPI_CHECK(MPI_Irecv(recv_.data() + recv_at[p], n, MPI_DOUBLE, p, tag, comm_,
+                                   reqs.back().for_recv()));
+      }
+    for (int p = 0; p < d_.ranks; ++p)
+      if (const int n = int(send_at[p + 1] - send_at[p]); n > 0) {
+        double* o = send_.data() + send_at[p];
+        for_rows_in(me, share_of(stripe, d_.ranks, p), ny, [&](int y, int z, long long) {
+          o = std::copy_n(local_ + in_box(y, z), me.count[0], o);
+        });
+        reqs.emplace_back();
+        HALO3D_MPI_CHECK(MPI_Isend(send_.data() + send_at[p], n, MPI_DOUBLE, p, tag, comm_,
+                                   reqs.back().for_send()));
+      }
+    for_rows_in(me, mine, ny, [&](int y, int z, long long row) {
+      std::copy_n(local_ + in_box(y, z), me.count[0], rows_.data() + in_rows(row, me.offset[0]));
+    });
+    wait_all(reqs);
+    for (int p = 0; p < d_.ranks; ++p) {
+      const Box& b = boxes_[std::size_t(p)];
+      const double* in = recv_.data() + recv_at[p];
+      if (p != d_.rank)
+        for_rows_in(b, mine, ny, [&](int, int, long long row) {
+          std::copy_n(in, b.count[0], rows_.data() + in_rows(row, b.offset[0]));
+          in += b.count[0];
+        });
+    }
+    return rows_.data();
+  }
+
+ private:
+  const Decomposition& d_;
+  const Layout l_;
+  const double* local_;
+  MPI_Comm comm_;
+  std::vector<Box> boxes_;
+  std::vector<double> rows_, send_, recv_;
+};
+
+// Selects rows `r` of a [NZ][NY][NX] file space: up to three blocks (the end of a partial
+// plane, whole planes, the start of a partial plane), or nothing.
+void select_rows(hid_t space, const Rows& r, const Int3& grid) {
+  HALO3D_H5_CHECK(H5Sselect_none(space));
+  const long long ny = grid[1];
+  for (long long row = r.first; row < r.end;) {
+    const long long z = row / ny, y = row % ny;
+    const long long planes = y == 0 ? (r.end - row) / ny : 0;
+    const long long n = planes > 0 ? planes * ny : std::min(ny - y, r.end - row);
+    const hsize_t start[3] = {hsize_t(z), hsize_t(y), 0};
+    const hsize_t count[3] = {hsize_t(planes > 0 ? planes : 1), hsize_t(planes > 0 ? ny : n),
+                              hsize_t(grid[0])};
+    // The first block set, not or'ed to the empty selection: a single block then stays a
+    // regular hyperslab.
+    HALO3D_H5_CHECK(H5Sselect_hyperslab(space, row == r.first ? H5S_SELECT_SET : H5S_SELECT_OR,
+                                        start, nullptr, count, nullptr));
+    row += n;
+  }
+}
+
+// Whether a write redistributes first: uncompressed, and a box is not one range of the file.
+bool redistributes(const Decomposition& d, int deflate) {
+  return deflate == 0 && (d.procs[0] > 1 || d.procs[1] > 1);
+}
+
+// Writes /name (created) from each rank's box: as it is, or stripe by stripe, each rank
+// its share of each stripe, all collective; the first failure ends it (on every rank).
+herr_t write_boxes(hid_t file, hid_t dset, const Decomposition& d, const double* local,
+                   int deflate) {
+  auto xfer = collective_xfer();
+  H5Id fs, ms;
+  if (!redistributes(d, deflate)) {
+    select_box(d, fs, ms, dset);
+    return H5Dwrite(dset, H5T_NATIVE_DOUBLE, ms.get(), fs.get(), xfer.get(), local);
+  }
+  const FileComm comm(file);
+  if (comm_size(comm.get()) != d.ranks || comm_rank(comm.get()) != d.rank)
+    throw Error(kExitFailure, "h5_write_field: the file's communicator is not the decomposition's");
+  RowExchange ex(d, local, comm.get());
+  fs = H5Id(H5Dget_space(dset), H5Sclose);
+  const long long rows = 1LL * d.grid[1] * d.grid[2], step = stripe_rows(d.grid, d.ranks);
+  for (long long first = 0; first < rows; first += step) {
+    const Rows stripe{first, std::min(rows, first + step)};
+    const double* buf = ex.gather(stripe);
+    const Rows mine = share_of(stripe, d.ranks, d.rank);
+    select_rows(fs.get(), mine, d.grid);
+    const hsize_t n = hsize_t(std::max(mine.size(), 1LL)) * hsize_t(d.grid[0]);
+    ms = H5Id(H5Screate_simple(1, &n, nullptr), H5Sclose);
+    if (mine.size() == 0) HALO3D_H5_CHECK(H5Sselect_none(ms.get()));
+    const herr_t st = H5Dwrite(dset, H5T_NATIVE_DOUBLE, ms.get(), fs.get(), xfer.get(), buf);
+    const int err = errno;  // for agree_write's message
+    int ok = st >= 0;
+    HALO3D_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm.get()));
+    errno = err;
+    if (!ok) return st < 0 ? st : -1;
+  }
+  return 0;
+}
+
+}  // namespace
+
+double h5_write_scratch_bytes(const Decomposition& d, int deflate) {
+  if (!redistributes(d, deflate)) return 0;
+  // The rank's share of a stripe, and what it sends and receives of one: at most a
+  // stripe's rows of its box, and its share.
+  const Rows stripe{0, std::min(stripe_rows(d.grid, d.ranks), 1LL * d.grid[1] * d.grid[2])};
+  const double share = 8.0 * double(share_of(stripe, d.ranks, 0).size()) * double(d.grid[0]);
+  return 2 * share + std::min(8.0 * double(stripe.size()) * d.count[0],
+                              8.0 * double(d.layout().interior_size()));
+}
+
 void h5_write_field(hid_t file, const std::string& name, const Decomposition& d,
                     const double* local, int deflate) {
   const hsize_t gdims[3] = {hsize_t(d.grid[2]), hsize_t(d.grid[1]), hsize_t(d.grid[0])};
@@ -206,11 +415,7 @@ void h5_write_field(hid_t file, const std::string& name, const Decomposition& d,
   H5Id dset(H5Dcreate2(file, name.c_str(), H5T_IEEE_F64LE, space.get(), H5P_DEFAULT, dcpl.get(),
                        H5P_DEFAULT),
             H5Dclose);
-  H5Id fs, ms;
-  select_box(d, fs, ms, dset.get());
-  auto xfer = collective_xfer();
-  agree_write(file, H5Dwrite(dset.get(), H5T_NATIVE_DOUBLE, ms.get(), fs.get(), xfer.get(), local),
-              "/" + name);
+  agree_write(file, write_boxes(file, dset.get(), d, local, deflate), "/" + name);
 }
 
 void h5_read_field(hid_t file, const std::string& name, const Decomposition& d, double* local,

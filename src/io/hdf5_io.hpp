@@ -71,6 +71,11 @@ H5Id h5_open_read(const std::string& path, MPI_Comm comm);
 // checking (collectively) that the uncompressed size is free; 0: contiguous, uncompressed.
 void h5_write_field(hid_t file, const std::string& name, const Decomposition& d,
                     const double* local, int deflate = 0);
+// When the boxes are not each one range of the file (the process grid splits x or y) and
+// the dataset is contiguous, the ranks first exchange their points so that each holds a
+// contiguous range of whole rows, and write that: the same file, at the rate of one long
+// write per rank. The host memory this takes on a rank, at most (0 when not needed):
+double h5_write_scratch_bytes(const Decomposition& d, int deflate = 0);
 // Whether this HDF5 library can write deflate-compressed datasets.
 bool h5_deflate_available();
 // Reading converts any floating-point dataset (float32 too) to double. ghost = 1 reads a
