@@ -61,8 +61,7 @@ nlohmann::json to_json(const Int3& v) { return nlohmann::json::array({v[0], v[1]
 
 // What run_solve allocates beyond the runtime, per rank: the source, the method's vectors
 // and one scratch vector (the true residual) in backend memory, and the multigrid
-// hierarchy; in host memory the source as filled and the solution as written, and the
-// rows a write of a field redistributes into (h5_write_scratch_bytes).
+// hierarchy; in host memory the source as filled and the solution as written.
 MemoryNeed solve_memory(const SolveOptions& o, const Decomposition& d, MPI_Comm cart) {
   const double field = 8.0 * double(d.layout().padded_size());
   // Implicit heat: u and the right-hand side of a step, and the inner CG's vectors.
@@ -75,8 +74,6 @@ MemoryNeed solve_memory(const SolveOptions& o, const Decomposition& d, MPI_Comm 
   m.device = (2 + method) * field;
   if (pc) m.device += mg_memory_bytes(mg_plan(d, mg_options(o), cart), o.precision == "mixed");
   m.host = 2 * field;
-  // Snapshots and checkpoints are never compressed: counted as uncompressed writes.
-  if (o.output != "none" || !o.checkpoint.empty()) m.host += h5_write_scratch_bytes(d);
   if (has_boundary_values(o)) m.host += field;  // the boundary values, while lifted
   if (has_boundary_values(o) && o.problem == "heat") m.device += field;  // heat's B g
   return m;
@@ -353,6 +350,7 @@ void write_solution_attributes(const SolveRun& r, hid_t g, const DriveResult& re
   h5_attr(g, "rhs", source_spec(o));  // heat: where its initial state came from
   if (r.heat) h5_attr(g, "initial", source_spec(o));
   h5_attr(g, "boundary", o.boundary);
+  h5_attr(g, "compress", std::vector<long long>{o.compress});  // deflate level of /u; 0: none
   h5_attr(g, "iterations", std::vector<long long>{res.iterations});
   h5_attr(g, "relative_residual", std::vector<double>{r.heat ? NAN : v.rel_res});
   h5_attr(g, "true_relative_residual", std::vector<double>{v.true_rel});
@@ -490,6 +488,7 @@ nlohmann::json config_json(const SolveRun& r) {
       {"halo", r.rt->op->transport().name()},
       {"overlap", o.overlap},
       {"output", o.output},
+      {"compress", o.compress},
       {"output_every", r.series ? nlohmann::json(r.series->every()) : nlohmann::json()},
       {"config_file", o.config_file}};
   nlohmann::json modes = nlohmann::json::array();

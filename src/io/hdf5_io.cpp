@@ -187,215 +187,6 @@ bool h5_deflate_available() {
          (info & H5Z_FILTER_CONFIG_ENCODE_ENABLED) != 0;
 }
 
-namespace {
-
-// Redistribution before a write. A box of a process grid split in x or y is, in the file,
-// a strided set of rows of a few KiB each, which OMPIO's collective buffering writes at a
-// fraction of the disk's rate (docs/PERFORMANCE.md, "Output I/O"); one contiguous range
-// per rank it writes at full rate. So the ranks first trade their rows: each ends up with
-// a contiguous range of whole rows of the file, and writes that.
-
-// A rank's box of the global grid, per axis x, y, z.
-struct Box {
-  Int3 offset, count;
-};
-
-// Every rank's box, in rank order (collective).
-std::vector<Box> all_boxes(const Decomposition& d, MPI_Comm comm) {
-  const int mine[6] = {d.offset[0], d.offset[1], d.offset[2], d.count[0], d.count[1], d.count[2]};
-  std::vector<int> all(6 * std::size_t(d.ranks));
-  HALO3D_MPI_CHECK(MPI_Allgather(mine, 6, MPI_INT, all.data(), 6, MPI_INT, comm));
-  std::vector<Box> boxes(std::size_t(d.ranks));
-  for (std::size_t r = 0; r < boxes.size(); ++r)
-    for (int a = 0; a < 3; ++a) {
-      boxes[r].offset[a] = all[6 * r + std::size_t(a)];
-      boxes[r].count[a] = all[6 * r + 3 + std::size_t(a)];
-    }
-  return boxes;
-}
-
-// Rows [first, end) of the file: row y + NY z holds the NX points of (y, z), so a range of
-// rows is one contiguous range of the file.
-struct Rows {
-  long long first = 0, end = 0;
-  long long size() const { return end - first; }
-};
-
-// Rank r's part of `stripe`: contiguous ranges in rank order, the first (rows mod ranks)
-// one row longer (balanced to a row, whatever the process grid).
-Rows share_of(const Rows& stripe, int ranks, int r) {
-  const long long base = stripe.size() / ranks, extra = stripe.size() % ranks;
-  const long long first = stripe.first + r * base + std::min<long long>(r, extra);
-  return {first, first + base + (r < extra ? 1 : 0)};
-}
-
-// The file is written in stripes of whole rows, one after the other; each rank writes about
-// this much of each. Fresh memory costs a page fault per 4 KiB here (the exchange of a
-// 256^3 field took 2-3x the raw write when its buffers were as large as the field), so the
-// buffers are this size, allocated once per field and reused by every stripe.
-constexpr double kShareBytes = 16.0 * (1 << 20);
-
-// Rows per stripe: `ranks` shares of kShareBytes (at least one row each).
-long long stripe_rows(const Int3& grid, int ranks) {
-  return ranks * std::max(1LL, (long long)(kShareBytes / (8.0 * grid[0])));
-}
-
-// Calls f(y, z, row) for each row of box `b` inside `r`, in file order.
-template <class F>
-void for_rows_in(const Box& b, const Rows& r, int ny, F&& f) {
-  const long long z0 = std::max<long long>(b.offset[2], r.first / ny);
-  const long long z1 = std::min<long long>(b.offset[2] + b.count[2], (r.end + ny - 1) / ny);
-  for (long long z = z0; z < z1; ++z)
-    for (int y = b.offset[1]; y < b.offset[1] + b.count[1]; ++y) {
-      const long long row = y + ny * z;
-      if (row >= r.first && row < r.end) f(y, int(z), row);
-    }
-}
-
-// The exchange of one field, stripe by stripe: every rank's box, and buffers reused by
-// every stripe. Messages are contiguous (packed and unpacked here), so that Open MPI's
-// shared-memory transport copies each in one go (process_vm_readv) rather than in 32 KiB
-// fragments (a datatype describing the rows in place measured several times slower).
-class RowExchange {
- public:
-  RowExchange(const Decomposition& d, const double* local, MPI_Comm comm)
-      : d_(d), l_(d.layout()), local_(local), comm_(comm), boxes_(all_boxes(d, comm)) {}
-
-  // This rank's share of `stripe` (share_of), NX points a row, gathered from the boxes
-  // holding it; valid until the next call.
-  const double* gather(const Rows& stripe) {
-    const Box& me = boxes_[std::size_t(d_.rank)];
-    const int nx = d_.grid[0], ny = d_.grid[1], tag = 31;
-    const Rows mine = share_of(stripe, d_.ranks, d_.rank);
-    rows_.resize(std::size_t(std::max(mine.size(), 1LL)) * std::size_t(nx));
-    auto in_rows = [&](long long row, int x) { return (row - mine.first) * nx + x; };
-    auto in_box = [&](int y, int z) { return l_.at(0, y - me.offset[1], z - me.offset[2]); };
-    std::vector<std::size_t> recv_at(1, 0), send_at(1, 0);  // each peer's part of the buffers
-    for (int p = 0; p < d_.ranks; ++p) {
-      const Box& b = boxes_[std::size_t(p)];
-      long long in = 0, out = 0;
-      if (p != d_.rank) {
-        for_rows_in(b, mine, ny, [&](int, int, long long) { ++in; });
-        for_rows_in(me, share_of(stripe, d_.ranks, p), ny, [&](int, int, long long) { ++out; });
-      }
-      recv_at.push_back(recv_at.back() + std::size_t(in * b.count[0]));
-      send_at.push_back(send_at.back() + std::size_t(out * me.count[0]));
-    }
-    recv_.resize(recv_at.back());
-    send_.resize(send_at.back());
-    std::vector<Request> reqs;
-    for (int p = 0; p < d_.ranks; ++p)
-      if (const int n = int(recv_at[p + 1] - recv_at[p]); n > 0) {
-        reqs.emplace_back();
-        HALO3D_MPI_CHECK(MPI_Irecv(recv_.data() + recv_at[p], n, MPI_DOUBLE, p, tag, comm_,
-                                   reqs.back().for_recv()));
-      }
-    for (int p = 0; p < d_.ranks; ++p)
-      if (const int n = int(send_at[p + 1] - send_at[p]); n > 0) {
-        double* o = send_.data() + send_at[p];
-        for_rows_in(me, share_of(stripe, d_.ranks, p), ny, [&](int y, int z, long long) {
-          o = std::copy_n(local_ + in_box(y, z), me.count[0], o);
-        });
-        reqs.emplace_back();
-        HALO3D_MPI_CHECK(MPI_Isend(send_.data() + send_at[p], n, MPI_DOUBLE, p, tag, comm_,
-                                   reqs.back().for_send()));
-      }
-    for_rows_in(me, mine, ny, [&](int y, int z, long long row) {
-      std::copy_n(local_ + in_box(y, z), me.count[0], rows_.data() + in_rows(row, me.offset[0]));
-    });
-    wait_all(reqs);
-    for (int p = 0; p < d_.ranks; ++p) {
-      const Box& b = boxes_[std::size_t(p)];
-      const double* in = recv_.data() + recv_at[p];
-      if (p != d_.rank)
-        for_rows_in(b, mine, ny, [&](int, int, long long row) {
-          std::copy_n(in, b.count[0], rows_.data() + in_rows(row, b.offset[0]));
-          in += b.count[0];
-        });
-    }
-    return rows_.data();
-  }
-
- private:
-  const Decomposition& d_;
-  const Layout l_;
-  const double* local_;
-  MPI_Comm comm_;
-  std::vector<Box> boxes_;
-  std::vector<double> rows_, send_, recv_;
-};
-
-// Selects rows `r` of a [NZ][NY][NX] file space: up to three blocks (the end of a partial
-// plane, whole planes, the start of a partial plane), or nothing.
-void select_rows(hid_t space, const Rows& r, const Int3& grid) {
-  HALO3D_H5_CHECK(H5Sselect_none(space));
-  const long long ny = grid[1];
-  for (long long row = r.first; row < r.end;) {
-    const long long z = row / ny, y = row % ny;
-    const long long planes = y == 0 ? (r.end - row) / ny : 0;
-    const long long n = planes > 0 ? planes * ny : std::min(ny - y, r.end - row);
-    const hsize_t start[3] = {hsize_t(z), hsize_t(y), 0};
-    const hsize_t count[3] = {hsize_t(planes > 0 ? planes : 1), hsize_t(planes > 0 ? ny : n),
-                              hsize_t(grid[0])};
-    // The first block set, not or'ed to the empty selection: a single block then stays a
-    // regular hyperslab.
-    HALO3D_H5_CHECK(H5Sselect_hyperslab(space, row == r.first ? H5S_SELECT_SET : H5S_SELECT_OR,
-                                        start, nullptr, count, nullptr));
-    row += n;
-  }
-}
-
-// Whether a write redistributes first: uncompressed, and a box is not one range of the file.
-bool redistributes(const Decomposition& d, int deflate) {
-  return deflate == 0 && (d.procs[0] > 1 || d.procs[1] > 1);
-}
-
-// Writes /name (created) from each rank's box: as it is, or stripe by stripe, each rank
-// its share of each stripe, all collective; the first failure ends it (on every rank).
-herr_t write_boxes(hid_t file, hid_t dset, const Decomposition& d, const double* local,
-                   int deflate) {
-  auto xfer = collective_xfer();
-  H5Id fs, ms;
-  if (!redistributes(d, deflate)) {
-    select_box(d, fs, ms, dset);
-    return H5Dwrite(dset, H5T_NATIVE_DOUBLE, ms.get(), fs.get(), xfer.get(), local);
-  }
-  const FileComm comm(file);
-  if (comm_size(comm.get()) != d.ranks || comm_rank(comm.get()) != d.rank)
-    throw Error(kExitFailure, "h5_write_field: the file's communicator is not the decomposition's");
-  RowExchange ex(d, local, comm.get());
-  fs = H5Id(H5Dget_space(dset), H5Sclose);
-  const long long rows = 1LL * d.grid[1] * d.grid[2], step = stripe_rows(d.grid, d.ranks);
-  for (long long first = 0; first < rows; first += step) {
-    const Rows stripe{first, std::min(rows, first + step)};
-    const double* buf = ex.gather(stripe);
-    const Rows mine = share_of(stripe, d.ranks, d.rank);
-    select_rows(fs.get(), mine, d.grid);
-    const hsize_t n = hsize_t(std::max(mine.size(), 1LL)) * hsize_t(d.grid[0]);
-    ms = H5Id(H5Screate_simple(1, &n, nullptr), H5Sclose);
-    if (mine.size() == 0) HALO3D_H5_CHECK(H5Sselect_none(ms.get()));
-    const herr_t st = H5Dwrite(dset, H5T_NATIVE_DOUBLE, ms.get(), fs.get(), xfer.get(), buf);
-    const int err = errno;  // for agree_write's message
-    int ok = st >= 0;
-    HALO3D_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm.get()));
-    errno = err;
-    if (!ok) return st < 0 ? st : -1;
-  }
-  return 0;
-}
-
-}  // namespace
-
-double h5_write_scratch_bytes(const Decomposition& d, int deflate) {
-  if (!redistributes(d, deflate)) return 0;
-  // The rank's share of a stripe, and what it sends and receives of one: at most a
-  // stripe's rows of its box, and its share.
-  const Rows stripe{0, std::min(stripe_rows(d.grid, d.ranks), 1LL * d.grid[1] * d.grid[2])};
-  const double share = 8.0 * double(share_of(stripe, d.ranks, 0).size()) * double(d.grid[0]);
-  return 2 * share + std::min(8.0 * double(stripe.size()) * d.count[0],
-                              8.0 * double(d.layout().interior_size()));
-}
-
 void h5_write_field(hid_t file, const std::string& name, const Decomposition& d,
                     const double* local, int deflate) {
   const hsize_t gdims[3] = {hsize_t(d.grid[2]), hsize_t(d.grid[1]), hsize_t(d.grid[0])};
@@ -415,7 +206,11 @@ void h5_write_field(hid_t file, const std::string& name, const Decomposition& d,
   H5Id dset(H5Dcreate2(file, name.c_str(), H5T_IEEE_F64LE, space.get(), H5P_DEFAULT, dcpl.get(),
                        H5P_DEFAULT),
             H5Dclose);
-  agree_write(file, write_boxes(file, dset.get(), d, local, deflate), "/" + name);
+  H5Id fs, ms;
+  select_box(d, fs, ms, dset.get());
+  auto xfer = collective_xfer();
+  agree_write(file, H5Dwrite(dset.get(), H5T_NATIVE_DOUBLE, ms.get(), fs.get(), xfer.get(), local),
+              "/" + name);
 }
 
 void h5_read_field(hid_t file, const std::string& name, const Decomposition& d, double* local,
@@ -538,7 +333,8 @@ std::vector<double> h5_attr_doubles(hid_t obj, const std::string& name) {
   return read_numeric_attr<double>(obj, name, H5T_NATIVE_DOUBLE);
 }
 
-AtomicH5File::AtomicH5File(const std::string& path, MPI_Comm comm) : path_(path), comm_(comm) {
+AtomicH5File::AtomicH5File(const std::string& path, MPI_Comm comm, bool durable)
+    : path_(path), comm_(comm), durable_(durable) {
   // Every rank must open the same temporary: rank 0 names it.
   target_ = bcast_string(comm_rank(comm) == 0 ? write_target(path) : std::string(), comm);
   tmp_ = temp_name(target_, unique_suffix(comm));
@@ -560,21 +356,24 @@ void AtomicH5File::commit() {
     why = e.what();
   }
   why = first_error(why, comm_);
+  int renamed = 0;
   if (why.empty()) {  // the same on every rank, so all take this branch or none
-    std::string renamed;
-    if (root && std::rename(tmp_.c_str(), target_.c_str()) != 0)
-      renamed = std::string("cannot rename the temporary file into place: ") + std::strerror(errno);
-    why = bcast_string(renamed, comm_);
+    bool moved = false;
+    if (root) why = durable_rename(tmp_, target_, moved, durable_);
+    renamed = moved;
+    HALO3D_MPI_CHECK(MPI_Bcast(&renamed, 1, MPI_INT, 0, comm_));
+    why = bcast_string(why, comm_);
   }
   done_ = true;
   if (why.empty()) return;
-  if (root) std::remove(tmp_.c_str());
-  throw IoError("cannot write " + path_ + ": " + why + " (the previous file, if any, is kept)");
+  if (root && !renamed) std::remove(tmp_.c_str());
+  throw IoError("cannot write " + path_ + ": " + why +
+                (renamed ? "" : " (the previous file, if any, is kept)"));
 }
 
 void write_h5_atomically(const std::string& path, MPI_Comm comm,
-                         const std::function<void(hid_t)>& body) {
-  AtomicH5File f(path, comm);
+                         const std::function<void(hid_t)>& body, bool durable) {
+  AtomicH5File f(path, comm, durable);
   body(f.get());
   f.commit();
 }
