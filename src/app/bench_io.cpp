@@ -112,15 +112,14 @@ void raw_write(const std::string& path, const char* data, std::size_t bytes, std
   if (!why.empty()) throw IoError(why);
 }
 
-// Rank 0 flushes a finished file to the disk once every rank has closed it: the same for
-// both writes (HDF5's close leaves the file in the page cache), and no rank's fsync runs
-// while another rank still writes the file.
+// Rank 0 flushes the finished raw file and its directory to the disk once every rank has
+// closed it, as the HDF5 write's commit does before and after its rename (durable_rename):
+// no rank's fsync runs while another rank still writes the file.
 void sync_file(const std::string& path, MPI_Comm comm) {
   std::string why;
   if (comm_rank(comm) == 0) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0 || ::fsync(fd) != 0) why = "cannot fsync " + path + ": " + errno_text();
-    if (fd >= 0) ::close(fd);
+    why = fsync_path(path);
+    if (why.empty()) why = fsync_parent(path);
   }
   why = first_error(why, comm);
   if (!why.empty()) throw IoError(why);
@@ -242,10 +241,9 @@ int run_bench_io(const BenchOptions& o, MPI_Comm world) {
     HALO3D_MPI_CHECK(MPI_Barrier(comm));  // removed before the next write starts
     return t;
   };
-  auto hdf5 = [&] {
-    write_h5_atomically(h5_path, comm,
-                        [&](hid_t f) { h5_write_field(f, "u", d, io.field.data()); });
-    if (o.io_sync) sync_file(h5_path, comm);
+  auto hdf5 = [&] {  // with --io-sync on, flushed as solve's is: inside the commit
+    write_h5_atomically(
+        h5_path, comm, [&](hid_t f) { h5_write_field(f, "u", d, io.field.data()); }, o.io_sync);
   };
   auto raw = [&] {
     raw_write(raw_path, reinterpret_cast<const char*>(io.packed.data()), io.bytes, io.offset, comm);

@@ -353,6 +353,7 @@ void write_solution_attributes(const SolveRun& r, hid_t g, const DriveResult& re
   h5_attr(g, "rhs", source_spec(o));  // heat: where its initial state came from
   if (r.heat) h5_attr(g, "initial", source_spec(o));
   h5_attr(g, "boundary", o.boundary);
+  h5_attr(g, "compress", std::vector<long long>{o.compress});  // deflate level of /u; 0: none
   h5_attr(g, "iterations", std::vector<long long>{res.iterations});
   h5_attr(g, "relative_residual", std::vector<double>{r.heat ? NAN : v.rel_res});
   h5_attr(g, "true_relative_residual", std::vector<double>{v.true_rel});
@@ -490,6 +491,7 @@ nlohmann::json config_json(const SolveRun& r) {
       {"halo", r.rt->op->transport().name()},
       {"overlap", o.overlap},
       {"output", o.output},
+      {"compress", o.compress},
       {"output_every", r.series ? nlohmann::json(r.series->every()) : nlohmann::json()},
       {"config_file", o.config_file}};
   nlohmann::json modes = nlohmann::json::array();

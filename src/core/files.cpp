@@ -129,6 +129,36 @@ std::string temp_name(const std::string& target, const std::string& suffix) {
   return target + ".partial." + suffix;
 }
 
+std::string fsync_path(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return "cannot open " + path + " to flush it: " + errno_text(errno);
+  std::string why;
+  if (::fsync(fd) != 0 && errno != EINVAL && errno != EROFS)
+    why = "cannot flush " + path + ": " + errno_text(errno);
+  ::close(fd);
+  return why;
+}
+
+std::string fsync_parent(const std::string& path) {
+  const auto slash = path.find_last_of('/');
+  return fsync_path(slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash)));
+}
+
+std::string durable_rename(const std::string& tmp, const std::string& target, bool& renamed,
+                           bool durable) {
+  renamed = false;
+  if (durable) {
+    const std::string why = fsync_path(tmp);
+    if (!why.empty()) return why;
+  }
+  if (std::rename(tmp.c_str(), target.c_str()) != 0)
+    return "cannot rename the temporary file into place: " + errno_text(errno);
+  renamed = true;
+  if (!durable) return std::string();
+  const std::string why = fsync_parent(target);
+  return why.empty() ? why : "renamed into place, but " + why;
+}
+
 void write_file_atomically_local(const std::string& path, const std::string& text) {
   const std::string target = write_target(path);
   const std::string tmp = temp_name(target, local_unique_suffix());
@@ -136,13 +166,13 @@ void write_file_atomically_local(const std::string& path, const std::string& tex
   if (fd < 0) throw IoError("cannot write " + path + ": " + errno_text(errno), false);
   std::string why;
   if (!write_all(fd, text)) why = errno_text(errno);
-  if (why.empty() && ::fsync(fd) != 0 && errno != EINVAL && errno != EROFS) why = errno_text(errno);
   if (::close(fd) != 0 && why.empty()) why = errno_text(errno);
-  if (why.empty() && std::rename(tmp.c_str(), target.c_str()) != 0)
-    why = "cannot rename the temporary file into place: " + errno_text(errno);
+  bool renamed = false;
+  if (why.empty()) why = durable_rename(tmp, target, renamed);
   if (!why.empty()) {
-    ::unlink(tmp.c_str());
-    throw IoError("cannot write " + path + ": " + why + " (the previous file, if any, is kept)",
+    if (!renamed) ::unlink(tmp.c_str());
+    throw IoError("cannot write " + path + ": " + why +
+                      (renamed ? "" : " (the previous file, if any, is kept)"),
                   false);
   }
 }

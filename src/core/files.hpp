@@ -33,6 +33,18 @@ std::string write_target(const std::string& path);
 // The temporary name of a write of `path`: beside the target, unique to this write.
 std::string temp_name(const std::string& target, const std::string& suffix);
 
+// Puts the finished, closed temporary `tmp` in place of `target` so that a crash at any
+// moment leaves the previous file or the whole new one, never an empty one (ext4 may
+// commit a rename before the data): with `durable`, tmp's data are flushed (fsync) before
+// the rename and its directory after it. Empty on success, else why not; `renamed` says
+// whether the rename happened (then only the directory's flush failed).
+std::string durable_rename(const std::string& tmp, const std::string& target, bool& renamed,
+                           bool durable = true);
+// fsync of a file, or of the directory holding it; empty on success, else why not (file
+// systems that cannot flush, EINVAL/EROFS, count as success).
+std::string fsync_path(const std::string& path);
+std::string fsync_parent(const std::string& path);
+
 // Rank 0 writes `text` to `path` atomically; collective: every rank returns, or every rank
 // throws the same IoError (naming the file and the cause).
 void write_file_atomically(const std::string& path, const std::string& text, MPI_Comm comm);

@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <sstream>
 
 #include "errors.hpp"
@@ -91,6 +92,36 @@ void select_box(const Decomposition& d, H5Id& file_space, H5Id& mem_space, hid_t
       H5Sselect_hyperslab(mem_space.get(), H5S_SELECT_SET, first, nullptr, count, nullptr));
 }
 
+// The communicator a file was opened on (HDF5 hands out a duplicate, freed here): private
+// to this file's collective calls, so messages sent on it meet no others.
+class FileComm {
+ public:
+  explicit FileComm(hid_t file) {
+    H5Id fa(H5Fget_access_plist(file), H5Pclose);
+    HALO3D_H5_CHECK(H5Pget_fapl_mpio(fa.get(), &comm_, &info_));
+  }
+  ~FileComm() {
+    if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+    if (info_ != MPI_INFO_NULL) MPI_Info_free(&info_);
+  }
+  FileComm(const FileComm&) = delete;
+  FileComm& operator=(const FileComm&) = delete;
+  MPI_Comm get() const { return comm_; }
+
+ private:
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  MPI_Info info_ = MPI_INFO_NULL;
+};
+
+// The name of the file being written: the temporary's target, not the temporary.
+std::string target_name(hid_t file) {
+  std::string name(std::size_t(std::max<ssize_t>(H5Fget_name(file, nullptr, 0), 0)), '\0');
+  if (!name.empty()) H5Fget_name(file, name.data(), name.size() + 1);
+  const auto cut = name.rfind(".partial.");
+  if (cut != std::string::npos) name.resize(cut);
+  return name;
+}
+
 // Every rank learns whether a collective write worked everywhere: a write that failed on
 // some ranks only (a full disk) must not leave the others waiting in the next collective
 // call. Throws the same IoError on every rank.
@@ -98,31 +129,15 @@ void agree_write(hid_t file, herr_t status, const std::string& what) {
   const int err = errno;  // what the failed system call left (MPI-IO does not report it)
   // Before any other HDF5 call, which would clear HDF5's error stack.
   std::string why = status < 0 ? hdf5_error_cause() : std::string();
-  H5Id fa(H5Fget_access_plist(file), H5Pclose);
-  MPI_Comm comm = MPI_COMM_NULL;
-  MPI_Info info = MPI_INFO_NULL;
-  HALO3D_H5_CHECK(H5Pget_fapl_mpio(fa.get(), &comm, &info));
   if (status < 0) {
     if (err == ENOSPC || err == EDQUOT || err == EFBIG || err == EIO || err == EROFS)
       why += std::string(why.empty() ? "" : ", ") + std::strerror(err);
     why = "writing " + what + " failed" + (why.empty() ? "" : ": " + why);
   }
-  try {
-    why = first_error(why, comm);
-  } catch (...) {
-    MPI_Comm_free(&comm);
-    throw;
-  }
-  MPI_Comm_free(&comm);
-  if (info != MPI_INFO_NULL) MPI_Info_free(&info);
-  if (!why.empty()) {
-    // Name the file being written (the temporary's target), not the temporary.
-    std::string name(std::size_t(std::max<ssize_t>(H5Fget_name(file, nullptr, 0), 0)), '\0');
-    if (!name.empty()) H5Fget_name(file, name.data(), name.size() + 1);
-    const auto cut = name.rfind(".partial.");
-    if (cut != std::string::npos) name.resize(cut);
-    throw IoError("cannot write " + name + ": " + why + " (the previous file, if any, is kept)");
-  }
+  why = first_error(why, FileComm(file).get());
+  if (!why.empty())
+    throw IoError("cannot write " + target_name(file) + ": " + why +
+                  " (the previous file, if any, is kept)");
 }
 
 // Collective: throws the same IoError on every rank when the file system holding `file`
@@ -130,8 +145,7 @@ void agree_write(hid_t file, herr_t status, const std::string& what) {
 void check_room(hid_t file, double bytes, bool root) {
   std::string why;
   if (root) {
-    std::string name(std::size_t(std::max<ssize_t>(H5Fget_name(file, nullptr, 0), 0)), '\0');
-    if (!name.empty()) H5Fget_name(file, name.data(), name.size() + 1);
+    const std::string name = target_name(file);
     const auto slash = name.find_last_of('/');
     const std::string dir =
         slash == std::string::npos ? "." : (slash == 0 ? "/" : name.substr(0, slash));
@@ -139,8 +153,6 @@ void check_room(hid_t file, double bytes, bool root) {
     if (::statvfs(dir.c_str(), &v) == 0) {
       const double free_bytes = double(v.f_bavail) * double(v.f_frsize);
       if (free_bytes < bytes + double(1 << 20)) {
-        const auto cut = name.rfind(".partial.");
-        if (cut != std::string::npos) name.resize(cut);
         char buf[160];
         std::snprintf(buf, sizeof buf, ": %.3g MB free, up to %.3g MB needed", free_bytes / 1e6,
                       (bytes + double(1 << 20)) / 1e6);
@@ -148,19 +160,7 @@ void check_room(hid_t file, double bytes, bool root) {
       }
     }
   }
-  H5Id fa(H5Fget_access_plist(file), H5Pclose);
-  MPI_Comm comm = MPI_COMM_NULL;
-  MPI_Info info = MPI_INFO_NULL;
-  HALO3D_H5_CHECK(H5Pget_fapl_mpio(fa.get(), &comm, &info));
-  try {
-    why = bcast_string(why, comm);
-  } catch (...) {
-    MPI_Comm_free(&comm);
-    if (info != MPI_INFO_NULL) MPI_Info_free(&info);
-    throw;
-  }
-  MPI_Comm_free(&comm);
-  if (info != MPI_INFO_NULL) MPI_Info_free(&info);
+  why = bcast_string(why, FileComm(file).get());
   if (!why.empty()) throw IoError(why);
 }
 
@@ -333,7 +333,8 @@ std::vector<double> h5_attr_doubles(hid_t obj, const std::string& name) {
   return read_numeric_attr<double>(obj, name, H5T_NATIVE_DOUBLE);
 }
 
-AtomicH5File::AtomicH5File(const std::string& path, MPI_Comm comm) : path_(path), comm_(comm) {
+AtomicH5File::AtomicH5File(const std::string& path, MPI_Comm comm, bool durable)
+    : path_(path), comm_(comm), durable_(durable) {
   // Every rank must open the same temporary: rank 0 names it.
   target_ = bcast_string(comm_rank(comm) == 0 ? write_target(path) : std::string(), comm);
   tmp_ = temp_name(target_, unique_suffix(comm));
@@ -355,21 +356,24 @@ void AtomicH5File::commit() {
     why = e.what();
   }
   why = first_error(why, comm_);
+  int renamed = 0;
   if (why.empty()) {  // the same on every rank, so all take this branch or none
-    std::string renamed;
-    if (root && std::rename(tmp_.c_str(), target_.c_str()) != 0)
-      renamed = std::string("cannot rename the temporary file into place: ") + std::strerror(errno);
-    why = bcast_string(renamed, comm_);
+    bool moved = false;
+    if (root) why = durable_rename(tmp_, target_, moved, durable_);
+    renamed = moved;
+    HALO3D_MPI_CHECK(MPI_Bcast(&renamed, 1, MPI_INT, 0, comm_));
+    why = bcast_string(why, comm_);
   }
   done_ = true;
   if (why.empty()) return;
-  if (root) std::remove(tmp_.c_str());
-  throw IoError("cannot write " + path_ + ": " + why + " (the previous file, if any, is kept)");
+  if (root && !renamed) std::remove(tmp_.c_str());
+  throw IoError("cannot write " + path_ + ": " + why +
+                (renamed ? "" : " (the previous file, if any, is kept)"));
 }
 
 void write_h5_atomically(const std::string& path, MPI_Comm comm,
-                         const std::function<void(hid_t)>& body) {
-  AtomicH5File f(path, comm);
+                         const std::function<void(hid_t)>& body, bool durable) {
+  AtomicH5File f(path, comm, durable);
   body(f.get());
   f.commit();
 }

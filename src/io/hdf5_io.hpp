@@ -97,10 +97,12 @@ bool h5_has_attr(hid_t obj, const std::string& name);
 // (files.hpp), beside the target, which rank 0 renames to the target only after every rank
 // has written and closed it successfully. Not committed (an exception), or any failure: the
 // temporary is removed and the previous file kept; commit() throws the same IoError, naming
-// `path` and the cause, on every rank.
+// `path` and the cause, on every rank. The data are flushed to the disk before the rename
+// and the directory after it (durable_rename); `durable` false skips both (bench --io
+// --io-sync off, which compares page-cache writes).
 class AtomicH5File {
  public:
-  AtomicH5File(const std::string& path, MPI_Comm comm);
+  AtomicH5File(const std::string& path, MPI_Comm comm, bool durable = true);
   ~AtomicH5File();
   AtomicH5File(const AtomicH5File&) = delete;
   AtomicH5File& operator=(const AtomicH5File&) = delete;
@@ -110,13 +112,14 @@ class AtomicH5File {
  private:
   std::string path_, target_, tmp_;
   MPI_Comm comm_;
+  bool durable_ = true;
   H5Id file_;
   bool done_ = false;
 };
 
 // The same for a file written by `body` in one go.
 void write_h5_atomically(const std::string& path, MPI_Comm comm,
-                         const std::function<void(hid_t)>& body);
+                         const std::function<void(hid_t)>& body, bool durable = true);
 
 // The XDMF sidecar (xdmf_path(h5_path)) that lets ParaView/VisIt open /u of `h5_path`
 // directly; collective, written atomically by rank 0.
