@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include "mpi_env.hpp"
+
 namespace {
 
 // Prints failures from every rank (they may be rank-specific) but the rest only on 0.
@@ -22,7 +24,8 @@ class RankPrinter : public testing::EmptyTestEventListener {
 }  // namespace
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
+  // As halo3d starts MPI (thread level, MPI-IO component choices); finalized on return.
+  halo3d::MpiSession mpi(&argc, &argv);
   testing::InitGoogleTest(&argc, argv);
   // An exception on one rank must end the job, not leave the other ranks waiting in a
   // collective of the next test: let it terminate the process, so mpirun aborts all.
@@ -38,6 +41,5 @@ int main(int argc, char** argv) {
   int any = 0;
   MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   if (rank == 0 && any && !failed) std::fprintf(stderr, "a test failed on another rank\n");
-  MPI_Finalize();
   return any;
 }

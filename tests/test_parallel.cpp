@@ -421,9 +421,11 @@ std::vector<double> read_raw(const std::string& path) {
 // 5,7,3 procs 1,1,3) with the unchanged box-per-rank write, before any redistribution; the
 // cause (the test's reuse of one file name, or the write path) is not found yet. Run it by
 // hand: test_parallel --gtest_also_run_disabled_tests --gtest_filter='Hdf5.DISABLED_*'.
-TEST(Hdf5, DISABLED_WriteOnAnyProcessGridEqualsTheOneRankFile) {
+TEST(Hdf5, WriteOnAnyProcessGridEqualsTheOneRankFile) {
   // Every process grid of this job (2,1,1, 1,2,1, 2,2,1, 3,1,1 ...) on grids that split
-  // unevenly: the file rank 0 writes alone is the reference, point for point.
+  // unevenly: the file rank 0 writes alone is the reference, point for point. Each write is
+  // repeated: Open MPI's fcoll/vulcan (avoided by MpiSession) got about 2 in 5 of the 5x7x3
+  // writes on 3 ranks wrong, so a few repetitions catch it if it comes back.
   const std::string ref = "pgrid_ref_" + std::to_string(world_size()) + ".h5";
   const std::string out = "pgrid_" + std::to_string(world_size()) + ".h5";
   for (const Int3& grid : {Int3{23, 17, 11}, Int3{5, 7, 3}, Int3{16, 9, 2}}) {
@@ -439,11 +441,13 @@ TEST(Hdf5, DISABLED_WriteOnAnyProcessGridEqualsTheOneRankFile) {
       Comm cart;
       const Decomposition d = decompose(MPI_COMM_WORLD, grid, procs, cart);
       const std::vector<double> u = random_box(d);
-      write_h5_atomically(out, cart.get(), [&](hid_t f) { h5_write_field(f, "u", d, u.data()); });
-      if (world_rank() == 0)
-        EXPECT_EQ(read_raw(out), want)
-            << "grid " << to_string(grid) << " procs " << to_string(procs);
-      MPI_Barrier(MPI_COMM_WORLD);
+      for (int rep = 0; rep < 4; ++rep) {
+        write_h5_atomically(out, cart.get(), [&](hid_t f) { h5_write_field(f, "u", d, u.data()); });
+        if (world_rank() == 0)
+          EXPECT_EQ(read_raw(out), want)
+              << "grid " << to_string(grid) << " procs " << to_string(procs) << " write " << rep;
+        MPI_Barrier(MPI_COMM_WORLD);
+      }
     }
   }
   if (world_rank() == 0) {
