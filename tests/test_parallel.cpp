@@ -424,8 +424,8 @@ std::vector<double> read_raw(const std::string& path) {
 TEST(Hdf5, WriteOnAnyProcessGridEqualsTheOneRankFile) {
   // Every process grid of this job (2,1,1, 1,2,1, 2,2,1, 3,1,1 ...) on grids that split
   // unevenly: the file rank 0 writes alone is the reference, point for point. Each write is
-  // repeated: Open MPI's fcoll/vulcan (avoided by MpiSession) got about 2 in 5 of the 5x7x3
-  // writes on 3 ranks wrong, so a few repetitions catch it if it comes back.
+  // repeated: Open MPI's ompio with fcoll/vulcan (avoided by MpiSession) got about 2 in 5 of the
+  // 5x7x3 writes on 3 ranks wrong, so a few repetitions catch it if it comes back.
   const std::string ref = "pgrid_ref_" + std::to_string(world_size()) + ".h5";
   const std::string out = "pgrid_" + std::to_string(world_size()) + ".h5";
   for (const Int3& grid : {Int3{23, 17, 11}, Int3{5, 7, 3}, Int3{16, 9, 2}}) {

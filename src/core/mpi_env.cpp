@@ -27,16 +27,17 @@ void check_mpi_thread_level(int provided) {
 }
 
 namespace {
-// Open MPI's default collective-write algorithm for MPI-IO, fcoll/vulcan, writes wrong data
-// now and then in releases before the fix of open-mpi/ompi#12718 (2024): on Debian 12's
-// 4.1.4, 3 ranks writing a 5x7x3 /u as z-planes gave a shuffled file in about 2 runs of 5
-// (Hdf5.WriteOnAnyProcessGridEqualsTheOneRankFile); dynamic_gen2, two_phase and ROMIO never
-// did. So halo3d asks for dynamic_gen2, read by MPI_Init from the environment, unless the
-// user chose an fcoll component (or another io component) themselves.
+// Open MPI's own MPI-IO (ompio) writes wrong data now and then with its default collective
+// algorithm, fcoll/vulcan, in releases before the fix of open-mpi/ompi#12718 (2024): on
+// Debian 12's 4.1.4, 3 ranks writing a 5x7x3 /u as z-planes gave a shuffled file in about 2
+// runs of 5 (Hdf5.WriteOnAnyProcessGridEqualsTheOneRankFile). ROMIO, Open MPI's other io
+// component, never did, and wrote /u as fast or faster here (docs/PERFORMANCE.md), so halo3d
+// excludes ompio, through the environment MPI_Init reads, unless the user chose an io or
+// fcoll component themselves.
 void avoid_broken_mpi_io_defaults() {
 #if defined(OPEN_MPI)
   if (!std::getenv("OMPI_MCA_fcoll") && !std::getenv("OMPI_MCA_io"))
-    ::setenv("OMPI_MCA_fcoll", "dynamic_gen2", 0);
+    ::setenv("OMPI_MCA_io", "^ompio", 0);
 #endif
 }
 }  // namespace
