@@ -98,15 +98,23 @@ constexpr int kBlock = 256;
 template <class Block>
 DD dd_sum_blocks(std::ptrdiff_t c0, int n, DD acc, const Block& block) {
   alignas(64) double term[kBlock];
-  DD a[4] = {acc, {}, {}, {}};
+  // The four accumulators as lanes (hi and lo apart), so that their additions vectorise.
+  alignas(32) double hi[4] = {acc.hi, 0, 0, 0}, lo[4] = {acc.lo, 0, 0, 0};
+  int q = 0, m = 0;  // after the loop: the last block's terms not in a group of 4
   for (int b = 0; b < n; b += kBlock) {
-    const int m = std::min(kBlock, n - b);
+    m = std::min(kBlock, n - b);
     block(c0 + b, m, term);
-    int q = 0;
-    for (; q + 4 <= m; q += 4)
-      for (int l = 0; l < 4; ++l) a[l] = ops::dd_add(a[l], term[q + l]);
-    for (; q < m; ++q) a[0] = ops::dd_add(a[0], term[q]);
+    for (q = 0; q + 4 <= m; q += 4) {
+#pragma omp simd
+      for (int l = 0; l < 4; ++l) {
+        const DD x = ops::dd_add(DD{hi[l], lo[l]}, term[q + l]);
+        hi[l] = x.hi;
+        lo[l] = x.lo;
+      }
+    }
   }
+  DD a[4] = {{hi[0], lo[0]}, {hi[1], lo[1]}, {hi[2], lo[2]}, {hi[3], lo[3]}};
+  for (; q < m; ++q) a[0] = ops::dd_add(a[0], term[q]);
   return ops::dd_add(ops::dd_add(a[0], a[1]), ops::dd_add(a[2], a[3]));
 }
 // The same blocks without a sum: the terms go to a scratch buffer nobody reads.
@@ -147,14 +155,18 @@ struct SmoothBlock {
   double cd, cr;
   void operator()(std::ptrdiff_t cb, int m, double* term) const {
     alignas(64) T din[kBlock], dout[kBlock];
-    if (kIn) std::copy(d_in + cb, d_in + cb + m, din);
+    if (kIn)
+#pragma omp simd
+      for (int q = 0; q < m; ++q) din[q] = d_in[cb + q];
     const T *fb = f + cb, *ub = u + cb;
     T* nb = unew + cb;
 #pragma omp simd
     for (int q = 0; q < m; ++q)
       term[q] = ops::smooth_point<T>(fb, ub, kIn ? din : nullptr, kOut ? dout : nullptr, nb, q, sy,
                                      sz, s, cd, cr);
-    if (kOut) std::copy(dout, dout + m, d_out + cb);
+    if (kOut)
+#pragma omp simd
+      for (int q = 0; q < m; ++q) d_out[cb + q] = dout[q];
   }
 };
 
@@ -361,6 +373,7 @@ class HostKernels final : public Kernels, public DeviceTimer {
       for (int j = 0; j < l.ny; ++j) {
         const ops::ProlongRow<T> r = ops::prolong_row(t, coarse, j, k);
         T* row = fine + l.at(0, j, k);
+#pragma omp simd
         for (int i = 0; i < l.nx; ++i) ops::prolong_point(t, r, row, i);
       }
   }
