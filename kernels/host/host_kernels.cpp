@@ -124,13 +124,18 @@ void each_block(std::ptrdiff_t c0, int n, const Block& block) {
   for (int b = 0; b < n; b += kBlock) block(c0 + b, std::min(kBlock, n - b), scratch);
 }
 
-// Sums point(c) (which does the point's update and returns its term) over a run.
+// The block of point(c) (which does the point's update and returns its term), vectorised.
 template <class Point>
-DD dd_sum_run(std::ptrdiff_t c0, int n, DD acc, const Point& point) {
-  return dd_sum_blocks(c0, n, acc, [&](std::ptrdiff_t cb, int m, double* term) {
+auto point_block(const Point& point) {
+  return [point](std::ptrdiff_t cb, int m, double* term) {
 #pragma omp simd
     for (int q = 0; q < m; ++q) term[q] = point(cb + q);
-  });
+  };
+}
+// Sums point(c) over a run.
+template <class Point>
+DD dd_sum_run(std::ptrdiff_t c0, int n, DD acc, const Point& point) {
+  return dd_sum_blocks(c0, n, acc, point_block(point));
 }
 
 // point(c) for every c of a run, vectorised: the point updates write only their own c.
@@ -315,17 +320,9 @@ class HostKernels final : public Kernels, public DeviceTimer {
   void residual_t(const Layout& l, const Stencil& s, const Region& r, const T* f, const T* u,
                   T* res, int slot) {
     const auto sy = l.sy(), sz = l.sz();
-    auto point = [=](std::ptrdiff_t c) { return ops::residual_point(f, u, res, c, sy, sz, s); };
-    if (slot == kNoReduction) {
-      for_rows(l, r, [=](std::ptrdiff_t c0, int n, DD acc) {
-        each_point(c0, n, point);
-        return acc;
-      });
-      return;
-    }
-    add(slot, for_rows(l, r, [=](std::ptrdiff_t c0, int n, DD acc) {
-          return dd_sum_run(c0, n, acc, point);
-        }));
+    sweep_blocks(l, r, slot, point_block([=](std::ptrdiff_t c) {
+                   return ops::residual_point(f, u, res, c, sy, sz, s);
+                 }));
   }
 
   template <class T>
@@ -341,7 +338,14 @@ class HostKernels final : public Kernels, public DeviceTimer {
   template <class T, bool kIn, bool kOut>
   void smooth_d(const Layout& l, const Stencil& s, const Region& r, double cd, double cr,
                 const T* f, const T* u, const T* d_in, T* d_out, T* unew, int slot) {
-    const SmoothBlock<T, kIn, kOut> block{f, u, d_in, d_out, unew, l.sy(), l.sz(), s, cd, cr};
+    sweep_blocks(l, r, slot,
+                 SmoothBlock<T, kIn, kOut>{f, u, d_in, d_out, unew, l.sy(), l.sz(), s, cd, cr});
+  }
+
+  // Runs block over region r; the points' terms are summed into slot, or not at all (the
+  // unread scratch buffer's stores and the terms are then dead code).
+  template <class Block>
+  void sweep_blocks(const Layout& l, const Region& r, int slot, const Block& block) {
     if (slot == kNoReduction) {
       for_rows(l, r, [=](std::ptrdiff_t c0, int n, DD acc) {
         each_block(c0, n, block);
