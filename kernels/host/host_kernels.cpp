@@ -71,8 +71,11 @@ DD for_rows(const Layout& l, const Region& r, Body body) {
     const long q = rows / nt, extra = rows % nt, first = t * q + std::min(t, extra);
     return run(first, first + q + (t < extra ? 1 : 0), {});
   };
+  // The partial sums on the stack for the usual thread counts: no allocation per call.
   const int nt = thread_count();
-  std::vector<DD> partial(nt);
+  DD on_stack[16];
+  std::vector<DD> on_heap(nt > 16 ? nt : 0);
+  DD* partial = nt > 16 ? on_heap.data() : on_stack;
   if (rows * n < kSerialBelow) {
     for (int t = 0; t < nt; ++t) partial[t] = block(t, nt);
   } else {
@@ -80,7 +83,7 @@ DD for_rows(const Layout& l, const Region& r, Body body) {
     partial[thread_id()] = block(thread_id(), team_size());
   }
   DD sum{};
-  for (const DD& p : partial) sum = ops::dd_add(sum, p);
+  for (int t = 0; t < nt; ++t) sum = ops::dd_add(sum, partial[t]);
   return sum;
 }
 
