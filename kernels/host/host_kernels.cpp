@@ -35,6 +35,17 @@ int thread_id() {
   return 0;
 #endif
 }
+int team_size() {
+#ifdef _OPENMP
+  return omp_get_num_threads();
+#else
+  return 1;
+#endif
+}
+
+// Below this many points a loop runs on the calling thread: on the small coarse levels of
+// a V-cycle an OpenMP fork/join costs more than the work it would share.
+constexpr long kSerialBelow = 1 << 15;
 
 // Visits every (j,k) row of a region in parallel and calls body(row_start_index, count)
 // for the contiguous x-run of that row; returns the thread partial sums combined in
@@ -42,38 +53,130 @@ int thread_id() {
 template <class Body>
 DD for_rows(const Layout& l, const Region& r, Body body) {
   if (r.empty()) return {};
-  const int rows_y = r.j1 - r.j0;
+  const int rows_y = r.j1 - r.j0, n = r.i1 - r.i0;
   const long rows = long(rows_y) * (r.k1 - r.k0);
-  std::vector<DD> partial(thread_count());
-#pragma omp parallel
-  {
-    DD acc{};
-#pragma omp for schedule(static)
-    for (long row = 0; row < rows; ++row) {
-      const int j = r.j0 + int(row % rows_y);
-      const int k = r.k0 + int(row / rows_y);
-      acc = body(l.at(r.i0, j, k), r.i1 - r.i0, acc);
+  // One row at a time in (j, k) order; the division is per row, not per point.
+  auto run = [&](long first, long last, DD acc) {
+    int j = r.j0 + int(first % rows_y), k = r.k0 + int(first / rows_y);
+    for (long row = first; row < last; ++row) {
+      acc = body(l.at(r.i0, j, k), n, acc);
+      if (++j == r.j1) j = r.j0, ++k;
     }
-    partial[thread_id()] = acc;
+    return acc;
+  };
+  // schedule(static)'s blocks (the first rows % nt threads take one row more), made by
+  // hand so that each thread walks its rows in order without a division per row. Run
+  // serially, the same blocks give the same partial sums, so the result is the same bits.
+  auto block = [&](long t, long nt) {
+    const long q = rows / nt, extra = rows % nt, first = t * q + std::min(t, extra);
+    return run(first, first + q + (t < extra ? 1 : 0), {});
+  };
+  // The partial sums on the stack for the usual thread counts: no allocation per call.
+  const int nt = thread_count();
+  DD on_stack[16];
+  std::vector<DD> on_heap(nt > 16 ? nt : 0);
+  DD* partial = nt > 16 ? on_heap.data() : on_stack;
+  if (rows * n < kSerialBelow) {
+    for (int t = 0; t < nt; ++t) partial[t] = block(t, nt);
+  } else {
+#pragma omp parallel
+    partial[thread_id()] = block(thread_id(), team_size());
   }
   DD sum{};
-  for (const DD& p : partial) sum = ops::dd_add(sum, p);
+  for (int t = 0; t < nt; ++t) sum = ops::dd_add(sum, partial[t]);
   return sum;
 }
 
-// Sums term(c) over one contiguous run into acc. A double-double addition is a chain of
-// six dependent operations; four independent accumulators keep the core busy instead of
-// waiting on that chain (the sum stays exact to ~2^-100, so the split does not show).
-template <class Term>
-DD dd_sum_run(std::ptrdiff_t c0, int n, DD acc, const Term& term) {
-  DD a[4] = {acc, {}, {}, {}};
-  std::ptrdiff_t c = c0;
-  const std::ptrdiff_t end = c0 + n;
-  for (; c + 4 <= end; c += 4)
-    for (int l = 0; l < 4; ++l) a[l] = ops::dd_add(a[l], term(c + l));
-  for (; c < end; ++c) a[0] = ops::dd_add(a[0], term(c));
+// Runs are done in blocks of this many points (a multiple of 4, see dd_sum_blocks), small
+// enough that a block's buffers stay in L1.
+constexpr int kBlock = 256;
+
+// Sums the terms of one contiguous run into acc: block(cb, m, term) does the m points from
+// index cb and writes their terms to term[0..m). Computing a block's points first lets
+// the compiler vectorise them (each point's arithmetic is point_ops' own, so the bits do
+// not change). A double-double addition is a chain of six dependent operations; four
+// independent accumulators keep the core busy instead of waiting on that chain (the sum
+// stays exact to ~2^-100, so the split does not show). Terms c0+l, c0+l+4, ... go to
+// accumulator l, the last n mod 4 to accumulator 0, whatever the block size.
+template <class Block>
+DD dd_sum_blocks(std::ptrdiff_t c0, int n, DD acc, const Block& block) {
+  alignas(64) double term[kBlock];
+  // The four accumulators as lanes (hi and lo apart), so that their additions vectorise.
+  alignas(32) double hi[4] = {acc.hi, 0, 0, 0}, lo[4] = {acc.lo, 0, 0, 0};
+  int q = 0, m = 0;  // after the loop: the last block's terms not in a group of 4
+  for (int b = 0; b < n; b += kBlock) {
+    m = std::min(kBlock, n - b);
+    block(c0 + b, m, term);
+    for (q = 0; q + 4 <= m; q += 4) {
+#pragma omp simd
+      for (int l = 0; l < 4; ++l) {
+        const DD x = ops::dd_add(DD{hi[l], lo[l]}, term[q + l]);
+        hi[l] = x.hi;
+        lo[l] = x.lo;
+      }
+    }
+  }
+  DD a[4] = {{hi[0], lo[0]}, {hi[1], lo[1]}, {hi[2], lo[2]}, {hi[3], lo[3]}};
+  for (; q < m; ++q) a[0] = ops::dd_add(a[0], term[q]);
   return ops::dd_add(ops::dd_add(a[0], a[1]), ops::dd_add(a[2], a[3]));
 }
+// The same blocks without a sum: the terms go to a scratch buffer nobody reads.
+template <class Block>
+void each_block(std::ptrdiff_t c0, int n, const Block& block) {
+  alignas(64) double scratch[kBlock];
+  for (int b = 0; b < n; b += kBlock) block(c0 + b, std::min(kBlock, n - b), scratch);
+}
+
+// The block of point(c) (which does the point's update and returns its term), vectorised.
+template <class Point>
+auto point_block(const Point& point) {
+  return [point](std::ptrdiff_t cb, int m, double* term) {
+#pragma omp simd
+    for (int q = 0; q < m; ++q) term[q] = point(cb + q);
+  };
+}
+// Sums point(c) over a run.
+template <class Point>
+DD dd_sum_run(std::ptrdiff_t c0, int n, DD acc, const Point& point) {
+  return dd_sum_blocks(c0, n, acc, point_block(point));
+}
+
+// point(c) for every c of a run, vectorised: the point updates write only their own c.
+template <class Point>
+void each_point(std::ptrdiff_t c0, int n, const Point& point) {
+#pragma omp simd
+  for (std::ptrdiff_t c = c0; c < c0 + n; ++c) point(c);
+}
+
+// One block of a smoothing step. smooth_point tests its optional directions for null,
+// which keeps a loop over it from vectorising unless the compiler can see the answer:
+// a direction it reads or writes (kIn, kOut) goes through a local buffer (whose address
+// is never null), the others are a literal nullptr. Each point reads d_in and writes
+// d_out at its own index only, so copying a block in before and out after is the same
+// computation, also when d_in and d_out are one array or d_in is u.
+template <class T, bool kIn, bool kOut>
+struct SmoothBlock {
+  const T *f, *u, *d_in;
+  T *d_out, *unew;
+  std::ptrdiff_t sy, sz;
+  Stencil s;
+  double cd, cr;
+  void operator()(std::ptrdiff_t cb, int m, double* term) const {
+    alignas(64) T din[kBlock], dout[kBlock];
+    if (kIn)
+#pragma omp simd
+      for (int q = 0; q < m; ++q) din[q] = d_in[cb + q];
+    const T *fb = f + cb, *ub = u + cb;
+    T* nb = unew + cb;
+#pragma omp simd
+    for (int q = 0; q < m; ++q)
+      term[q] = ops::smooth_point<T>(fb, ub, kIn ? din : nullptr, kOut ? dout : nullptr, nb, q, sy,
+                                     sz, s, cd, cr);
+    if (kOut)
+#pragma omp simd
+      for (int q = 0; q < m; ++q) d_out[cb + q] = dout[q];
+  }
+};
 
 class HostKernels final : public Kernels, public DeviceTimer {
  public:
@@ -105,18 +208,20 @@ class HostKernels final : public Kernels, public DeviceTimer {
     for (std::size_t b = 0; b < n; b += chunk) std::memcpy(d + b, s + b, std::min(chunk, n - b));
   }
 
+  // The point lambdas capture by value: the stencil is then a local copy that stores to
+  // the fields cannot alias, so its coefficients stay in registers across the loop.
   void apply(const Layout& l, const Stencil& s, const Region& r, const double* u, double* out,
              int slot, Lane) override {
     const auto sy = l.sy(), sz = l.sz();
     if (slot == kNoReduction) {
-      for_rows(l, r, [&](std::ptrdiff_t c0, int n, DD acc) {
-        for (std::ptrdiff_t c = c0; c < c0 + n; ++c) out[c] = ops::apply_point(u, c, sy, sz, s);
+      for_rows(l, r, [=](std::ptrdiff_t c0, int n, DD acc) {
+        each_point(c0, n, [=](std::ptrdiff_t c) { out[c] = ops::apply_point(u, c, sy, sz, s); });
         return acc;
       });
       return;
     }
-    add(slot, for_rows(l, r, [&](std::ptrdiff_t c0, int n, DD acc) {
-          return dd_sum_run(c0, n, acc, [&](std::ptrdiff_t c) {
+    add(slot, for_rows(l, r, [=](std::ptrdiff_t c0, int n, DD acc) {
+          return dd_sum_run(c0, n, acc, [=](std::ptrdiff_t c) {
             out[c] = ops::apply_point(u, c, sy, sz, s);
             return ops::mul(u[c], out[c]);
           });
@@ -136,8 +241,8 @@ class HostKernels final : public Kernels, public DeviceTimer {
               double* unew, int slot, Lane) override {
     const auto sy = l.sy(), sz = l.sz();
     const double inv_diag = 1.0 / s.diag;
-    add(slot, for_rows(l, r, [&](std::ptrdiff_t c0, int n, DD acc) {
-          return dd_sum_run(c0, n, acc, [&](std::ptrdiff_t c) {
+    add(slot, for_rows(l, r, [=](std::ptrdiff_t c0, int n, DD acc) {
+          return dd_sum_run(c0, n, acc, [=](std::ptrdiff_t c) {
             const double res = ops::jacobi_point(f, u, unew, c, sy, sz, s, inv_diag);
             return ops::mul(res, res);
           });
@@ -147,9 +252,9 @@ class HostKernels final : public Kernels, public DeviceTimer {
   void heat(const Layout& l, const Stencil& s, const Region& r, double alpha_dt, const double* u,
             double* unew, Lane) override {
     const auto sy = l.sy(), sz = l.sz();
-    for_rows(l, r, [&](std::ptrdiff_t c0, int n, DD acc) {
-      for (std::ptrdiff_t c = c0; c < c0 + n; ++c)
-        unew[c] = ops::heat_point(u, c, sy, sz, s, alpha_dt);
+    for_rows(l, r, [=](std::ptrdiff_t c0, int n, DD acc) {
+      each_point(c0, n,
+                 [=](std::ptrdiff_t c) { unew[c] = ops::heat_point(u, c, sy, sz, s, alpha_dt); });
       return acc;
     });
   }
@@ -192,8 +297,8 @@ class HostKernels final : public Kernels, public DeviceTimer {
   void convert(const Layout& l, const float* in, double* out, const double* with,
                int slot) override {
     if (slot == kNoReduction) return convert_t(l, in, out);
-    add(slot, for_rows(l, Region::whole(l), [&](std::ptrdiff_t c0, int n, DD acc) {
-          return dd_sum_run(c0, n, acc, [&](std::ptrdiff_t c) {
+    add(slot, for_rows(l, Region::whole(l), [=](std::ptrdiff_t c0, int n, DD acc) {
+          return dd_sum_run(c0, n, acc, [=](std::ptrdiff_t c) {
             out[c] = double(in[c]);
             return ops::mul(with[c], out[c]);
           });
@@ -218,29 +323,41 @@ class HostKernels final : public Kernels, public DeviceTimer {
   void residual_t(const Layout& l, const Stencil& s, const Region& r, const T* f, const T* u,
                   T* res, int slot) {
     const auto sy = l.sy(), sz = l.sz();
-    add(slot, for_rows(l, r, [&](std::ptrdiff_t c0, int n, DD acc) {
-          return dd_sum_run(c0, n, acc, [&](std::ptrdiff_t c) {
-            return ops::residual_point(f, u, res, c, sy, sz, s);
-          });
-        }));
+    sweep_blocks(l, r, slot, point_block([=](std::ptrdiff_t c) {
+                   return ops::residual_point(f, u, res, c, sy, sz, s);
+                 }));
   }
 
   template <class T>
   void smooth_t(const Layout& l, const Stencil& s, const Region& r, double cd, double cr,
                 const T* f, const T* u, const T* d_in, T* d_out, T* unew, int slot) {
-    const auto sy = l.sy(), sz = l.sz();
+    // The four cases of the optional directions as separate loops.
+    if (d_in && d_out)
+      return smooth_d<T, true, true>(l, s, r, cd, cr, f, u, d_in, d_out, unew, slot);
+    if (d_in) return smooth_d<T, true, false>(l, s, r, cd, cr, f, u, d_in, d_out, unew, slot);
+    if (d_out) return smooth_d<T, false, true>(l, s, r, cd, cr, f, u, d_in, d_out, unew, slot);
+    smooth_d<T, false, false>(l, s, r, cd, cr, f, u, d_in, d_out, unew, slot);
+  }
+  template <class T, bool kIn, bool kOut>
+  void smooth_d(const Layout& l, const Stencil& s, const Region& r, double cd, double cr,
+                const T* f, const T* u, const T* d_in, T* d_out, T* unew, int slot) {
+    sweep_blocks(l, r, slot,
+                 SmoothBlock<T, kIn, kOut>{f, u, d_in, d_out, unew, l.sy(), l.sz(), s, cd, cr});
+  }
+
+  // Runs block over region r; the points' terms are summed into slot, or not at all (the
+  // unread scratch buffer's stores and the terms are then dead code).
+  template <class Block>
+  void sweep_blocks(const Layout& l, const Region& r, int slot, const Block& block) {
     if (slot == kNoReduction) {
-      for_rows(l, r, [&](std::ptrdiff_t c0, int n, DD acc) {
-        for (std::ptrdiff_t c = c0; c < c0 + n; ++c)
-          ops::smooth_point(f, u, d_in, d_out, unew, c, sy, sz, s, cd, cr);
+      for_rows(l, r, [=](std::ptrdiff_t c0, int n, DD acc) {
+        each_block(c0, n, block);
         return acc;
       });
       return;
     }
-    add(slot, for_rows(l, r, [&](std::ptrdiff_t c0, int n, DD acc) {
-          return dd_sum_run(c0, n, acc, [&](std::ptrdiff_t c) {
-            return ops::smooth_point(f, u, d_in, d_out, unew, c, sy, sz, s, cd, cr);
-          });
+    add(slot, for_rows(l, r, [=](std::ptrdiff_t c0, int n, DD acc) {
+          return dd_sum_blocks(c0, n, acc, block);
         }));
   }
 
@@ -263,6 +380,7 @@ class HostKernels final : public Kernels, public DeviceTimer {
       for (int j = 0; j < l.ny; ++j) {
         const ops::ProlongRow<T> r = ops::prolong_row(t, coarse, j, k);
         T* row = fine + l.at(0, j, k);
+#pragma omp simd
         for (int i = 0; i < l.nx; ++i) ops::prolong_point(t, r, row, i);
       }
   }
@@ -270,24 +388,24 @@ class HostKernels final : public Kernels, public DeviceTimer {
   template <class T>
   void axpby_t(const Layout& l, double a, const T* x, double b, T* y) {
     const T ta = T(a), tb = T(b);
-    for_rows(l, Region::whole(l), [&](std::ptrdiff_t c0, int n, DD acc) {
-      for (std::ptrdiff_t c = c0; c < c0 + n; ++c) y[c] = ops::axpby_point(ta, x[c], tb, y[c]);
+    for_rows(l, Region::whole(l), [=](std::ptrdiff_t c0, int n, DD acc) {
+      each_point(c0, n, [=](std::ptrdiff_t c) { y[c] = ops::axpby_point(ta, x[c], tb, y[c]); });
       return acc;
     });
   }
 
   template <class T>
   void dot_t(const Layout& l, const T* x, const T* y, int slot) {
-    add(slot, for_rows(l, Region::whole(l), [&](std::ptrdiff_t c0, int n, DD acc) {
+    add(slot, for_rows(l, Region::whole(l), [=](std::ptrdiff_t c0, int n, DD acc) {
           return dd_sum_run(c0, n, acc,
-                            [&](std::ptrdiff_t c) { return double(ops::mul(x[c], y[c])); });
+                            [=](std::ptrdiff_t c) { return double(ops::mul(x[c], y[c])); });
         }));
   }
 
   template <class In, class Out>
   void convert_t(const Layout& l, const In* in, Out* out) {
-    for_rows(l, Region::whole(l), [&](std::ptrdiff_t c0, int n, DD acc) {
-      for (std::ptrdiff_t c = c0; c < c0 + n; ++c) out[c] = Out(in[c]);
+    for_rows(l, Region::whole(l), [=](std::ptrdiff_t c0, int n, DD acc) {
+      each_point(c0, n, [=](std::ptrdiff_t c) { out[c] = Out(in[c]); });
       return acc;
     });
   }
@@ -329,8 +447,8 @@ class HostKernels final : public Kernels, public DeviceTimer {
 
   void cg_update(const Layout& l, double alpha, const double* p, const double* ap, double* x,
                  double* r, int slot) override {
-    add(slot, for_rows(l, Region::whole(l), [&](std::ptrdiff_t c0, int n, DD acc) {
-          return dd_sum_run(c0, n, acc, [&](std::ptrdiff_t c) {
+    add(slot, for_rows(l, Region::whole(l), [=](std::ptrdiff_t c0, int n, DD acc) {
+          return dd_sum_run(c0, n, acc, [=](std::ptrdiff_t c) {
             x[c] += ops::mul(alpha, p[c]);
             r[c] -= ops::mul(alpha, ap[c]);
             return ops::mul(r[c], r[c]);
