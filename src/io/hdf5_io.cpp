@@ -141,7 +141,7 @@ void agree_write(hid_t file, herr_t status, const std::string& what) {
 }
 
 // Collective: throws the same IoError on every rank when the file system holding `file`
-// has less than `bytes` (and 1 MiB) free.
+// has less than `bytes` free.
 void check_room(hid_t file, double bytes, bool root) {
   std::string why;
   if (root) {
@@ -152,10 +152,10 @@ void check_room(hid_t file, double bytes, bool root) {
     struct statvfs v;
     if (::statvfs(dir.c_str(), &v) == 0) {
       const double free_bytes = double(v.f_bavail) * double(v.f_frsize);
-      if (free_bytes < bytes + double(1 << 20)) {
+      if (free_bytes < bytes) {
         char buf[160];
         std::snprintf(buf, sizeof buf, ": %.3g MB free, up to %.3g MB needed", free_bytes / 1e6,
-                      (bytes + double(1 << 20)) / 1e6);
+                      bytes / 1e6);
         why = "cannot write " + name + buf + " (the previous file, if any, is kept)";
       }
     }
@@ -191,11 +191,15 @@ void h5_write_field(hid_t file, const std::string& name, const Decomposition& d,
                     const double* local, int deflate) {
   const hsize_t gdims[3] = {hsize_t(d.grid[2]), hsize_t(d.grid[1]), hsize_t(d.grid[0])};
   H5Id space(H5Screate_simple(3, gdims, nullptr), H5Sclose);
+  // A collective write that fails on some ranks only (a full disk) can hang HDF5 1.10.8:
+  // its chunked I/O, and its contiguous I/O through ROMIO (one rank leaves H5Dwrite early,
+  // the others wait in MPI_File_set_view; measured: mpirun never returns). So make sure there
+  // is room first; agree_write still catches what a disk filling meanwhile does to ompio.
+  // Room for the data (and, with --compress, for chunk indexes); HDF5's few KiB of
+  // metadata are written by rank 0 at close, where a failure is agreed on in commit().
+  check_room(file, 8.0 * double(d.global_points()) + (deflate > 0 ? 1 << 20 : 0), d.rank == 0);
   H5Id dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
   if (deflate > 0) {
-    // A chunked write that fails on some ranks (a full disk) hangs HDF5 1.10.8's collective
-    // chunk I/O (measured: mpirun never returns), so make sure there is room first.
-    check_room(file, 8.0 * double(d.global_points()), d.rank == 0);
     // Filters need chunks. Up to 64^3 points (2 MiB) each, fixed by the grid alone, so the
     // file does not depend on the process grid; HDF5 gives each chunk one writing rank.
     hsize_t chunk[3];
