@@ -134,6 +134,72 @@ class Kernels {
   virtual void read_slots(int n, DD* out) = 0;
 };
 
+// Base of a backend D: forwards each double/float pair of Kernels overloads to one member
+// template of D (residual_t, smooth_t, restrict_t, prolong_t, axpby_t, dot_t, pack_t,
+// unpack_t), so a backend writes each of these operations once for both scalar types.
+// D declares `friend class TypedKernels<D>;`.
+template <class D>
+class TypedKernels : public Kernels {
+ public:
+  void residual(const Layout& l, const Stencil& s, const Region& r, const double* f,
+                const double* u, double* res, int slot, Lane lane) final {
+    self().residual_t(l, s, r, f, u, res, slot, lane);
+  }
+  void residual(const Layout& l, const Stencil& s, const Region& r, const float* f, const float* u,
+                float* res, int slot, Lane lane) final {
+    self().residual_t(l, s, r, f, u, res, slot, lane);
+  }
+  void smooth(const Layout& l, const Stencil& s, const Region& r, double cd, double cr,
+              const double* f, const double* u, const double* d_in, double* d_out, double* unew,
+              int slot, Lane lane) final {
+    self().smooth_t(l, s, r, cd, cr, f, u, d_in, d_out, unew, slot, lane);
+  }
+  void smooth(const Layout& l, const Stencil& s, const Region& r, double cd, double cr,
+              const float* f, const float* u, const float* d_in, float* d_out, float* unew,
+              int slot, Lane lane) final {
+    self().smooth_t(l, s, r, cd, cr, f, u, d_in, d_out, unew, slot, lane);
+  }
+  void restrict_to(const Transfer& t, const double* fine, double* coarse) final {
+    self().restrict_t(t, fine, coarse);
+  }
+  void restrict_to(const Transfer& t, const float* fine, float* coarse) final {
+    self().restrict_t(t, fine, coarse);
+  }
+  void prolong_add(const Transfer& t, const double* coarse, double* fine) final {
+    self().prolong_t(t, coarse, fine);
+  }
+  void prolong_add(const Transfer& t, const float* coarse, float* fine) final {
+    self().prolong_t(t, coarse, fine);
+  }
+  void axpby(const Layout& l, double a, const double* x, double b, double* y) final {
+    self().axpby_t(l, a, x, b, y);
+  }
+  void axpby(const Layout& l, double a, const float* x, double b, float* y) final {
+    self().axpby_t(l, a, x, b, y);
+  }
+  void dot(const Layout& l, const double* x, const double* y, int slot) final {
+    self().dot_t(l, x, y, slot);
+  }
+  void dot(const Layout& l, const float* x, const float* y, int slot) final {
+    self().dot_t(l, x, y, slot);
+  }
+  void pack(const Layout& l, Face f, const double* u, double* buf, Lane lane) final {
+    self().pack_t(l, f, u, buf, lane);
+  }
+  void pack(const Layout& l, Face f, const float* u, float* buf, Lane lane) final {
+    self().pack_t(l, f, u, buf, lane);
+  }
+  void unpack(const Layout& l, Face f, const double* buf, double* u, Lane lane) final {
+    self().unpack_t(l, f, buf, u, lane);
+  }
+  void unpack(const Layout& l, Face f, const float* buf, float* u, Lane lane) final {
+    self().unpack_t(l, f, buf, u, lane);
+  }
+
+ private:
+  D& self() { return static_cast<D&>(*this); }
+};
+
 // Owner of backend memory: n elements of T (move-only).
 template <class T>
 class BasicBuffer {

@@ -10,6 +10,7 @@
 #include <new>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <unordered_map>
 
 #include "cuda_check.hpp"
@@ -46,7 +47,7 @@ SweepVariant sweep_variant(CudaVariants::Sweep s) {
 
 dim3 to_dim3(const Shape& s) { return dim3(s.x, s.y, s.z); }
 
-class CudaKernels final : public Kernels, public DeviceTimer {
+class CudaKernels final : public TypedKernels<CudaKernels>, public DeviceTimer {
  public:
   CudaKernels(int device, const CudaVariants& variants)
       : device_(device),
@@ -133,22 +134,6 @@ class CudaKernels final : public Kernels, public DeviceTimer {
              int slot, Lane lane) override {
     sweep(l, r, ApplyOp{{u, nullptr, out, s}}, slot, lane);
   }
-  void residual(const Layout& l, const Stencil& s, const Region& r, const double* f,
-                const double* u, double* res, int slot, Lane lane) override {
-    sweep(l, r, ResidualOp{{u, f, res, s}}, slot, lane);
-  }
-  void residual(const Layout& l, const Stencil& s, const Region& r, const float* f, const float* u,
-                float* res, int slot, Lane lane) override {
-    check_slot(slot);
-    if (r.empty()) return;
-    check_region(l, r);
-    box_sweep(r, slot, lane, [&](dim3 grid, dim3 block, cudaStream_t st, double2* partials) {
-      if (partials)
-        residual_box<float, true><<<grid, block, 0, st>>>(l, r, s, f, u, res, partials);
-      else
-        residual_box<float, false><<<grid, block, 0, st>>>(l, r, s, f, u, res, nullptr);
-    });
-  }
   void jacobi(const Layout& l, const Stencil& s, const Region& r, const double* f, const double* u,
               double* unew, int slot, Lane lane) override {
     // Divided on the host, as the host backend does, so the factor is bitwise the same.
@@ -159,28 +144,6 @@ class CudaKernels final : public Kernels, public DeviceTimer {
     sweep(l, r, HeatOp{{u, nullptr, unew, s}, alpha_dt}, kNoReduction, lane);
   }
 
-  void smooth(const Layout& l, const Stencil& s, const Region& r, double cd, double cr,
-              const double* f, const double* u, const double* d_in, double* d_out, double* unew,
-              int slot, Lane lane) override {
-    smooth_t(l, s, r, cd, cr, f, u, d_in, d_out, unew, slot, lane);
-  }
-  void smooth(const Layout& l, const Stencil& s, const Region& r, double cd, double cr,
-              const float* f, const float* u, const float* d_in, float* d_out, float* unew,
-              int slot, Lane lane) override {
-    smooth_t(l, s, r, cd, cr, f, u, d_in, d_out, unew, slot, lane);
-  }
-  void restrict_to(const Transfer& t, const double* fine, double* coarse) override {
-    restrict_t(t, fine, coarse);
-  }
-  void restrict_to(const Transfer& t, const float* fine, float* coarse) override {
-    restrict_t(t, fine, coarse);
-  }
-  void prolong_add(const Transfer& t, const double* coarse, double* fine) override {
-    prolong_t(t, coarse, fine);
-  }
-  void prolong_add(const Transfer& t, const float* coarse, float* fine) override {
-    prolong_t(t, coarse, fine);
-  }
   void convert(const Layout& l, const double* in, float* out) override { convert_t(l, in, out); }
   void convert(const Layout& l, const float* in, double* out, const double* with,
                int slot) override {
@@ -213,37 +176,9 @@ class CudaKernels final : public Kernels, public DeviceTimer {
     return ops::from_magnitude_bits(host);
   }
 
-  void axpby(const Layout& l, double a, const double* x, double b, double* y) override {
-    rows(l, AxpbyOp<double>{a, b, x, y}, kNoReduction);
-  }
-  void axpby(const Layout& l, double a, const float* x, double b, float* y) override {
-    // Rounded to float here, as the host backend does.
-    rows(l, AxpbyOp<float>{float(a), float(b), x, y}, kNoReduction);
-  }
   void cg_update(const Layout& l, double alpha, const double* p, const double* ap, double* x,
                  double* r, int slot) override {
     rows(l, CgUpdateOp{alpha, p, ap, x, r}, slot);
-  }
-  void dot(const Layout& l, const double* x, const double* y, int slot) override {
-    check_slot(slot);
-    if (slot != kNoReduction) rows(l, DotOp<double>{x, y}, slot);
-  }
-  void dot(const Layout& l, const float* x, const float* y, int slot) override {
-    check_slot(slot);
-    if (slot != kNoReduction) rows(l, DotOp<float>{x, y}, slot);
-  }
-
-  void pack(const Layout& l, Face f, const double* u, double* buf, Lane lane) override {
-    pack_t(l, f, u, buf, lane);
-  }
-  void pack(const Layout& l, Face f, const float* u, float* buf, Lane lane) override {
-    pack_t(l, f, u, buf, lane);
-  }
-  void unpack(const Layout& l, Face f, const double* buf, double* u, Lane lane) override {
-    unpack_t(l, f, buf, u, lane);
-  }
-  void unpack(const Layout& l, Face f, const float* buf, float* u, Lane lane) override {
-    unpack_t(l, f, buf, u, lane);
   }
 
   void fence(Lane before, Lane after) override {
@@ -303,6 +238,7 @@ class CudaKernels final : public Kernels, public DeviceTimer {
   }
 
  private:
+  friend class TypedKernels<CudaKernels>;
   cudaStream_t stream(Lane lane) const {
     return lane == Lane::boundary ? boundary_.get() : interior_.get();
   }
@@ -344,6 +280,34 @@ class CudaKernels final : public Kernels, public DeviceTimer {
     }
     launch(grid, block, stream(lane), partials);
     HALO3D_CUDA_CHECK_LAUNCH();
+  }
+
+  template <class T>
+  void residual_t(const Layout& l, const Stencil& s, const Region& r, const T* f, const T* u,
+                  T* res, int slot, Lane lane) {
+    if constexpr (std::is_same_v<T, double>) {
+      sweep(l, r, ResidualOp{{u, f, res, s}}, slot, lane);  // the tuned double sweeps
+    } else {
+      check_slot(slot);
+      if (r.empty()) return;
+      check_region(l, r);
+      box_sweep(r, slot, lane, [&](dim3 grid, dim3 block, cudaStream_t st, double2* partials) {
+        if (partials)
+          residual_box<T, true><<<grid, block, 0, st>>>(l, r, s, f, u, res, partials);
+        else
+          residual_box<T, false><<<grid, block, 0, st>>>(l, r, s, f, u, res, nullptr);
+      });
+    }
+  }
+  template <class T>
+  void axpby_t(const Layout& l, double a, const T* x, double b, T* y) {
+    // a and b rounded to T here, as the host backend does.
+    rows(l, AxpbyOp<T>{T(a), T(b), x, y}, kNoReduction);
+  }
+  template <class T>
+  void dot_t(const Layout& l, const T* x, const T* y, int slot) {
+    check_slot(slot);
+    if (slot != kNoReduction) rows(l, DotOp<T>{x, y}, slot);
   }
 
   template <class T>

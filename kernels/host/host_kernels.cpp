@@ -178,7 +178,7 @@ struct SmoothBlock {
   }
 };
 
-class HostKernels final : public Kernels, public DeviceTimer {
+class HostKernels final : public TypedKernels<HostKernels>, public DeviceTimer {
  public:
   std::string name() const override { return "host"; }
   std::string device_name() const override {
@@ -228,15 +228,6 @@ class HostKernels final : public Kernels, public DeviceTimer {
         }));
   }
 
-  void residual(const Layout& l, const Stencil& s, const Region& r, const double* f,
-                const double* u, double* res, int slot, Lane) override {
-    residual_t(l, s, r, f, u, res, slot);
-  }
-  void residual(const Layout& l, const Stencil& s, const Region& r, const float* f, const float* u,
-                float* res, int slot, Lane) override {
-    residual_t(l, s, r, f, u, res, slot);
-  }
-
   void jacobi(const Layout& l, const Stencil& s, const Region& r, const double* f, const double* u,
               double* unew, int slot, Lane) override {
     const auto sy = l.sy(), sz = l.sz();
@@ -259,40 +250,6 @@ class HostKernels final : public Kernels, public DeviceTimer {
     });
   }
 
-  void smooth(const Layout& l, const Stencil& s, const Region& r, double cd, double cr,
-              const double* f, const double* u, const double* d_in, double* d_out, double* unew,
-              int slot, Lane) override {
-    smooth_t(l, s, r, cd, cr, f, u, d_in, d_out, unew, slot);
-  }
-  void smooth(const Layout& l, const Stencil& s, const Region& r, double cd, double cr,
-              const float* f, const float* u, const float* d_in, float* d_out, float* unew,
-              int slot, Lane) override {
-    smooth_t(l, s, r, cd, cr, f, u, d_in, d_out, unew, slot);
-  }
-  void restrict_to(const Transfer& t, const double* fine, double* coarse) override {
-    restrict_t(t, fine, coarse);
-  }
-  void restrict_to(const Transfer& t, const float* fine, float* coarse) override {
-    restrict_t(t, fine, coarse);
-  }
-  void prolong_add(const Transfer& t, const double* coarse, double* fine) override {
-    prolong_t(t, coarse, fine);
-  }
-  void prolong_add(const Transfer& t, const float* coarse, float* fine) override {
-    prolong_t(t, coarse, fine);
-  }
-  void axpby(const Layout& l, double a, const double* x, double b, double* y) override {
-    axpby_t(l, a, x, b, y);
-  }
-  void axpby(const Layout& l, double a, const float* x, double b, float* y) override {
-    axpby_t(l, a, x, b, y);
-  }
-  void dot(const Layout& l, const double* x, const double* y, int slot) override {
-    dot_t(l, x, y, slot);
-  }
-  void dot(const Layout& l, const float* x, const float* y, int slot) override {
-    dot_t(l, x, y, slot);
-  }
   void convert(const Layout& l, const double* in, float* out) override { convert_t(l, in, out); }
   void convert(const Layout& l, const float* in, double* out, const double* with,
                int slot) override {
@@ -304,24 +261,14 @@ class HostKernels final : public Kernels, public DeviceTimer {
           });
         }));
   }
-  void pack(const Layout& l, Face f, const double* u, double* buf, Lane) override {
-    pack_t(l, f, u, buf);
-  }
-  void pack(const Layout& l, Face f, const float* u, float* buf, Lane) override {
-    pack_t(l, f, u, buf);
-  }
-  void unpack(const Layout& l, Face f, const double* buf, double* u, Lane) override {
-    unpack_t(l, f, buf, u);
-  }
-  void unpack(const Layout& l, Face f, const float* buf, float* u, Lane) override {
-    unpack_t(l, f, buf, u);
-  }
 
  private:
-  // One implementation per operation for both scalar types (see Kernels).
+  friend class TypedKernels<HostKernels>;
+  // One implementation per operation for both scalar types (see TypedKernels); the host
+  // has one queue, so lanes are not used.
   template <class T>
   void residual_t(const Layout& l, const Stencil& s, const Region& r, const T* f, const T* u,
-                  T* res, int slot) {
+                  T* res, int slot, Lane) {
     const auto sy = l.sy(), sz = l.sz();
     sweep_blocks(l, r, slot, point_block([=](std::ptrdiff_t c) {
                    return ops::residual_point(f, u, res, c, sy, sz, s);
@@ -330,7 +277,7 @@ class HostKernels final : public Kernels, public DeviceTimer {
 
   template <class T>
   void smooth_t(const Layout& l, const Stencil& s, const Region& r, double cd, double cr,
-                const T* f, const T* u, const T* d_in, T* d_out, T* unew, int slot) {
+                const T* f, const T* u, const T* d_in, T* d_out, T* unew, int slot, Lane) {
     // The four cases of the optional directions as separate loops.
     if (d_in && d_out)
       return smooth_d<T, true, true>(l, s, r, cd, cr, f, u, d_in, d_out, unew, slot);
@@ -411,7 +358,7 @@ class HostKernels final : public Kernels, public DeviceTimer {
   }
 
   template <class T>
-  void pack_t(const Layout& l, Face f, const T* u, T* buf) {
+  void pack_t(const Layout& l, Face f, const T* u, T* buf, Lane) {
     int na, nb;
     ops::face_dims(l, f, na, nb);
 #pragma omp parallel for schedule(static)
@@ -420,7 +367,7 @@ class HostKernels final : public Kernels, public DeviceTimer {
         buf[a + std::ptrdiff_t(na) * b] = u[ops::face_point(l, f, a, b, false)];
   }
   template <class T>
-  void unpack_t(const Layout& l, Face f, const T* buf, T* u) {
+  void unpack_t(const Layout& l, Face f, const T* buf, T* u, Lane) {
     int na, nb;
     ops::face_dims(l, f, na, nb);
 #pragma omp parallel for schedule(static)
