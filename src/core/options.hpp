@@ -16,7 +16,17 @@ struct OptionSource {
   std::string name, value, source;
 };
 
-struct SolveOptions {
+// How a run is spread over ranks and devices: set by solve and bench alike (and copied
+// into the runtime's options).
+struct ParallelOptions {
+  Int3 procs{0, 0, 0};
+  Backend backend = Backend::auto_;
+  Transport halo = Transport::auto_;
+  PeerAccess peer_access = PeerAccess::auto_;
+  bool overlap = true;
+};
+
+struct SolveOptions : ParallelOptions {
   // Problem
   Int3 grid{64, 64, 64};
   ProblemKind problem = ProblemKind::poisson;
@@ -40,12 +50,6 @@ struct SolveOptions {
   double dt = 0.0;     // heat; 0 = 0.9 of the stability limit
   // heat: explicit (Euler) | implicit (backward Euler) | crank-nicolson
   TimeScheme time_scheme = TimeScheme::explicit_;
-  // Parallel
-  Int3 procs{0, 0, 0};
-  Backend backend = Backend::auto_;
-  Transport halo = Transport::auto_;
-  PeerAccess peer_access = PeerAccess::auto_;
-  bool overlap = true;
   // Output
   int monitor = 0;
   bool quiet = false;                  // no phase lines
@@ -67,13 +71,8 @@ struct SolveOptions {
   std::vector<std::string> command_line;
 };
 
-struct BenchOptions {
+struct BenchOptions : ParallelOptions {
   Int3 grid{256, 256, 256};
-  Int3 procs{0, 0, 0};
-  Backend backend = Backend::auto_;
-  Transport halo = Transport::auto_;
-  PeerAccess peer_access = PeerAccess::auto_;
-  bool overlap = true;
   int reps = 20;
   int warmup = 3;
   std::string report;

@@ -10,6 +10,7 @@
 #include "kernels.hpp"
 #include "mpi_env.hpp"
 #include "operator.hpp"
+#include "options.hpp"
 #include "timers.hpp"
 #include "transports/transports.hpp"
 
@@ -21,12 +22,8 @@ struct MemoryNeed {
   double device = 0, host = 0;
 };
 
-struct RuntimeOptions {
-  Int3 grid{}, procs{};
-  Backend backend = Backend::auto_;
-  Transport halo = Transport::auto_;
-  PeerAccess peer_access = PeerAccess::auto_;
-  bool overlap = true;
+struct RuntimeOptions : ParallelOptions {
+  Int3 grid{};
   Stencil stencil;
   // What the run will allocate, asked once the decomposition exists (collective over the
   // Cartesian communicator); checked against free memory before anything large is
@@ -38,12 +35,8 @@ struct RuntimeOptions {
 template <class Options>
 RuntimeOptions runtime_options(const Options& o, const Stencil& stencil) {
   RuntimeOptions ro;
+  static_cast<ParallelOptions&>(ro) = o;
   ro.grid = o.grid;
-  ro.procs = o.procs;
-  ro.backend = o.backend;
-  ro.halo = o.halo;
-  ro.peer_access = o.peer_access;
-  ro.overlap = o.overlap;
   ro.stencil = stencil;
   return ro;
 }
