@@ -3,16 +3,18 @@
 # bitwise, and `halo3d bench` at 512^3 of the binary from before the restructuring against
 # the current one, run back to back (apply, operator, cg_iteration within 2%), plus the
 # multigrid rows and time to solution of the current binary against the previous commit's.
-# Usage: bench/gpu_structure_check.sh BIN_DIR OUT_DIR OLD_HALO3D [PREV_HALO3D]
-# (BIN_DIR holds halo3d, test_kernels, test_parallel, test_multigrid, test_transports, h5diff.)
+# Usage: bench/gpu_structure_check.sh tests|bench BIN_DIR OUT_DIR [OLD_HALO3D [PREV_HALO3D]]
+# (BIN_DIR holds halo3d, test_kernels, test_parallel, test_multigrid, test_transports, h5diff;
+# each part fits one 10-minute call of the device tool.)
 set -uo pipefail
-bin=$1; out=$2; old=$3; prev=${4:-}
+part=$1; bin=$2; out=$3; old=${4:-}; prev=${5:-}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader,tcp
 export OMP_NUM_THREADS=4 NCCL_NVLS_ENABLE=0
 mpi="mpirun --oversubscribe --bind-to none"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv | tee "$out/gpu.txt"
 step() { echo "=== $*"; }
 
+if [ "$part" = tests ]; then
 step "tests on cuda"
 "$bin/test_kernels" --gtest_filter='*cuda*:HostVsCuda*' > "$out/test_kernels_cuda.log" 2>&1
 echo "test_kernels cuda rc=$?"; grep -E "PASSED|FAILED" "$out/test_kernels_cuda.log" | tail -2
@@ -55,11 +57,13 @@ for np in 1 2; do
   "$bin/h5diff" "$out/u_cuda.h5" "$out/u_host.h5" /u /u && echo "np$np implicit heat: /u cuda == host bitwise"
 done
 rm -f "$out"/u_*.h5 "$out"/*.xdmf
+exit 0
+fi
 
 step "bench 512^3: before the restructuring (old) against now (new), interleaved"
 rows="copy|apply|operator|cg_iteration|mg_smooth|mg_vcycle|mg_vcycle_mixed|mg_pcg_iteration|mg_pcg_iter_mixed"
-for rep in 1 2 3; do
-  for which in old ${prev:+prev} new; do
+for rep in 1 2; do
+  for which in ${old:+old} ${prev:+prev} new; do
     case $which in old) b=$old ;; prev) b=$prev ;; new) b=$bin/halo3d ;; esac
     "$b" bench --backend cuda --grid 512,512,512 --reps 20 --report "$out/bench_${which}_$rep.json" \
       > "$out/bench_${which}_$rep.txt" 2>&1
