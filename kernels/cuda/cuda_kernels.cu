@@ -244,7 +244,7 @@ class CudaKernels final : public TypedKernels<CudaKernels>, public DeviceTimer {
   }
 
   // Multigrid box kernels: 32 threads along x (coarse rows are short), the rest along y.
-  static constexpr unsigned kBoxX = 32;  // one warp a row: restrict_box and prolong_box rely on it
+  static constexpr unsigned kBoxX = 32;
   static constexpr long long kBoxPartials = 1 << 16;  // partial sums of one reducing launch
   static unsigned blocks(int n, unsigned per) { return (unsigned(n) + per - 1) / per; }
   static dim3 box_block() { return dim3(kBoxX, kBlockThreads / kBoxX); }

@@ -626,35 +626,24 @@ __global__ void __launch_bounds__(kBlockThreads)
   if constexpr (kReduce) store_block_partial(acc, partials);
 }
 
-// The transfers run 32 x 8 blocks (box_block): each warp is one row, whose set-up (the
-// y-z weights and row pointers) lane 0 builds once in shared memory for the warp, instead of
-// every thread holding its own copy in registers (8d: that cost 5% of a V-cycle).
 template <class T>
 __global__ void __launch_bounds__(kBlockThreads)
     restrict_box(Transfer t, const T* __restrict__ fine, T* __restrict__ coarse) {
-  __shared__ ops::RestrictRow<T> rows[kBlockThreads / 32];
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   const int j = blockIdx.y * blockDim.y + threadIdx.y;
   const int k = blockIdx.z;
-  if (j >= t.coarse.ny) return;  // the whole warp
-  ops::RestrictRow<T>& row = rows[threadIdx.y];
-  if (threadIdx.x == 0) row = ops::restrict_row(t, fine, j, k);
-  __syncwarp();
-  if (i < t.coarse.nx) coarse[t.coarse.at(i, j, k)] = ops::restrict_point(t, row, i);
+  if (i >= t.coarse.nx || j >= t.coarse.ny) return;
+  coarse[t.coarse.at(i, j, k)] = ops::restrict_point(t, ops::restrict_row(t, fine, j, k), i);
 }
 
 template <class T>
 __global__ void __launch_bounds__(kBlockThreads)
     prolong_box(Transfer t, const T* __restrict__ coarse, T* __restrict__ fine) {
-  __shared__ ops::ProlongRow<T> rows[kBlockThreads / 32];
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   const int j = blockIdx.y * blockDim.y + threadIdx.y;
   const int k = blockIdx.z;
-  if (j >= t.fine.ny) return;  // the whole warp
-  ops::ProlongRow<T>& row = rows[threadIdx.y];
-  if (threadIdx.x == 0) row = ops::prolong_row(t, coarse, j, k);
-  __syncwarp();
-  if (i < t.fine.nx) ops::prolong_point(t, row, fine + t.fine.at(0, j, k), i);
+  if (i >= t.fine.nx || j >= t.fine.ny) return;
+  ops::prolong_point(t, ops::prolong_row(t, coarse, j, k), fine + t.fine.at(0, j, k), i);
 }
 
 // ---- Fields and checks over a box (one thread per point, as the transfers) -----------
