@@ -50,9 +50,31 @@ void H5Id::close() {
 
 namespace {
 
+// Whether every rank of comm runs on one host (one shared-memory node): the same answer on
+// every rank. Collective.
+bool one_host(MPI_Comm comm) {
+  MPI_Comm node = MPI_COMM_NULL;
+  HALO3D_MPI_CHECK(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
+  int on_node = 0, all = 0;
+  MPI_Comm_size(node, &on_node);
+  MPI_Comm_size(comm, &all);
+  MPI_Comm_free(&node);
+  return on_node == all;
+}
+
 H5Id fapl(MPI_Comm comm) {
   H5Id p(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
-  HALO3D_H5_CHECK(H5Pset_fapl_mpio(p.get(), comm, MPI_INFO_NULL));
+  // On one host, ROMIO's collective buffering only adds a shuffle between ranks that share
+  // one page cache: each rank writing its own rows (ROMIO's data sieving, under its file
+  // locks) measured 1.5-3x faster for x-split process grids and no slower for z-splits
+  // (docs/PERFORMANCE.md, "Output I/O"). Across hosts collective buffering is what parallel
+  // file systems want, so ROMIO's default stays there. ompio ignores the hint.
+  MPI_Info info = MPI_INFO_NULL;
+  HALO3D_MPI_CHECK(MPI_Info_create(&info));
+  if (one_host(comm)) MPI_Info_set(info, "romio_cb_write", "disable");
+  const herr_t set = H5Pset_fapl_mpio(p.get(), comm, info);  // keeps its own copy
+  MPI_Info_free(&info);
+  HALO3D_H5_CHECK(set);
   // Attribute and metadata writes are collective too, so rank 0 need not be special.
   HALO3D_H5_CHECK(H5Pset_all_coll_metadata_ops(p.get(), true));
   HALO3D_H5_CHECK(H5Pset_coll_metadata_write(p.get(), true));
