@@ -15,6 +15,7 @@
 #include "hdf5_io.hpp"
 #include "mpi_env.hpp"
 #include "problem.hpp"
+#include "reduction.hpp"
 #include "runtime.hpp"
 #include "solvers.hpp"
 #include "test_support.hpp"
@@ -312,6 +313,38 @@ TEST(Hdf5, SolutionFileRoundTrip) {
 
 namespace halo3d {
 namespace {
+
+TEST(GlobalSums, StartFinishEqualsTheBlockingSumsAndTheExactSum) {
+  // Random partials of very different sizes (so the order and precision of the additions
+  // matter), two sums in flight at once and finished in the opposite order, against the
+  // blocking global_sums and against the exact sum (long double, summed the same everywhere).
+  const int n = 3, ranks = world_size();
+  std::vector<DD> all(std::size_t(n) * ranks);
+  for (int r = 0; r < ranks; ++r)
+    for (int i = 0; i < n; ++i) {
+      const double hi = std::ldexp(std::sin(1.0 + r * 7.0 + i), (r * 13 + i * 5) % 40 - 20);
+      all[std::size_t(r) * n + i] = DD{hi, hi * 0x1p-60};
+    }
+  const DD* mine = &all[std::size_t(world_rank()) * n];
+  double blocking[n], a[n], b[n];
+  global_sums(MPI_COMM_WORLD, mine, n, blocking);
+  GlobalSums first(MPI_COMM_WORLD), second(MPI_COMM_WORLD);
+  first.start(mine, n);
+  const DD doubled[n] = {DD{2 * mine[0].hi, 2 * mine[0].lo}, DD{2 * mine[1].hi, 2 * mine[1].lo},
+                         DD{2 * mine[2].hi, 2 * mine[2].lo}};
+  second.start(doubled, n);
+  second.finish(b);
+  first.finish(a);
+  for (int i = 0; i < n; ++i) {
+    long double exact = 0;
+    for (int r = 0; r < ranks; ++r)
+      exact +=
+          (long double)all[std::size_t(r) * n + i].hi + (long double)all[std::size_t(r) * n + i].lo;
+    EXPECT_EQ(a[i], blocking[i]) << i;
+    EXPECT_EQ(b[i], 2 * blocking[i]) << i;
+    EXPECT_NEAR(a[i], double(exact), 4e-16 * std::fabs(double(exact))) << i;
+  }
+}
 
 TEST(MpiEnv, ThreadLevelBelowFunneledIsUnavailable) {
   for (int ok : {MPI_THREAD_FUNNELED, MPI_THREAD_SERIALIZED, MPI_THREAD_MULTIPLE})

@@ -9,31 +9,35 @@
 
 namespace halo3d {
 
-void global_sums(MPI_Comm comm, const DD* local, int n, double* out) {
-  HALO3D_NVTX_RANGE("global_sums (double-double MPI_Allgather)");
-  const int ranks = comm_size(comm);
-  std::vector<double> mine(2 * std::size_t(n)), all(2 * std::size_t(n) * ranks);
-  for (int i = 0; i < n; ++i) mine[2 * i] = local[i].hi, mine[2 * i + 1] = local[i].lo;
-  HALO3D_MPI_CHECK(
-      MPI_Allgather(mine.data(), 2 * n, MPI_DOUBLE, all.data(), 2 * n, MPI_DOUBLE, comm));
-  for (int i = 0; i < n; ++i) {
+GlobalSums::GlobalSums(MPI_Comm comm) : comm_(comm), ranks_(comm_size(comm)) {}
+
+void GlobalSums::start(const DD* local, int n) {
+  HALO3D_NVTX_RANGE("global sums start (double-double MPI_Iallgather)");
+  n_ = n;
+  mine_.resize(2 * std::size_t(n));
+  all_.resize(2 * std::size_t(n) * ranks_);
+  for (int i = 0; i < n; ++i) mine_[2 * i] = local[i].hi, mine_[2 * i + 1] = local[i].lo;
+  HALO3D_MPI_CHECK(MPI_Iallgather(mine_.data(), 2 * n, MPI_DOUBLE, all_.data(), 2 * n, MPI_DOUBLE,
+                                  comm_, req_.for_collective()));
+}
+
+void GlobalSums::finish(double* out) {
+  HALO3D_NVTX_RANGE("global sums finish");
+  req_.wait();
+  for (int i = 0; i < n_; ++i) {
     DD s{};
-    for (int r = 0; r < ranks; ++r) {
-      const double* p = &all[(std::size_t(r) * n + i) * 2];
+    for (int r = 0; r < ranks_; ++r) {
+      const double* p = &all_[(std::size_t(r) * n_ + i) * 2];
       s = ops::dd_add(s, DD{p[0], p[1]});
     }
     out[i] = s.hi + s.lo;
   }
 }
 
-DD dd_global_sum(MPI_Comm comm, DD local) {
-  const int ranks = comm_size(comm);
-  double mine[2] = {local.hi, local.lo};
-  std::vector<double> all(2 * std::size_t(ranks));
-  HALO3D_MPI_CHECK(MPI_Allgather(mine, 2, MPI_DOUBLE, all.data(), 2, MPI_DOUBLE, comm));
-  DD s{};
-  for (int r = 0; r < ranks; ++r) s = ops::dd_add(s, DD{all[2 * r], all[2 * r + 1]});
-  return s;
+void global_sums(MPI_Comm comm, const DD* local, int n, double* out) {
+  GlobalSums sums(comm);
+  sums.start(local, n);
+  sums.finish(out);
 }
 
 namespace {
@@ -49,7 +53,6 @@ void install_stop_signal_handlers() {
   sigaction(SIGTERM, &sa, nullptr);
   sigaction(SIGUSR1, &sa, nullptr);
 }
-bool stop_signal_received() { return g_signal != 0; }
 int stop_signal_number() { return g_signal; }
 
 void StopVote::begin() {
