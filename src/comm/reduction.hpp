@@ -39,7 +39,7 @@ class GlobalSums {
 // all-reduce started before an iteration's work and completed after it, so a signal
 // delivered to any one rank stops all ranks at the same iteration.
 void install_stop_signal_handlers();
-int stop_signal_number();     // the last signal received here, 0 if none
+int stop_signal_number();  // the last signal received here, 0 if none
 
 class StopVote {
  public:
