@@ -21,23 +21,6 @@ namespace {
 using test::backend_under_test;
 using test::process_grids;
 
-// Fills the interior of a padded array from global indices (independent of the
-// decomposition), seeded.
-std::vector<double> random_field(const Decomposition& d, std::uint64_t seed) {
-  const Layout l = d.layout();
-  std::vector<double> h(l.padded_size(), 0.0);
-  for (int k = 0; k < l.nz; ++k)
-    for (int j = 0; j < l.ny; ++j)
-      for (int i = 0; i < l.nx; ++i) {
-        const std::uint64_t g =
-            std::uint64_t(d.offset[0] + i) +
-            std::uint64_t(d.grid[0]) *
-                (d.offset[1] + j + std::uint64_t(d.grid[1]) * (d.offset[2] + k));
-        h[l.at(i, j, k)] = random_value(seed, g);
-      }
-  return h;
-}
-
 double global_dot(Kernels& k, const Layout& l, const double* x, const double* y, MPI_Comm comm) {
   k.dot(l, x, y, 0);
   DD part[1];
@@ -91,7 +74,7 @@ TEST(Multigrid, RestrictionIsTheScaledTransposeOfProlongation_host) {
       for (auto& n : d->neighbor) n = {MPI_PROC_NULL, MPI_PROC_NULL};
     const TransferOp op = make_transfer(*k, f, c);
     const Transfer& t = op.t;
-    Buffer fine = upload(*k, random_field(f, 11)), coarse = upload(*k, random_field(c, 12));
+    Buffer fine = upload(*k, random_box(f, 11)), coarse = upload(*k, random_box(c, 12));
     Buffer rf(*k, t.coarse.padded_size()), pe(*k, t.fine.padded_size());
     k->restrict_to(t, fine.data(), rf.data());
     k->prolong_add(t, coarse.data(), pe.data());
@@ -144,7 +127,7 @@ TEST(Multigrid, FloatTransfersFollowTheDoubleOnes_host) {
       for (auto& n : d->neighbor) n = {MPI_PROC_NULL, MPI_PROC_NULL};
     const TransferOp op = make_transfer(*k, f, c);
     const Transfer& t = op.t;
-    const auto fine_h = random_field(f, 11), coarse_h = random_field(c, 12);
+    const auto fine_h = random_box(f, 11), coarse_h = random_box(c, 12);
     std::vector<float> fine_f(fine_h.begin(), fine_h.end()),
         coarse_f(coarse_h.begin(), coarse_h.end());
     Buffer fine = upload(*k, fine_h), coarse = upload(*k, coarse_h);
@@ -220,7 +203,7 @@ TEST(Multigrid, VcycleIsSymmetricPositiveDefinite) {
       Multigrid mg(*rt, mg_options(o));
       Kernels& k = *rt->kernels;
       const Layout l = rt->decomp.layout();
-      Buffer x = upload(k, random_field(rt->decomp, 1)), y = upload(k, random_field(rt->decomp, 2));
+      Buffer x = upload(k, random_box(rt->decomp, 1)), y = upload(k, random_box(rt->decomp, 2));
       Buffer mx(k, l.padded_size()), my(k, l.padded_size());
       mg.apply(x.data(), mx.data());
       mg.apply(y.data(), my.data());
@@ -306,7 +289,7 @@ TEST(Multigrid, MixedVcycleNearlySymmetricPositive) {
     Multigrid mg(*rt, mg_options(o));
     Kernels& k = *rt->kernels;
     const Layout l = rt->decomp.layout();
-    Buffer x = upload(k, random_field(rt->decomp, 1)), y = upload(k, random_field(rt->decomp, 2));
+    Buffer x = upload(k, random_box(rt->decomp, 1)), y = upload(k, random_box(rt->decomp, 2));
     Buffer mx(k, l.padded_size()), my(k, l.padded_size());
     mg.apply(x.data(), mx.data(), 1);
     DD xmx[kReductionSlots];

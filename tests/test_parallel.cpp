@@ -426,20 +426,6 @@ TEST(MpiEnv, RequestsWaitMoveAndCancelAbandonedReceives) {
 namespace halo3d {
 namespace {
 
-// Random values at each point of `d`'s box (a function of the global index), ghosts NaN.
-std::vector<double> random_box(const Decomposition& d) {
-  const Layout l = d.layout();
-  std::vector<double> u(l.padded_size(), std::nan(""));
-  for (int k = 0; k < l.nz; ++k)
-    for (int j = 0; j < l.ny; ++j)
-      for (int i = 0; i < l.nx; ++i)
-        u[l.at(i, j, k)] = random_value(
-            11, std::uint64_t(d.offset[0] + i) +
-                    std::uint64_t(d.grid[0]) *
-                        (d.offset[1] + j + std::uint64_t(d.grid[1]) * (d.offset[2] + k)));
-  return u;
-}
-
 // /u of `path`, whole, as stored.
 std::vector<double> read_raw(const std::string& path) {
   H5Id f = h5_open_read(path, MPI_COMM_SELF);
@@ -464,7 +450,7 @@ TEST(Hdf5, WriteOnAnyProcessGridEqualsTheOneRankFile) {
   for (const Int3& grid : {Int3{23, 17, 11}, Int3{5, 7, 3}, Int3{16, 9, 2}}) {
     if (world_rank() == 0) {
       const Decomposition whole = Decomposition::whole(grid);
-      const std::vector<double> u = random_box(whole);
+      const std::vector<double> u = random_box(whole, 11, std::nan(""));
       write_h5_atomically(ref, MPI_COMM_SELF,
                           [&](hid_t f) { h5_write_field(f, "u", whole, u.data()); });
     }
@@ -473,7 +459,7 @@ TEST(Hdf5, WriteOnAnyProcessGridEqualsTheOneRankFile) {
       if (procs[0] > grid[0] || procs[1] > grid[1] || procs[2] > grid[2]) continue;
       Comm cart;
       const Decomposition d = decompose(MPI_COMM_WORLD, grid, procs, cart);
-      const std::vector<double> u = random_box(d);
+      const std::vector<double> u = random_box(d, 11, std::nan(""));
       for (int rep = 0; rep < 4; ++rep) {
         write_h5_atomically(out, cart.get(), [&](hid_t f) { h5_write_field(f, "u", d, u.data()); });
         if (world_rank() == 0)

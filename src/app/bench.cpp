@@ -44,20 +44,6 @@ Row time_work(Kernels& k, const BenchOptions& o, MPI_Comm comm, const std::strin
   return {name, what, total_bytes, v[0], v[1]};
 }
 
-// Random data: zeros can run faster than real data and hide indexing errors.
-std::vector<double> random_field(const Decomposition& d) {
-  const Layout l = d.layout();
-  std::vector<double> host(l.padded_size(), 0.0);
-  for (int kk = 0; kk < l.nz; ++kk)
-    for (int j = 0; j < l.ny; ++j)
-      for (int i = 0; i < l.nx; ++i)
-        host[l.at(i, j, kk)] = random_value(
-            7, std::uint64_t(d.offset[0] + i) +
-                   std::uint64_t(d.grid[0]) *
-                       (d.offset[1] + j + std::uint64_t(d.grid[1]) * (d.offset[2] + kk)));
-  return host;
-}
-
 // The fields the benchmarks read and write.
 struct Fields {
   Fields(Kernels& k, const std::vector<double>& host)
@@ -238,7 +224,7 @@ int run_bench(const BenchOptions& o, MPI_Comm world) {
   if (root && !rt->warnings.empty()) std::fputs(rt->warnings.c_str(), stderr);
   if (root) print_halo_selection(rt->halo_selection);
 
-  Fields fields(k, random_field(d));
+  Fields fields(k, random_box(d, 7));  // random: zeros can run faster than real data
   std::vector<Row> rows;
   const Measure measure = [&](const std::string& name, const std::string& what, double bytes,
                               const std::function<void()>& work) {

@@ -135,18 +135,11 @@ struct IoData {
 IoData random_io_data(const Decomposition& d, MPI_Comm comm) {
   const Layout l = d.layout();
   IoData io;
-  io.field.assign(l.padded_size(), 0.0);
+  io.field = random_box(d, 7);
   io.packed.reserve(std::size_t(l.interior_size()));
   for (int kk = 0; kk < l.nz; ++kk)
     for (int j = 0; j < l.ny; ++j)
-      for (int i = 0; i < l.nx; ++i) {
-        const double v = random_value(
-            7, std::uint64_t(d.offset[0] + i) +
-                   std::uint64_t(d.grid[0]) *
-                       (d.offset[1] + j + std::uint64_t(d.grid[1]) * (d.offset[2] + kk)));
-        io.field[l.at(i, j, kk)] = v;
-        io.packed.push_back(v);
-      }
+      for (int i = 0; i < l.nx; ++i) io.packed.push_back(io.field[l.at(i, j, kk)]);
   io.bytes = 8ULL * io.packed.size();
   HALO3D_MPI_CHECK(MPI_Exscan(&io.bytes, &io.offset, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, comm));
   if (d.rank == 0) io.offset = 0;  // MPI_Exscan leaves rank 0's undefined

@@ -31,6 +31,19 @@ double random_value(std::uint64_t seed, std::uint64_t index) {
   return ops::random_point(seed, index);
 }
 
+std::vector<double> random_box(const Decomposition& d, std::uint64_t seed, double ghost) {
+  const Layout l = d.layout();
+  std::vector<double> u(l.padded_size(), ghost);
+  for (int k = 0; k < l.nz; ++k)
+    for (int j = 0; j < l.ny; ++j)
+      for (int i = 0; i < l.nx; ++i)
+        u[l.at(i, j, k)] = random_value(
+            seed, std::uint64_t(d.offset[0] + i) +
+                      std::uint64_t(d.grid[0]) *
+                          (d.offset[1] + j + std::uint64_t(d.grid[1]) * (d.offset[2] + k)));
+  return u;
+}
+
 Problem::Problem(const SolveOptions& o)
     : problem_(o.problem),
       source_(source_field(o).kind),

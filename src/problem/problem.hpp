@@ -70,4 +70,9 @@ class Problem {
 // Reproducible value in [-1, 1) for global point index `index` (splitmix64).
 double random_value(std::uint64_t seed, std::uint64_t index);
 
+// This rank's box of the random field `seed` (random_value of each point's global index,
+// x fastest, so the same values whatever the decomposition) in a padded host array whose
+// ghosts hold `ghost`: data for benchmarks and tests, where zeros would hide errors.
+std::vector<double> random_box(const Decomposition& d, std::uint64_t seed, double ghost = 0.0);
+
 }  // namespace halo3d
