@@ -72,8 +72,9 @@ DD for_rows(const Layout& l, const Region& r, Body body) {
     return run(first, first + q + (t < extra ? 1 : 0), {});
   };
   // The partial sums on the stack for the usual thread counts: no allocation per call.
+  // Zeroed: a team may get fewer threads than thread_count(), leaving entries unwritten.
   const int nt = thread_count();
-  DD on_stack[16];
+  DD on_stack[16] = {};
   std::vector<DD> on_heap(nt > 16 ? nt : 0);
   DD* partial = nt > 16 ? on_heap.data() : on_stack;
   if (rows * n < kSerialBelow) {
