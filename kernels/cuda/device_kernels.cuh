@@ -270,23 +270,6 @@ __global__ void __launch_bounds__(kBlockThreads, kMinBlocks)
   if constexpr (kReduce) store_block_partial_any(acc, partials);
 }
 
-// smem (2.5D): a block owns a TX x TY (i,j) tile and kz planes (short chunks: blocks are
-// short-lived and launched z-slowest, so resident blocks stay at nearby z). Per plane each
-// thread puts its own u into a (32+2)x(8+2) shared tile, the edge threads the tile's halo,
-// and after one barrier computes its point from the tile (x,y neighbours) and registers
-// (z neighbours). Global traffic per point: one u (+ 1/4 + 1/16 halo, mostly L2 hits), one
-// store, f where read. Loads run one group of kSmemDepth planes ahead of the compute
-// (they are only used in the next step, so they stay in flight across it); the two tile buffers
-// alternate by plane so one barrier per plane suffices.
-//
-// Tile cells: a thread with i <= r.i1 and j <= r.j1 loads its own cell (the region's high
-// neighbours i = r.i1 / j = r.j1 may be cells of this tile); 80 threads load one halo cell
-// each where a computed point reads it. Every cell a computed point reads is loaded
-// (corners are never read).
-//
-// The tile TX x TY needs 2(TX+TY) <= TX*TY halo threads; the backend compiles only the
-// default kTileX x kTileY (launch_config.hpp). The register budget is per 256 threads
-// whatever the tile: as many resident threads per SM.
 // The halo cell thread t of a TX x TY smem tile at (it, jt) loads, if any (smem_sweep):
 // threads t < 80 (t = tx + 32 ty) own one each, warps 0 and 1 the rows below and above the
 // tile, lanes 0-15 of warp 2 the columns left and right of it.
@@ -331,6 +314,23 @@ __device__ __forceinline__ void smem_load(double* ucol, double* h, double* fcol,
   }
 }
 
+// smem (2.5D): a block owns a TX x TY (i,j) tile and kz planes (short chunks: blocks are
+// short-lived and launched z-slowest, so resident blocks stay at nearby z). Per plane each
+// thread puts its own u into a (32+2)x(8+2) shared tile, the edge threads the tile's halo,
+// and after one barrier computes its point from the tile (x,y neighbours) and registers
+// (z neighbours). Global traffic per point: one u (+ 1/4 + 1/16 halo, mostly L2 hits), one
+// store, f where read. Loads run one group of kSmemDepth planes ahead of the compute
+// (they are only used in the next step, so they stay in flight across it); the two tile buffers
+// alternate by plane so one barrier per plane suffices.
+//
+// Tile cells: a thread with i <= r.i1 and j <= r.j1 loads its own cell (the region's high
+// neighbours i = r.i1 / j = r.j1 may be cells of this tile); 80 threads load one halo cell
+// each where a computed point reads it. Every cell a computed point reads is loaded
+// (corners are never read).
+//
+// The tile TX x TY needs 2(TX+TY) <= TX*TY halo threads; the backend compiles only the
+// default kTileX x kTileY (launch_config.hpp). The register budget is per 256 threads
+// whatever the tile: as many resident threads per SM.
 template <class Op, bool kReduce, int TX = kTileX, int TY = kTileY>
 __global__ void __launch_bounds__(TX* TY, (Op::kReadsF ? kSmemMinBlocksF : kSmemMinBlocks) *
                                               kBlockThreads / (TX * TY))
