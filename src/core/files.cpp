@@ -50,10 +50,8 @@ std::string canonical_name(const std::string& p) {
   std::string r = real_path(p);
   if (!r.empty()) return r;
   const auto slash = p.find_last_of('/');
-  const std::string dir =
-      slash == std::string::npos ? "." : (slash == 0 ? "/" : p.substr(0, slash));
   const std::string base = slash == std::string::npos ? p : p.substr(slash + 1);
-  r = real_path(dir);
+  r = real_path(parent_dir(p));
   if (r.empty()) return p;  // the directory is missing: the writability check says so
   return (r == "/" ? "" : r) + "/" + base;
 }
@@ -139,10 +137,12 @@ std::string fsync_path(const std::string& path) {
   return why;
 }
 
-std::string fsync_parent(const std::string& path) {
+std::string parent_dir(const std::string& path) {
   const auto slash = path.find_last_of('/');
-  return fsync_path(slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash)));
+  return slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
 }
+
+std::string fsync_parent(const std::string& path) { return fsync_path(parent_dir(path)); }
 
 std::string durable_rename(const std::string& tmp, const std::string& target, bool& renamed,
                            bool durable) {

@@ -40,6 +40,8 @@ std::string temp_name(const std::string& target, const std::string& suffix);
 // whether the rename happened (then only the directory's flush failed).
 std::string durable_rename(const std::string& tmp, const std::string& target, bool& renamed,
                            bool durable = true);
+// The directory holding `path` as spelled ("." for a bare name, "/" for a file at the root).
+std::string parent_dir(const std::string& path);
 // fsync of a file, or of the directory holding it; empty on success, else why not (file
 // systems that cannot flush, EINVAL/EROFS, count as success).
 std::string fsync_path(const std::string& path);

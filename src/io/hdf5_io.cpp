@@ -6,7 +6,6 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <memory>
 #include <sstream>
 
 #include "errors.hpp"
@@ -168,11 +167,8 @@ void check_room(hid_t file, double bytes, bool root) {
   std::string why;
   if (root) {
     const std::string name = target_name(file);
-    const auto slash = name.find_last_of('/');
-    const std::string dir =
-        slash == std::string::npos ? "." : (slash == 0 ? "/" : name.substr(0, slash));
     struct statvfs v;
-    if (::statvfs(dir.c_str(), &v) == 0) {
+    if (::statvfs(parent_dir(name).c_str(), &v) == 0) {
       const double free_bytes = double(v.f_bavail) * double(v.f_frsize);
       if (free_bytes < bytes) {
         char buf[160];
@@ -216,9 +212,9 @@ void h5_write_field(hid_t file, const std::string& name, const Decomposition& d,
   // A collective write that fails on some ranks only (a full disk) can hang HDF5 1.10.8:
   // its chunked I/O, and its contiguous I/O through ROMIO (one rank leaves H5Dwrite early,
   // the others wait in MPI_File_set_view; measured: mpirun never returns). So make sure there
-  // is room first; agree_write still catches what a disk filling meanwhile does to ompio.
-  // Room for the data (and, with --compress, for chunk indexes); HDF5's few KiB of
-  // metadata are written by rank 0 at close, where a failure is agreed on in commit().
+  // is room for the data first (and, with --compress, for chunk indexes); agree_write still
+  // catches what a disk filling meanwhile does to ompio, and HDF5's few KiB of metadata are
+  // written at close, where commit() agrees on a failure.
   check_room(file, 8.0 * double(d.global_points()) + (deflate > 0 ? 1 << 20 : 0), d.rank == 0);
   H5Id dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
   if (deflate > 0) {
