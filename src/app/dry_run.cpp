@@ -136,7 +136,7 @@ int run_dry_run(const SolveOptions& o, MPI_Comm world) {
   std::vector<double> all(8 * std::size_t(ranks));
   HALO3D_MPI_CHECK(MPI_Gather(row, 8, MPI_DOUBLE, all.data(), 8, MPI_DOUBLE, 0, comm));
 
-  const bool mg = uses_preconditioner(o) || (uses_implicit_heat(o) && o.precond == Precond::mg);
+  const bool mg = uses_multigrid(o);
   std::vector<MgLevelPlan> plan;
   if (mg) plan = mg_plan(d, mg_options(o), comm);
 

@@ -66,7 +66,7 @@ MemoryNeed solve_memory(const SolveOptions& o, const Decomposition& d, MPI_Comm 
   const double field = 8.0 * double(d.layout().padded_size());
   // Implicit heat: u and the right-hand side of a step, and the inner CG's vectors.
   const bool implicit = uses_implicit_heat(o);
-  const bool pc = uses_preconditioner(o) || (implicit && o.precond == Precond::mg);
+  const bool pc = uses_multigrid(o);
   const double method = implicit ? 2 + (pc ? 5 : 4)
                         : o.problem == ProblemKind::heat || o.solver == SolverKind::jacobi
                             ? 2
@@ -150,8 +150,7 @@ void fill_source(SolveRun& r) {
 // The precision the run used: mixed only where a multigrid V-cycle ran in float (CG's or
 // the implicit heat steps' inner CG's preconditioner).
 std::string precision(const SolveRun& r) {
-  const bool mg = r.pc || (uses_implicit_heat(r.o) && r.o.precond == Precond::mg);
-  return r.o.precision == Precision::mixed && mg ? "mixed" : "double";
+  return r.o.precision == Precision::mixed && uses_multigrid(r.o) ? "mixed" : "double";
 }
 
 // A checkpoint continues only under the same preconditioner (it shapes the iterates).

@@ -23,6 +23,10 @@ bool uses_implicit_heat(const SolveOptions& o) {
   return o.problem == ProblemKind::heat && time_scheme_theta(o) > 0;
 }
 
+bool uses_multigrid(const SolveOptions& o) {
+  return uses_preconditioner(o) || (uses_implicit_heat(o) && o.precond == Precond::mg);
+}
+
 namespace {
 
 // I + c A: the 7-point operator's stencil scaled by c, with 1 added on the diagonal.

@@ -17,6 +17,9 @@ namespace halo3d {
 // theta of --time-scheme (0 for explicit).
 double time_scheme_theta(const SolveOptions& o);
 bool uses_implicit_heat(const SolveOptions& o);
+// Whether the run builds a multigrid hierarchy: CG's preconditioner, or the one of the
+// implicit heat steps' inner CG.
+bool uses_multigrid(const SolveOptions& o);
 
 // boundary: B g of non-zero boundary values (fields.hpp's boundary_source), or null; it
 // must outlive the method.
