@@ -20,16 +20,28 @@ bool parse_number(const std::string& s, double& v) {
   return end == s.c_str() + s.size() && std::isfinite(v);
 }
 
-// "file:PATH.h5:/DATASET": the dataset is what follows the last ":/".
-bool parse_file(const std::string& s, FieldSpec& f) {
+// "file:PATH.h5:/DATASET" (the dataset is what follows the last ":/"), or false when s
+// does not start with "file:"; BadInput naming `option` when the rest is not PATH:/DATASET.
+bool parse_file(const std::string& option, const std::string& s, FieldSpec& f) {
   if (s.rfind("file:", 0) != 0) return false;
   const std::string rest = s.substr(5);
   const auto cut = rest.rfind(":/");
+  if (cut == std::string::npos || cut == 0 || cut + 2 >= rest.size())
+    throw BadInput(option + " " + printable(s, 80) + ": expected file:PATH.h5:/DATASET");
   f.kind = FieldSpec::kFile;
-  if (cut != std::string::npos && cut > 0 && cut + 2 < rest.size()) {
-    f.file = rest.substr(0, cut);
-    f.dataset = rest.substr(cut + 1);
-  }
+  f.file = rest.substr(0, cut);
+  f.dataset = rest.substr(cut + 1);
+  return true;
+}
+
+// "expr:FORMULA", or false when s does not start with "expr:"; BadInput naming `option`
+// when the formula is empty.
+bool parse_expr(const std::string& option, const std::string& s, FieldSpec& f) {
+  if (s.rfind("expr:", 0) != 0) return false;
+  f.kind = FieldSpec::kExpr;
+  f.expr = s.substr(5);
+  if (f.expr.find_first_not_of(" \t") == std::string::npos)
+    throw BadInput(option + " expr: the formula is empty");
   return true;
 }
 
@@ -45,22 +57,13 @@ bool FieldSpec::zero() const {
 FieldSpec parse_source_spec(const std::string& option, const std::string& s) {
   FieldSpec f;
   f.text = s;
-  const std::string usage = option + " " + printable(s, 80) +
-                            ": expected modes, random, file:PATH.h5:/DATASET or expr:FORMULA";
   if (s == "modes") {
     f.kind = FieldSpec::kModes;
   } else if (s == "random") {
     f.kind = FieldSpec::kRandom;
-  } else if (parse_file(s, f)) {
-    if (f.file.empty())
-      throw BadInput(option + " " + printable(s, 80) + ": expected file:PATH.h5:/DATASET");
-  } else if (s.rfind("expr:", 0) == 0) {
-    f.kind = FieldSpec::kExpr;
-    f.expr = s.substr(5);
-    if (f.expr.find_first_not_of(" \t") == std::string::npos)
-      throw BadInput(option + " expr: the formula is empty");
-  } else {
-    throw BadInput(usage);
+  } else if (!parse_file(option, s, f) && !parse_expr(option, s, f)) {
+    throw BadInput(option + " " + printable(s, 80) +
+                   ": expected modes, random, file:PATH.h5:/DATASET or expr:FORMULA");
   }
   return f;
 }
@@ -68,17 +71,10 @@ FieldSpec parse_source_spec(const std::string& option, const std::string& s) {
 FieldSpec parse_boundary_spec(const std::string& s) {
   FieldSpec f;
   f.text = s;
+  if (parse_file("--boundary", s, f) || parse_expr("--boundary", s, f)) return f;
   f.kind = FieldSpec::kFaces;
   double v = 0;
-  if (parse_file(s, f)) {
-    if (f.file.empty())
-      throw BadInput("--boundary " + printable(s, 80) + ": expected file:PATH.h5:/DATASET");
-  } else if (s.rfind("expr:", 0) == 0) {
-    f.kind = FieldSpec::kExpr;
-    f.expr = s.substr(5);
-    if (f.expr.find_first_not_of(" \t") == std::string::npos)
-      throw BadInput("--boundary expr: the formula is empty");
-  } else if (parse_number(s, v)) {
+  if (parse_number(s, v)) {
     f.faces.fill(v);
   } else if (s.find('=') != std::string::npos) {
     bool seen[6] = {};
