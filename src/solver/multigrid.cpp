@@ -510,21 +510,6 @@ void Multigrid::cycle_from(std::size_t l) {
 }
 
 namespace {
-// The gathered levels stage through host memory once per cycle (the MPI need not take
-// device pointers): n elements of backend memory to `host`, waiting for all work first,
-// and back.
-template <class T>
-void download(Kernels& k, const T* src, std::size_t n, std::vector<T>& host) {
-  host.resize(n);
-  k.synchronize();
-  k.copy(host.data(), src, n, Lane::interior);
-  k.synchronize(Lane::interior);
-}
-template <class T>
-void upload(Kernels& k, const std::vector<T>& host, T* dst) {
-  k.copy(dst, host.data(), host.size(), Lane::interior);
-  k.synchronize(Lane::interior);
-}
 // f(i, j, k) over a box of n[0] x n[1] x n[2] points, x fastest.
 template <class F>
 void for_box(const int* n, F&& f) {
@@ -534,14 +519,15 @@ void for_box(const int* n, F&& f) {
 }
 }  // namespace
 
-// L.w (this rank's residual) to L.global_r (the whole level, on every rank).
+// L.w (this rank's residual) to L.global_r (the whole level, on every rank). The gathered
+// levels stage through host memory once per cycle: the MPI need not take device pointers.
 template <class T>
 void Multigrid::gather(Level& L) {
   HALO3D_NVTX_RANGE("multigrid gather");
   Kernels& k = *rt_.kernels;
   MgVectors<T>& V = L.v<T>();
   const Layout lay = L.A->layout(), whole = L.down_global.t.fine;
-  download(k, V.w.data(), lay.padded_size(), V.host_local);
+  download_to(k, V.w.data(), lay.padded_size(), V.host_local);
   const int ranks = int(L.boxes.size() / 6);
   std::vector<int> counts(ranks), displs(ranks);
   int total = 0;
@@ -565,7 +551,7 @@ void Multigrid::gather(Level& L) {
       V.host_global[whole.at(box[0] + i, box[1] + j, box[2] + kk)] = all[n++];
     });
   }
-  upload(k, V.host_global, V.global_r.data());
+  upload_to(k, V.host_global, V.global_r.data());
 }
 
 // This rank's box of L.global_e to L.w.
@@ -575,7 +561,7 @@ void Multigrid::scatter(Level& L) {
   Kernels& k = *rt_.kernels;
   MgVectors<T>& V = L.v<T>();
   const Layout lay = L.A->layout(), whole = L.down_global.t.fine;
-  download(k, V.global_e.data(), whole.padded_size(), V.host_global);
+  download_to(k, V.global_e.data(), whole.padded_size(), V.host_global);
   const Decomposition& d = L.decomp;
   V.host_local.assign(lay.padded_size(), T(0));
   const int mine_n[3] = {lay.nx, lay.ny, lay.nz};
@@ -583,7 +569,7 @@ void Multigrid::scatter(Level& L) {
     V.host_local[lay.at(i, j, kk)] =
         V.host_global[whole.at(d.offset[0] + i, d.offset[1] + j, d.offset[2] + kk)];
   });
-  upload(k, V.host_local, V.w.data());
+  upload_to(k, V.host_local, V.w.data());
 }
 
 void Multigrid::apply(double* in, double* out, int slot) {

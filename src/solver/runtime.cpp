@@ -119,16 +119,13 @@ std::unique_ptr<DistributedOperator> make_operator(Runtime& rt, const Decomposit
 
 Buffer upload(Kernels& k, const std::vector<double>& host) {
   Buffer b(k, host.size());
-  k.copy(b.data(), host.data(), host.size(), Lane::interior);
-  k.synchronize(Lane::interior);
+  upload_to(k, host, b.data());
   return b;
 }
 
 std::vector<double> download(Kernels& k, const Buffer& b) {
-  std::vector<double> host(b.size());
-  k.synchronize();
-  k.copy(host.data(), b.data(), b.size(), Lane::interior);
-  k.synchronize(Lane::interior);
+  std::vector<double> host;
+  download_to(k, b.data(), b.size(), host);
   return host;
 }
 
