@@ -291,22 +291,27 @@ HALO3D_HD inline DD dd_add(DD x, DD y) {
 
 // --- Faces ----------------------------------------------------------------------
 // A face of the local box is a 2D array (a fastest) over the two axes other than the
-// face's own; `ghost` selects the ghost layer beyond it instead of the boundary layer.
+// face's own, including the ghost rim of those axes: (n_a + 2) x (n_b + 2) points, a = 0
+// being ghost index -1. `ghost` selects the ghost layer beyond it instead of the boundary
+// layer. The rim is why faces are wide: a stencil reads only face ghosts, but the
+// trilinear transfers of multigrid read edge and corner ghosts too, which a neighbour
+// across a face can pass on only as part of its own (already exchanged) face ghosts. One
+// exchange per split axis (DistributedOperator::exchange_all) thus fills every ghost.
 HALO3D_HD inline void face_dims(const Layout& l, Face f, int& na, int& nb) {
   const int n[3] = {l.nx, l.ny, l.nz};
-  na = n[f.axis == 0 ? 1 : 0];
-  nb = n[f.axis == 2 ? 1 : 2];
+  na = n[f.axis == 0 ? 1 : 0] + 2;
+  nb = n[f.axis == 2 ? 1 : 2] + 2;
 }
 HALO3D_HD inline std::ptrdiff_t face_point(const Layout& l, Face f, int a, int b, bool ghost) {
   const int n[3] = {l.nx, l.ny, l.nz};
   const int layer = f.side == 0 ? (ghost ? -1 : 0) : (ghost ? n[f.axis] : n[f.axis] - 1);
   switch (f.axis) {
     case 0:
-      return l.at(layer, a, b);
+      return l.at(layer, a - 1, b - 1);
     case 1:
-      return l.at(a, layer, b);
+      return l.at(a - 1, layer, b - 1);
     default:
-      return l.at(a, b, layer);
+      return l.at(a - 1, b - 1, layer);
   }
 }
 

@@ -324,8 +324,8 @@ TEST_P(KernelTest, PackUnpackEveryFace) {
         for (int a = 0; a < na; ++a) {
           int idx[3];
           idx[axis] = side ? n[axis] - 1 : 0;
-          idx[axis == 0 ? 1 : 0] = a;
-          idx[axis == 2 ? 1 : 2] = b;
+          idx[axis == 0 ? 1 : 0] = a - 1;  // faces span the ghost rim
+          idx[axis == 2 ? 1 : 2] = b - 1;
           ASSERT_EQ(packed[a + std::size_t(na) * b], u[l.at(idx[0], idx[1], idx[2])]);
         }
       // Unpacking writes the ghost layer beyond the face, and nothing else.
@@ -340,8 +340,8 @@ TEST_P(KernelTest, PackUnpackEveryFace) {
         for (int a = 0; a < na; ++a) {
           int idx[3];
           idx[axis] = side ? n[axis] : -1;
-          idx[axis == 0 ? 1 : 0] = a;
-          idx[axis == 2 ? 1 : 2] = b;
+          idx[axis == 0 ? 1 : 0] = a - 1;
+          idx[axis == 2 ? 1 : 2] = b - 1;
           ASSERT_EQ(t[l.at(idx[0], idx[1], idx[2])], packed[a + std::size_t(na) * b]);
         }
     }
@@ -518,8 +518,8 @@ TEST_P(FloatKernelTest, PackUnpackEveryFace) {
           int idx[3], gh[3];
           idx[axis] = side ? n[axis] - 1 : 0;
           gh[axis] = side ? n[axis] : -1;
-          idx[axis == 0 ? 1 : 0] = gh[axis == 0 ? 1 : 0] = a;
-          idx[axis == 2 ? 1 : 2] = gh[axis == 2 ? 1 : 2] = b;
+          idx[axis == 0 ? 1 : 0] = gh[axis == 0 ? 1 : 0] = a - 1;  // the ghost rim too
+          idx[axis == 2 ? 1 : 2] = gh[axis == 2 ? 1 : 2] = b - 1;
           ASSERT_EQ(packed[a + std::size_t(na) * b], u[l.at(idx[0], idx[1], idx[2])]);
           ASSERT_EQ(t[l.at(gh[0], gh[1], gh[2])], packed[a + std::size_t(na) * b]);
         }

@@ -19,6 +19,7 @@
 #include "files.hpp"
 #include "hdf5_io.hpp"
 #include "mpi_env.hpp"
+#include "point_ops.hpp"
 #include "runtime.hpp"
 #include "transports/transports.hpp"
 
@@ -563,13 +564,17 @@ std::vector<double> busiest_faces(const Int3& grid, const Int3& procs, double& w
     for (int c1 = 0; c1 < procs[1]; ++c1)
       for (int c2 = 0; c2 < procs[2]; ++c2) {
         const int c[3] = {c0, c1, c2};
-        double n[3];
+        int n[3];
         for (int a = 0; a < 3; ++a) n[a] = split_axis(grid[a], procs[a], c[a]).count;
+        const Layout box{n[0], n[1], n[2]};
         std::vector<double> faces;
         for (int a = 0; a < 3; ++a)
           for (int side = 0; side < 2; ++side)
-            if ((side == 0 && c[a] > 0) || (side == 1 && c[a] < procs[a] - 1))
-              faces.push_back(8.0 * n[(a + 1) % 3] * n[(a + 2) % 3]);
+            if ((side == 0 && c[a] > 0) || (side == 1 && c[a] < procs[a] - 1)) {
+              int na, nb;
+              ops::face_dims(box, Face{a, side}, na, nb);  // as the exchange sends it
+              faces.push_back(8.0 * na * nb);
+            }
         double total = 0;
         for (double f : faces) total += f;
         if (total > worst_bytes) worst_bytes = total, worst_faces = faces;

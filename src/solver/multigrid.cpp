@@ -21,8 +21,6 @@ constexpr double kSmoothRange = 6.0;
 // The coarsest solve: a Chebyshev polynomial reducing every mode by at least this much.
 constexpr double kCoarseReduction = 1e-3;
 constexpr int kCoarseMaxSteps = 100;
-// Levels stay distributed while every rank keeps this many points on average.
-constexpr double kMinPointsPerRank = 4096;
 
 // An axis is coarsened while its spacing is at most this times the finest spacing.
 constexpr double kSemiCoarsening = 1.5;
@@ -261,7 +259,8 @@ std::vector<MgLevelPlan> mg_plan(const Decomposition& fine, const MgOptions& o, 
       int fewest = std::min({p.decomp.count[0], p.decomp.count[1], p.decomp.count[2]});
       HALO3D_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &fewest, 1, MPI_INT, MPI_MIN, cart));
       const double points = double(g[0]) * g[1] * g[2];
-      p.distributed = fine.ranks == 1 || (fewest >= 1 && points >= kMinPointsPerRank * fine.ranks);
+      p.distributed =
+          fine.ranks == 1 || (fewest >= 1 && points >= o.min_points_per_rank * fine.ranks);
     } else {
       p.distributed = false;
     }

@@ -45,6 +45,10 @@ struct MgOptions {
   int smooth = 2;  // smoothing steps before and after the coarse correction
   Smoother smoother = Smoother::chebyshev;
   Precision precision = Precision::double_;  // mixed: the V-cycle in float
+  // A coarse level stays on the process grid while every rank owns a point of it and the
+  // ranks own this many points on average; below, the rest is gathered (tests lower it to
+  // run the distributed path on small grids).
+  double min_points_per_rank = 4096;
 };
 
 // Each level's global size, this rank's box and whether it runs distributed (false:

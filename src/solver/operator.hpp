@@ -43,7 +43,10 @@ class DistributedOperator {
               double* unew, int dot_slot = kNoReduction);
   void smooth(double cd, double cr, const float* f, float* u, const float* d_in, float* d_out,
               float* unew, int dot_slot = kNoReduction);
-  // Refreshes u's ghost layers only (multigrid transfers read them).
+  // Refreshes every ghost point of u, edges and corners included (the multigrid transfers
+  // read them; a sweep's own exchange fills only what the stencil reads): one exchange of
+  // the wide faces per split axis of the process grid, each passing on the ghosts the
+  // previous one filled.
   void exchange(double* u);
   void exchange(float* u);
 
@@ -72,6 +75,7 @@ class DistributedOperator {
   HaloPlan plan_;
   std::unique_ptr<HaloTransport> transport_;
   bool overlap_;
+  int split_axes_ = 0;  // axes the process grid splits: exchanges to fill every ghost
   double global_points_;
   Timers& timers_;
   Region inner_;
