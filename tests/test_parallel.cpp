@@ -3,6 +3,8 @@
 #include <dirent.h>
 #include <gtest/gtest.h>
 #include <mpi.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cmath>
@@ -124,6 +126,67 @@ TEST(Halo, GhostsHoldTheNeighboursValues) {
               << "procs " << to_string(procs) << " ghost " << i << "," << j << "," << k;
         }
   }
+}
+
+// DistributedOperator::exchange (what the multigrid transfers call) fills every ghost:
+// faces, edges and corners, on every process grid.
+TEST(Halo, ExchangeFillsEdgesAndCorners) {
+  const Int3 grid{11, 7, 9};
+  auto value = [&](int gi, int gj, int gk) {
+    const bool inside =
+        gi >= 0 && gi < grid[0] && gj >= 0 && gj < grid[1] && gk >= 0 && gk < grid[2];
+    return inside ? random_value(4, std::uint64_t(gi) + 100 * (gj + 100 * std::uint64_t(gk))) : 0.0;
+  };
+  for (const Int3& procs : process_grids(world_size())) {
+    if (procs[0] > grid[0] || procs[1] > grid[1] || procs[2] > grid[2]) continue;
+    RuntimeOptions ro;
+    ro.grid = grid;
+    ro.procs = procs;
+    ro.backend = backend_under_test();
+    ro.stencil = Stencil::laplacian(1, 1, 1);
+    auto rt = make_runtime(ro, MPI_COMM_WORLD);
+    const Decomposition& d = rt->decomp;
+    const Layout l = d.layout();
+    std::vector<double> h(l.padded_size(), -1.0);  // stale ghosts
+    for (int k = 0; k < l.nz; ++k)
+      for (int j = 0; j < l.ny; ++j)
+        for (int i = 0; i < l.nx; ++i)
+          h[l.at(i, j, k)] = value(d.offset[0] + i, d.offset[1] + j, d.offset[2] + k);
+    Buffer u = upload(*rt->kernels, h);
+    rt->op->exchange(u.data());
+    const auto got = download(*rt->kernels, u);
+    long wrong = 0;
+    for (int k = -1; k <= l.nz; ++k)
+      for (int j = -1; j <= l.ny; ++j)
+        for (int i = -1; i <= l.nx; ++i) {
+          const int gi = d.offset[0] + i, gj = d.offset[1] + j, gk = d.offset[2] + k;
+          const bool inside_domain =
+              gi >= 0 && gi < grid[0] && gj >= 0 && gj < grid[1] && gk >= 0 && gk < grid[2];
+          if (inside_domain) wrong += got[l.at(i, j, k)] != value(gi, gj, gk);
+        }
+    EXPECT_EQ(wrong, 0) << "procs " << to_string(procs);
+  }
+}
+
+// Ranks sharing a GPU: a warning naming MPS and its command without MPS, a note with it,
+// nothing when each rank has its own GPU; MPS is found by its control pipe.
+TEST(Runtime, SharedGpuWarningAndMpsDetection) {
+  EXPECT_EQ(shared_gpu_warning(2, 2, false), "");
+  const std::string w = shared_gpu_warning(4, 1, false);
+  EXPECT_EQ(w.rfind("warning: 4 ranks share 1 GPU(s)", 0), 0u) << w;
+  EXPECT_NE(w.find("nvidia-cuda-mps-control -d"), std::string::npos) << w;
+  EXPECT_EQ(shared_gpu_warning(4, 1, true).rfind("note: ", 0), 0u);
+  if (world_rank() != 0) return;
+  char dir[] = "/tmp/halo3d-mps-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  setenv("CUDA_MPS_PIPE_DIRECTORY", dir, 1);
+  EXPECT_FALSE(cuda_mps_running());
+  const std::string pipe = std::string(dir) + "/control";
+  ASSERT_EQ(mkfifo(pipe.c_str(), 0600), 0);
+  EXPECT_TRUE(cuda_mps_running());
+  unlink(pipe.c_str());
+  rmdir(dir);
+  unsetenv("CUDA_MPS_PIPE_DIRECTORY");
 }
 
 TEST(Operator, OverlapOnAndOffGiveIdenticalResults) {

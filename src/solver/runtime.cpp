@@ -1,7 +1,10 @@
 #include "runtime.hpp"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 
 #include "cuda_variants.hpp"
 #include "errors.hpp"
@@ -13,6 +16,24 @@
 namespace halo3d {
 
 std::string version_string() { return HALO3D_VERSION; }
+
+bool cuda_mps_running() {
+  const char* dir = std::getenv("CUDA_MPS_PIPE_DIRECTORY");
+  const std::string pipe = std::string(dir && *dir ? dir : "/tmp/nvidia-mps") + "/control";
+  struct stat st {};
+  return stat(pipe.c_str(), &st) == 0 && S_ISFIFO(st.st_mode);
+}
+
+std::string shared_gpu_warning(int ranks, int gpus, bool mps) {
+  if (ranks <= gpus) return "";
+  const std::string share =
+      std::to_string(ranks) + " ranks share " + std::to_string(gpus) + " GPU(s) on a host";
+  if (mps) return "note: " + share + " through CUDA MPS (they run concurrently)\n";
+  return "warning: " + share +
+         " without CUDA MPS: their contexts take turns on the GPU, several times slower "
+         "(docs/PERFORMANCE.md); start MPS first (nvidia-cuda-mps-control -d) or run one rank "
+         "per GPU\n";
+}
 
 std::unique_ptr<Kernels> make_kernels(Backend backend, const HostMap& hosts, MPI_Comm world,
                                       int& gpu, std::string& warnings) {
@@ -31,9 +52,7 @@ std::unique_ptr<Kernels> make_kernels(Backend backend, const HostMap& hosts, MPI
                                       std::string(visible == 0 ? "this host" : "some host") +
                                       " (check CUDA_VISIBLE_DEVICES and the driver)");
   gpu = hosts.local_rank % visible;
-  if (hosts.local_size > visible)
-    warnings += "warning: " + std::to_string(hosts.local_size) + " ranks share " +
-                std::to_string(visible) + " GPU(s) on a host; expect lower speed\n";
+  warnings += shared_gpu_warning(hosts.local_size, visible, cuda_mps_running());
   return make_cuda_kernels(gpu, variants);
 }
 

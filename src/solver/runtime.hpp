@@ -59,6 +59,13 @@ struct Runtime {
 std::unique_ptr<Kernels> make_kernels(Backend backend, const HostMap& hosts, MPI_Comm world,
                                       int& gpu, std::string& warnings);
 
+// Whether a CUDA MPS control daemon serves this process: its control pipe exists in
+// $CUDA_MPS_PIPE_DIRECTORY (default /tmp/nvidia-mps), where CUDA clients look for it.
+bool cuda_mps_running();
+// The start-up line for `ranks` ranks sharing `gpus` GPUs of one host ("" when none share):
+// without MPS their contexts time-slice each GPU, which costs several times the run time.
+std::string shared_gpu_warning(int ranks, int gpus, bool mps);
+
 // Picks the backend (--backend auto: cuda when compiled and a GPU is visible), binds a
 // GPU by node-local rank, decomposes, builds the halo transport and the operator.
 // Throws BadInput / Error(kExitUnavailable) collectively.
