@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Issue 23 on the GPU machine, in one call each part:
+#   tests   the CUDA tests (multigrid invariance on 1-8 ranks under MPS), CUDA against host
+#           bitwise on a 2,2,1 odd grid whose coarse levels stay distributed
+#   scaling MG-PCG solve time at 512^3 and 256^3 (random, tol 1e-8) on 1, 2, 4 and 8 ranks
+#           sharing the GPU under MPS, this binary against OLD_HALO3D back to back; and 2
+#           ranks without MPS (the cost the start-up warning names)
+# Usage: bench/gpu_mg_scaling.sh tests|scaling BIN_DIR OUT_DIR [OLD_HALO3D]
+set -uo pipefail
+part=$1; bin=$2; out=$3; old=${4:-}
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader,tcp
+export OMP_NUM_THREADS=2 NCCL_NVLS_ENABLE=0
+mpi="mpirun --oversubscribe --bind-to none"
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv | tee "$out/gpu.txt"
+mps_on() {
+  export CUDA_MPS_PIPE_DIRECTORY=/tmp/mps CUDA_MPS_LOG_DIRECTORY=/tmp/mpslog
+  mkdir -p /tmp/mps /tmp/mpslog; nvidia-cuda-mps-control -d; sleep 1
+}
+mps_off() { echo quit | nvidia-cuda-mps-control; sleep 2; unset CUDA_MPS_PIPE_DIRECTORY; }
+solve_line() {  # np binary args...: iterations and the solve time
+  local np=$1 b=$2; shift 2
+  $mpi -np "$np" "$b" solve --rhs random --tol 1e-8 --output none "$@" 2>&1 |
+    grep -E "^warning|^note|converged after|time: solve" | sed 's/ on the slowest rank.*//' | tr '\n' ' '
+  echo
+}
+
+if [ "$part" = tests ]; then
+  "$bin/test_kernels" --gtest_filter='*cuda*:HostVsCuda*' > "$out/test_kernels_cuda.log" 2>&1
+  echo "test_kernels cuda rc=$?"
+  mps_on
+  for n in 1 2 3 4 5 6 7 8; do
+    filter='*'; [ $n -gt 4 ] && filter='Multigrid.VcycleBitwiseOnEveryProcessGrid'
+    HALO3D_TEST_BACKEND=cuda timeout 300 $mpi -np $n "$bin/test_multigrid" --gtest_filter="$filter" \
+      > "$out/mg_cuda_np$n.log" 2>&1
+    echo "test_multigrid cuda np$n rc=$? $(grep -cE '^.*OK \]' "$out/mg_cuda_np$n.log") ok"
+    grep -E "FAILED|Failure" "$out/mg_cuda_np$n.log" | head -3
+  done
+  for n in 1 4; do
+    HALO3D_TEST_BACKEND=cuda timeout 300 $mpi -np $n "$bin/test_parallel" > "$out/par_cuda_np$n.log" 2>&1
+    echo "test_parallel cuda np$n rc=$?"; grep -E "FAILED" "$out/par_cuda_np$n.log" | head -3
+    HALO3D_TEST_BACKEND=cuda timeout 300 $mpi -np $n "$bin/test_transports" > "$out/tr_cuda_np$n.log" 2>&1
+    echo "test_transports cuda np$n rc=$?"; grep -E "FAILED" "$out/tr_cuda_np$n.log" | head -3
+  done
+  for prec in double mixed; do
+    for be in cuda host; do
+      $mpi -np 4 "$bin/halo3d" solve --backend $be --grid 45,38,52 --procs 2,2,1 --rhs random \
+        --seed 11 --tol 1e-10 --precision $prec --output "$out/u_$be.h5" --quiet | grep -E "converged"
+    done
+    $mpi -np 1 "$bin/halo3d" solve --backend cuda --grid 45,38,52 --rhs random --seed 11 \
+      --tol 1e-10 --precision $prec --output "$out/u_one.h5" --quiet | grep -E "converged"
+    "$bin/h5diff" "$out/u_cuda.h5" "$out/u_host.h5" /u /u && "$bin/h5diff" "$out/u_cuda.h5" "$out/u_one.h5" /u /u &&
+      echo "$prec: 4 ranks 2,2,1 cuda == host == 1 rank, /u bitwise"
+  done
+  rm -f "$out"/u_*.h5 "$out"/*.xdmf
+  mps_off
+fi
+
+if [ "$part" = scaling ]; then
+  mps_on
+  for g in 512 256; do
+    for np in 1 2 4 8; do
+      [ $g = 256 ] && [ $np = 8 ] && continue
+      for which in new old; do
+        b="$bin/halo3d"; [ $which = old ] && b=$old
+        [ -x "$b" ] || continue
+        echo "$g^3 np$np $which: $(solve_line $np "$b" --grid $g,$g,$g --halo ipc)"
+      done
+    done
+  done
+  mps_off
+  echo "256^3 np2 without MPS: $(solve_line 2 "$bin/halo3d" --grid 256,256,256 --halo ipc)"
+  echo "256^3 np1 without MPS: $(solve_line 1 "$bin/halo3d" --grid 256,256,256)"
+fi
+exit 0
