@@ -396,6 +396,7 @@ expect_error("--dt for Poisson", ["solve", "--dt", "0.1"], 2, "--dt applies to -
 expect_error("--steps for Poisson", ["solve", "--steps", "5"], 2, "--steps applies to --problem heat only")
 expect_error("--solver for heat", ["solve", "--problem", "heat", "--solver", "jacobi"], 2, "--solver applies to --problem poisson only")
 expect_error("--mg-levels with --precond none", ["solve", "--precond", "none", "--mg-levels", "2"], 2, "--mg-levels does not apply with --precond none")
+expect_error("--mg-gather with --precond none", ["solve", "--precond", "none", "--mg-gather", "0"], 2, "--mg-gather does not apply with --precond none")
 expect_error("--mg-smooth with jacobi", ["solve", "--solver", "jacobi", "--mg-smooth", "2"], 2, "--mg-smooth does not apply to --solver jacobi")
 expect_error("--precond with explicit heat", ["solve", "--problem", "heat", "--precond", "none"], 2, "--precond does not apply to explicit heat")
 expect_error("--precision mixed with --precond none", ["solve", "--precond", "none", "--precision", "mixed"], 2, "--precision does not apply with --precond none")

@@ -283,7 +283,7 @@ TEST(Multigrid, MixedPrecisionHostAndBackendBitwise) {
 // One V-cycle on a random vector, on every process grid of this job, is bitwise the
 // V-cycle of one rank alone, in both precisions, on odd and even grids, with the coarse
 // levels kept on the process grid for as long as every rank owns a point of them
-// (min_points_per_rank 0; the default gathers them sooner), so the distributed transfers run on
+// (gather_points 0; the default gathers them sooner), so the distributed transfers run on
 // small levels too. With two or more split axes the trilinear transfers read edge and corner
 // ghosts, which a face-only exchange left stale (the iterates then depended on the process grid).
 TEST(Multigrid, VcycleBitwiseOnEveryProcessGrid) {
@@ -292,7 +292,7 @@ TEST(Multigrid, VcycleBitwiseOnEveryProcessGrid) {
       SolveOptions o = mg_options_for(grid);
       o.precision = precision;
       MgOptions mo = mg_options(o);
-      mo.min_points_per_rank = 0;
+      mo.gather_points = 0;
       auto v_cycle = [&](MPI_Comm comm, const Int3& procs, Decomposition& d) {
         o.procs = procs;
         auto rt = make_runtime(runtime_options(o, Problem(o).stencil()), comm);

@@ -93,11 +93,22 @@ struct MgNumbers {
   double setup_s = 0;
   std::vector<double> ms, bytes;
   std::vector<MgLevelInfo> info;
+  std::vector<MgLevelTraffic> traffic;  // the busiest rank's messages and bytes per level
 };
+
+// Each level's messages and halo bytes on the rank that sends the most of them.
+std::vector<MgLevelTraffic> busiest_traffic(const Multigrid& mg, MPI_Comm comm) {
+  std::vector<MgLevelTraffic> t = mg.level_traffic();
+  std::vector<double> v;
+  for (const MgLevelTraffic& x : t) v.insert(v.end(), {x.messages, x.bytes});
+  HALO3D_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, v.data(), int(v.size()), MPI_DOUBLE, MPI_MAX, comm));
+  for (std::size_t l = 0; l < t.size(); ++l) t[l].messages = v[2 * l], t[l].bytes = v[2 * l + 1];
+  return t;
+}
 
 // --precision mixed: the float smoothing step (half the bytes of mg_smooth), the float
 // V-cycle (with its conversions and r.z in double) and one MG-PCG iteration with it.
-void measure_mixed(Runtime& rt, Fields& f, const Measure& measure) {
+void measure_mixed(Runtime& rt, Fields& f, MgOptions o, const Measure& measure) {
   Kernels& k = *rt.kernels;
   const Decomposition& d = rt.decomp;
   const Layout l = d.layout();
@@ -113,7 +124,6 @@ void measure_mixed(Runtime& rt, Fields& f, const Measure& measure) {
                fx.data(), fo.data(), kNoReduction, Lane::interior);
     });
   }
-  MgOptions o;
   o.precision = Precision::mixed;
   Multigrid mg(rt, o);
   const double share = pts / double(d.global_points());
@@ -130,7 +140,8 @@ void measure_mixed(Runtime& rt, Fields& f, const Measure& measure) {
 
 // Multigrid: one smoothing step (f, u, d read; d, unew written), one V-cycle and one
 // MG-PCG iteration, with the byte counts of multigrid.cpp's model.
-MgNumbers measure_multigrid(Runtime& rt, Fields& f, int reps, const Measure& measure) {
+MgNumbers measure_multigrid(Runtime& rt, Fields& f, const MgOptions& o, int reps,
+                            const Measure& measure) {
   Kernels& k = *rt.kernels;
   const Decomposition& d = rt.decomp;
   const Layout l = d.layout();
@@ -144,7 +155,7 @@ MgNumbers measure_multigrid(Runtime& rt, Fields& f, int reps, const Measure& mea
              kNoReduction, Lane::interior);
   });
   const double t_setup = now_seconds();
-  Multigrid mg(rt, MgOptions{});
+  Multigrid mg(rt, o);
   n.setup_s = now_seconds() - t_setup;
   const double share = pts / double(d.global_points());  // this rank's part of global bytes
   measure("mg_vcycle", "one V-cycle, " + mg.describe(), mg.bytes_per_apply() * share,
@@ -155,11 +166,12 @@ MgNumbers measure_multigrid(Runtime& rt, Fields& f, int reps, const Measure& mea
       MPI_Allreduce(MPI_IN_PLACE, n.ms.data(), int(n.ms.size()), MPI_DOUBLE, MPI_MAX, comm));
   n.bytes = mg.level_bytes();
   n.info = mg.levels();
+  n.traffic = busiest_traffic(mg, comm);
   auto pcg = make_cg(*rt.op, comm, rt.timers, f.b, 1e-300, &mg);
   pcg->start();
   measure("mg_pcg_iteration", "one MG-PCG iteration: CG's work, a V-cycle, r.z",
           pcg->bytes_per_iteration() * share, [&] { pcg->step(); });
-  measure_mixed(rt, f, measure);
+  measure_mixed(rt, f, o, measure);
   return n;
 }
 
@@ -187,22 +199,29 @@ nlohmann::json report_levels(const MgNumbers& mg, double copy_gbs, bool root) {
   if (root)
     std::printf(
         "multigrid levels (own share of one V-cycle; ms = difference of cycles from "
-        "that level down):\n%-6s %-14s %12s %12s %10s %9s\n",
-        "level", "grid", "bytes", "ms", "GB/s", "of copy");
+        "that level down; exchanges, messages and halo bytes sent per V-cycle by the busiest "
+        "rank):\n%-6s %-14s %12s %12s %10s %9s %5s %6s %10s\n",
+        "level", "grid", "bytes", "ms", "GB/s", "of copy", "exch", "msgs", "halo B");
   nlohmann::json levels;
   for (std::size_t i = 0; i < mg.ms.size(); ++i) {
     const Int3& g = mg.info[i].grid;
     const double gbs = mg.ms[i] > 0 ? mg.bytes[i] / (mg.ms[i] * 1e-3) / 1e9 : 0.0;
+    const MgLevelTraffic& t = mg.traffic[i];
     if (root)
-      std::printf("%-6zu %-14s %12.4g %12.4f %10.1f %8.1f%%%s\n", i, to_string(g).c_str(),
-                  mg.bytes[i], mg.ms[i], gbs, 100.0 * gbs / copy_gbs,
-                  mg.info[i].distributed ? "" : "  (gathered)");
+      std::printf("%-6zu %-14s %12.4g %12.4f %10.1f %8.1f%% %5d %6.0f %10.4g%s\n", i,
+                  to_string(g).c_str(), mg.bytes[i], mg.ms[i], gbs, 100.0 * gbs / copy_gbs,
+                  t.exchanges, t.messages, t.bytes,
+                  mg.info[i].distributed ? (t.gathers ? "  (gathers below)" : "") : "  (gathered)");
     levels.push_back({{"level", i},
                       {"grid", {g[0], g[1], g[2]}},
                       {"distributed", mg.info[i].distributed},
+                      {"gathers", t.gathers},
                       {"bytes", mg.bytes[i]},
                       {"median_ms", mg.ms[i]},
-                      {"gbytes_per_s", gbs}});
+                      {"gbytes_per_s", gbs},
+                      {"exchanges", t.exchanges},
+                      {"messages", t.messages},
+                      {"halo_bytes", t.bytes}});
   }
   return levels;
 }
@@ -231,7 +250,9 @@ int run_bench(const BenchOptions& o, MPI_Comm world) {
     rows.push_back(time_work(k, o, comm, name, what, bytes, work));
   };
   measure_kernels(*rt, fields, measure);
-  const MgNumbers mg = measure_multigrid(*rt, fields, o.reps, measure);
+  MgOptions mo;
+  mo.gather_points = o.mg_gather;
+  const MgNumbers mg = measure_multigrid(*rt, fields, mo, o.reps, measure);
 
   const double copy_gbs = rows[0].bytes / (rows[0].median_ms * 1e-3) / 1e9;
   nlohmann::json j;

@@ -274,7 +274,7 @@ void refuse_inapplicable(const SolveOptions& o, const std::set<std::string>& giv
                                     : "does not apply to --solver jacobi (CG's preconditioner)");
   const bool mg = !explicit_heat && !jacobi && o.precond == Precond::mg;
   if (!mg)
-    for (const char* n : {"mg-levels", "mg-smooth", "mg-smoother", "precision"})
+    for (const char* n : {"mg-levels", "mg-smooth", "mg-smoother", "mg-gather", "precision"})
       refuse(n, explicit_heat ? "does not apply to explicit heat steps (no multigrid)"
                 : jacobi      ? "does not apply to --solver jacobi (no multigrid)"
                               : "does not apply with --precond none (no multigrid)");
@@ -392,6 +392,12 @@ void add_solve_solver_options(CLI::App* solve, SolveOptions& o) {
       ->check(CLI::Range(1, 32))
       ->group("Solver");
   add_choice(*solve, "--mg-smoother", o.mg_smoother, "Multigrid smoother")->group("Solver");
+  solve
+      ->add_option("--mg-gather", o.mg_gather,
+                   "Multigrid: coarse levels of at most this many points are gathered and run "
+                   "on every rank")
+      ->check(non_negative())
+      ->group("Solver");
   add_choice(*solve, "--precision", o.precision,
              "double, or mixed: the multigrid V-cycle in float, CG in double")
       ->group("Solver");
@@ -475,6 +481,11 @@ CLI::App* add_bench_command(CLI::App& app, BenchOptions& b, BenchArgs& a) {
   bench->add_option("--config", a.config, "Read options from this TOML file");
   add_grid_options(*bench, a.grid, a.procs);
   add_parallel_options(*bench, b.backend, b.halo, b.overlap, b.peer_access);
+  bench
+      ->add_option("--mg-gather", b.mg_gather,
+                   "Multigrid: coarse levels of at most this many points are gathered")
+      ->check(non_negative())
+      ->group("Benchmark");
   bench->add_option("--reps", b.reps, "Timed repetitions (the median is reported)")
       ->check(positive())
       ->group("Benchmark");

@@ -475,6 +475,7 @@ nlohmann::json config_json(const SolveRun& r) {
       {"mg_levels", o.mg_levels},
       {"mg_smooth", o.mg_smooth},
       {"mg_smoother", to_string(o.mg_smoother)},
+      {"mg_gather", o.mg_gather},
       {"precision", precision(r)},
       {"rhs", source_spec(o)},
       {"initial", r.heat ? nlohmann::json(source_spec(o)) : nlohmann::json()},

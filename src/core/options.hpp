@@ -26,6 +26,10 @@ struct ParallelOptions {
   bool overlap = true;
 };
 
+// Multigrid coarse levels of at most this many points leave the process grid: gathered
+// and run on every rank (docs/PERFORMANCE.md measures the choice).
+constexpr long long kDefaultMgGather = 32768;
+
 struct SolveOptions : ParallelOptions {
   // Problem
   Int3 grid{64, 64, 64};
@@ -41,6 +45,7 @@ struct SolveOptions : ParallelOptions {
   int mg_levels = 0;                   // 0: automatic (coarsen to one point per axis)
   int mg_smooth = 2;                   // smoothing steps before and after the coarse correction
   Smoother mg_smoother = Smoother::chebyshev;
+  long long mg_gather = kDefaultMgGather;    // coarse levels of at most this many points gathered
   Precision precision = Precision::double_;  // mixed: the multigrid V-cycle in float
   double tol = 1e-8;
   long max_iters = 10000;
@@ -75,6 +80,7 @@ struct BenchOptions : ParallelOptions {
   Int3 grid{256, 256, 256};
   int reps = 20;
   int warmup = 3;
+  long long mg_gather = kDefaultMgGather;  // as solve's --mg-gather
   std::string report;
   // --io: time writing the grid's field as solve --output does, against a raw write.
   bool io = false;

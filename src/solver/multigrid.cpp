@@ -175,6 +175,7 @@ MgOptions mg_options(const SolveOptions& o) {
   m.levels = o.mg_levels;
   m.smooth = o.mg_smooth;
   m.smoother = o.mg_smoother;
+  m.gather_points = o.mg_gather;
   m.precision = o.precision;
   return m;
 }
@@ -259,8 +260,7 @@ std::vector<MgLevelPlan> mg_plan(const Decomposition& fine, const MgOptions& o, 
       int fewest = std::min({p.decomp.count[0], p.decomp.count[1], p.decomp.count[2]});
       HALO3D_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &fewest, 1, MPI_INT, MPI_MIN, cart));
       const double points = double(g[0]) * g[1] * g[2];
-      p.distributed =
-          fine.ranks == 1 || (fewest >= 1 && points >= o.min_points_per_rank * fine.ranks);
+      p.distributed = fine.ranks == 1 || (fewest >= 1 && points > double(o.gather_points));
     } else {
       p.distributed = false;
     }
@@ -399,6 +399,27 @@ std::vector<double> Multigrid::level_ms(double* in, double* out, int reps) {
   std::vector<double> own(levels_.size());
   for (std::size_t l = 0; l < levels_.size(); ++l) own[l] = std::max(0.0, from[l] - from[l + 1]);
   return own;
+}
+
+std::vector<MgLevelTraffic> Multigrid::level_traffic() const {
+  std::vector<MgLevelTraffic> out(levels_.size());
+  for (std::size_t l = 0; l < levels_.size(); ++l) {
+    const Level& L = *levels_[l];
+    MgLevelTraffic& t = out[l];
+    t.gathers = L.gathers;
+    const HaloPlan& plan = L.A->plan();
+    if (!L.distributed || plan.faces.empty()) continue;
+    const int sweeps = int(L.steps.size());
+    const int rounds = L.A->split_axes();
+    const bool coarsest = l + 1 == levels_.size();
+    // Pre-smoothing from zero (its first step does not sweep), the residual, post-smoothing.
+    t.exchanges = coarsest ? sweeps - 1 : 2 * sweeps;
+    if (!coarsest && !L.gathers) t.exchanges += rounds;            // w before the restriction
+    if (l > 0 && !levels_[l - 1]->gathers) t.exchanges += rounds;  // e before prolongation
+    t.messages = double(t.exchanges) * double(plan.faces.size());
+    t.bytes = double(t.exchanges) * double(plan.bytes_per_exchange()) * (mixed_ ? 0.5 : 1.0);
+  }
+  return out;
 }
 
 std::vector<MgLevelInfo> Multigrid::levels() const {

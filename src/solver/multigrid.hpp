@@ -45,10 +45,10 @@ struct MgOptions {
   int smooth = 2;  // smoothing steps before and after the coarse correction
   Smoother smoother = Smoother::chebyshev;
   Precision precision = Precision::double_;  // mixed: the V-cycle in float
-  // A coarse level stays on the process grid while every rank owns a point of it and the
-  // ranks own this many points on average; below, the rest is gathered (tests lower it to
-  // run the distributed path on small grids).
-  double min_points_per_rank = 4096;
+  // A coarse level of at most this many points, or one of which some rank would own no
+  // point, and every level below it, is gathered onto every rank and run there (0: only
+  // the latter; tests use it to run the distributed path on small grids).
+  long long gather_points = kDefaultMgGather;
 };
 
 // Each level's global size, this rank's box and whether it runs distributed (false:
@@ -88,6 +88,15 @@ struct MgLevelInfo {
   bool distributed = true;  // false: gathered, run on every rank
 };
 
+// One level's messages in one V-cycle, on this rank: halo exchanges (each one message per
+// face with a neighbour), the messages and bytes they send, and whether the level gathers
+// (one all-gather of its residual, staged through host memory, and a scatter back).
+struct MgLevelTraffic {
+  int exchanges = 0;
+  double messages = 0, bytes = 0;
+  bool gathers = false;
+};
+
 class Multigrid final : public Preconditioner {
  public:
   // Builds the hierarchy under `fine` (default: the runtime's operator), an operator on the
@@ -104,6 +113,7 @@ class Multigrid final : public Preconditioner {
   // from the next level down), on in/out as apply's.
   std::vector<double> level_bytes() const;
   std::vector<double> level_ms(double* in, double* out, int reps);
+  std::vector<MgLevelTraffic> level_traffic() const;
 
  private:
   struct Level;

@@ -25,6 +25,7 @@ class DistributedOperator {
   Kernels& kernels() { return k_; }
   const HaloTransport& transport() const { return *transport_; }
   bool overlap() const { return overlap_; }
+  int split_axes() const { return split_axes_; }  // exchanges per exchange() call
   double global_points() const { return global_points_; }
 
   // out = A u (u's ghost layers are refreshed); slot += u.out

@@ -21,7 +21,7 @@ bool cuda_mps_running() {
   const char* dir = std::getenv("CUDA_MPS_PIPE_DIRECTORY");
   const std::string pipe = std::string(dir && *dir ? dir : "/tmp/nvidia-mps") + "/control";
   struct stat st {};
-  return stat(pipe.c_str(), &st) == 0 && S_ISFIFO(st.st_mode);
+  return stat(pipe.c_str(), &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode));
 }
 
 std::string shared_gpu_warning(int ranks, int gpus, bool mps) {

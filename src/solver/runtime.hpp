@@ -59,7 +59,7 @@ struct Runtime {
 std::unique_ptr<Kernels> make_kernels(Backend backend, const HostMap& hosts, MPI_Comm world,
                                       int& gpu, std::string& warnings);
 
-// Whether a CUDA MPS control daemon serves this process: its control pipe exists in
+// Whether a CUDA MPS control daemon serves this process: its control pipe (or socket) exists in
 // $CUDA_MPS_PIPE_DIRECTORY (default /tmp/nvidia-mps), where CUDA clients look for it.
 bool cuda_mps_running();
 // The start-up line for `ranks` ranks sharing `gpus` GPUs of one host ("" when none share):
