@@ -5,12 +5,18 @@
 #   scaling MG-PCG solve time at 512^3 and 256^3 (random, tol 1e-8) on 1, 2, 4 and 8 ranks
 #           sharing the GPU under MPS, this binary against OLD_HALO3D back to back; and 2
 #           ranks without MPS (the cost the start-up warning names)
-# Usage: bench/gpu_mg_scaling.sh tests|scaling BIN_DIR OUT_DIR [OLD_HALO3D]
+#   gather  --mg-gather 4096, 32768 and 262144 at 512^3 on 1-8 ranks under MPS, and bench's
+#           per-level table (time, exchanges, messages, halo bytes) on 1 and 8 ranks
+#   links   probe (ipc and mpi latency) with 2 and 8 ranks under MPS; MG-PCG 512^3 on 8
+#           ranks with --halo mpi against ipc; the host backend at 256^3 on 1-16 cores
+#           (solve, and bench on 16 ranks), one rank per core
+# Usage: bench/gpu_mg_scaling.sh tests|scaling|gather|links BIN_DIR OUT_DIR [OLD_HALO3D]
 set -uo pipefail
 part=$1; bin=$2; out=$3; old=${4:-}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader,tcp
 export OMP_NUM_THREADS=2 NCCL_NVLS_ENABLE=0
-mpi="mpirun --oversubscribe --bind-to none"
+bind=none  # ranks sharing one GPU; one rank per core for the host backend
+mpi() { mpirun --oversubscribe --bind-to $bind "$@"; }
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv | tee "$out/gpu.txt"
 mps_on() {
   export CUDA_MPS_PIPE_DIRECTORY=/tmp/mps CUDA_MPS_LOG_DIRECTORY=/tmp/mpslog
@@ -19,7 +25,7 @@ mps_on() {
 mps_off() { echo quit | nvidia-cuda-mps-control; sleep 2; unset CUDA_MPS_PIPE_DIRECTORY; }
 solve_line() {  # np binary args...: iterations and the solve time
   local np=$1 b=$2; shift 2
-  $mpi -np "$np" "$b" solve --rhs random --tol 1e-8 --output none "$@" 2>&1 |
+  mpi -np "$np" "$b" solve --rhs random --tol 1e-8 --output none "$@" 2>&1 |
     grep -E "^warning|^note|converged after|time: solve" | sed 's/ on the slowest rank.*//' | tr '\n' ' '
   echo
 }
@@ -30,23 +36,23 @@ if [ "$part" = tests ]; then
   mps_on
   for n in 1 2 3 4 5 6 7 8; do
     filter='*'; [ $n -gt 4 ] && filter='Multigrid.VcycleBitwiseOnEveryProcessGrid'
-    HALO3D_TEST_BACKEND=cuda timeout 300 $mpi -np $n "$bin/test_multigrid" --gtest_filter="$filter" \
+    HALO3D_TEST_BACKEND=cuda timeout 300 mpirun --oversubscribe --bind-to none -np $n "$bin/test_multigrid" --gtest_filter="$filter" \
       > "$out/mg_cuda_np$n.log" 2>&1
     echo "test_multigrid cuda np$n rc=$? $(grep -cE '^.*OK \]' "$out/mg_cuda_np$n.log") ok"
     grep -E "FAILED|Failure" "$out/mg_cuda_np$n.log" | head -3
   done
   for n in 1 4; do
-    HALO3D_TEST_BACKEND=cuda timeout 300 $mpi -np $n "$bin/test_parallel" > "$out/par_cuda_np$n.log" 2>&1
+    HALO3D_TEST_BACKEND=cuda timeout 300 mpirun --oversubscribe --bind-to none -np $n "$bin/test_parallel" > "$out/par_cuda_np$n.log" 2>&1
     echo "test_parallel cuda np$n rc=$?"; grep -E "FAILED" "$out/par_cuda_np$n.log" | head -3
-    HALO3D_TEST_BACKEND=cuda timeout 300 $mpi -np $n "$bin/test_transports" > "$out/tr_cuda_np$n.log" 2>&1
+    HALO3D_TEST_BACKEND=cuda timeout 300 mpirun --oversubscribe --bind-to none -np $n "$bin/test_transports" > "$out/tr_cuda_np$n.log" 2>&1
     echo "test_transports cuda np$n rc=$?"; grep -E "FAILED" "$out/tr_cuda_np$n.log" | head -3
   done
   for prec in double mixed; do
     for be in cuda host; do
-      $mpi -np 4 "$bin/halo3d" solve --backend $be --grid 45,38,52 --procs 2,2,1 --rhs random \
+      mpi -np 4 "$bin/halo3d" solve --backend $be --grid 45,38,52 --procs 2,2,1 --rhs random \
         --seed 11 --tol 1e-10 --precision $prec --output "$out/u_$be.h5" --quiet | grep -E "converged"
     done
-    $mpi -np 1 "$bin/halo3d" solve --backend cuda --grid 45,38,52 --rhs random --seed 11 \
+    mpi -np 1 "$bin/halo3d" solve --backend cuda --grid 45,38,52 --rhs random --seed 11 \
       --tol 1e-10 --precision $prec --output "$out/u_one.h5" --quiet | grep -E "converged"
     "$bin/h5diff" "$out/u_cuda.h5" "$out/u_host.h5" /u /u && "$bin/h5diff" "$out/u_cuda.h5" "$out/u_one.h5" /u /u &&
       echo "$prec: 4 ranks 2,2,1 cuda == host == 1 rank, /u bitwise"
@@ -70,5 +76,36 @@ if [ "$part" = scaling ]; then
   mps_off
   echo "256^3 np2 without MPS: $(solve_line 2 "$bin/halo3d" --grid 256,256,256 --halo ipc)"
   echo "256^3 np1 without MPS: $(solve_line 1 "$bin/halo3d" --grid 256,256,256)"
+fi
+if [ "$part" = gather ]; then
+  mps_on
+  ls -la /tmp/mps
+  for np in 1 2 4 8; do
+    for gp in 4096 32768 262144; do
+      echo "512^3 np$np --mg-gather $gp: $(solve_line $np "$bin/halo3d" --grid 512,512,512 --halo ipc --mg-gather $gp)"
+    done
+  done
+  for np in 1 8; do
+    mpi -np $np "$bin/halo3d" bench --grid 512,512,512 --halo ipc --reps 10 > "$out/bench_np$np.txt" 2>&1
+    echo "bench np$np rc=$?"; grep -E "^copy|^mg_vcycle |^mg_pcg_iteration |^level|^[0-9] " "$out/bench_np$np.txt"
+  done
+  mps_off
+fi
+if [ "$part" = links ]; then
+  mps_on
+  for np in 2 8; do
+    mpi -np $np "$bin/halo3d" probe --backend cuda --sizes 8,4K,64K,1M --reps 20 > "$out/probe_np$np.txt" 2>&1
+    echo "probe np$np rc=$?"; grep -E "^ *[0-9]+ [KMG]?i?B" "$out/probe_np$np.txt" | head -8
+  done
+  for h in ipc mpi; do
+    echo "512^3 np8 --halo $h: $(solve_line 8 "$bin/halo3d" --grid 512,512,512 --halo $h)"
+  done
+  mps_off
+  export OMP_NUM_THREADS=1; bind=core
+  for np in 1 2 4 8 16; do
+    echo "host 256^3 np$np: $(solve_line $np "$bin/halo3d" --backend host --grid 256,256,256)"
+  done
+  mpi -np 16 "$bin/halo3d" bench --backend host --grid 256,256,256 --reps 5 > "$out/bench_host_np16.txt" 2>&1
+  grep -E "^copy|^mg_vcycle |^mg_pcg_iteration |^level|^[0-9]+ " "$out/bench_host_np16.txt"
 fi
 exit 0
