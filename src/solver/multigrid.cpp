@@ -122,7 +122,8 @@ Decomposition coarser_box(const Decomposition& f, const Int3& nc) {
 
 }  // namespace
 
-TransferOp make_transfer(Kernels& k, const Decomposition& f, const Decomposition& c) {
+TransferOp make_transfer(Kernels& k, const Decomposition& f, const Decomposition& c,
+                         TransferUse uses) {
   TransferOp op;
   Transfer& t = op.t;
   t.fine = f.layout();
@@ -137,13 +138,15 @@ TransferOp make_transfer(Kernels& k, const Decomposition& f, const Decomposition
   // The ownership rule keeps every transfer within one ghost layer; check it, since a
   // violation would read stale ghosts silently.
   for (int a = 0; a < 3; ++a) {
-    for (int I = c.offset[a]; I < c.offset[a] + c.count[a]; ++I) {
+    for (int I = c.offset[a]; uses != TransferUse::prolongation && I < c.offset[a] + c.count[a];
+         ++I) {
       int first, last;
       ops::restrict_span(I, t.nf[a], t.nc[a], first, last);
       if (first < f.offset[a] - 1 || last > f.offset[a] + f.count[a] || last - first > 2)
         throw std::logic_error("multigrid: restriction outside the ghost layer");
     }
-    for (int i = f.offset[a]; i < f.offset[a] + f.count[a]; ++i) {
+    for (int i = f.offset[a]; uses != TransferUse::restriction && i < f.offset[a] + f.count[a];
+         ++i) {
       int lo;
       double w;
       ops::interp_1d(i, t.nf[a], t.nc[a], lo, w);
@@ -217,7 +220,7 @@ template <class T>
 struct MgVectors {
   // Double: level 0 uses only y and w (b and x are the caller's); mixed: all four.
   BasicBuffer<T> b, x, y, w;
-  BasicBuffer<T> global_r, global_e;  // where the level gathers
+  BasicBuffer<T> restricted;  // where the level gathers: its own coarse points, then gathered
   std::vector<T> host_local, host_global;
 };
 
@@ -237,13 +240,14 @@ struct Multigrid::Level {
       return d;
   }
   Steps steps;      // smoothing (the coarsest: its solve)
-  TransferOp down;  // to the next level
+  TransferOp down;  // to the next level (where it gathers: restriction to its own coarse points)
   double points = 0;
-  // The last distributed level before gathered ones: its residual gathered to the whole
-  // grid on every rank, and the correction interpolated there.
+  // The last distributed level before gathered ones: the coarse points it restricts to are
+  // all-gathered into the whole coarse grid on every rank, and `up` interpolates the
+  // correction from that whole grid into this rank's box.
   bool gathers = false;
-  TransferOp down_global;
-  std::vector<int> boxes;  // offset[3], count[3] of every rank
+  TransferOp up;
+  std::vector<int> boxes;  // offset[3], count[3] of every rank's own coarse points
 };
 
 Multigrid::~Multigrid() = default;
@@ -277,8 +281,8 @@ double mg_memory_bytes(const std::vector<MgLevelPlan>& plan, bool mixed) {
     const double n = double(plan[l].decomp.layout().padded_size());
     // y, w; coarser levels (and a mixed fine level) b, x, y, w
     bytes += e * n * (l == 0 && !mixed ? 2 : 4);
-    if (l + 1 < plan.size() && plan[l].distributed && !plan[l + 1].distributed)
-      bytes += 2 * e * double(Decomposition::whole(plan[l].grid).layout().padded_size());  // gather
+    if (l + 1 < plan.size() && plan[l].distributed && !plan[l + 1].distributed)  // gather
+      bytes += e * double(coarser_box(plan[l].decomp, plan[l + 1].grid).layout().padded_size());
   }
   return bytes;
 }
@@ -336,18 +340,16 @@ Multigrid::Multigrid(Runtime& rt, const MgOptions& o, DistributedOperator* fine)
     Level& C = *levels_[l + 1];
     if (F.distributed && !C.distributed) {
       F.gathers = true;
-      const Decomposition whole = Decomposition::whole(F.grid);
-      F.down_global = make_transfer(k, whole, C.decomp);
-      const std::size_t n = whole.layout().padded_size();
-      if (mixed_) {
-        F.f.global_r = FloatBuffer(k, n);
-        F.f.global_e = FloatBuffer(k, n);
-      } else {
-        F.d.global_r = Buffer(k, n);
-        F.d.global_e = Buffer(k, n);
-      }
+      const Decomposition own = coarser_box(F.decomp, C.grid);  // may own no point
+      F.down = make_transfer(k, F.decomp, own, TransferUse::restriction);
+      F.up = make_transfer(k, F.decomp, C.decomp, TransferUse::prolongation);
+      const std::size_t n = own.layout().padded_size();
+      if (mixed_)
+        F.f.restricted = FloatBuffer(k, n);
+      else
+        F.d.restricted = Buffer(k, n);
       int mine[6];
-      for (int a = 0; a < 3; ++a) mine[a] = F.decomp.offset[a], mine[3 + a] = F.decomp.count[a];
+      for (int a = 0; a < 3; ++a) mine[a] = own.offset[a], mine[3 + a] = own.count[a];
       F.boxes.resize(6 * std::size_t(ranks));
       HALO3D_MPI_CHECK(MPI_Allgather(mine, 6, MPI_INT, F.boxes.data(), 6, MPI_INT, cart));
     } else {
@@ -414,7 +416,7 @@ std::vector<MgLevelTraffic> Multigrid::level_traffic() const {
     const bool coarsest = l + 1 == levels_.size();
     // Pre-smoothing from zero (its first step does not sweep), the residual, post-smoothing.
     t.exchanges = coarsest ? sweeps - 1 : 2 * sweeps;
-    if (!coarsest && !L.gathers) t.exchanges += rounds;            // w before the restriction
+    if (!coarsest) t.exchanges += rounds;                          // w before the restriction
     if (l > 0 && !levels_[l - 1]->gathers) t.exchanges += rounds;  // e before prolongation
     t.messages = double(t.exchanges) * double(plan.faces.size());
     t.bytes = double(t.exchanges) * double(plan.bytes_per_exchange()) * (mixed_ ? 0.5 : 1.0);
@@ -495,29 +497,18 @@ T* Multigrid::cycle(std::size_t l, const T* b, T* x, T* y, int slot) {
   Level& L = *levels_[l];
   MgVectors<T>& V = L.v<T>();
   Kernels& k = *rt_.kernels;
-  const Layout lay = L.A->layout();
   if (l + 1 == levels_.size()) return smooth(L, L.steps, b, x, y, true, slot);
   T* u = smooth(L, L.steps, b, x, y, true, kNoReduction);
   T* other = u == x ? y : x;
   L.A->residual(b, u, V.w.data(), kNoReduction);
   Level& C = *levels_[l + 1];
   MgVectors<T>& CV = C.v<T>();
-  if (L.gathers) {
-    gather<T>(L);
-    k.restrict_to(L.down_global.t, V.global_r.data(), CV.b.data());
-    const T* e = cycle(l + 1, CV.b.data(), CV.x.data(), CV.y.data(), kNoReduction);
-    const Layout whole = L.down_global.t.fine;
-    k.axpby(whole, 0.0, V.global_e.data(), 0.0, V.global_e.data());
-    k.prolong_add(L.down_global.t, e, V.global_e.data());
-    scatter<T>(L);
-    k.axpby(lay, 1.0, V.w.data(), 1.0, u);
-  } else {
-    L.A->exchange(V.w.data());
-    k.restrict_to(L.down.t, V.w.data(), CV.b.data());
-    T* e = cycle(l + 1, CV.b.data(), CV.x.data(), CV.y.data(), kNoReduction);
-    C.A->exchange(e);
-    k.prolong_add(L.down.t, e, u);
-  }
+  L.A->exchange(V.w.data());
+  k.restrict_to(L.down.t, V.w.data(), L.gathers ? V.restricted.data() : CV.b.data());
+  if (L.gathers) gather<T>(L, CV.b.data());
+  T* e = cycle(l + 1, CV.b.data(), CV.x.data(), CV.y.data(), kNoReduction);
+  if (!L.gathers) C.A->exchange(e);  // a gathered e is whole on every rank
+  k.prolong_add(L.gathers ? L.up.t : L.down.t, e, u);
   return smooth(L, L.steps, b, u, other, false, slot);
 }
 
@@ -539,15 +530,16 @@ void for_box(const int* n, F&& f) {
 }
 }  // namespace
 
-// L.w (this rank's residual) to L.global_r (the whole level, on every rank). The gathered
-// levels stage through host memory once per cycle: the MPI need not take device pointers.
+// This rank's restricted coarse points (L.restricted) to the whole coarse grid `whole` on
+// every rank. Staged through host memory once per cycle: the MPI need not take device
+// pointers.
 template <class T>
-void Multigrid::gather(Level& L) {
+void Multigrid::gather(Level& L, T* whole) {
   HALO3D_NVTX_RANGE("multigrid gather");
   Kernels& k = *rt_.kernels;
   MgVectors<T>& V = L.v<T>();
-  const Layout lay = L.A->layout(), whole = L.down_global.t.fine;
-  download_to(k, V.w.data(), lay.padded_size(), V.host_local);
+  const Layout own = L.down.t.coarse, all = L.up.t.coarse;
+  download_to(k, V.restricted.data(), own.padded_size(), V.host_local);
   const int ranks = int(L.boxes.size() / 6);
   std::vector<int> counts(ranks), displs(ranks);
   int total = 0;
@@ -557,39 +549,21 @@ void Multigrid::gather(Level& L) {
     displs[r] = total;
     total += counts[r];
   }
-  std::vector<T> mine, all(static_cast<std::size_t>(total));
-  mine.reserve(lay.interior_size());
-  const int mine_n[3] = {lay.nx, lay.ny, lay.nz};
-  for_box(mine_n, [&](int i, int j, int kk) { mine.push_back(V.host_local[lay.at(i, j, kk)]); });
-  HALO3D_MPI_CHECK(MPI_Allgatherv(mine.data(), int(mine.size()), mpi_datatype<T>(), all.data(),
+  std::vector<T> mine, gathered(static_cast<std::size_t>(total));
+  mine.reserve(own.interior_size());
+  const int own_n[3] = {own.nx, own.ny, own.nz};
+  for_box(own_n, [&](int i, int j, int kk) { mine.push_back(V.host_local[own.at(i, j, kk)]); });
+  HALO3D_MPI_CHECK(MPI_Allgatherv(mine.data(), int(mine.size()), mpi_datatype<T>(), gathered.data(),
                                   counts.data(), displs.data(), mpi_datatype<T>(), rt_.cart.get()));
-  V.host_global.assign(whole.padded_size(), T(0));
+  V.host_global.assign(all.padded_size(), T(0));
   for (int r = 0; r < ranks; ++r) {
     const int* box = &L.boxes[6 * std::size_t(r)];
     std::size_t n = std::size_t(displs[r]);
     for_box(box + 3, [&](int i, int j, int kk) {
-      V.host_global[whole.at(box[0] + i, box[1] + j, box[2] + kk)] = all[n++];
+      V.host_global[all.at(box[0] + i, box[1] + j, box[2] + kk)] = gathered[n++];
     });
   }
-  upload_to(k, V.host_global, V.global_r.data());
-}
-
-// This rank's box of L.global_e to L.w.
-template <class T>
-void Multigrid::scatter(Level& L) {
-  HALO3D_NVTX_RANGE("multigrid scatter");
-  Kernels& k = *rt_.kernels;
-  MgVectors<T>& V = L.v<T>();
-  const Layout lay = L.A->layout(), whole = L.down_global.t.fine;
-  download_to(k, V.global_e.data(), whole.padded_size(), V.host_global);
-  const Decomposition& d = L.decomp;
-  V.host_local.assign(lay.padded_size(), T(0));
-  const int mine_n[3] = {lay.nx, lay.ny, lay.nz};
-  for_box(mine_n, [&](int i, int j, int kk) {
-    V.host_local[lay.at(i, j, kk)] =
-        V.host_global[whole.at(d.offset[0] + i, d.offset[1] + j, d.offset[2] + kk)];
-  });
-  upload_to(k, V.host_local, V.w.data());
+  upload_to(k, V.host_global, whole);
 }
 
 void Multigrid::apply(double* in, double* out, int slot) {

@@ -15,8 +15,11 @@
 // Every coarse point is computed by one rank from fine values at fixed global positions in
 // a fixed order, and no reduction runs inside a cycle, so the cycle gives the same bits on
 // any process grid and on either backend. Coarse levels keep the fine level's process
-// grid while every rank owns points and enough of them; the rest of the hierarchy is
-// gathered and run redundantly on every rank (it is tiny).
+// grid while every rank owns points of them and they are larger than MgOptions::
+// gather_points; the rest of the hierarchy is run redundantly on every rank (it is
+// small): the last distributed level restricts its residual to its own coarse points,
+// all-gathers those (through host memory) into the whole coarse grid on every rank, and
+// interpolates the correction straight from that whole grid into its own box.
 //
 // Precision "mixed" (--precision mixed) runs the whole V-cycle in float, half the bytes
 // per level: apply() rounds r to float on the fine level, cycles in float (the same code,
@@ -69,12 +72,15 @@ MgOptions mg_options(const SolveOptions& o);
 std::unique_ptr<Preconditioner> make_preconditioner(const SolveOptions& o, Runtime& rt);
 
 // A Transfer between two boxes of consecutive levels, with its weight tables in backend
-// memory. Throws std::logic_error if a transfer would read beyond one ghost layer.
+// memory. Throws std::logic_error if a transfer it is made for (`uses`) would read beyond
+// one ghost layer.
 struct TransferOp {
   Transfer t;
   Buffer tables;
 };
-TransferOp make_transfer(Kernels& k, const Decomposition& fine, const Decomposition& coarse);
+enum class TransferUse { both, restriction, prolongation };
+TransferOp make_transfer(Kernels& k, const Decomposition& fine, const Decomposition& coarse,
+                         TransferUse uses = TransferUse::both);
 
 // The global sizes of every level, finest first (the hierarchy depends on these alone).
 std::vector<Int3> mg_level_grids(const Int3& grid, int max_levels);
@@ -126,9 +132,7 @@ class Multigrid final : public Preconditioner {
   static double smooth_bytes(const std::vector<std::array<double, 2>>& steps, bool from_zero);
   std::size_t swaps(std::size_t l) const;
   template <class T>
-  void gather(Level& L);
-  template <class T>
-  void scatter(Level& L);
+  void gather(Level& L, T* whole);
   void apply_mixed(double* in, double* out, int slot);
   void cycle_from(std::size_t l);  // the cycle on level l >= 1, on its own vectors
   Runtime& rt_;
