@@ -10,7 +10,9 @@
 #   links   probe (ipc and mpi latency) with 2 and 8 ranks under MPS; MG-PCG 512^3 on 8
 #           ranks with --halo mpi against ipc; the host backend at 256^3 on 1-16 cores
 #           (solve, and bench on 16 ranks), one rank per core
-# Usage: bench/gpu_mg_scaling.sh tests|scaling|gather|links BIN_DIR OUT_DIR [OLD_HALO3D]
+#   default --mg-gather 32768 to 2097152 on the GPU (4 and 8 ranks, 512^3 and 256^3) and on
+#           16 host cores (256^3, 512^3): the measurements behind the default
+# Usage: bench/gpu_mg_scaling.sh tests|scaling|gather|links|default BIN_DIR OUT_DIR [OLD_HALO3D]
 set -uo pipefail
 part=$1; bin=$2; out=$3; old=${4:-}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader,tcp
@@ -107,5 +109,21 @@ if [ "$part" = links ]; then
   done
   mpi -np 16 "$bin/halo3d" bench --backend host --grid 256,256,256 --reps 5 > "$out/bench_host_np16.txt" 2>&1
   grep -E "^copy|^mg_vcycle |^mg_pcg_iteration |^level|^[0-9]+ " "$out/bench_host_np16.txt"
+fi
+if [ "$part" = default ]; then
+  mps_on
+  for case in "4 512" "8 512" "4 256" "8 256"; do
+    set -- $case
+    for gp in 32768 262144 1048576 2097152; do
+      echo "$2^3 np$1 --mg-gather $gp: $(solve_line $1 "$bin/halo3d" --grid $2,$2,$2 --halo ipc --mg-gather $gp)"
+    done
+  done
+  mps_off
+  export OMP_NUM_THREADS=1; bind=core
+  for g in 256 512; do
+    for gp in 32768 262144; do
+      echo "host $g^3 np16 --mg-gather $gp: $(solve_line 16 "$bin/halo3d" --backend host --grid $g,$g,$g --mg-gather $gp)"
+    done
+  done
 fi
 exit 0
