@@ -28,7 +28,7 @@ struct ParallelOptions {
 
 // Multigrid coarse levels of at most this many points leave the process grid: gathered
 // and run on every rank (docs/PERFORMANCE.md measures the choice).
-constexpr long long kDefaultMgGather = 32768;
+constexpr long long kDefaultMgGather = 262144;  // 64^3
 
 struct SolveOptions : ParallelOptions {
   // Problem
