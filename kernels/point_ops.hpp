@@ -296,7 +296,7 @@ HALO3D_HD inline DD dd_add(DD x, DD y) {
 // layer. The rim is why faces are wide: a stencil reads only face ghosts, but the
 // trilinear transfers of multigrid read edge and corner ghosts too, which a neighbour
 // across a face can pass on only as part of its own (already exchanged) face ghosts. One
-// exchange per split axis (DistributedOperator::exchange_all) thus fills every ghost.
+// exchange per split axis (DistributedOperator::exchange) thus fills every ghost.
 HALO3D_HD inline void face_dims(const Layout& l, Face f, int& na, int& nb) {
   const int n[3] = {l.nx, l.ny, l.nz};
   na = n[f.axis == 0 ? 1 : 0] + 2;
