@@ -2,9 +2,13 @@
 # halo3d quick start on a fresh Debian 12 / Ubuntu 24.04 machine (as root, or with sudo):
 #   jobs/quickstart.sh run    install what running needs, build halo3d, run the default job on 2 ranks
 #   jobs/quickstart.sh test   install what the tests need too, build everything, run the whole test suite
-# Environment: HALO3D_RANKS (default 2) for `run`.
-# `run` is quiet: apt and cmake output goes to build/quickstart.log, named if a step fails;
-# its last line names every file it wrote.
+# Environment: HALO3D_RANKS (default 2) for `run`; HALO3D_CTEST_JOBS (default: half the CPUs,
+# at least 2) for `test`.
+# Both are quiet: apt and cmake output goes to a log (build/quickstart.log for `run`,
+# build-ci/quickstart.log for `test`), named with its last lines if a step fails. `run` ends
+# with a line naming every file it wrote; `test` prints one line per test as it ends and
+# ends with exactly one line `N passed, M failed`, counted over the style check and the tests
+# of both ctest runs (a failed build counts as one failure), and exits 1 if M > 0.
 set -euo pipefail
 mode=${1:-run}
 cd "$(dirname "$0")/.."
@@ -23,22 +27,34 @@ case "$mode" in
     ;;
 esac
 
-log=/dev/stdout
-quiet() { "$@"; }
-if [[ $mode == run ]]; then
-  # Quiet: each step's output goes to the log, shown by name (and its end) only on failure.
-  mkdir -p build
-  log=build/quickstart.log
-  : >"$log"
-  quiet() {
-    if ! "$@" >>"$log" 2>&1; then
-      echo "quickstart: failed: $*" >&2
-      tail -n 20 "$log" >&2
-      echo "quickstart: the whole output is in $log" >&2
-      exit 1
+# Quiet: each step's output goes to the log, shown by name (and its end) only on failure.
+if [[ $mode == run ]]; then log=build/quickstart.log; else log=build-ci/quickstart.log; fi
+mkdir -p "$(dirname "$log")"
+: >"$log"
+passed=0 failed=0
+# show_failure STEP: what failed, the log's last lines and its name.
+show_failure() {
+  echo "quickstart: failed: $*" >&2
+  tail -n 20 "$log" >&2
+  echo "quickstart: the whole output is in $log" >&2
+}
+# The closing line of `test`, and its exit status.
+summary() {
+  echo "$passed passed, $failed failed"
+  ((failed == 0))
+}
+# quiet CMD...: a step that everything after it needs; on failure `test` still ends with
+# its summary line.
+quiet() {
+  if ! "$@" >>"$log" 2>&1; then
+    show_failure "$*"
+    if [[ $mode == test ]]; then
+      failed=$((failed + 1))
+      summary || true
     fi
-  }
-fi
+    exit 1
+  fi
+}
 
 missing=()
 for p in "${packages[@]}"; do
@@ -67,6 +83,38 @@ if [[ $(id -u) -eq 0 ]]; then
 fi
 jobs=$(nproc)
 
+# build_and_test PRESET: configure and build the preset (output to the log; a failure counts
+# once and skips its tests), then ctest in parallel, one line per test as it ends (its
+# output, and the output of failing tests, in the log); counts passed and failed tests.
+build_and_test() {
+  local preset=$1
+  echo "building the $preset preset (log: $log)"
+  if ! { cmake --preset "$preset" && cmake --build --preset "$preset" -j"$jobs"; } >>"$log" 2>&1; then
+    show_failure "the $preset build"
+    failed=$((failed + 1))
+    return 0
+  fi
+  echo "testing: ctest --preset $preset -j$ctest_jobs"
+  local lines rc p f s
+  lines=$(mktemp)
+  set +e
+  ctest --preset "$preset" -j"$ctest_jobs" 2>&1 | tee -a "$log" |
+    grep --line-buffered -E '^ *[0-9]+/[0-9]+ +Test +#[0-9]+:' | tee "$lines"
+  rc=${PIPESTATUS[0]}
+  set -e
+  p=$(grep -c ' Passed ' "$lines" || true)
+  s=$(grep -c '\*\*\*Skipped' "$lines" || true)
+  f=$(($(wc -l <"$lines") - p - s))
+  rm -f "$lines"
+  # ctest failing with no failed test line (no tests found, a crash of ctest): one failure.
+  ((rc == 0 || f > 0)) || f=1
+  passed=$((passed + p))
+  failed=$((failed + f))
+  local note=
+  ((f == 0)) || note="; the failing tests' output is in $log"
+  echo "ctest --preset $preset: $p passed, $f failed, $s skipped$note"
+}
+
 case "$mode" in
   run)
     # Default build: CUDA for every supported architecture when nvcc is present; halo3d only.
@@ -91,16 +139,20 @@ case "$mode" in
   test)
     # The style gates first (function length and complexity, clang-format): a violation
     # fails in seconds, before the build.
-    bash tests/style_check.sh
+    if bash tests/style_check.sh; then
+      passed=$((passed + 1))
+    else
+      failed=$((failed + 1))
+      summary
+      exit 1
+    fi
+    ctest_jobs=${HALO3D_CTEST_JOBS:-$((jobs / 2 > 2 ? jobs / 2 : 2))}
     # CI build: CUDA compiled for one architecture only, to keep the build short.
-    cmake --preset ci >/dev/null
-    cmake --build --preset ci -j"$jobs"
-    ctest --preset ci
+    build_and_test ci
     # Second build with AddressSanitizer + UndefinedBehaviorSanitizer (host code, no CUDA):
     # the unit and MPI tests, where any finding fails the test. Leak checking is off
     # (ASAN_OPTIONS in the preset): Open MPI and HDF5 keep memory until exit by design.
-    cmake --preset sanitize >/dev/null
-    cmake --build --preset sanitize -j"$jobs"
-    ctest --preset sanitize
+    build_and_test sanitize
+    summary
     ;;
 esac

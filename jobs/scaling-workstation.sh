@@ -18,6 +18,7 @@
 #   --study-dir DIR    the study folder (default: a new unique one under HALO3D_RESULTS, else
 #                      ./results); points whose report exists are skipped, so a stopped
 #                      study continues where it stopped
+#   --no-plots         the table alone (table.md, table.csv): no numpy or matplotlib needed
 #   -- OPTIONS...      halo3d solve options replacing the default
 #                      "--rhs random --seed 1 --tol 1e-12 --max-iters 200"
 # Weak points get --procs PX,PY,PZ (balanced) and --grid = local x procs; strong points let
@@ -26,8 +27,11 @@
 #
 # Environment: as jobs/run-workstation.sh (HALO3D_BIN, HALO3D_NGPUS, HALO3D_MPIRUN,
 # HALO3D_MPIRUN_FLAGS, OMP_NUM_THREADS, ...); HALO3D_RESULTS; HALO3D_PYTHON (Python 3 with
-# numpy and matplotlib for the table and plots, default python3).
-# Exit code: 0 all points ran; 1 some point failed (see runs.tsv); 2 bad options.
+# numpy and matplotlib for the table and plots; default: the first of python3 and
+# /usr/bin/python3 that has them, so a pyenv or conda python3 first on PATH does no harm).
+# The interpreter is checked before the first point: without one the script stops at once.
+# Exit code: 0 all points ran and the table and plots were made; 1 some point failed (see
+# runs.tsv), the table or plots could not be made, or no Python can make them; 2 bad options.
 set -euo pipefail
 
 jobs_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -43,7 +47,7 @@ case $1 in
   weak | strong) study=$1; shift ;;
   *) h3d_die "first argument: weak or strong (not '$1'); see --help" ;;
 esac
-local_size=256,256,256 grid=512,512,512 counts='' repeats=1 study_dir=''
+local_size=256,256,256 grid=512,512,512 counts='' repeats=1 study_dir='' plots=1
 need() { [[ $# -ge 2 ]] || h3d_die "$1 needs a value"; }
 while (($#)); do
   case $1 in
@@ -53,6 +57,7 @@ while (($#)); do
     --counts) need "$@"; counts=$2; shift 2 ;;
     --repeats) need "$@"; repeats=$2; shift 2 ;;
     --study-dir) need "$@"; study_dir=$2; shift 2 ;;
+    --no-plots) plots=0; shift ;;
     --) shift; break ;;
     *) h3d_die "unknown option $1 (halo3d options go after --)" ;;
   esac
@@ -66,7 +71,15 @@ done
 read -r lx ly lz < <(h3d_parse3 "$local_size" --local)
 read -r gx gy gz < <(h3d_parse3 "$grid" --grid)
 bin=$(h3d_find_bin "$jobs_dir")
-python=${HALO3D_PYTHON:-python3}
+# The Python for the table and plots, found before any point runs (not after an hour).
+if ((plots)); then
+  python=$(h3d_python numpy matplotlib) ||
+    h3d_die "the plots cannot be made (see the line above); rerun with --no-plots for the table alone" 1
+  study_py=("$python" "$jobs_dir/study.py")
+else
+  python=$(h3d_python) || h3d_die "no python3 for jobs/study.py (see the line above)" 1
+  study_py=("$python" "$jobs_dir/study.py" --no-plots)
+fi
 
 # The largest count: GPUs as run-workstation.sh counts them, else the cores.
 if [[ -n ${HALO3D_NGPUS:-} ]]; then
@@ -142,9 +155,15 @@ for n in "${count_list[@]}"; do
   done
 done
 
-if "$python" "$jobs_dir/study.py" "$study_dir"; then
-  h3d_log "halo3d-scaling: table and plots in $study_dir (table.md, table.csv, efficiency.png, time_split.png)"
+if "${study_py[@]}" "$study_dir"; then
+  if ((plots)); then
+    h3d_log "halo3d-scaling: table and plots in $study_dir (table.md, table.csv, efficiency.png, time_split.png)"
+  else
+    h3d_log "halo3d-scaling: table in $study_dir (table.md, table.csv)"
+  fi
 else
-  h3d_warn "study.py failed; run it later: python3 $jobs_dir/study.py $study_dir"
+  printf 'halo3d-jobs: error: jobs/study.py failed, so the table%s %s not made; once fixed, run: %s %s\n' \
+    "$( ((plots)) && echo ' and plots' )" "$( ((plots)) && echo were || echo was )" "${study_py[*]}" "$study_dir" >&2
+  failed=1
 fi
 exit "$failed"

@@ -41,7 +41,8 @@
 #
 # Output (stdout, one per line, for scripts): HALO3D_JOB_ID=..., HALO3D_RUN_DIR=..., HALO3D_LOG=...
 # Other environment: HALO3D_BIN, HALO3D_SRUN_MPI, HALO3D_SRUN_FLAGS, HALO3D_BIND,
-# HALO3D_PYTHON (study tables, default python3): see jobs/slurm/*.sbatch. Exports go to the
+# HALO3D_PYTHON (study tables; default: python3 or /usr/bin/python3, whichever has numpy and
+# matplotlib): see jobs/slurm/*.sbatch. Exports go to the
 # job (sbatch --export=ALL).
 set -euo pipefail
 

@@ -45,6 +45,43 @@ for kind, size in (("weak", ["--local", "8,8,8"]), ("strong", ["--grid", "12,10,
         table = open(os.path.join(study, "table.md")).read() if os.path.isfile(os.path.join(study, "table.md")) else ""
         check("INCOMPLETE" not in table, f"{kind}: table complete")
 
+# A Python without numpy/matplotlib first on PATH (as a pyenv python3 can be), issue 27 item 5.
+bare = tempfile.mkdtemp(prefix="halo3d-bare-python-")
+with open(os.path.join(bare, "python3"), "w") as f:
+    f.write(f'#!/bin/sh\nexec "{sys.executable}" -S "$@"\n')  # -S: no site-packages, so no numpy
+os.chmod(os.path.join(bare, "python3"), 0o755)
+bare_env = {k: v for k, v in env.items() if k != "HALO3D_PYTHON"}
+bare_env["PATH"] = bare + os.pathsep + env["PATH"]
+args = ["weak", "--local", "8,8,8", "--counts", "1", "--", "--rhs", "random", "--max-iters", "3"]
+system_ok = subprocess.run(["/usr/bin/python3", "-c", "import numpy, matplotlib"], capture_output=True).returncode == 0 \
+    if os.path.exists("/usr/bin/python3") else False
+if system_ok:  # the script looks past the bare python3 and finds /usr/bin/python3
+    with tempfile.TemporaryDirectory() as d:
+        study = os.path.join(d, "study")
+        p = subprocess.run([os.path.join(SRC, "jobs", "scaling-workstation.sh"), *args[:5], "--study-dir", study,
+                            *args[5:]], capture_output=True, text=True, env=bare_env, cwd=d, timeout=300)
+        check(p.returncode == 0 and os.path.isfile(os.path.join(study, "efficiency.png")),
+              f"a python3 without numpy first on PATH: /usr/bin/python3 makes the plots: exit {p.returncode}, "
+              f"{p.stderr[-400:]!r}")
+# Only the bare one (HALO3D_PYTHON names it): plots cannot be made, so exit 1 at once, one clear line.
+with tempfile.TemporaryDirectory() as d:
+    study = os.path.join(d, "study")
+    p = subprocess.run([os.path.join(SRC, "jobs", "scaling-workstation.sh"), *args[:5], "--study-dir", study,
+                        *args[5:]], capture_output=True, text=True,
+                       env={**bare_env, "HALO3D_PYTHON": os.path.join(bare, "python3")}, cwd=d, timeout=120)
+    check(p.returncode == 1 and "no Python with numpy matplotlib" in p.stderr and "--no-plots" in p.stderr
+          and not os.path.exists(os.path.join(study, "runs.tsv")),
+          f"no Python with matplotlib: exit 1 before any point, naming the fix: exit {p.returncode}, {p.stderr!r}")
+    # --no-plots: the table alone, with that same bare Python.
+    p = subprocess.run([os.path.join(SRC, "jobs", "scaling-workstation.sh"), *args[:5], "--no-plots", "--study-dir",
+                        study, *args[5:]], capture_output=True, text=True,
+                       env={**bare_env, "HALO3D_PYTHON": os.path.join(bare, "python3")}, cwd=d, timeout=300)
+    check(p.returncode == 0 and os.path.isfile(os.path.join(study, "table.md"))
+          and not os.path.exists(os.path.join(study, "efficiency.png")),
+          f"--no-plots makes the table without numpy: exit {p.returncode}, {p.stderr[-400:]!r}")
+shutil.rmtree(bare, ignore_errors=True)
+
+
 def no_slurm():
     if not shutil.which("sbatch"):
         return True

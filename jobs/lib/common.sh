@@ -174,3 +174,44 @@ h3d_reject_owned_options() {
     esac
   done
 }
+
+# ---- Python ---------------------------------------------------------------------------------------
+# h3d_python MODULE...: prints the first interpreter that imports every MODULE: HALO3D_PYTHON
+# when it is set (then the only one tried), else python3 from PATH, then /usr/bin/python3 (a
+# pyenv or conda python3 first on PATH often lacks the system's h5py, numpy, matplotlib).
+# When none does: one line on stderr saying what each one lacks, and status 1.
+h3d_python() {
+  local c path miss tried=() seen=' ' packages=() m
+  local probe='import importlib, sys
+missing = []
+for m in sys.argv[1:]:
+    try:
+        importlib.import_module(m)
+    except Exception:
+        missing.append(m)
+print(" ".join(missing))'
+  local candidates=(python3 /usr/bin/python3)
+  [[ -n ${HALO3D_PYTHON:-} ]] && candidates=("$HALO3D_PYTHON")
+  for c in "${candidates[@]}"; do
+    if ! path=$(command -v "$c" 2>/dev/null); then
+      tried+=("$c (not found)")
+      continue
+    fi
+    [[ $seen == *" $path "* ]] && continue
+    seen+="$path "
+    if ! miss=$(MPLBACKEND=Agg "$path" -c "$probe" "$@" 2>/dev/null); then
+      tried+=("$path (does not run)")
+    elif [[ -z $miss ]]; then
+      printf '%s\n' "$path"
+      return 0
+    else
+      tried+=("$path (no ${miss// /, no })")
+    fi
+  done
+  for m in "$@"; do packages+=("python3-$m"); done
+  local list
+  list=$(printf '%s; ' "${tried[@]}")
+  printf 'halo3d-jobs: error: no Python with %s found (tried %s). Install them (Debian/Ubuntu: apt-get install %s) or set HALO3D_PYTHON to a Python that has them\n' \
+    "$*" "${list%; }" "${packages[*]}" >&2
+  return 1
+}

@@ -59,8 +59,8 @@ interrupt b TERM:rank2 75 --restart ck.h5
 interrupt c USR1:mpirun 75 --restart ck.h5
 # SIGTERM to mpirun itself is not tested: Open MPI 4.1 forwards SIGTERM to the ranks, which
 # checkpoint, but mpirun tears down its output forwarding and exits 1 itself, and under a
-# loaded CI machine the ranks' lines and even the checkpoint race its SIGKILL (README,
-# "Exit codes": use SIGUSR1 to mpirun, or signal the ranks).
+# loaded CI machine the ranks' lines and even the checkpoint race its SIGKILL (docs/CLUSTERS.md,
+# "Signals through mpirun and srun": use SIGUSR1 to mpirun, or signal the ranks).
 
 log "final restart runs to the end"
 start_ranks d 3 "${P[@]}" --output final.h5 --restart ck.h5 --report final.json
