@@ -465,6 +465,15 @@ CLI::App* add_solve_command(CLI::App& app, SolveOptions& o, SolveArgs& a) {
   add_solve_problem_options(solve, o, a);
   add_solve_solver_options(solve, o);
   add_solve_output_options(solve, o, a);
+  solve->footer(
+      "Stopping a run and keeping its work: Ctrl-C (SIGINT), SIGTERM or SIGUSR1 to halo3d or to\n"
+      "any one rank stops every rank at the next iteration; with --checkpoint FILE that is\n"
+      "written first (exit code 75; continue with --restart FILE), without it nothing is saved\n"
+      "(exit code 76). Under mpirun, Ctrl-C makes mpirun send SIGTERM and then SIGKILL 1 s\n"
+      "later, which can cut a large checkpoint off (the previous one stays complete, and the\n"
+      "stop line names the iteration it holds). To give the checkpoint the time it needs,\n"
+      "signal mpirun with SIGUSR1, which it forwards to every rank:\n"
+      "    kill -USR1 <mpirun pid>        (e.g. kill -USR1 $(pgrep -n mpirun))\n");
   return solve;
 }
 

@@ -1,4 +1,7 @@
+#include <sys/stat.h>
+
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -121,6 +124,10 @@ struct SolveRun {
   // start, to its rename; slowest rank) and the bytes of /u and /residual_history.
   double out_s = 0;
   long long out_bytes = 0;
+  // What --checkpoint holds (rank 0's view): the iteration of the last complete checkpoint
+  // in it (this run's, or the restart's when --restart is the same file); -1 none yet; -2
+  // a file from before this run.
+  long saved = -1;
   bool wants_series() const { return heat && o.output_every > 0 && o.output != "none"; }
 };
 
@@ -195,6 +202,17 @@ void start_series(SolveRun& r) {
   if (r.series->due(r.first)) r.series->write(r.first, download(*r.k, r.method->solution()));
 }
 
+// What --checkpoint holds as the solve starts (SolveRun::saved): the restart's iteration
+// when --restart is that same file, else -2 if the file exists, -1 if not.
+long checkpoint_held(const SolveOptions& o, long first) {
+  struct stat ck, rs;
+  if (o.checkpoint.empty() || ::stat(o.checkpoint.c_str(), &ck) != 0) return -1;
+  if (!o.restart.empty() && ::stat(o.restart.c_str(), &rs) == 0 && ck.st_dev == rs.st_dev &&
+      ck.st_ino == rs.st_ino)
+    return first;
+  return -2;
+}
+
 // The preconditioner, the method, and its state: fresh or from --restart.
 void start_solver(SolveRun& r) {
   const SolveOptions& o = r.o;
@@ -216,6 +234,7 @@ void start_solver(SolveRun& r) {
     r.method->start();
   }
   if (r.wants_series()) start_series(r);  // refuses a checkpoint whose series cannot go on
+  r.saved = checkpoint_held(o, r.first);
   if (r.root && !o.restart.empty())
     std::printf("restarted from %s at iteration %ld\n", o.restart.c_str(), r.first);
   if (r.root) print_banner(r);
@@ -237,6 +256,35 @@ std::string heat_progress(SolveRun& r, long it) {
   return s;
 }
 
+const char* signal_name(int sig) {
+  switch (sig) {
+    case SIGINT:
+      return "SIGINT";
+    case SIGTERM:
+      return "SIGTERM";
+    case SIGUSR1:
+      return "SIGUSR1";
+    default:
+      return "?";
+  }
+}
+
+// Rank 0's line as the ranks stop on a signal, before the checkpoint's write: under mpirun,
+// Ctrl-C (mpirun's SIGTERM, then SIGKILL 1 s later) may kill the ranks during that write,
+// and then the file still holds what this line says.
+void announce_stop(const SolveRun& r, long it, int sig) {
+  if (!r.root || r.o.checkpoint.empty()) return;
+  const std::string& ck = r.o.checkpoint;
+  const std::string held = r.saved >= 0 ? ck + " still holds iteration " + std::to_string(r.saved)
+                           : r.saved == -2 ? ck + " keeps the file it held before this run"
+                                           : "nothing is saved (no earlier checkpoint)";
+  std::fprintf(stderr,
+               "halo3d: %s at iteration %ld: writing checkpoint %s (iteration %ld); if the "
+               "write is cut off, %s\n",
+               signal_name(sig), it, ck.c_str(), it, held.c_str());
+  std::fflush(stderr);
+}
+
 struct SolveOutcome {
   DriveResult res;
   Timers before, after;  // the timers as the solve began and ended
@@ -255,7 +303,9 @@ SolveOutcome solve(SolveRun& r) {
       std::function<void(hid_t)> extra;
       if (series) extra = [series](hid_t f) { series->save(f); };
       write_checkpoint(r.o.checkpoint, r.comm, *r.d, *r.k, *r.method, r.id, it, h, extra);
+      r.saved = it;
     };
+  dro.stopping = [&r](long it, int sig) { announce_stop(r, it, sig); };
   if (r.heat) dro.progress = [&r](long it) { return heat_progress(r, it); };
   if (series) {
     dro.snapshot_every = series->every();
@@ -278,8 +328,8 @@ int stopped_by_signal(const SolveRun& r, const DriveResult& res) {
   // --checkpoint nothing was saved, which is a code of its own.
   const int code = o.checkpoint.empty() ? kExitStoppedUnsaved : kExitCheckpointed;
   if (r.root)
-    std::fprintf(stderr, "halo3d: stopped by signal %d at iteration %ld; %s; exit code %d\n",
-                 res.stop_signal, res.iterations,
+    std::fprintf(stderr, "halo3d: stopped by signal %d (%s) at iteration %ld; %s; exit code %d\n",
+                 res.stop_signal, signal_name(res.stop_signal), res.iterations,
                  o.checkpoint.empty() ? "no --checkpoint given, state not saved"
                                       : ("checkpoint written to " + o.checkpoint).c_str(),
                  code);

@@ -299,6 +299,7 @@ DriveResult drive(Method& m, MPI_Comm comm, const DriveOptions& o, long first,
       res.converged = true;
       break;
     }
+    if (stop && o.stopping) o.stopping(res.iterations, vote.signal());
     const bool periodic = o.checkpoint_every > 0 && res.iterations % o.checkpoint_every == 0;
     if (o.checkpoint && (periodic || stop)) o.checkpoint(res.iterations, res.history);
     if (stop) {

@@ -69,6 +69,9 @@ struct DriveOptions {
   int monitor = 0;     // progress line every N iterations on rank 0 (0: none)
   long checkpoint_every = 0;
   std::function<void(long iteration, const std::vector<double>& history)> checkpoint;
+  // Called on every rank once the ranks agree to stop on a signal, before that iteration's
+  // checkpoint is written (a launcher may kill the ranks during that write).
+  std::function<void(long iteration, int signal)> stopping;
   // Extra text for a progress line (heat: physical time and error); called on every rank.
   std::function<std::string(long iteration)> progress;
   // Heat's --output-every: called on every rank after each iteration that is a multiple of

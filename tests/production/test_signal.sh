@@ -3,9 +3,12 @@
 # (exit 75), and the chain of restarts ends bitwise where an uninterrupted run ends.
 #   1. SIGUSR1 to rank 1's pid only       -> every rank exits, 75, checkpoint at iteration K1
 #   2. restart; SIGTERM to rank 2 only     -> 75, checkpoint at K2 > K1
-#   3. restart; SIGUSR1 to mpirun itself   -> mpirun forwards it to every rank -> 75, K3 > K2
-#   4. restart and finish                  -> /u bitwise the uninterrupted run's
-#   5. SIGUSR1 to mpirun without --checkpoint -> 76 (stopped, nothing saved), no file
+#   3. restart; SIGINT (Ctrl-C) to rank 0  -> 75, K3 > K2, rank 0 says it was interrupted
+#   4. restart; SIGUSR1 to mpirun itself   -> mpirun forwards it to every rank -> 75, K4 > K3
+#   5. restart and finish                  -> /u bitwise the uninterrupted run's
+#   6. SIGUSR1 to mpirun without --checkpoint -> 76 (stopped, nothing saved), no file
+# Each stop first prints which iteration the checkpoint file holds should its write be cut
+# off (mpirun SIGKILLs the ranks 1 s after a Ctrl-C), then the "stopped by signal" line.
 # shellcheck source=tests/production/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 need_python_h5py
@@ -35,6 +38,7 @@ interrupt() {
   case $how in
     USR1:rank1) target=$(rank_pid "$name" 1); kill -USR1 "$target" ;;
     TERM:rank2) target=$(rank_pid "$name" 2); kill -TERM "$target" ;;
+    INT:rank0) target=$(rank_pid "$name" 0); kill -INT "$target" ;;
     USR1:mpirun) target=$MPI_PID; kill -USR1 "$target" ;;
     TERM:mpirun) target=$MPI_PID; kill -TERM "$target" ;;
   esac
@@ -44,19 +48,28 @@ interrupt() {
   # want is "75" or "1|75" (mpirun's own code on SIGTERM; the ranks' line still says 75).
   [[ "|$want|" == *"|$rc|"* ]] || fail "$name after SIG${how%%:*} to ${how#*:}: exit code $rc, expected $want ($(tail -n3 "$name.err"))"
   for r in 0 1 2; do alive "$(rank_pid "$name" $r)" && fail "$name: rank $r still runs after mpirun exited"; done
-  grep -q 'stopped by signal .* checkpoint written to ck.h5; exit code 75' "$name.err" ||
-    fail "$name: no 'stopped by signal ... checkpoint written' line: $(cat "$name.err")"
+  local sig=SIG${how%%:*}
+  grep -q "stopped by signal [0-9]* ($sig) at iteration .* checkpoint written to ck.h5; exit code 75" "$name.err" ||
+    fail "$name: no 'stopped by signal ... ($sig) ... checkpoint written' line: $(cat "$name.err")"
   [[ ! -e $name.h5 ]] || fail "$name: a solution file was written by a stopped run"
   local k
   k=$(h5 checkpoint ck.h5) || fail "$name: ck.h5 is not a readable checkpoint: $k"
   ((k > last_k)) || fail "$name: checkpoint at iteration $k, not after the previous $last_k"
+  # Said before the write: what ck.h5 holds should mpirun kill the ranks during it.
+  local held="nothing is saved (no earlier checkpoint)"
+  ((last_k == 0)) || held="ck.h5 still holds iteration $last_k"
+  grep -qF "at iteration $k: writing checkpoint ck.h5 (iteration $k); if the write is cut off, $held" "$name.err" ||
+    fail "$name: no line before the write saying '$held': $(cat "$name.err")"
+  [[ $how != INT:rank0 ]] || grep -q 'halo3d: interrupted: stopping at the next iteration' "$name.err" ||
+    fail "$name: rank 0 did not say it was interrupted: $(cat "$name.err")"
   log "$name: all 3 ranks stopped in $((SECONDS - t0)) s, mpirun exit $rc; checkpoint at iteration $k"
   last_k=$k
 }
 
 interrupt a USR1:rank1 75
 interrupt b TERM:rank2 75 --restart ck.h5
-interrupt c USR1:mpirun 75 --restart ck.h5
+interrupt c INT:rank0 75 --restart ck.h5
+interrupt c2 USR1:mpirun 75 --restart ck.h5
 # SIGTERM to mpirun itself is not tested: Open MPI 4.1 forwards SIGTERM to the ranks, which
 # checkpoint, but mpirun tears down its output forwarding and exits 1 itself, and under a
 # loaded CI machine the ranks' lines and even the checkpoint race its SIGKILL (README,
