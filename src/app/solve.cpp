@@ -145,6 +145,9 @@ void set_up(SolveRun& r, MPI_Comm world) {
   if (r.root && !r.rt->warnings.empty()) std::fputs(r.rt->warnings.c_str(), stderr);
   // Fail before solving, not after hours of it.
   check_planned_files(planned_files(o), r.comm);
+  // Temporaries that runs killed mid-write (Ctrl-C under mpirun, a crash) left.
+  const std::string stale = clean_stale_temporaries(planned_files(o), o.restart, r.comm);
+  if (!stale.empty()) std::fputs(stale.c_str(), stderr);
 }
 
 void fill_source(SolveRun& r) {

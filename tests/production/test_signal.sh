@@ -7,6 +7,8 @@
 #   4. restart; SIGUSR1 to mpirun itself   -> mpirun forwards it to every rank -> 75, K4 > K3
 #   5. restart and finish                  -> /u bitwise the uninterrupted run's
 #   6. SIGUSR1 to mpirun without --checkpoint -> 76 (stopped, nothing saved), no file
+#   7. temporaries of runs that died mid-write: removed at the next run writing that file
+#      (this host, process gone), named in a warning otherwise (another host, or alive)
 # Each stop first prints which iteration the checkpoint file holds should its write be cut
 # off (mpirun SIGKILLs the ranks 1 s after a Ctrl-C), then the "stopped by signal" line.
 # shellcheck source=tests/production/lib.sh
@@ -92,5 +94,26 @@ expect_rc 76 "$rc" "SIGUSR1 without --checkpoint ($(tail -n3 e.err))"
 grep -q 'stopped by signal .* no --checkpoint given, state not saved; exit code 76' e.err ||
   fail "e: no 'state not saved; exit code 76' line: $(cat e.err)"
 [[ ! -e e.h5 ]] || fail "e: a solution file was written by a stopped run"
+log "temporaries of runs that died mid-write"
+host=$(hostname | cut -c1-63 | tr './' '__')
+sh -c 'exit 0' &
+dead=$!
+wait "$dead" || true
+alive "$dead" && fail "pid $dead of a finished shell is alive again"
+stale=(ck.h5.partial.$host-$dead-18ee0940581-2 g.h5.partial.$host-$dead-18ee0940582-1)
+foreign=ck.h5.partial.h3d-elsewhere-4242-18ee0940583-1
+for f in "${stale[@]}" "$foreign"; do echo torn >"$f"; done
+start_ranks g 3 --grid 12,12,12 --output g.h5 --checkpoint ck.h5 --checkpoint-every 1
+finish g 60
+expect_rc 0 "$rc" "a run beside stale temporaries ($(tail -n3 g.err))"
+for f in "${stale[@]}"; do
+  [[ ! -e $f ]] || fail "g: the stale temporary $f of a dead process on this host was not removed"
+  grep -qF "halo3d: removed $f, the temporary of a write cut off (its process $dead on this host is gone)" g.err ||
+    fail "g: no line saying $f was removed: $(cat g.err)"
+done
+[[ -e $foreign ]] || fail "g: another host's temporary $foreign was removed"
+grep -qF "halo3d: warning: $foreign is the temporary of another run (process 4242 on host h3d-elsewhere)" g.err ||
+  fail "g: no warning naming $foreign: $(cat g.err)"
+rm -f "$foreign"
 log "PASS signal"
 cleanup_workdir_on_success
