@@ -93,8 +93,13 @@ if tl:
     check(len(nums) == 6 and abs(sum(nums) - whole) < 1e-3, f"printed split adds up to the solve time: {tl[0]}")
 else:
     check(False, "no 'time: solve' line")
-check(any(l.startswith("phases (rank 0): start-up") and "= total" in l for l in lines), "summary has the phases")
-check(any(l == "wrote acc.h5, acc.xdmf, acc.json" for l in lines), "the last line names every file written")
+# What the run prints, in order (issue 27): the header first, each phase once.
+check(lines[0].startswith("halo3d ") and ": poisson/cg on grid 65,33,47, 4 ranks as 2,1,2, backend " in lines[0],
+      f"the header is the first line: {lines[:1]}")
+check(not any(l.startswith("phases (rank 0)") for l in lines)
+      and all(sum(l.startswith(f"phase {n}:") for l in lines) == 1 for n in names),
+      "each phase is printed once (no summary repeating the phase lines)")
+check(lines[-1] == "wrote acc.h5, acc.xdmf, acc.json", "the last line names every file written")
 p = halo3d(2, "solve", "--grid", "16,16,16", "--quiet", "--output", "none")
 check(p.returncode == 0 and not any(l.startswith("phase ") for l in p.stdout.splitlines()), "--quiet: no phase lines")
 

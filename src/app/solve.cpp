@@ -96,7 +96,7 @@ struct SolveRun {
         heat(o.problem == ProblemKind::heat),
         solver(heat ? (uses_implicit_heat(o) ? to_string(o.time_scheme) : "euler")
                     : to_string(o.solver)),
-        phases(root && !o.quiet) {}
+        phases(root && !o.quiet, true) {}
   const SolveOptions& o;
   const bool root, heat;
   const std::string solver;
@@ -177,7 +177,9 @@ std::string solver_identity(const SolveRun& r) {
   return r.solver;
 }
 
-void print_banner(const SolveRun& r) {
+// The header: what is solved, where and how; printed as soon as set-up has chosen the
+// decomposition, backend and halo transport, before any phase line.
+void print_header(const SolveRun& r) {
   const SolveOptions& o = r.o;
   const Decomposition& d = *r.d;
   std::printf(
@@ -189,9 +191,6 @@ void print_banner(const SolveRun& r) {
       thread_setup().threads, thread_setup().from_env ? "OMP_NUM_THREADS" : "auto",
       r.rt->op->transport().name().c_str(), o.overlap ? "on" : "off");
   print_halo_selection(r.rt->halo_selection);
-  if (r.mg)
-    std::printf("preconditioner: multigrid V-cycle, %s; set-up %.4f s\n", r.mg->describe().c_str(),
-                r.setup_s);
   std::fflush(stdout);
 }
 
@@ -240,7 +239,10 @@ void start_solver(SolveRun& r) {
   r.saved = checkpoint_held(o, r.first);
   if (r.root && !o.restart.empty())
     std::printf("restarted from %s at iteration %ld\n", o.restart.c_str(), r.first);
-  if (r.root) print_banner(r);
+  if (r.root && r.mg)
+    std::printf("preconditioner: multigrid V-cycle, %s; set-up %.4f s\n", r.mg->describe().c_str(),
+                r.setup_s);
+  std::fflush(stdout);
 }
 
 // Heat progress lines: the physical time, and the error against the exact answer.
@@ -678,7 +680,8 @@ std::string report_text(const SolveRun& r, const DriveResult& res, const Verific
   return j.dump(2) + "\n";
 }
 
-// Rank 0's closing lines: where the solve's time went, the phases, the files written.
+// Rank 0's closing lines: where the solve's time went, the files written (the phases were
+// printed as they ended).
 void print_timing(const SolveRun& r, const Summary& m) {
   const SolveOptions& o = r.o;
   const SolveSplit& sp = m.sp;
@@ -687,13 +690,6 @@ void print_timing(const SolveRun& r, const Summary& m) {
       "+ reductions %.4f + checkpoints %.4f + monitor %.4f + other %.4f s\n",
       sp.solve, sp.rank, m.per_iter, sp.compute, sp.halo, sp.reduction, sp.checkpoint, sp.monitor,
       sp.other);
-  std::printf("phases (rank 0):");
-  const char* sep = " ";
-  for (const auto& [name, sec] : r.phases.phases()) {
-    std::printf("%s%s %.4f", sep, name.c_str(), sec);
-    sep = " + ";
-  }
-  std::printf(" = total %.4f s\n", r.phases.total());
   std::string files;
   if (o.output != "none") {
     const auto dot = o.output.rfind('.');
@@ -716,6 +712,8 @@ int run_solve(const SolveOptions& o, MPI_Comm world) {
   r.phases.end("start-up");
   set_up(r, world);
   r.phases.end("set-up");
+  if (r.root) print_header(r);
+  r.phases.release();
   fill_source(r);
   r.phases.end("right-hand side");
   start_solver(r);
