@@ -3,6 +3,7 @@
 and process grids. Run: e2e_test.py HALO3D MPIEXEC SOURCE_DIR"""
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -87,7 +88,6 @@ check(len(phase_lines) == 7 and phase_lines[0].startswith("phase start-up:") and
       f"rank 0 prints a line as each phase ends: {phase_lines}")
 tl = [l for l in lines if l.startswith("time: solve")]
 if tl:
-    import re
     nums = [float(x) for x in re.findall(r"(?:compute|halo|reductions|checkpoints|monitor|other) ([0-9.]+)", tl[0])]
     whole = float(re.search(r"time: solve ([0-9.]+) s", tl[0]).group(1))
     check(len(nums) == 6 and abs(sum(nums) - whole) < 1e-3, f"printed split adds up to the solve time: {tl[0]}")
@@ -102,6 +102,20 @@ check(not any(l.startswith("phases (rank 0)") for l in lines)
 check(lines[-1] == "wrote acc.h5, acc.xdmf, acc.json", "the last line names every file written")
 p = halo3d(2, "solve", "--grid", "16,16,16", "--quiet", "--output", "none")
 check(p.returncode == 0 and not any(l.startswith("phase ") for l in p.stdout.splitlines()), "--quiet: no phase lines")
+
+# The time-based progress lines change nothing: rank 0 alone decides them on its clock.
+p = halo3d(1, "solve", "--grid", "24,20,16", "--rhs", "random", "--output", "v1.h5", "--report", "v1.json",
+           "--progress", "0")
+r1 = json.load(open(os.path.join(work, "v1.json")))
+check(r1["config"]["progress_s"] == 0 and "progress:" not in p.stdout, "--progress 0: no line, progress_s 0")
+p = halo3d(1, "solve", "--grid", "24,20,16", "--rhs", "random", "--output", "v2.h5", "--progress", "1e-9")
+prog = [l for l in p.stdout.splitlines() if l.startswith("progress: iteration ")]
+a, aa, ah = read_u("v1.h5")
+b, ba, bh = read_u("v2.h5")
+check(len(prog) == int(ba["iterations"][0]) and np.array_equal(a, b) and np.array_equal(ah, bh),
+      f"--progress: a line per iteration at 1e-9 s, same iterates as --progress 0 ({len(prog)} lines)")
+check(all(re.match(r"progress: iteration \d+, relative residual \S+, [0-9.]+ s into the solve", l) for l in prog),
+      f"progress lines: iteration, residual, time: {prog[:2]}")
 
 # 2. Random right-hand side: same iterations and answer on 1, 3, 4 ranks in any grid.
 ref = None

@@ -429,6 +429,12 @@ void add_solve_output_options(CLI::App* solve, SolveOptions& o, SolveArgs& a) {
   solve->add_option("--monitor", o.monitor, "Progress line every N iterations (0: none)")
       ->check(whole_number<int>() & non_negative())
       ->group("Output");
+  solve
+      ->add_option("--progress", o.progress,
+                   "Progress line (iteration, residual, time) every this many seconds of a solve "
+                   "(0: none; with --quiet, none unless given)")
+      ->check(non_negative())
+      ->group("Output");
   solve->add_flag("--quiet", o.quiet, "No line as each phase of the run ends")->group("Output");
   solve
       ->add_flag("--dry-run", o.dry_run,
@@ -569,6 +575,7 @@ void finish_solve(CLI::App* solve, const SolveArgs& a, int argc, char** argv, So
   if (given.count("output-every") && o.output == "none")
     throw BadInput(
         "--output-every needs an --output file (the snapshots are written into it), not 'none'");
+  if (o.quiet && solve->count("--progress") == 0) o.progress = 0;  // quiet unless asked
   none_is_empty(o.report);
   none_is_empty(o.checkpoint);
   none_is_empty(o.restart);

@@ -300,6 +300,8 @@ SolveOutcome solve(SolveRun& r) {
   DriveOptions dro;
   dro.max_iters = r.heat ? o.steps : o.max_iters;
   dro.monitor = o.monitor;
+  dro.progress_s = o.progress;
+  dro.tol = r.heat ? 0.0 : o.tol;
   dro.checkpoint_every = o.checkpoint_every;
   TimeSeries* series = r.series.get();
   if (!o.checkpoint.empty())
@@ -547,6 +549,7 @@ nlohmann::json config_json(const SolveRun& r) {
       {"output", o.output},
       {"compress", o.compress},
       {"output_every", r.series ? nlohmann::json(r.series->every()) : nlohmann::json()},
+      {"progress_s", o.progress},
       {"config_file", o.config_file}};
   nlohmann::json modes = nlohmann::json::array();
   for (const auto& m : o.modes) modes.push_back(to_json(m));
