@@ -117,6 +117,7 @@ expect_error("checkpoint-every beyond long", ["solve", "--checkpoint-every", "1e
 expect_error("progress negative", ["solve", "--progress", "-1"], 2, "--progress")
 expect_error("progress nan", ["solve", "--progress", "nan"], 2, "--progress")
 expect_error("progress not a number", ["solve", "--progress", "5s"], 2, "--progress")
+expect_error("verify neither on nor off", ["solve", "--verify", "no"], 2, "--verify")
 expect_error("mode aliases on the grid (K = N+1)", ["solve", "--grid", "8,6,8", "--mode", "1,7,1"], 2, "--mode")
 expect_error("mode beyond the grid", ["solve", "--grid", "8,8,8", "--mode", "1,1,100"], 2, "--mode")
 expect_error("alpha inf", ["solve", "--problem", "heat", "--alpha", "inf"], 2, "--alpha")

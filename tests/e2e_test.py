@@ -108,6 +108,14 @@ p = halo3d(1, "solve", "--grid", "24,20,16", "--rhs", "random", "--output", "v1.
            "--progress", "0")
 r1 = json.load(open(os.path.join(work, "v1.json")))
 check(r1["config"]["progress_s"] == 0 and "progress:" not in p.stdout, "--progress 0: no line, progress_s 0")
+check(r1["result"]["verified"] is True and r1["config"]["verify"] is True, "report: verified, verify")
+# --verify off: the errors and the overlap not measured, the true residual still recomputed.
+p = halo3d(2, "solve", "--grid", "24,20,16", "--output", "voff.h5", "--report", "voff.json", "--verify", "off")
+rv = json.load(open(os.path.join(work, "voff.json")))
+check(rv["result"]["verified"] is False and rv["result"]["l2_error"] is None and rv["overlap"] is None
+      and rv["result"]["true_relative_residual"] is not None and rv["result"]["converged"] is True
+      and "error vs exact: not measured (--verify off)" in p.stdout,
+      f"--verify off: errors and overlap not measured, true residual still recomputed: {rv['result']}")
 p = halo3d(1, "solve", "--grid", "24,20,16", "--rhs", "random", "--output", "v2.h5", "--progress", "1e-9")
 prog = [l for l in p.stdout.splitlines() if l.startswith("progress: iteration ")]
 a, aa, ah = read_u("v1.h5")

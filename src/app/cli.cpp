@@ -436,6 +436,10 @@ void add_solve_output_options(CLI::App* solve, SolveOptions& o, SolveArgs& a) {
       ->check(non_negative())
       ->group("Output");
   solve->add_flag("--quiet", o.quiet, "No line as each phase of the run ends")->group("Output");
+  add_switch(*solve, "--verify", o.verify,
+             "Measure the error against the exact answer and the halo overlap after the solve "
+             "(off: production runs; the true residual is still recomputed)")
+      ->group("Output");
   solve
       ->add_flag("--dry-run", o.dry_run,
                  "Print the configuration (each value and its source), decomposition, multigrid "
