@@ -99,9 +99,14 @@ check(lines[0].startswith("halo3d ") and ": poisson/cg on grid 65,33,47, 4 ranks
 check(not any(l.startswith("phases (rank 0)") for l in lines)
       and all(sum(l.startswith(f"phase {n}:") for l in lines) == 1 for n in names),
       "each phase is printed once (no summary repeating the phase lines)")
+check(rep["config"]["backend"] != "host" or not any(l.startswith("overlap:") for l in lines),
+      "no overlap line on the host backend")
 check(lines[-1] == "wrote acc.h5, acc.xdmf, acc.json", "the last line names every file written")
 p = halo3d(2, "solve", "--grid", "16,16,16", "--quiet", "--output", "none")
-check(p.returncode == 0 and not any(l.startswith("phase ") for l in p.stdout.splitlines()), "--quiet: no phase lines")
+ql = p.stdout.splitlines()
+check(p.returncode == 0 and len(ql) == 3 and ql[0].startswith("converged after ")
+      and ql[1].startswith("error vs exact discrete: l2") and ql[2].startswith("time: solve ") and "total" in ql[2],
+      f"--quiet: the result, the error and the time only: {ql}")
 
 # The time-based progress lines change nothing: rank 0 alone decides them on its clock.
 p = halo3d(1, "solve", "--grid", "24,20,16", "--rhs", "random", "--output", "v1.h5", "--report", "v1.json",
@@ -109,6 +114,12 @@ p = halo3d(1, "solve", "--grid", "24,20,16", "--rhs", "random", "--output", "v1.
 r1 = json.load(open(os.path.join(work, "v1.json")))
 check(r1["config"]["progress_s"] == 0 and "progress:" not in p.stdout, "--progress 0: no line, progress_s 0")
 check(r1["result"]["verified"] is True and r1["config"]["verify"] is True, "report: verified, verify")
+# One rank, no exact answer: no halo in the time split (nothing is exchanged), and no line
+# that reads like a failure.
+check(r1["timing"]["halo_s"] == 0 and " + halo 0.0000 + " in p.stdout, "one rank: halo 0 s in the split")
+check("error vs exact: none (no exact answer for --rhs random)" in p.stdout.splitlines()
+      and not any(l.startswith("error:") for l in p.stdout.splitlines()),
+      "no exact answer: 'error vs exact: none (...)', no line starting 'error:'")
 # --verify off: the errors and the overlap not measured, the true residual still recomputed.
 p = halo3d(2, "solve", "--grid", "24,20,16", "--output", "voff.h5", "--report", "voff.json", "--verify", "off")
 rv = json.load(open(os.path.join(work, "voff.json")))

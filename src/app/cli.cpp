@@ -435,7 +435,11 @@ void add_solve_output_options(CLI::App* solve, SolveOptions& o, SolveArgs& a) {
                    "(0: none; with --quiet, none unless given)")
       ->check(non_negative())
       ->group("Output");
-  solve->add_flag("--quiet", o.quiet, "No line as each phase of the run ends")->group("Output");
+  solve
+      ->add_flag("--quiet", o.quiet,
+                 "Print only the result, the error, the time and the files written (no header, "
+                 "phase or progress lines)")
+      ->group("Output");
   add_switch(*solve, "--verify", o.verify,
              "Measure the error against the exact answer and the halo overlap after the solve "
              "(off: production runs; the true residual is still recomputed)")
