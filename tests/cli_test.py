@@ -493,6 +493,12 @@ if "Usage: halo3d solve" not in so:
 for group in ("Problem", "Solver", "Parallel", "Output", "Checkpoint"):
     if group not in so:
         failures.append(f"solve --help lacks group {group}")
+# Stopping a run under mpirun: the SIGUSR1 recipe ends solve --help (issue 27).
+if "kill -USR1 <mpirun pid>" not in so or "Ctrl-C" not in so or "--restart" not in so:
+    failures.append("solve --help lacks the stopping recipe (Ctrl-C, kill -USR1 <mpirun pid>, --restart)")
+for opt in ("--progress", "--verify", "--quiet"):
+    if opt not in so:
+        failures.append(f"solve --help lacks {opt}")
 
 if failures:
     print("FAILED:\n  " + "\n  ".join(failures))
