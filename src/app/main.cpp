@@ -46,6 +46,11 @@ extern "C" void on_interrupt(int sig) {
     return;
   }
   g_interrupts = 1;
+  if (g_stop_action.sa_handler == SIG_DFL || g_stop_action.sa_handler == SIG_IGN) {
+    std::signal(SIGINT, SIG_DFL);  // no stop handler to call: the default action
+    std::raise(SIGINT);
+    return;
+  }
   if (g_say_interrupt) {
     static const char msg[] =
         "\nhalo3d: interrupted: stopping at the next iteration (with --checkpoint, after writing "

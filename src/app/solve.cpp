@@ -306,6 +306,7 @@ SolveOutcome solve(SolveRun& r) {
   dro.monitor = o.monitor;
   dro.progress_s = o.progress;
   dro.tol = r.heat ? 0.0 : o.tol;
+  dro.dt = r.dt;
   dro.checkpoint_every = o.checkpoint_every;
   TimeSeries* series = r.series.get();
   if (!o.checkpoint.empty())

@@ -276,8 +276,8 @@ class ProgressLine {
       std::printf("progress: iteration %ld, relative residual %.3e, %.1f s into the solve%s\n", it,
                   rel, elapsed, eta);
     else
-      std::printf("progress: step %ld of %ld, %.1f s into the solve%s\n", it, o_.max_iters, elapsed,
-                  eta);
+      std::printf("progress: step %ld of %ld, t = %.6e, %.1f s into the solve%s\n", it,
+                  o_.max_iters, o_.dt * double(it), elapsed, eta);
     std::fflush(stdout);
   }
 

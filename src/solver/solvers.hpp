@@ -72,6 +72,7 @@ struct DriveOptions {
   // (Poisson; 0 for a fixed count) lets it estimate the time left.
   double progress_s = 0;
   double tol = 0;
+  double dt = 0;  // heat: the time step, for the line's physical time
   long checkpoint_every = 0;
   std::function<void(long iteration, const std::vector<double>& history)> checkpoint;
   // Called on every rank once the ranks agree to stop on a signal, before that iteration's
