@@ -284,9 +284,10 @@ const char* signal_name(int sig) {
 void announce_stop(const SolveRun& r, long it, int sig) {
   if (!r.root || r.o.checkpoint.empty()) return;
   const std::string& ck = r.o.checkpoint;
-  const std::string held = r.saved >= 0 ? ck + " still holds iteration " + std::to_string(r.saved)
-                           : r.saved == -2 ? ck + " keeps the file it held before this run"
-                                           : "nothing is saved (no earlier checkpoint)";
+  const std::string held =
+      r.saved >= 0    ? ck + " still holds iteration " + std::to_string(r.saved)
+      : r.saved == -2 ? ck + " keeps the file it held before this run"
+                      : "nothing is saved (no earlier checkpoint; --checkpoint-every N keeps one)";
   std::fprintf(stderr,
                "halo3d: %s at iteration %ld: writing checkpoint %s (iteration %ld); if the "
                "write is cut off, %s\n",

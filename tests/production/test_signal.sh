@@ -58,7 +58,7 @@ interrupt() {
   k=$(h5 checkpoint ck.h5) || fail "$name: ck.h5 is not a readable checkpoint: $k"
   ((k > last_k)) || fail "$name: checkpoint at iteration $k, not after the previous $last_k"
   # Said before the write: what ck.h5 holds should mpirun kill the ranks during it.
-  local held="nothing is saved (no earlier checkpoint)"
+  local held="nothing is saved (no earlier checkpoint; --checkpoint-every N keeps one)"
   ((last_k == 0)) || held="ck.h5 still holds iteration $last_k"
   grep -qF "at iteration $k: writing checkpoint ck.h5 (iteration $k); if the write is cut off, $held" "$name.err" ||
     fail "$name: no line before the write saying '$held': $(cat "$name.err")"
