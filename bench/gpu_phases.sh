@@ -37,7 +37,7 @@ step "phases at 512^3 (rank 0), old vs new, interleaved"
 run() {  # label binary options...
   local label=$1 b=$2; shift 2
   "$b" solve --backend cuda --grid 512,512,512 --report none "$@" > "$out/run.txt" 2>&1
-  echo "$label: $(grep -E '^phases' "$out/run.txt")"
+  echo "$label: $(grep -E '^phase ' "$out/run.txt" | tr -s ' ' | paste -sd ';')"
   grep -E "^error|converged" "$out/run.txt" | sed 's/^/    /'
 }
 for rep in 1 2; do

@@ -114,6 +114,10 @@ expect_error("steps beyond long", ["solve", "--problem", "heat", "--steps", "999
 expect_error("seed negative", ["solve", "--seed", "-1"], 2, "--seed")
 expect_error("seed beyond 2^64-1", ["solve", "--seed", "18446744073709551616"], 2, "--seed")
 expect_error("checkpoint-every beyond long", ["solve", "--checkpoint-every", "1e30"], 2, "--checkpoint-every")
+expect_error("progress negative", ["solve", "--progress", "-1"], 2, "--progress")
+expect_error("progress nan", ["solve", "--progress", "nan"], 2, "--progress")
+expect_error("progress not a number", ["solve", "--progress", "5s"], 2, "--progress")
+expect_error("verify neither on nor off", ["solve", "--verify", "no"], 2, "--verify")
 expect_error("mode aliases on the grid (K = N+1)", ["solve", "--grid", "8,6,8", "--mode", "1,7,1"], 2, "--mode")
 expect_error("mode beyond the grid", ["solve", "--grid", "8,8,8", "--mode", "1,1,100"], 2, "--mode")
 expect_error("alpha inf", ["solve", "--problem", "heat", "--alpha", "inf"], 2, "--alpha")
@@ -491,6 +495,12 @@ if "Usage: halo3d solve" not in so:
 for group in ("Problem", "Solver", "Parallel", "Output", "Checkpoint"):
     if group not in so:
         failures.append(f"solve --help lacks group {group}")
+# Stopping a run under mpirun: the SIGUSR1 recipe ends solve --help (issue 27).
+if "kill -USR1 <mpirun pid>" not in so or "Ctrl-C" not in so or "--restart" not in so:
+    failures.append("solve --help lacks the stopping recipe (Ctrl-C, kill -USR1 <mpirun pid>, --restart)")
+for opt in ("--progress", "--verify", "--quiet"):
+    if opt not in so:
+        failures.append(f"solve --help lacks {opt}")
 
 if failures:
     print("FAILED:\n  " + "\n  ".join(failures))

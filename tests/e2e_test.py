@@ -3,6 +3,7 @@
 and process grids. Run: e2e_test.py HALO3D MPIEXEC SOURCE_DIR"""
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -87,16 +88,53 @@ check(len(phase_lines) == 7 and phase_lines[0].startswith("phase start-up:") and
       f"rank 0 prints a line as each phase ends: {phase_lines}")
 tl = [l for l in lines if l.startswith("time: solve")]
 if tl:
-    import re
     nums = [float(x) for x in re.findall(r"(?:compute|halo|reductions|checkpoints|monitor|other) ([0-9.]+)", tl[0])]
     whole = float(re.search(r"time: solve ([0-9.]+) s", tl[0]).group(1))
     check(len(nums) == 6 and abs(sum(nums) - whole) < 1e-3, f"printed split adds up to the solve time: {tl[0]}")
 else:
     check(False, "no 'time: solve' line")
-check(any(l.startswith("phases (rank 0): start-up") and "= total" in l for l in lines), "summary has the phases")
-check(any(l == "wrote acc.h5, acc.xdmf, acc.json" for l in lines), "the last line names every file written")
+# What the run prints, in order (issue 27): the header first, each phase once.
+check(lines[0].startswith("halo3d ") and ": poisson/cg on grid 65,33,47, 4 ranks as 2,1,2, backend " in lines[0],
+      f"the header is the first line: {lines[:1]}")
+check(not any(l.startswith("phases (rank 0)") for l in lines)
+      and all(sum(l.startswith(f"phase {n}:") for l in lines) == 1 for n in names),
+      "each phase is printed once (no summary repeating the phase lines)")
+check(rep["config"]["backend"] != "host" or not any(l.startswith("overlap:") for l in lines),
+      "no overlap line on the host backend")
+check(lines[-1] == "wrote acc.h5, acc.xdmf, acc.json", "the last line names every file written")
 p = halo3d(2, "solve", "--grid", "16,16,16", "--quiet", "--output", "none")
-check(p.returncode == 0 and not any(l.startswith("phase ") for l in p.stdout.splitlines()), "--quiet: no phase lines")
+ql = p.stdout.splitlines()
+check(p.returncode == 0 and len(ql) == 3 and ql[0].startswith("converged after ")
+      and ql[1].startswith("error vs exact discrete: l2") and ql[2].startswith("time: solve ") and "total" in ql[2],
+      f"--quiet: the result, the error and the time only: {ql}")
+
+# The time-based progress lines change nothing: rank 0 alone decides them on its clock.
+p = halo3d(1, "solve", "--grid", "24,20,16", "--rhs", "random", "--output", "v1.h5", "--report", "v1.json",
+           "--progress", "0")
+r1 = json.load(open(os.path.join(work, "v1.json")))
+check(r1["config"]["progress_s"] == 0 and "progress:" not in p.stdout, "--progress 0: no line, progress_s 0")
+check(r1["result"]["verified"] is True and r1["config"]["verify"] is True, "report: verified, verify")
+# One rank, no exact answer: no halo in the time split (nothing is exchanged), and no line
+# that reads like a failure.
+check(r1["timing"]["halo_s"] == 0 and " + halo 0.0000 + " in p.stdout, "one rank: halo 0 s in the split")
+check("error vs exact: none (no exact answer for --rhs random)" in p.stdout.splitlines()
+      and not any(l.startswith("error:") for l in p.stdout.splitlines()),
+      "no exact answer: 'error vs exact: none (...)', no line starting 'error:'")
+# --verify off: the errors and the overlap not measured, the true residual still recomputed.
+p = halo3d(2, "solve", "--grid", "24,20,16", "--output", "voff.h5", "--report", "voff.json", "--verify", "off")
+rv = json.load(open(os.path.join(work, "voff.json")))
+check(rv["result"]["verified"] is False and rv["result"]["l2_error"] is None and rv["overlap"] is None
+      and rv["result"]["true_relative_residual"] is not None and rv["result"]["converged"] is True
+      and "error vs exact: not measured (--verify off)" in p.stdout,
+      f"--verify off: errors and overlap not measured, true residual still recomputed: {rv['result']}")
+p = halo3d(1, "solve", "--grid", "24,20,16", "--rhs", "random", "--output", "v2.h5", "--progress", "1e-9")
+prog = [l for l in p.stdout.splitlines() if l.startswith("progress: iteration ")]
+a, aa, ah = read_u("v1.h5")
+b, ba, bh = read_u("v2.h5")
+check(len(prog) == int(ba["iterations"][0]) and np.array_equal(a, b) and np.array_equal(ah, bh),
+      f"--progress: a line per iteration at 1e-9 s, same iterates as --progress 0 ({len(prog)} lines)")
+check(all(re.match(r"progress: iteration \d+, relative residual \S+, [0-9.]+ s into the solve", l) for l in prog),
+      f"progress lines: iteration, residual, time: {prog[:2]}")
 
 # 2. Random right-hand side: same iterations and answer on 1, 3, 4 ranks in any grid.
 ref = None

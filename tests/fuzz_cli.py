@@ -41,6 +41,7 @@ OPTIONS = {
     "--mg-smoother": WORDS, "--precision": WORDS, "--tol": NUMBERS, "--max-iters": ITERS, "--iters": ITERS, "--steps": ITERS,
     "--alpha": NUMBERS, "--time-scheme": WORDS, "--dt": NUMBERS, "--backend": WORDS,
     "--halo": WORDS, "--overlap": WORDS, "--peer-access": WORDS, "--monitor": ITERS, "--quiet": None,
+    "--progress": NUMBERS, "--verify": WORDS,
     "--output": PATHS, "--compress": ["0", "1", "9", "10", "-1", "x"], "--report": PATHS,
     "--checkpoint": PATHS, "--checkpoint-every": ITERS, "--restart": PATHS, "--output-every": ITERS,
     "--bogus": NUMBERS,

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -148,6 +149,66 @@ TEST(Files, PlannedFilesOfSolveIncludeTheSidecar) {
   o.output = "none";
   o.report = "r.json";
   EXPECT_EQ(planned_files(o).size(), 1u);
+}
+
+// The host part of this host's temporaries, as local_unique_suffix() writes it.
+std::string this_host() {
+  const std::string mine = local_unique_suffix();  // HOST-PID-CLOCK-N
+  std::string host = mine;
+  for (int i = 0; i < 3; ++i) host = host.substr(0, host.rfind('-'));
+  return host;
+}
+
+// A pid no process has now: a child that has exited and been reaped.
+long dead_pid() {
+  const pid_t child = fork();
+  if (child == 0) _exit(0);
+  int status = 0;
+  waitpid(child, &status, 0);
+  return long(child);
+}
+
+TEST(Files, StaleTemporariesOfDeadRunsAreRemovedOthersNamed) {
+  Scratch s;
+  const std::string host = this_host(), dead = std::to_string(dead_pid());
+  const std::string mine = "ck.h5.partial." + local_unique_suffix();
+  const std::vector<std::string> gone = {"ck.h5.partial." + host + "-" + dead + "-18ee0-1",
+                                         "u.h5.partial." + host + "-" + dead + "-18ee1-2",
+                                         "u.xdmf.partial." + host + "-" + dead + "-18ee2-3"};
+  const std::vector<std::string> kept = {
+      "ck.h5.partial.other-host-" + dead + "-18ee3-1",  // another host's: maybe alive
+      "ck.h5.partial." + host + "-1-18ee4-1",           // pid 1 runs
+      "ck.h5.partial",
+      "ck.h5.partial.x",
+      "ck.h5.partial.a-b-c-d",                               // not a run's suffix
+      "other.h5.partial." + host + "-" + dead + "-18ee5-1",  // no file of this run
+      "restart.h5.partial." + host + "-" + dead + "-18ee6-1",
+      mine};
+  for (const auto& f : gone) write(s / f, "torn");
+  for (const auto& f : kept) write(s / f, "keep");
+  SolveOptions o;
+  o.output = s / "u.h5";
+  o.checkpoint = s / "ck.h5";
+  std::vector<PlannedFile> files = planned_files(o);
+  files.push_back({"--report", s / "restart.h5"});  // named by --restart below: never touched
+  const std::string lines = clean_stale_temporaries(files, s / kept[6], MPI_COMM_WORLD);
+  for (const auto& f : gone) {
+    EXPECT_FALSE(std::ifstream(s / f).good()) << f;
+    EXPECT_NE(lines.find("halo3d: removed " + (s / f) + ", the temporary of a write cut off"),
+              std::string::npos)
+        << lines;
+  }
+  for (const auto& f : kept) EXPECT_EQ(read(s / f), "keep") << f;
+  EXPECT_NE(lines.find("warning: " + (s / kept[0]) + " is the temporary of another run (process " +
+                       dead + " on host other-host)"),
+            std::string::npos)
+      << lines;
+  EXPECT_NE(lines.find("warning: " + (s / kept[1]) +
+                       " is the temporary of another run (process 1 on this host)"),
+            std::string::npos)
+      << lines;
+  EXPECT_EQ(lines.find(mine), std::string::npos) << "this process's own temporary is left alone";
+  EXPECT_EQ(lines.find("ck.h5.partial.x"), std::string::npos);
 }
 
 TEST(Checks, AllFiniteLooksAtEveryInteriorPoint) {

@@ -2,6 +2,9 @@
 // Timers stay disjoint and add up to the wall time of the outermost scope.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <string>
+
 #include "timers.hpp"
 
 namespace {
@@ -60,6 +63,26 @@ TEST(Timers, PhaseClockAddsUpToTotal) {
   ASSERT_EQ(c.phases().size(), 2u);
   EXPECT_EQ(c.phases()[1].first, "b");
   EXPECT_NEAR(sum, c.total(), 1e-12);
+}
+
+TEST(Timers, PhaseClockHoldsLinesUntilReleased) {
+  halo3d::PhaseClock c(true, true);
+  testing::internal::CaptureStdout();
+  c.end("start-up");
+  c.end("set-up");
+  const std::string held = testing::internal::GetCapturedStdout();
+  EXPECT_EQ(held, "");
+  testing::internal::CaptureStdout();
+  std::printf("header\n");
+  c.release();
+  c.end("solve");
+  const std::string out = testing::internal::GetCapturedStdout();
+  EXPECT_EQ(out.find("header\n"), 0u);
+  const auto a = out.find("phase start-up:"), b = out.find("phase set-up:"),
+             d = out.find("phase solve:");
+  EXPECT_TRUE(a != std::string::npos && b != std::string::npos && d != std::string::npos);
+  EXPECT_TRUE(a < b && b < d);
+  EXPECT_EQ(c.phases().size(), 3u);
 }
 
 }  // namespace

@@ -435,7 +435,21 @@ void add_solve_output_options(CLI::App* solve, SolveOptions& o, SolveArgs& a) {
   solve->add_option("--monitor", o.monitor, "Progress line every N iterations (0: none)")
       ->check(whole_number<int>() & non_negative())
       ->group("Output");
-  solve->add_flag("--quiet", o.quiet, "No line as each phase of the run ends")->group("Output");
+  solve
+      ->add_option("--progress", o.progress,
+                   "Progress line (iteration, residual, time) every this many seconds of a solve "
+                   "(0: none; with --quiet, none unless given)")
+      ->check(non_negative())
+      ->group("Output");
+  solve
+      ->add_flag("--quiet", o.quiet,
+                 "Print only the result, the error, the time and the files written (no header, "
+                 "phase or progress lines)")
+      ->group("Output");
+  add_switch(*solve, "--verify", o.verify,
+             "Measure the error against the exact answer and the halo overlap after the solve "
+             "(off: production runs; the true residual is still recomputed)")
+      ->group("Output");
   solve
       ->add_flag("--dry-run", o.dry_run,
                  "Print the configuration (each value and its source), decomposition, multigrid "
@@ -471,6 +485,15 @@ CLI::App* add_solve_command(CLI::App& app, SolveOptions& o, SolveArgs& a) {
   add_solve_problem_options(solve, o, a);
   add_solve_solver_options(solve, o);
   add_solve_output_options(solve, o, a);
+  solve->footer(
+      "Stopping a run and keeping its work: Ctrl-C (SIGINT), SIGTERM or SIGUSR1 to halo3d or to\n"
+      "any one rank stops every rank at the next iteration; with --checkpoint FILE that is\n"
+      "written first (exit code 75; continue with --restart FILE), without it nothing is saved\n"
+      "(exit code 76). Under mpirun, Ctrl-C makes mpirun send SIGTERM and then SIGKILL 1 s\n"
+      "later, which can cut a large checkpoint off (the previous one stays complete, and the\n"
+      "stop line names the iteration it holds). To give the checkpoint the time it needs,\n"
+      "signal mpirun with SIGUSR1, which it forwards to every rank:\n"
+      "    kill -USR1 <mpirun pid>        (e.g. kill -USR1 $(pgrep -n mpirun))\n");
   return solve;
 }
 
@@ -571,6 +594,7 @@ void finish_solve(CLI::App* solve, const SolveArgs& a, int argc, char** argv, So
   if (given.count("output-every") && o.output == "none")
     throw BadInput(
         "--output-every needs an --output file (the snapshots are written into it), not 'none'");
+  if (o.quiet && solve->count("--progress") == 0) o.progress = 0;  // quiet unless asked
   none_is_empty(o.report);
   none_is_empty(o.checkpoint);
   none_is_empty(o.restart);

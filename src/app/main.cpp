@@ -1,4 +1,5 @@
 #include <hdf5.h>
+#include <unistd.h>
 
 #include <csignal>
 #include <cstdio>
@@ -30,13 +31,53 @@ int fail(const char* what, int code, bool collective) {
   return code;
 }
 
+// Ctrl-C (SIGINT) stops a solve as SIGTERM does: it calls the stop handler that
+// install_stop_signal_handlers() set for SIGTERM. A second Ctrl-C ends the process at once
+// (the previous checkpoint, if any, stays; a cut-off write leaves a temporary that the next
+// run writing that file removes).
+struct sigaction g_stop_action {};
+volatile std::sig_atomic_t g_interrupts = 0;
+volatile std::sig_atomic_t g_say_interrupt = 0;  // rank 0 of a solve, once MPI is up
+
+extern "C" void on_interrupt(int sig) {
+  if (g_interrupts != 0) {
+    std::signal(SIGINT, SIG_DFL);
+    std::raise(SIGINT);
+    return;
+  }
+  g_interrupts = 1;
+  if (g_stop_action.sa_handler == SIG_DFL || g_stop_action.sa_handler == SIG_IGN) {
+    std::signal(SIGINT, SIG_DFL);  // no stop handler to call: the default action
+    std::raise(SIGINT);
+    return;
+  }
+  if (g_say_interrupt) {
+    static const char msg[] =
+        "\nhalo3d: interrupted: stopping at the next iteration (with --checkpoint, after writing "
+        "it); Ctrl-C again quits at once\n";
+    const ssize_t n = ::write(STDERR_FILENO, msg, sizeof msg - 1);
+    (void)n;
+  }
+  g_stop_action.sa_handler(sig);
+}
+
+void install_interrupt_handler() {
+  sigaction(SIGTERM, nullptr, &g_stop_action);
+  struct sigaction sa {};
+  sa.sa_handler = on_interrupt;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;
+  sigaction(SIGINT, &sa, nullptr);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   halo3d::process_start_seconds();  // the start of the run's start-up phase
-  // Before MPI starts, so a SIGUSR1/SIGTERM that lands during start-up (a job preempted
-  // at once) is remembered and turns into a checkpoint-and-exit, not a killed rank.
+  // Before MPI starts, so a SIGUSR1/SIGTERM/SIGINT that lands during start-up (a job
+  // preempted at once) is remembered and turns into a checkpoint-and-exit, not a killed rank.
   halo3d::install_stop_signal_handlers();
+  install_interrupt_handler();
   halo3d::MpiSession mpi(&argc, &argv);
   // Errors are reported as one line by halo3d, not as HDF5's error stack.
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
@@ -52,10 +93,13 @@ int main(int argc, char** argv) {
     // Before any OpenMP region: threads per rank from the CPUs each host has.
     const halo3d::ThreadSetup& threads = halo3d::configure_threads(MPI_COMM_WORLD);
     if (rank == 0 && !threads.warning.empty()) std::fputs(threads.warning.c_str(), stderr);
+    // Only a solve can stop cleanly on a signal; the rest keep the default action.
+    if (cmd.name == "solve" && !cmd.solve.dry_run) {
+      g_say_interrupt = rank == 0;
+      return halo3d::run_solve(cmd.solve, MPI_COMM_WORLD);
+    }
+    for (const int sig : {SIGTERM, SIGUSR1, SIGINT}) std::signal(sig, SIG_DFL);
     if (cmd.name == "solve") return halo3d::run_solve(cmd.solve, MPI_COMM_WORLD);
-    // Only solve can stop cleanly on a signal; the other commands keep the default action.
-    std::signal(SIGTERM, SIG_DFL);
-    std::signal(SIGUSR1, SIG_DFL);
     if (cmd.name == "bench") return halo3d::run_bench(cmd.bench, MPI_COMM_WORLD);
     if (cmd.name == "probe") return halo3d::run_probe(cmd.probe, MPI_COMM_WORLD);
     return halo3d::run_info(MPI_COMM_WORLD);

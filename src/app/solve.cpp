@@ -1,4 +1,7 @@
+#include <sys/stat.h>
+
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -32,7 +35,10 @@ struct SolveSplit {
   int rank = 0;
   double solve = 0, compute = 0, halo = 0, reduction = 0, checkpoint = 0, monitor = 0, other = 0;
 };
-SolveSplit solve_split(double solve_s, const Timers& before, const Timers& after, MPI_Comm comm) {
+// A rank with no neighbour exchanges nothing: what its halo timer holds is waiting for
+// compute (the fence after queued kernels), counted as compute (no_halo).
+SolveSplit solve_split(double solve_s, const Timers& before, const Timers& after, bool no_halo,
+                       MPI_Comm comm) {
   struct {
     double v;
     int rank;
@@ -44,6 +50,7 @@ SolveSplit solve_split(double solve_s, const Timers& before, const Timers& after
                  after.reduction - before.reduction,
                  after.io - before.io,
                  after.monitor - before.monitor};
+  if (no_halo) v[1] += v[2], v[2] = 0;
   HALO3D_MPI_CHECK(MPI_Bcast(v, 6, MPI_DOUBLE, slowest.rank, comm));
   SolveSplit sp{slowest.rank, v[0], v[1], v[2], v[3], v[4], v[5], 0};
   sp.other = sp.solve - (sp.compute + sp.halo + sp.reduction + sp.checkpoint + sp.monitor);
@@ -93,7 +100,7 @@ struct SolveRun {
         heat(o.problem == ProblemKind::heat),
         solver(heat ? (uses_implicit_heat(o) ? to_string(o.time_scheme) : "euler")
                     : to_string(o.solver)),
-        phases(root && !o.quiet) {}
+        phases(root && !o.quiet, true) {}
   const SolveOptions& o;
   const bool root, heat;
   const std::string solver;
@@ -121,6 +128,10 @@ struct SolveRun {
   // start, to its rename; slowest rank) and the bytes of /u and /residual_history.
   double out_s = 0;
   long long out_bytes = 0;
+  // What --checkpoint holds (rank 0's view): the iteration of the last complete checkpoint
+  // in it (this run's, or the restart's when --restart is the same file); -1 none yet; -2
+  // a file from before this run.
+  long saved = -1;
   bool wants_series() const { return heat && o.output_every > 0 && o.output != "none"; }
 };
 
@@ -138,6 +149,9 @@ void set_up(SolveRun& r, MPI_Comm world) {
   if (r.root && !r.rt->warnings.empty()) std::fputs(r.rt->warnings.c_str(), stderr);
   // Fail before solving, not after hours of it.
   check_planned_files(planned_files(o), r.comm);
+  // Temporaries that runs killed mid-write (Ctrl-C under mpirun, a crash) left.
+  const std::string stale = clean_stale_temporaries(planned_files(o), o.restart, r.comm);
+  if (!stale.empty()) std::fputs(stale.c_str(), stderr);
 }
 
 void fill_source(SolveRun& r) {
@@ -167,7 +181,9 @@ std::string solver_identity(const SolveRun& r) {
   return r.solver;
 }
 
-void print_banner(const SolveRun& r) {
+// The header: what is solved, where and how; printed as soon as set-up has chosen the
+// decomposition, backend and halo transport, before any phase line.
+void print_header(const SolveRun& r) {
   const SolveOptions& o = r.o;
   const Decomposition& d = *r.d;
   std::printf(
@@ -179,9 +195,6 @@ void print_banner(const SolveRun& r) {
       thread_setup().threads, thread_setup().from_env ? "OMP_NUM_THREADS" : "auto",
       r.rt->op->transport().name().c_str(), o.overlap ? "on" : "off");
   print_halo_selection(r.rt->halo_selection);
-  if (r.mg)
-    std::printf("preconditioner: multigrid V-cycle, %s; set-up %.4f s\n", r.mg->describe().c_str(),
-                r.setup_s);
   std::fflush(stdout);
 }
 
@@ -193,6 +206,17 @@ void start_series(SolveRun& r) {
   r.series = std::make_unique<TimeSeries>(r.out->get(), *r.d, r.comm, r.o.output_every, r.dt);
   if (!r.o.restart.empty()) r.series->restore(r.o.restart, r.first);
   if (r.series->due(r.first)) r.series->write(r.first, download(*r.k, r.method->solution()));
+}
+
+// What --checkpoint holds as the solve starts (SolveRun::saved): the restart's iteration
+// when --restart is that same file, else -2 if the file exists, -1 if not.
+long checkpoint_held(const SolveOptions& o, long first) {
+  struct stat ck, rs;
+  if (o.checkpoint.empty() || ::stat(o.checkpoint.c_str(), &ck) != 0) return -1;
+  if (!o.restart.empty() && ::stat(o.restart.c_str(), &rs) == 0 && ck.st_dev == rs.st_dev &&
+      ck.st_ino == rs.st_ino)
+    return first;
+  return -2;
 }
 
 // The preconditioner, the method, and its state: fresh or from --restart.
@@ -216,9 +240,13 @@ void start_solver(SolveRun& r) {
     r.method->start();
   }
   if (r.wants_series()) start_series(r);  // refuses a checkpoint whose series cannot go on
+  r.saved = checkpoint_held(o, r.first);
   if (r.root && !o.restart.empty())
     std::printf("restarted from %s at iteration %ld\n", o.restart.c_str(), r.first);
-  if (r.root) print_banner(r);
+  if (r.root && !o.quiet && r.mg)
+    std::printf("preconditioner: multigrid V-cycle, %s; set-up %.4f s\n", r.mg->describe().c_str(),
+                r.setup_s);
+  std::fflush(stdout);
 }
 
 // Heat progress lines: the physical time, and the error against the exact answer.
@@ -237,6 +265,36 @@ std::string heat_progress(SolveRun& r, long it) {
   return s;
 }
 
+const char* signal_name(int sig) {
+  switch (sig) {
+    case SIGINT:
+      return "SIGINT";
+    case SIGTERM:
+      return "SIGTERM";
+    case SIGUSR1:
+      return "SIGUSR1";
+    default:
+      return "?";
+  }
+}
+
+// Rank 0's line as the ranks stop on a signal, before the checkpoint's write: under mpirun,
+// Ctrl-C (mpirun's SIGTERM, then SIGKILL 1 s later) may kill the ranks during that write,
+// and then the file still holds what this line says.
+void announce_stop(const SolveRun& r, long it, int sig) {
+  if (!r.root || r.o.checkpoint.empty()) return;
+  const std::string& ck = r.o.checkpoint;
+  const std::string held =
+      r.saved >= 0    ? ck + " still holds iteration " + std::to_string(r.saved)
+      : r.saved == -2 ? ck + " keeps the file it held before this run"
+                      : "nothing is saved (no earlier checkpoint; --checkpoint-every N keeps one)";
+  std::fprintf(stderr,
+               "halo3d: %s at iteration %ld: writing checkpoint %s (iteration %ld); if the "
+               "write is cut off, %s\n",
+               signal_name(sig), it, ck.c_str(), it, held.c_str());
+  std::fflush(stderr);
+}
+
 struct SolveOutcome {
   DriveResult res;
   Timers before, after;  // the timers as the solve began and ended
@@ -247,6 +305,9 @@ SolveOutcome solve(SolveRun& r) {
   DriveOptions dro;
   dro.max_iters = r.heat ? o.steps : o.max_iters;
   dro.monitor = o.monitor;
+  dro.progress_s = o.progress;
+  dro.tol = r.heat ? 0.0 : o.tol;
+  dro.dt = r.dt;
   dro.checkpoint_every = o.checkpoint_every;
   TimeSeries* series = r.series.get();
   if (!o.checkpoint.empty())
@@ -255,7 +316,9 @@ SolveOutcome solve(SolveRun& r) {
       std::function<void(hid_t)> extra;
       if (series) extra = [series](hid_t f) { series->save(f); };
       write_checkpoint(r.o.checkpoint, r.comm, *r.d, *r.k, *r.method, r.id, it, h, extra);
+      r.saved = it;
     };
+  dro.stopping = [&r](long it, int sig) { announce_stop(r, it, sig); };
   if (r.heat) dro.progress = [&r](long it) { return heat_progress(r, it); };
   if (series) {
     dro.snapshot_every = series->every();
@@ -278,8 +341,8 @@ int stopped_by_signal(const SolveRun& r, const DriveResult& res) {
   // --checkpoint nothing was saved, which is a code of its own.
   const int code = o.checkpoint.empty() ? kExitStoppedUnsaved : kExitCheckpointed;
   if (r.root)
-    std::fprintf(stderr, "halo3d: stopped by signal %d at iteration %ld; %s; exit code %d\n",
-                 res.stop_signal, res.iterations,
+    std::fprintf(stderr, "halo3d: stopped by signal %d (%s) at iteration %ld; %s; exit code %d\n",
+                 res.stop_signal, signal_name(res.stop_signal), res.iterations,
                  o.checkpoint.empty() ? "no --checkpoint given, state not saved"
                                       : ("checkpoint written to " + o.checkpoint).c_str(),
                  code);
@@ -287,6 +350,7 @@ int stopped_by_signal(const SolveRun& r, const DriveResult& res) {
 }
 
 struct Verification {
+  bool verified = false;  // the errors and the overlap were measured (--verify on)
   double true_rel = NAN;  // Poisson: the true relative residual, recomputed
   double rel_res = NAN;   // the relative residual reported
   Problem::Errors err;
@@ -307,8 +371,9 @@ double true_relative_residual(SolveRun& r) {
   return g[1] > 0 ? std::sqrt(g[0] / g[1]) : 0.0;
 }
 
-// Self-checks: the true residual recomputed from scratch, and the error against the
-// exact answers where they are known.
+// Self-checks: the true residual recomputed from scratch and the answer checked finite
+// (always: cheap), and with --verify on the error against the exact answers where they are
+// known and the overlap measurement (most of the phase's time).
 Verification verify(SolveRun& r, const DriveResult& res) {
   Verification v;
   if (!r.heat) v.true_rel = true_relative_residual(r);
@@ -319,6 +384,8 @@ Verification verify(SolveRun& r, const DriveResult& res) {
     throw Error(kExitBreakdown, "the solution holds NaN or Inf after " +
                                     std::to_string(res.iterations) +
                                     " iterations: the solve diverged; nothing written");
+  v.verified = r.o.verify;
+  if (!v.verified) return v;
   if (r.prob->has_exact()) v.err = r.prob->errors(*r.k, *r.d, r.method->solution().data(), r.comm);
   // How much of the halo the overlap hides, measured on the real faces after the solve.
   v.has_halo = r.d->ranks > 1;
@@ -415,7 +482,8 @@ struct Summary {
 
 Summary summarize(SolveRun& r, const SolveOutcome& s) {
   Summary m;
-  m.sp = solve_split(s.res.solve_seconds, s.before, s.after, r.comm);
+  m.sp =
+      solve_split(s.res.solve_seconds, s.before, s.after, r.rt->op->plan().faces.empty(), r.comm);
   m.io_s = max_over_ranks(r.rt->timers.io, r.comm);
   // --iters N / --tol 0: the iteration count is the plan; stopping there is success.
   m.fixed = fixed_iterations(r.o) && !s.res.converged;
@@ -426,19 +494,42 @@ Summary summarize(SolveRun& r, const SolveOutcome& s) {
   return m;
 }
 
-// Rank 0's lines on the outcome: steps or convergence, errors, throughput, overlap.
+// The error line: against the exact answer, or why there is none.
+void print_error(const SolveRun& r, const Verification& v) {
+  const SolveOptions& o = r.o;
+  if (!r.prob->has_exact())
+    std::printf("error vs exact: none (no exact answer for %s %s%s%s)\n", source_option(o),
+                source_spec(o).c_str(), has_boundary_values(o) ? " with --boundary " : "",
+                has_boundary_values(o) ? o.boundary.c_str() : "");
+  else if (!v.verified)
+    std::printf("error vs exact: not measured (--verify off)\n");
+  else
+    std::printf("error%s vs exact discrete: l2 %.3e max %.3e; vs continuous: l2 %.3e max %.3e\n",
+                r.heat ? " at t" : "", v.err.l2, v.err.max, v.err.l2_cont, v.err.max_cont);
+}
+
+// The overlap line only where its numbers mean something: not on the host backend (its
+// "halo" is a memory copy between ranks sharing the CPU cores that also compute), and not
+// when they cannot be right (the sequential application faster than its compute alone).
+bool overlap_shown(const SolveRun& r, const Verification& v) {
+  return v.has_halo && r.k->name() != to_string(Backend::host) &&
+         v.ov.sequential_s >= v.ov.compute_s;
+}
+
+// Rank 0's lines on the outcome: steps or convergence, errors; unless --quiet, the implicit
+// steps' inner iterations, the series, throughput and overlap.
 void print_results(const SolveRun& r, const DriveResult& res, const Verification& v,
                    const Summary& m) {
   const SolveOptions& o = r.o;
   if (r.heat) {
     std::printf("heat: %ld steps done, t = %.6e (dt %.6e, alpha %g)\n", res.iterations,
                 r.dt * double(res.iterations), r.dt, o.alpha);
-    if (uses_implicit_heat(o) && m.done > 0)
+    if (!o.quiet && uses_implicit_heat(o) && m.done > 0)
       std::printf("%s steps: %ld CG iterations (%s), %.2f per step\n",
                   to_string(o.time_scheme).c_str(), r.method->inner_iterations(),
                   o.precond == Precond::mg ? "multigrid-preconditioned" : "plain",
                   double(r.method->inner_iterations()) / double(m.done));
-    if (r.series)
+    if (!o.quiet && r.series)
       std::printf("series: %zu snapshots of u (every %ld steps, and the last) in %s:/series\n",
                   r.series->snapshots().size(), r.series->every(), o.output.c_str());
   } else {
@@ -446,20 +537,16 @@ void print_results(const SolveRun& r, const DriveResult& res, const Verification
                 res.converged ? "converged" : (m.fixed ? "fixed iterations done" : "NOT converged"),
                 res.iterations, v.rel_res, v.true_rel);
   }
-  if (r.prob->has_exact())
-    std::printf("error%s vs exact discrete: l2 %.3e max %.3e; vs continuous: l2 %.3e max %.3e\n",
-                r.heat ? " at t" : "", v.err.l2, v.err.max, v.err.l2_cont, v.err.max_cont);
-  else if (r.heat)
-    std::printf("error: no exact answer for %s %s%s%s\n", source_option(o), source_spec(o).c_str(),
-                has_boundary_values(o) ? " with --boundary " : "",
-                has_boundary_values(o) ? o.boundary.c_str() : "");
-  std::printf("throughput: %.2f GB/s of vector traffic, %.3f Gpoints/s\n", m.gbs, m.gpts);
-  if (v.has_halo)
-    std::printf(
-        "overlap: operator %.3e s compute-only, %.3e s halo-only, %.3e s overlapped, %.3e s "
-        "sequential: %.0f%% of halo hidden\n",
-        v.ov.compute_s, v.ov.halo_s, v.ov.overlapped_s, v.ov.sequential_s,
-        100 * v.ov.hidden_fraction);
+  print_error(r, v);
+  if (!o.quiet) {
+    std::printf("throughput: %.2f GB/s of vector traffic, %.3f Gpoints/s\n", m.gbs, m.gpts);
+    if (overlap_shown(r, v))
+      std::printf(
+          "overlap: operator %.3e s compute-only, %.3e s halo-only, %.3e s overlapped, %.3e s "
+          "sequential: %.0f%% of halo hidden\n",
+          v.ov.compute_s, v.ov.halo_s, v.ov.overlapped_s, v.ov.sequential_s,
+          100 * v.ov.hidden_fraction);
+  }
   std::fflush(stdout);
 }
 
@@ -493,6 +580,8 @@ nlohmann::json config_json(const SolveRun& r) {
       {"output", o.output},
       {"compress", o.compress},
       {"output_every", r.series ? nlohmann::json(r.series->every()) : nlohmann::json()},
+      {"verify", o.verify},
+      {"progress_s", o.progress},
       {"config_file", o.config_file}};
   nlohmann::json modes = nlohmann::json::array();
   for (const auto& m : o.modes) modes.push_back(to_json(m));
@@ -511,6 +600,7 @@ nlohmann::json result_json(const SolveRun& r, const DriveResult& res, const Veri
       {"restarted_from", r.first},
       {"converged", heat ? nlohmann::json() : nlohmann::json(res.converged)},
       {"fixed_iterations", m.fixed},
+      {"verified", v.verified},
       {"stop_reason", res.converged ? (heat ? "steps done" : "converged")
                       : m.fixed     ? "fixed iterations"
                                     : "iteration limit"},
@@ -626,29 +716,27 @@ std::string report_text(const SolveRun& r, const DriveResult& res, const Verific
   return j.dump(2) + "\n";
 }
 
-// Rank 0's closing lines: where the solve's time went, the phases, the files written.
+// Rank 0's closing lines: where the solve's time went (--quiet: the solve and the total),
+// the output's write, the files written. The phases were printed as they ended.
 void print_timing(const SolveRun& r, const Summary& m) {
   const SolveOptions& o = r.o;
   const SolveSplit& sp = m.sp;
-  std::printf(
-      "time: solve %.4f s on the slowest rank (%d), %.3e s/iteration = compute %.4f + halo %.4f "
-      "+ reductions %.4f + checkpoints %.4f + monitor %.4f + other %.4f s\n",
-      sp.solve, sp.rank, m.per_iter, sp.compute, sp.halo, sp.reduction, sp.checkpoint, sp.monitor,
-      sp.other);
-  std::printf("phases (rank 0):");
-  const char* sep = " ";
-  for (const auto& [name, sec] : r.phases.phases()) {
-    std::printf("%s%s %.4f", sep, name.c_str(), sec);
-    sep = " + ";
-  }
-  std::printf(" = total %.4f s\n", r.phases.total());
+  if (o.quiet)
+    std::printf("time: solve %.4f s (%.3e s/iteration), total %.4f s\n", sp.solve, m.per_iter,
+                r.phases.total());
+  else
+    std::printf(
+        "time: solve %.4f s on the slowest rank (%d), %.3e s/iteration = compute %.4f + halo "
+        "%.4f + reductions %.4f + checkpoints %.4f + monitor %.4f + other %.4f s\n",
+        sp.solve, sp.rank, m.per_iter, sp.compute, sp.halo, sp.reduction, sp.checkpoint, sp.monitor,
+        sp.other);
   std::string files;
   if (o.output != "none") {
     const auto dot = o.output.rfind('.');
     files = o.output + ", " + o.output.substr(0, dot) + ".xdmf";
   }
   if (!o.report.empty()) files += (files.empty() ? "" : ", ") + o.report;
-  if (r.out_s > 0)
+  if (r.out_s > 0 && !o.quiet)
     std::printf("output: %.4g bytes (/u, /residual_history) in %.4f s = %.3f GB/s\n",
                 double(r.out_bytes), r.out_s, double(r.out_bytes) / r.out_s / 1e9);
   if (!files.empty()) std::printf("wrote %s\n", files.c_str());
@@ -664,6 +752,8 @@ int run_solve(const SolveOptions& o, MPI_Comm world) {
   r.phases.end("start-up");
   set_up(r, world);
   r.phases.end("set-up");
+  if (r.root && !o.quiet) print_header(r);
+  r.phases.release();
   fill_source(r);
   r.phases.end("right-hand side");
   start_solver(r);

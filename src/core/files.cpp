@@ -1,12 +1,15 @@
 #include "files.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <climits>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -95,18 +98,26 @@ std::string first_error(const std::string& why, MPI_Comm comm) {
   return s;
 }
 
-std::string local_unique_suffix() {
-  static unsigned long counter = 0;
+namespace {
+// This host's name as temporaries carry it ('/' and '.' made '_').
+std::string suffix_host() {
   char host[64] = {};
   if (::gethostname(host, sizeof host - 1) != 0) std::snprintf(host, sizeof host, "host");
   for (char* c = host; *c; ++c)
     if (*c == '/' || *c == '.') *c = '_';
+  return host;
+}
+}  // namespace
+
+std::string local_unique_suffix() {
+  static unsigned long counter = 0;
+  const std::string host = suffix_host();
   const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
                       std::chrono::system_clock::now().time_since_epoch())
                       .count();
   char buf[160];
-  std::snprintf(buf, sizeof buf, "%s-%ld-%llx-%lu", host, long(::getpid()), (unsigned long long)ns,
-                ++counter);
+  std::snprintf(buf, sizeof buf, "%s-%ld-%llx-%lu", host.c_str(), long(::getpid()),
+                (unsigned long long)ns, ++counter);
   return buf;
 }
 
@@ -262,6 +273,84 @@ void check_planned_files(const std::vector<PlannedFile>& files, MPI_Comm comm) {
     check_writable(files, code, why);
   }
   agree(code, why, comm);
+}
+
+namespace {
+
+// The host and pid of a temporary's suffix (HOST-PID-CLOCK-N, local_unique_suffix); false
+// for a name of another form.
+bool parse_suffix(const std::string& suffix, std::string& host, long& pid) {
+  std::size_t end = suffix.size();
+  std::string field[3];  // N, CLOCK, PID, from the right
+  for (std::string& f : field) {
+    if (end == 0) return false;
+    const auto dash = suffix.rfind('-', end - 1);
+    if (dash == std::string::npos || dash + 1 >= end) return false;
+    f = suffix.substr(dash + 1, end - dash - 1);
+    end = dash;
+  }
+  const auto all = [](const std::string& f, const char* digits) {
+    return f.find_first_not_of(digits) == std::string::npos;
+  };
+  if (end == 0 || !all(field[0], "0123456789") || !all(field[1], "0123456789abcdef") ||
+      !all(field[2], "0123456789") || field[2].size() > 9)
+    return false;
+  host = suffix.substr(0, end);
+  pid = std::stol(field[2]);
+  return pid > 0;
+}
+
+// One temporary `name` in `dir`, of a write of a file of this run: removed when the process
+// that made it, on this host, is gone; else a line naming it.
+void clean_one(const std::string& dir, const std::string& name, const std::string& suffix,
+               const std::string& keep, std::string& lines) {
+  std::string host;
+  long pid = 0;
+  if (!parse_suffix(suffix, host, pid) || pid == long(::getpid())) return;
+  const std::string path = dir == "." ? name : (dir == "/" ? "/" : dir + "/") + name;
+  struct stat a, b;
+  if (!keep.empty() && ::stat(path.c_str(), &a) == 0 && ::stat(keep.c_str(), &b) == 0 &&
+      a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+    return;  // the file this run restarts from, however it is named
+  if (host == suffix_host() && ::kill(pid_t(pid), 0) != 0 && errno == ESRCH) {
+    if (::unlink(path.c_str()) == 0)
+      lines += "halo3d: removed " + path + ", the temporary of a write cut off (its process " +
+               std::to_string(pid) + " on this host is gone)\n";
+    else
+      lines += "halo3d: warning: cannot remove " + path +
+               ", the temporary of a dead run: " + errno_text(errno) + "\n";
+    return;
+  }
+  lines += "halo3d: warning: " + path + " is the temporary of another run (process " +
+           std::to_string(pid) + " on " + (host == suffix_host() ? "this host" : "host " + host) +
+           "); remove it if no run is writing it\n";
+}
+
+}  // namespace
+
+std::string clean_stale_temporaries(const std::vector<PlannedFile>& files, const std::string& keep,
+                                    MPI_Comm comm) {
+  std::string lines;
+  if (comm_rank(comm) != 0) return lines;
+  std::vector<std::string> done;
+  for (const PlannedFile& f : files) {
+    const std::string target = write_target(f.path);
+    if (std::find(done.begin(), done.end(), target) != done.end()) continue;
+    done.push_back(target);
+    const std::string dir = parent_dir(target);
+    const auto slash = target.find_last_of('/');
+    const std::string prefix =
+        (slash == std::string::npos ? target : target.substr(slash + 1)) + ".partial.";
+    DIR* d = ::opendir(dir.c_str());
+    if (!d) continue;
+    std::vector<std::string> names;
+    while (const dirent* e = ::readdir(d))
+      if (std::strncmp(e->d_name, prefix.c_str(), prefix.size()) == 0) names.push_back(e->d_name);
+    ::closedir(d);
+    std::sort(names.begin(), names.end());
+    for (const std::string& n : names) clean_one(dir, n, n.substr(prefix.size()), keep, lines);
+  }
+  return lines;
 }
 
 std::vector<PlannedFile> planned_files(const SolveOptions& o) {

@@ -67,6 +67,14 @@ struct PlannedFile {
 //  - a path whose directory does not let us create a file there is IoError (exit 5).
 void check_planned_files(const std::vector<PlannedFile>& files, MPI_Comm comm);
 
+// Temporaries (TARGET.partial.HOST-PID-CLOCK-N) of the files' writes that earlier runs left
+// when they died mid-write: rank 0 removes those whose process, on this host, is gone, and
+// names the others (another host's, or of a process still running); `keep` (the file a run
+// restarts from) is never touched. Returns rank 0's lines for stderr (empty on other ranks);
+// not collective.
+std::string clean_stale_temporaries(const std::vector<PlannedFile>& files, const std::string& keep,
+                                    MPI_Comm comm);
+
 // The files `halo3d solve` with these options writes: --output and its XDMF sidecar (unless
 // 'none'), --report, --checkpoint.
 std::vector<PlannedFile> planned_files(const SolveOptions& o);

@@ -57,7 +57,9 @@ struct SolveOptions : ParallelOptions {
   TimeScheme time_scheme = TimeScheme::explicit_;
   // Output
   int monitor = 0;
-  bool quiet = false;                  // no phase lines
+  double progress = 5;  // rank 0's progress line every this many seconds of a solve (0: none)
+  bool quiet = false;   // the summary's essentials only (no header, phases or progress lines)
+  bool verify = true;   // off: no errors against the exact answer, no overlap measurement
   std::string output = "solution.h5";  // "none" for no file
   long output_every = 0;               // heat: a snapshot of u every N steps (0: none)
   int compress = 0;                    // deflate level of the output's /u (1-9); 0: none

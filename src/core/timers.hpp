@@ -54,26 +54,38 @@ inline double process_start_seconds() {
 }
 
 // Back-to-back phases of a run, from the process start: end(name) closes the current phase.
-// Rank 0 prints a line as each phase ends unless quiet.
+// Rank 0 prints a line as each phase ends unless quiet; with `hold`, the lines of phases that
+// end before release() wait for it (so that the run's header line comes first).
 class PhaseClock {
  public:
-  explicit PhaseClock(bool print) : print_(print), start_(process_start_seconds()), last_(start_) {}
+  explicit PhaseClock(bool print, bool hold = false)
+      : print_(print), hold_(hold), start_(process_start_seconds()), last_(start_) {}
   void end(const std::string& name) {
     const double t = now_seconds();
     phases_.emplace_back(name, t - last_);
     last_ = t;
-    if (print_) {
-      std::printf("phase %-16s %9.4f s  (%.4f s since start)\n", (name + ":").c_str(),
-                  phases_.back().second, t - start_);
-      std::fflush(stdout);
-    }
+    if (!print_) return;
+    char line[160];
+    std::snprintf(line, sizeof line, "phase %-16s %9.4f s  (%.4f s since start)\n",
+                  (name + ":").c_str(), phases_.back().second, t - start_);
+    held_ += line;
+    if (!hold_) release();
+  }
+  // Prints the held lines; later ones are printed as their phases end.
+  void release() {
+    hold_ = false;
+    if (held_.empty()) return;
+    std::fputs(held_.c_str(), stdout);
+    std::fflush(stdout);
+    held_.clear();
   }
   const std::vector<std::pair<std::string, double>>& phases() const { return phases_; }
   double total() const { return last_ - start_; }  // the sum of the phases so far
 
  private:
-  bool print_;
+  bool print_, hold_;
   double start_, last_;
+  std::string held_;
   std::vector<std::pair<std::string, double>> phases_;
 };
 

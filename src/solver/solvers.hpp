@@ -67,8 +67,17 @@ bool uses_preconditioner(const SolveOptions& o);
 struct DriveOptions {
   long max_iters = 0;  // iterations (or steps) to run at most, counted from 0
   int monitor = 0;     // progress line every N iterations on rank 0 (0: none)
+  // Rank 0's progress line every progress_s seconds of the solve (0: none), decided on rank
+  // 0's clock alone: no communication, so iterates and iteration counts are unchanged. tol
+  // (Poisson; 0 for a fixed count) lets it estimate the time left.
+  double progress_s = 0;
+  double tol = 0;
+  double dt = 0;  // heat: the time step, for the line's physical time
   long checkpoint_every = 0;
   std::function<void(long iteration, const std::vector<double>& history)> checkpoint;
+  // Called on every rank once the ranks agree to stop on a signal, before that iteration's
+  // checkpoint is written (a launcher may kill the ranks during that write).
+  std::function<void(long iteration, int signal)> stopping;
   // Extra text for a progress line (heat: physical time and error); called on every rank.
   std::function<std::string(long iteration)> progress;
   // Heat's --output-every: called on every rank after each iteration that is a multiple of
