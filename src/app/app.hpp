@@ -2,9 +2,18 @@
 #pragma once
 #include <mpi.h>
 
+#include <string>
+
 #include "options.hpp"
 
 namespace halo3d {
+
+// The libraries this process runs with, as `info` prints them and reports record them
+// (cuda_* and nccl "" or a reason where not compiled or absent).
+struct LibraryVersions {
+  std::string mpi, hdf5, cuda_runtime, cuda_driver, nccl, cuda_aware_mpi;
+};
+LibraryVersions library_versions();
 
 int run_solve(const SolveOptions& o, MPI_Comm world);
 int run_info(MPI_Comm world);

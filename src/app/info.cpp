@@ -1,6 +1,7 @@
 #include <hdf5.h>
 
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,23 @@
 #endif
 
 namespace halo3d {
+
+LibraryVersions library_versions() {
+  LibraryVersions v;
+  char mpi_version[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+  int len = 0;
+  MPI_Get_library_version(mpi_version, &len);
+  v.mpi.assign(mpi_version, strnlen(mpi_version, std::size_t(len)));  // len may count the NUL
+  if (auto nl = v.mpi.find('\n'); nl != std::string::npos) v.mpi.resize(nl);
+  unsigned h5maj = 0, h5min = 0, h5rel = 0;
+  H5get_libversion(&h5maj, &h5min, &h5rel);
+  v.hdf5 = std::to_string(h5maj) + "." + std::to_string(h5min) + "." + std::to_string(h5rel);
+  v.cuda_runtime = cuda_runtime_version();
+  v.cuda_driver = cuda_driver_version();
+  v.nccl = nccl_version_string();
+  v.cuda_aware_mpi = cuda_aware_mpi_string();
+  return v;
+}
 
 int run_info(MPI_Comm world) {
   const int rank = comm_rank(world), size = comm_size(world);
@@ -40,27 +58,20 @@ int run_info(MPI_Comm world) {
   HALO3D_MPI_CHECK(MPI_Gather(line.data(), 256, MPI_CHAR, all.data(), 256, MPI_CHAR, 0, world));
   if (rank != 0) return kExitOk;
 
-  char mpi_version[MPI_MAX_LIBRARY_VERSION_STRING] = {};
-  int len = 0;
-  MPI_Get_library_version(mpi_version, &len);
-  std::string mpi(mpi_version, len);
-  if (auto nl = mpi.find('\n'); nl != std::string::npos) mpi.resize(nl);
-  unsigned h5maj = 0, h5min = 0, h5rel = 0;
-  H5get_libversion(&h5maj, &h5min, &h5rel);
+  const LibraryVersions lib = library_versions();
   int threads = 1;
 #ifdef _OPENMP
   threads = omp_get_max_threads();
 #endif
   std::printf("halo3d %s\n", version_string().c_str());
-  std::printf("MPI: %s\n", mpi.c_str());
-  std::printf("HDF5: %u.%u.%u (parallel)\n", h5maj, h5min, h5rel);
-  std::printf("CUDA: %s\n", cuda_compiled()
-                                ? ("runtime " + cuda_runtime_version() + ", driver " +
-                                   (cuda_driver_version().empty() ? "none" : cuda_driver_version()))
-                                      .c_str()
-                                : "not compiled");
-  std::printf("NCCL: %s\n", nccl_version_string().c_str());
-  std::printf("CUDA-aware MPI: %s\n", cuda_aware_mpi_string().c_str());
+  std::printf("MPI: %s\n", lib.mpi.c_str());
+  std::printf("HDF5: %s (parallel)\n", lib.hdf5.c_str());
+  std::printf("CUDA: %s\n", cuda_compiled() ? ("runtime " + lib.cuda_runtime + ", driver " +
+                                               (lib.cuda_driver.empty() ? "none" : lib.cuda_driver))
+                                                  .c_str()
+                                            : "not compiled");
+  std::printf("NCCL: %s\n", lib.nccl.c_str());
+  std::printf("CUDA-aware MPI: %s\n", lib.cuda_aware_mpi.c_str());
   std::printf("backends: host (OpenMP, %d %s)%s\n", threads, threads == 1 ? "thread" : "threads",
               cuda_compiled()
                   ? (", cuda (" + std::to_string(gpus.size()) + " GPU(s) visible)").c_str()

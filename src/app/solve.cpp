@@ -1,5 +1,6 @@
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
@@ -26,6 +27,9 @@
 #include "time_series.hpp"
 
 namespace halo3d {
+
+// docs/report.schema.json's version: raised when a field changes meaning or goes.
+constexpr int kReportSchemaVersion = 1;
 namespace {
 
 // Where the solve's time went on the slowest rank (largest solve time): the timers' growth
@@ -55,6 +59,26 @@ SolveSplit solve_split(double solve_s, const Timers& before, const Timers& after
   SolveSplit sp{slowest.rank, v[0], v[1], v[2], v[3], v[4], v[5], 0};
   sp.other = sp.solve - (sp.compute + sp.halo + sp.reduction + sp.checkpoint + sp.monitor);
   return sp;
+}
+
+// Each rank's solve time and its parts (as the split counts them, before the no-neighbour
+// rule), and all its file I/O: the smallest and largest over the ranks, to show imbalance.
+nlohmann::json per_rank_spread(double solve_s, const Timers& before, const Timers& after,
+                               double io_s, MPI_Comm comm) {
+  const char* names[6] = {"solve_s", "compute_s", "halo_s", "reduction_s", "checkpoint_s", "io_s"};
+  double lo[6] = {solve_s,
+                  after.compute - before.compute,
+                  after.halo - before.halo,
+                  after.reduction - before.reduction,
+                  after.io - before.io,
+                  io_s};
+  double hi[6];
+  std::copy(lo, lo + 6, hi);
+  HALO3D_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, lo, 6, MPI_DOUBLE, MPI_MIN, comm));
+  HALO3D_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, hi, 6, MPI_DOUBLE, MPI_MAX, comm));
+  nlohmann::json j = nlohmann::json::object();
+  for (int i = 0; i < 6; ++i) j[names[i]] = {{"min", lo[i]}, {"max", hi[i]}};
+  return j;
 }
 
 double max_over_ranks(double x, MPI_Comm comm) {
@@ -474,6 +498,7 @@ void write_solution(SolveRun& r, const DriveResult& res, const Verification& v) 
 // The run's numbers reduced for the summary lines and the report.
 struct Summary {
   SolveSplit sp;
+  nlohmann::json per_rank;  // min and max over the ranks of each part of the solve
   double io_s = 0;
   bool fixed = false;  // a fixed iteration count ran out (success)
   long done = 0;       // iterations of this run (not counting a restart's)
@@ -485,6 +510,7 @@ Summary summarize(SolveRun& r, const SolveOutcome& s) {
   m.sp =
       solve_split(s.res.solve_seconds, s.before, s.after, r.rt->op->plan().faces.empty(), r.comm);
   m.io_s = max_over_ranks(r.rt->timers.io, r.comm);
+  m.per_rank = per_rank_spread(s.res.solve_seconds, s.before, s.after, r.rt->timers.io, r.comm);
   // --iters N / --tol 0: the iteration count is the plan; stopping there is success.
   m.fixed = fixed_iterations(r.o) && !s.res.converged;
   m.done = s.res.iterations - r.first;
@@ -651,6 +677,7 @@ nlohmann::json timing_json(const SolveRun& r, const Summary& m) {
           {"other_s", sp.other},
           {"split_rank", sp.rank},
           {"io_s", m.io_s},
+          {"per_rank", m.per_rank},
           {"output_s", r.out_s > 0 ? nlohmann::json(r.out_s) : nlohmann::json()},
           {"output_bytes", r.out_s > 0 ? nlohmann::json(r.out_bytes) : nlohmann::json()},
           {"output_gbytes_per_s",
@@ -686,8 +713,16 @@ std::string report_text(const SolveRun& r, const DriveResult& res, const Verific
                         const Summary& m) {
   const SolveOptions& o = r.o;
   nlohmann::json j;
+  j["schema_version"] = kReportSchemaVersion;
   j["halo3d_version"] = version_string();
   j["command"] = "solve";
+  const LibraryVersions lib = library_versions();
+  j["libraries"] = {{"mpi", lib.mpi},
+                    {"hdf5", lib.hdf5},
+                    {"cuda_runtime", lib.cuda_runtime},
+                    {"cuda_driver", lib.cuda_driver},
+                    {"nccl", lib.nccl},
+                    {"cuda_aware_mpi", lib.cuda_aware_mpi}};
   add_provenance(j, o, r.rt->hosts);
   j["config"] = config_json(r);
   j["fields"] = fields_json(o);
