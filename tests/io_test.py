@@ -146,5 +146,14 @@ check(t["output_s"] is None and t["output_bytes"] is None and t["output_gbytes_p
       "--output none: output fields null")
 check(not re.search(r"^output: ", p.stdout, re.M), "--output none: no output line")
 
+# The multigrid set-up time is one number: the HDF5 attribute every rank writes is the
+# report's (it was each rank's own, so the file held some rank's and the report rank 0's).
+halo3d(3, "solve", "--grid", "48,40,36", "--output", "setup.h5", "--report", "setup.json", "--quiet")
+with open(os.path.join(work, "setup.json")) as f:
+    setup_s = json.load(f)["timing"]["setup_s"]
+with h5py.File(os.path.join(work, "setup.h5")) as f:
+    check(float(f.attrs["mg_setup_s"][0]) == setup_s,
+          f"mg_setup_s {f.attrs['mg_setup_s'][0]} is the report's setup_s {setup_s}")
+
 print(f"{len(failures)} failure(s)")
 sys.exit(1 if failures else 0)

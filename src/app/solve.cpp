@@ -250,7 +250,9 @@ void start_solver(SolveRun& r) {
   const double t_setup = now_seconds();
   r.pc = make_preconditioner(o, *r.rt);
   r.mg = dynamic_cast<const Multigrid*>(r.pc.get());
-  r.setup_s = now_seconds() - t_setup;
+  // The slowest rank's: the set-up is collective, and every rank then writes the same value
+  // (the HDF5 attribute, which every rank writes, agrees with the report and the header).
+  r.setup_s = max_over_ranks(now_seconds() - t_setup, r.comm);
   r.precond = r.pc ? r.pc->name() : (uses_implicit_heat(o) ? to_string(o.precond) : "none");
   const Buffer* bg = r.boundary ? &*r.boundary : nullptr;
   r.method = uses_implicit_heat(o)
