@@ -281,13 +281,20 @@ def write_markdown(st: Study, path: Path, title: str) -> str:
     if b.ranks != 1:
         eff = (f"T{b.ranks}/TN" if st.kind == "weak" else f"({b.ranks}·T{b.ranks})/(N·TN)") + f" (baseline N={b.ranks})"
     lines = [f"# {title}", ""] + status_lines(st) + [""]
-    lines.append(f"{st.kind.capitalize()} scaling, efficiency = {eff}, T = time per iteration "
-                 f"(the median run of each count). With the multigrid preconditioner (the default) the "
-                 "iterations stay about constant as the problem grows, so weak scaling of the time to "
-                 "solution (set-up + solve) follows T. "
-                 f"Times per iteration in {unit}; compute, halo and "
-                 "reduction are the slowest rank's totals divided by the iterations, other = the rest "
-                 "of the iteration (clamped at 0).")
+    how = ("the problem grows with the rank count (the same points per rank, each rank's box "
+           "fixed by the study's process grid, which can differ from the one halo3d picks for that "
+           "grid on its own); with the multigrid preconditioner (the default) the iterations stay "
+           "about constant, so the time to solution (set-up + solve) follows T"
+           if st.kind == "weak" else
+           "the problem stays fixed and is split over more ranks (halo3d picks each process grid); "
+           "ideal T falls as 1/N")
+    lines.append(f"{st.kind.capitalize()} scaling: {how}. Efficiency = {eff}, T = time per iteration "
+                 f"(the median run of each count). Times per iteration in {unit}; compute, halo and "
+                 "reduction are the slowest rank's totals over the whole solve divided by the iterations "
+                 "(halo includes every exchange of the solve, the multigrid's too, overlapped or not), "
+                 "other = the rest of the iteration (clamped at 0). Hidden halo is another measurement: "
+                 "the share of ONE operator application's exchange that overlap hides, timed after the "
+                 "solve, so a high hidden share can stand beside a large halo column.")
     first = st.points[0].chosen
     lines.append(f"Device: {first.device or 'n/a'}; problem {first.config.get('problem', '?')}/"
                  f"{first.config.get('solver', '?')}.")

@@ -71,6 +71,8 @@ with tempfile.TemporaryDirectory() as tmp:
     check(abs(float(rows(d)[1]["time_to_solution_s"]) - (0.01 + 1.0e-3 * 100)) < 1e-12
           and "| time to solution (s) |" in md, "time to solution = set-up + solve, in the table and CSV")
     check("Status: complete series" in md and "| 8 |" in md and "32x32x32 points per rank" in md, "table.md: complete, titled, all rows")
+    check("Weak scaling: the problem grows" in md and "falls as 1/N" not in md and "ONE operator application" in md,
+          "weak table: its preamble speaks of weak scaling, and says what hidden halo measures")
     check(all((d / f).stat().st_size > 1000 for f in ("efficiency.png", "time_split.png")), "both PNG plots written")
 
     # strong, missing N=1 baseline, no plan
@@ -82,6 +84,9 @@ with tempfile.TemporaryDirectory() as tmp:
     check(rc == 1, f"strong without N=1: --strict exits 1 (got {rc})")
     r = rows(d)
     check(abs(float(r[4]["efficiency"]) - (2 * 1.0) / (4 * 0.55)) < 1e-12, "strong efficiency relative to N=2: 2*T2/(4*T4)")
+    md = (d / "table.md").read_text()
+    check("Strong scaling: the problem stays fixed" in md and "grows with the rank count" not in md,
+          "strong table: its preamble speaks of strong scaling, not weak")
     md = (d / "table.md").read_text()
     check("INCOMPLETE" in md and "no N=1 baseline" in md and "gaps in the power-of-two series: no report for N=1" in md,
           "strong: says no N=1 baseline")
