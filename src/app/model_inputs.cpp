@@ -96,7 +96,7 @@ std::vector<Link> default_links() {
        "PCIe 4.0 x16 without peer access: device -> host -> device (dual RTX 4090)"},
       {"ib-hdr", 2e-6, 25, 2e-6, false, "InfiniBand HDR 200 Gb/s, one adapter per GPU"},
       {"ib-ndr", 2e-6, 50, 2e-6, false, "InfiniBand NDR 400 Gb/s, one adapter per GPU"},
-      {"mps-shared-gpu", 24e-6, 350, 2e-6, true,
+      {"mps-shared-gpu", 25e-6, 350, 2e-6, true,
        "ranks sharing one H200 under MPS (latency per rank sharing it; fitted)"},
   };
 }

@@ -180,7 +180,8 @@ json held_against(const Calibration& c, const std::vector<Link>& links, const Pa
                    {"relative_error", err},
                    {"predicted_ratio_to_1_rank", pred / t1_pred},
                    {"measured_ratio_to_1_rank", m.solve_ms / t1_meas},
-                   {"limited_by", pr.limit()}});
+                   {"limited_by", pr.limit()},
+                   {"prediction", to_json(pr)}});
   }
   return out;
 }

@@ -92,6 +92,7 @@ Calibration calibrate(const Measurements& m, const Params& p);
 // Seconds per iteration, by term.
 struct Terms {
   double compute = 0, halo_latency = 0, halo_bandwidth = 0, gather = 0, sums = 0;
+  double halo_launches = 0;  // the part of halo_latency spent launching pack/unpack/shells
   double total() const { return compute + halo_latency + halo_bandwidth + gather + sums; }
 };
 struct LevelPrediction {
