@@ -126,7 +126,6 @@ json run_series(const Calibration& c, const std::vector<Link>& links, const Syst
     json r = to_json(pr);
     r["efficiency"] = eff > 0 ? json(eff) : json(nullptr);
     r["fits"] = fits;
-    r.erase("levels");
     rows.push_back(r);
   }
   return rows;
