@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <limits>
+#include <tuple>
 
 #include "errors.hpp"
 #include "scaling_model.hpp"
@@ -53,6 +54,68 @@ TEST(Model, ExchangesAndFaceBytesAsTheBenchCountsThem) {
     EXPECT_EQ(L.gathers, l == 5) << l;
     EXPECT_EQ(L.exchanges, l < 6 ? exchanges[l] : 0) << l;
     if (l < 6) EXPECT_DOUBLE_EQ(L.exchanges * L.face_bytes, bytes[l]) << l;
+  }
+}
+
+// Odd, anisotropic grids on 3-8 ranks, against what `halo3d bench --backend host --grid G
+// --mg-gather N` printed on those ranks (Multigrid::level_traffic of the busiest rank): per
+// level, distributed, gathers, exchanges and halo bytes per V-cycle.
+struct TrafficCase {
+  Int3 grid;
+  int ranks;
+  long long gather;
+  std::vector<std::tuple<bool, bool, int, double>> levels;
+};
+
+TEST(Model, LevelTrafficAsMultigridOnOddGrids) {
+  const std::vector<TrafficCase> cases = {
+      {{45, 38, 52},
+       8,
+       0,
+       {{true, false, 7, 101528},
+        {true, false, 10, 60400},
+        {true, false, 10, 26800},
+        {true, false, 10, 15040},
+        {true, false, 10, 9600},
+        {true, true, 7, 3136},
+        {false, false, 0, 0},
+        {false, false, 0, 0}}},
+      {{45, 38, 52},
+       6,
+       0,
+       {{true, false, 6, 132480},
+        {true, false, 8, 69120},
+        {true, false, 8, 30464},
+        {true, false, 8, 22400},
+        {true, false, 8, 11968},
+        {true, true, 6, 3456},
+        {false, false, 0, 0},
+        {false, false, 0, 0}}},
+      {{65, 47, 33}, 3, 32768, {{true, true, 4, 109760}}},
+      {{40, 40, 40},
+       5,
+       100,
+       {{true, false, 5, 141120},
+        {true, false, 6, 80736},
+        {true, false, 6, 21600},
+        {true, true, 5, 5120},
+        {false, false, 0, 0}}},
+  };
+  const Calibration c = calibrate(default_measurements(), Params{});
+  for (const TrafficCase& t : cases) {
+    Params p;
+    p.gather_points = t.gather;
+    const Prediction pr = predict(c, default_links(), system_named("nvlink"), t.grid, t.ranks, p);
+    ASSERT_GE(pr.levels.size(), t.levels.size());
+    for (std::size_t l = 0; l < pr.levels.size(); ++l) {
+      const LevelPrediction& L = pr.levels[l];
+      const auto [distributed, gathers, exchanges, bytes] =
+          l < t.levels.size() ? t.levels[l] : std::make_tuple(false, false, 0, 0.0);
+      EXPECT_EQ(L.distributed, distributed) << t.ranks << " ranks, level " << l;
+      EXPECT_EQ(L.gathers, gathers) << t.ranks << " ranks, level " << l;
+      EXPECT_EQ(L.exchanges, exchanges) << t.ranks << " ranks, level " << l;
+      EXPECT_DOUBLE_EQ(L.exchanges * L.face_bytes, bytes) << t.ranks << " ranks, level " << l;
+    }
   }
 }
 
@@ -109,6 +172,8 @@ TEST(Model, GlobalSumsLimitAtLargeScaleWithASlowCollective) {
             "coarse levels (latency)");
 }
 
+// Zero latency, infinite bandwidth and no launch cost (the pack/unpack and shell launches
+// count as the exchanges' latency): every GPU does one GPU's work.
 TEST(Model, WeakScalingIsPerfectWithFreeLinks) {
   Calibration c;
   c.m.grid = {512, 512, 512};

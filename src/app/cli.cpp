@@ -558,6 +558,12 @@ CLI::App* add_probe_command(CLI::App& app, ProbeOptions& pr, ProbeArgs& a) {
                    "--model: replace a link's numbers, NAME=LAT_US,GBPS[,COLLECTIVE_LAT_US] "
                    "(repeatable; nvlink, pcie, ib-hdr, ib-ndr, mps-shared-gpu)")
       ->group("Model");
+  probe
+      ->add_option("--mg-gather", pr.mg_gather,
+                   "--model: coarse levels of at most this many points are gathered, as "
+                   "solve's --mg-gather")
+      ->check(non_negative())
+      ->group("Model");
   return probe;
 }
 
@@ -622,7 +628,7 @@ void finish_bench(CLI::App* bench, const BenchArgs& a, BenchOptions& b) {
 // options need it; its link overrides are checked here.
 void check_model_options(const CLI::App* probe, const ProbeOptions& pr) {
   if (!pr.model) {
-    for (const char* name : {"--model-bench", "--model-link"})
+    for (const char* name : {"--model-bench", "--model-link", "--mg-gather"})
       if (probe->count(name) > 0) throw BadInput(std::string(name) + " needs --model");
     return;
   }

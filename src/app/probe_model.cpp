@@ -262,7 +262,8 @@ int run_probe_model(const ProbeOptions& o, MPI_Comm world) {
   if (!o.report.empty()) check_planned_files({{"--report", o.report}}, world);
   std::vector<Link> links = default_links();
   for (const std::string& spec : o.model_links) apply_link_override(links, spec);
-  const Params p;
+  Params p;
+  p.gather_points = o.mg_gather;
   const Calibration c = calibrate(load_measurements(o), p);  // every rank: errors agree
   if (comm_rank(world) != 0) {
     if (!o.report.empty()) write_file_atomically(o.report, "", world);

@@ -86,6 +86,7 @@ Calibration calibrate(const Measurements& m, const Params& p) {
     const bool coarsest = i + 1 == m.levels.size();
     if (rate < 0.1 * best) per_launch.push_back(l.ms * 1e-3 / level_launches(p, coarsest, l.grid));
   }
+  if (!(seconds > 0)) throw BadInput("model: no multigrid level has a measured time");
   c.bandwidth_gbs = bytes / seconds / 1e9;
   if (per_launch.empty()) {  // no level is launch-bound: the smallest level's launches
     const LevelCost& l = m.levels.back();

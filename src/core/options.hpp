@@ -102,8 +102,9 @@ struct ProbeOptions {
   std::string report;
   // --model: the scaling model's tables instead of measurements (docs/SCALING_MODEL.md).
   bool model = false;
-  std::string model_bench;               // a one-rank bench --report (empty: built-in H200)
-  std::vector<std::string> model_links;  // NAME=LAT_US,GBPS[,COLLECTIVE_LAT_US] overrides
+  std::string model_bench;                 // a one-rank bench --report (empty: built-in H200)
+  std::vector<std::string> model_links;    // NAME=LAT_US,GBPS[,COLLECTIVE_LAT_US] overrides
+  long long mg_gather = kDefaultMgGather;  // the --mg-gather rule the model applies
 };
 
 // Throws BadInput for values that are each well-formed but impossible together.
