@@ -66,7 +66,9 @@ Measurements load_measurements(const ProbeOptions& o) {
   } catch (const json::exception&) {
     throw BadInput("--model-bench " + shown + ": not JSON");
   }
-  return measurements_from_bench(j, "--model-bench " + shown);
+  Measurements m = measurements_from_bench(j, "--model-bench " + shown);
+  m.source = "bench report " + shown;
+  return m;
 }
 
 std::string ms(double s) {
@@ -154,6 +156,9 @@ json all_series(const ProbeOptions& o, const Calibration& c, const std::vector<L
 // The model against the points measured on one H200 shared under MPS.
 json held_against(const Calibration& c, const std::vector<Link>& links, const Params& p) {
   const System sys = shared_gpu_system();
+  if (c.m.source != default_measurements().source)
+    std::printf("\n(the measurements below are of one H200; the model's inputs here are %s)",
+                c.m.source.c_str());
   std::printf(
       "\nheld against measurements (one H200 shared by the ranks under MPS, link "
       "mps-shared-gpu; solve = iterations x ms/iter):\n%-10s %5s %-8s %10s %12s %12s %8s %10s "
