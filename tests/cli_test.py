@@ -366,6 +366,7 @@ with tempfile.TemporaryDirectory() as d:
 expect_error("--model-link malformed", ["probe", "--model", "--model-link", "nvlink=abc"], 2, "--model-link", ranks=1)
 expect_error("--model-link unknown link", ["probe", "--model", "--model-link", "myrinet=1,2"], 2, "no link named", ranks=1)
 expect_error("--model-link without --model", ["probe", "--model-link", "nvlink=1,2"], 2, "needs --model", ranks=1)
+expect_error("--model-launch-us without --model", ["probe", "--model-launch-us", "1"], 2, "needs --model", ranks=1)
 expect_error("--mg-gather without --model", ["probe", "--mg-gather", "0"], 2, "needs --model", ranks=1)
 expect_error("--sizes with --model", ["probe", "--model", "--sizes", "8"], 2, "does not apply to --model", ranks=1)
 expect_error("--model-bench missing", ["probe", "--model", "--model-bench", "{d}/none.json"], 2, "--model-bench", ranks=1)

@@ -216,6 +216,27 @@ TEST(Model, SharedGpuDividesBandwidthAndMultipliesLatency) {
               two.levels[1].exchanges * 2 * l.latency_s + launches * c.floor_s, 1e-12);
 }
 
+// --model-launch-us: the launches scale with the floor, and one GPU takes the formula too.
+TEST(Model, LaunchFloorReplaced) {
+  const Params p;
+  const Calibration measured = calibrate(default_measurements(), p);
+  Calibration c = measured;
+  c.floor_s = 1e-6;
+  c.measured_levels = false;
+  const System& s = system_named("ib-ndr");
+  const Int3 grid = weak_grid({512, 512, 512}, 64);
+  const Prediction a = predict(measured, default_links(), s, grid, 64, p);
+  const Prediction b = predict(c, default_links(), s, grid, 64, p);
+  EXPECT_NEAR(b.total().halo_launches * measured.floor_s / 1e-6, a.total().halo_launches, 1e-12);
+  EXPECT_DOUBLE_EQ(b.total().halo_bandwidth, a.total().halo_bandwidth);
+  const Prediction one = predict(c, default_links(), s, {512, 512, 512}, 1, p);
+  double formula = c.cg_s;
+  for (const LevelPrediction& L : one.levels) formula += L.t.compute;
+  EXPECT_DOUBLE_EQ(one.iteration_s(), formula);
+  // Level 0 from its bytes (2.211e10 B at B), not its measured 7.613 ms.
+  EXPECT_NEAR(one.levels[0].t.compute, 2.211e10 / (measured.bandwidth_gbs * 1e9), 1e-5);
+}
+
 TEST(Model, LinkOverridesChecked) {
   std::vector<Link> links = default_links();
   apply_link_override(links, "pcie=15,25");

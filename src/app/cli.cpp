@@ -559,6 +559,12 @@ CLI::App* add_probe_command(CLI::App& app, ProbeOptions& pr, ProbeArgs& a) {
                    "(repeatable; nvlink, pcie, ib-hdr, ib-ndr, mps-shared-gpu)")
       ->group("Model");
   probe
+      ->add_option("--model-launch-us", pr.model_launch_us,
+                   "--model: microseconds per kernel launch in place of the one measured on "
+                   "the tiny levels (e.g. what CUDA graphs would leave)")
+      ->check(non_negative())
+      ->group("Model");
+  probe
       ->add_option("--mg-gather", pr.mg_gather,
                    "--model: coarse levels of at most this many points are gathered, as "
                    "solve's --mg-gather")
@@ -628,7 +634,7 @@ void finish_bench(CLI::App* bench, const BenchArgs& a, BenchOptions& b) {
 // options need it; its link overrides are checked here.
 void check_model_options(const CLI::App* probe, const ProbeOptions& pr) {
   if (!pr.model) {
-    for (const char* name : {"--model-bench", "--model-link", "--mg-gather"})
+    for (const char* name : {"--model-bench", "--model-link", "--mg-gather", "--model-launch-us"})
       if (probe->count(name) > 0) throw BadInput(std::string(name) + " needs --model");
     return;
   }

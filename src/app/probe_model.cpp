@@ -269,7 +269,8 @@ int run_probe_model(const ProbeOptions& o, MPI_Comm world) {
   for (const std::string& spec : o.model_links) apply_link_override(links, spec);
   Params p;
   p.gather_points = o.mg_gather;
-  const Calibration c = calibrate(load_measurements(o), p);  // every rank: errors agree
+  Calibration c = calibrate(load_measurements(o), p);  // every rank: errors agree
+  if (o.model_launch_us >= 0) c.floor_s = o.model_launch_us * 1e-6, c.measured_levels = false;
   if (comm_rank(world) != 0) {
     if (!o.report.empty()) write_file_atomically(o.report, "", world);
     return kExitOk;

@@ -234,7 +234,7 @@ Exchange busiest_exchange(const Setup& s, const Boxes& b) {
 double compute_s(const Setup& s, double bytes, int launches, const Int3& whole, bool whole_work) {
   const double share = s.shared ? s.ranks : 1;
   const double moved = share * bytes / (s.c.bandwidth_gbs * 1e9);
-  if (whole_work)
+  if (whole_work && s.c.measured_levels)
     for (const LevelCost& l : s.c.m.levels)
       if (l.grid == whole) return share > 1 ? std::max(l.ms * 1e-3, moved) : l.ms * 1e-3;
   return std::max(moved, launches * s.c.floor_s);

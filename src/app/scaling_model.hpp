@@ -86,6 +86,9 @@ struct Calibration {
   double bandwidth_gbs = 0;  // bytes / time of the bandwidth-bound levels
   double floor_s = 0;        // one launch, median over the launch-bound levels
   double cg_s = 0;           // CG's work per iteration at m.grid (pcg - vcycle)
+  // A measured level's own time stands for a level of its grid on one GPU (false when the
+  // floor is replaced: then every level takes the formula).
+  bool measured_levels = true;
 };
 Calibration calibrate(const Measurements& m, const Params& p);
 
