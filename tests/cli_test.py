@@ -337,6 +337,44 @@ with tempfile.TemporaryDirectory() as d:
     else:
         print("ok   probe on 2 ranks (host): JSON and table sane")
 
+# probe --model: the scaling model's tables and report on one rank, no GPU; its inputs from a
+# one-rank bench report; bad link overrides and misplaced options refused in one line.
+with tempfile.TemporaryDirectory() as d:
+    rep, bench = os.path.join(d, "model.json"), os.path.join(d, "bench.json")
+    rc, so, se = run(["probe", "--model", "--report", rep], ranks=1)
+    problems = []
+    if rc != 0:
+        problems.append(f"exit {rc}: {se!r}")
+    else:
+        for needle in ("weak-512", "strong-1024", "limited by", "coarse levels (latency)", "held against", "ib-ndr"):
+            if needle not in so:
+                problems.append(f"stdout lacks {needle!r}")
+        with open(rep) as f:
+            m = json.load(f)["model"]
+        rows = [r for s in m["series"] for r in s["rows"]]
+        if {r["gpus"] for r in rows} != {1, 2, 8, 64, 512, 4096} or len(m["held_against"]) != 7:
+            problems.append(f"report: gpus {sorted({r['gpus'] for r in rows})}, held_against {len(m['held_against'])}")
+        one = [r for r in rows if r["gpus"] == 1 and r["grid"] == [512, 512, 512]]
+        if not one or abs(one[0]["ms_per_iteration"] - 13.942) > 1e-3:
+            problems.append(f"1 GPU at 512^3: {one[:1]!r}")
+    rc, so, se = run(["bench", "--backend", "host", "--grid", "24,24,24", "--reps", "1", "--warmup", "0",
+                      "--report", bench], ranks=1)
+    rc2, so2, se2 = run(["probe", "--model", "--model-bench", bench, "--model-link", "ib-hdr=1.5,25",
+                         "--grid", "64,64,64"], ranks=1)
+    if rc != 0 or rc2 != 0 or "bench report" not in so2 or "strong-64,64,64" not in so2 or "1.50 us" not in so2:
+        problems.append(f"--model-bench: exit {rc}/{rc2}: {se!r} {se2!r}")
+    if problems:
+        failures.append("probe --model: " + "; ".join(problems))
+    else:
+        print("ok   probe --model: table, report, bench input and link override")
+expect_error("--model-link malformed", ["probe", "--model", "--model-link", "nvlink=abc"], 2, "--model-link", ranks=1)
+expect_error("--model-link unknown link", ["probe", "--model", "--model-link", "myrinet=1,2"], 2, "no link named", ranks=1)
+expect_error("--model-link without --model", ["probe", "--model-link", "nvlink=1,2"], 2, "needs --model", ranks=1)
+expect_error("--model-launch-us without --model", ["probe", "--model-launch-us", "1"], 2, "needs --model", ranks=1)
+expect_error("--mg-gather without --model", ["probe", "--mg-gather", "0"], 2, "needs --model", ranks=1)
+expect_error("--sizes with --model", ["probe", "--model", "--sizes", "8"], 2, "does not apply to --model", ranks=1)
+expect_error("--model-bench missing", ["probe", "--model", "--model-bench", "{d}/none.json"], 2, "--model-bench", ranks=1)
+
 # Not converging is not a crash: the file is written with converged = 0, exit code 3.
 with tempfile.TemporaryDirectory() as d:
     out = os.path.join(d, "u.h5")

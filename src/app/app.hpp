@@ -21,5 +21,7 @@ int run_bench(const BenchOptions& o, MPI_Comm world);
 // bench --io (bench_io.cpp): HDF5 output write against a raw write of the same bytes.
 int run_bench_io(const BenchOptions& o, MPI_Comm world);
 int run_probe(const ProbeOptions& o, MPI_Comm world);
+// probe --model (probe_model.cpp): the scaling model, nothing measured.
+int run_probe_model(const ProbeOptions& o, MPI_Comm world);
 
 }  // namespace halo3d

@@ -18,6 +18,7 @@
 #include "fields.hpp"
 #include "hdf5_io.hpp"
 #include "runtime.hpp"
+#include "scaling_model.hpp"
 
 namespace halo3d {
 namespace {
@@ -564,6 +565,34 @@ CLI::App* add_probe_command(CLI::App& app, ProbeOptions& pr, ProbeArgs& a) {
       ->check(non_negative())
       ->group("Probe");
   probe->add_option("--report", pr.report, "JSON file for the results, or 'none'")->group("Output");
+  probe
+      ->add_flag("--model", pr.model,
+                 "Measure nothing: predict MG-PCG time per iteration and weak/strong scaling "
+                 "on 1-4096 GPUs over NVLink, PCIe, InfiniBand HDR/NDR (docs/SCALING_MODEL.md); "
+                 "--grid adds a strong-scaling series")
+      ->group("Model");
+  probe
+      ->add_option("--model-bench", pr.model_bench,
+                   "--model's per-level costs from this one-rank `halo3d bench --report` file "
+                   "(default: built-in H200 512^3 measurements)")
+      ->group("Model");
+  probe
+      ->add_option("--model-link", pr.model_links,
+                   "--model: replace a link's numbers, NAME=LAT_US,GBPS[,COLLECTIVE_LAT_US] "
+                   "(repeatable; nvlink, pcie, ib-hdr, ib-ndr, mps-shared-gpu)")
+      ->group("Model");
+  probe
+      ->add_option("--model-launch-us", pr.model_launch_us,
+                   "--model: microseconds per kernel launch in place of the one measured on "
+                   "the tiny levels (e.g. what CUDA graphs would leave)")
+      ->check(non_negative())
+      ->group("Model");
+  probe
+      ->add_option("--mg-gather", pr.mg_gather,
+                   "--model: coarse levels of at most this many points are gathered, as "
+                   "solve's --mg-gather")
+      ->check(non_negative())
+      ->group("Model");
   return probe;
 }
 
@@ -625,7 +654,25 @@ void finish_bench(CLI::App* bench, const BenchArgs& a, BenchOptions& b) {
     if (b.grid[d] < 1) throw BadInput("--grid " + to_string(b.grid) + ": every size must be >= 1");
 }
 
-void finish_probe(const ProbeArgs& a, ProbeOptions& pr) {
+// --model measures nothing: the measurement options do not apply to it, and its own
+// options need it; its link overrides are checked here.
+void check_model_options(const CLI::App* probe, const ProbeOptions& pr) {
+  if (!pr.model) {
+    for (const char* name : {"--model-bench", "--model-link", "--mg-gather", "--model-launch-us"})
+      if (probe->count(name) > 0) throw BadInput(std::string(name) + " needs --model");
+    return;
+  }
+  for (const char* name :
+       {"--sizes", "--reps", "--warmup", "--topology", "--procs", "--backend", "--peer-access"})
+    if (probe->count(name) > 0)
+      throw BadInput(std::string(name) + " does not apply to --model (it measures nothing)");
+  std::vector<model::Link> links = model::default_links();
+  for (const std::string& spec : pr.model_links) model::apply_link_override(links, spec);
+  if (pr.model_bench == "none") throw BadInput("--model-bench needs a bench report file");
+}
+
+void finish_probe(const CLI::App* probe, const ProbeArgs& a, ProbeOptions& pr) {
+  check_model_options(probe, pr);
   pr.sizes.clear();
   for (const auto& s : a.sizes) pr.sizes.push_back(parse_bytes(s));
   if (!a.grid.empty()) {
@@ -666,7 +713,7 @@ Command parse_command_line(int argc, char** argv) {
       finish_bench(bench, bench_args, cmd.bench);
     } else if (probe->parsed()) {
       cmd.name = "probe";
-      finish_probe(probe_args, cmd.probe);
+      finish_probe(probe, probe_args, cmd.probe);
     } else {
       cmd.name = "info";
     }

@@ -696,6 +696,7 @@ json probe_report(const ProbeOptions& o, const Setup& s, const std::vector<json>
 }  // namespace
 
 int run_probe(const ProbeOptions& o, MPI_Comm world) {
+  if (o.model) return run_probe_model(o, world);
   const Setup s = set_up(o, world);
   const std::vector<json> matrix = peer_matrix(s, world);
   if (s.root) print_header(o, s);

@@ -102,6 +102,12 @@ struct ProbeOptions {
   Int3 grid{0, 0, 0};  // optional: the "communication wall" estimate for this grid
   Int3 procs{0, 0, 0};
   std::string report;
+  // --model: the scaling model's tables instead of measurements (docs/SCALING_MODEL.md).
+  bool model = false;
+  std::string model_bench;                 // a one-rank bench --report (empty: built-in H200)
+  std::vector<std::string> model_links;    // NAME=LAT_US,GBPS[,COLLECTIVE_LAT_US] overrides
+  long long mg_gather = kDefaultMgGather;  // the --mg-gather rule the model applies
+  double model_launch_us = -1;             // >= 0: replaces the measured launch floor
 };
 
 // Throws BadInput for values that are each well-formed but impossible together.

@@ -1,0 +1,291 @@
+// halo3d probe --model: the scaling model's tables (docs/SCALING_MODEL.md). Rank 0 computes
+// and prints; nothing is measured, no GPU is needed.
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "app.hpp"
+#include "checks.hpp"
+#include "errors.hpp"
+#include "files.hpp"
+#include "mpi_env.hpp"
+#include "runtime.hpp"
+#include "scaling_model.hpp"
+
+namespace halo3d {
+namespace {
+
+using nlohmann::json;
+using namespace model;
+
+const int kGpuCounts[] = {1, 2, 8, 64, 512, 4096};
+constexpr double kGpuMemoryGb = 141;  // H200; an H100 has 80
+
+// One series: weak (`size` points per GPU) or strong (`size` points in all).
+struct Series {
+  std::string name;
+  bool weak = true;
+  Int3 size{};
+};
+
+std::vector<Series> series_of(const ProbeOptions& o) {
+  std::vector<Series> s = {{"weak-512", true, {512, 512, 512}},
+                           {"weak-256", true, {256, 256, 256}},
+                           {"strong-1024", false, {1024, 1024, 1024}},
+                           {"strong-2048", false, {2048, 2048, 2048}}};
+  if (o.grid[0] > 0) s.push_back({"strong-" + to_string(o.grid), false, o.grid});
+  return s;
+}
+
+// A measured point on one H200 shared by `ranks` ranks under MPS: solve time of `iters`
+// MG-PCG iterations of a `n`^3 random right-hand side to 1e-8.
+struct MeasuredSolve {
+  int n, ranks, iters;
+  double solve_ms;
+};
+const MeasuredSolve kMeasured[] = {{512, 1, 7, 86.0},  {512, 2, 7, 106.4}, {512, 4, 7, 118.6},
+                                   {512, 8, 7, 180.3}, {256, 1, 7, 12.7},  {256, 2, 7, 24.0},
+                                   {256, 4, 7, 37.7}};
+// `halo3d bench --grid 512,512,512` on 8 ranks under MPS (2,2,2): each level's own ms (levels
+// 6-11 together), the V-cycle and one MG-PCG iteration.
+const double kMeasuredLevels8[] = {11.20, 4.57, 3.03, 2.75, 2.52, 1.78};
+constexpr double kMeasuredRest8 = 0.28, kMeasuredVcycle8 = 26.13, kMeasuredPcg8 = 29.87;
+
+Measurements load_measurements(const ProbeOptions& o) {
+  if (o.model_bench.empty()) return default_measurements();
+  const std::string shown = printable(o.model_bench);
+  std::ifstream in(o.model_bench);
+  if (!in) throw BadInput("--model-bench " + shown + ": cannot read the file");
+  std::stringstream text;
+  text << in.rdbuf();
+  json j;
+  try {
+    j = json::parse(text.str());
+  } catch (const json::exception&) {
+    throw BadInput("--model-bench " + shown + ": not JSON");
+  }
+  Measurements m = measurements_from_bench(j, "--model-bench " + shown);
+  m.source = "bench report " + shown;
+  return m;
+}
+
+std::string ms(double s) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.3f", s * 1e3);
+  return b;
+}
+
+void print_header(const Calibration& c, const std::vector<Link>& links, const Params& p) {
+  const Measurements& m = c.m;
+  std::printf("halo3d probe --model %s: MG-PCG per iteration on P GPUs (docs/SCALING_MODEL.md)\n",
+              version_string().c_str());
+  std::printf("inputs: %s (%s), grid %s: MG-PCG iteration %.3f ms, V-cycle %.3f ms, %zu levels\n",
+              m.source.c_str(), m.device.c_str(), to_string(m.grid).c_str(), m.pcg_ms, m.vcycle_ms,
+              m.levels.size());
+  std::printf(
+      "calibration: bandwidth-bound levels %.0f GB/s (copy %.0f), launch floor %.2f us, CG "
+      "work %.3f ms; %d global sums per iteration, --mg-gather %lld\n",
+      c.bandwidth_gbs, m.copy_gbs, c.floor_s * 1e6, c.cg_s * 1e3, p.sums_per_iteration,
+      p.gather_points);
+  std::printf("links (override: --model-link NAME=LAT_US,GBPS[,COLLECTIVE_LAT_US]):\n");
+  for (const Link& l : links)
+    std::printf("  %-15s %7.2f us %8.1f GB/s  collective step %6.2f us  %s\n", l.name.c_str(),
+                l.latency_s * 1e6, l.gbytes_per_s, l.collective_latency_s * 1e6, l.what.c_str());
+}
+
+void print_row(const std::string& system, const Prediction& p, double eff, const char* note) {
+  const Terms t = p.total();
+  char e[16] = "      -";
+  if (eff > 0) std::snprintf(e, sizeof e, "%6.1f%%", eff * 100);
+  std::printf("%-15s %5d %-10s %10s %7s %9s %9s %9s %9s %9s  %s%s\n", system.c_str(), p.ranks,
+              to_string(p.procs).c_str(), ms(p.iteration_s()).c_str(), e, ms(t.compute).c_str(),
+              ms(t.halo_latency).c_str(), ms(t.halo_bandwidth).c_str(), ms(t.gather).c_str(),
+              ms(t.sums).c_str(), p.limit().c_str(), note);
+}
+
+// One series on one system: every GPU count, its efficiency against the first that fits.
+json run_series(const Calibration& c, const std::vector<Link>& links, const System& sys,
+                const Series& se, const Params& p) {
+  json rows = json::array();
+  double base_s = 0;
+  int base_p = 0;
+  for (int gpus : kGpuCounts) {
+    const Int3 grid = se.weak ? weak_grid(se.size, gpus) : se.size;
+    Prediction pr;
+    try {
+      pr = predict(c, links, sys, grid, gpus, p);
+    } catch (const BadInput&) {
+      continue;  // more ranks than the grid can be split over
+    }
+    const bool fits = pr.memory_gb <= kGpuMemoryGb;
+    if (fits && base_p == 0) base_s = pr.iteration_s(), base_p = gpus;
+    const double eff = !fits || base_p == 0 ? 0
+                       : se.weak            ? base_s / pr.iteration_s()
+                                            : base_s * base_p / (pr.iteration_s() * gpus);
+    print_row(sys.name, pr, eff, fits ? "" : " (does not fit)");
+    json r = to_json(pr);
+    r["efficiency"] = eff > 0 ? json(eff) : json(nullptr);
+    r["fits"] = fits;
+    rows.push_back(r);
+  }
+  return rows;
+}
+
+json all_series(const ProbeOptions& o, const Calibration& c, const std::vector<Link>& links,
+                const Params& p) {
+  json out = json::array();
+  for (const Series& se : series_of(o)) {
+    std::printf("\n%s: %s %s; efficiency %s; ms per iteration\n", se.name.c_str(),
+                se.weak ? "weak scaling," : "strong scaling, grid", to_string(se.size).c_str(),
+                se.weak ? "points per GPU = T(1) / T(P)"
+                        : "= T(P0) P0 / (T(P) P), P0 the fewest GPUs it fits (141 GB)");
+    std::printf("%-15s %5s %-10s %10s %7s %9s %9s %9s %9s %9s  %s\n", "system", "GPUs", "procs",
+                "ms/iter", "eff", "compute", "halo-lat", "halo-bw", "gather", "sums", "limited by");
+    for (const System& sys : default_systems())
+      out.push_back({{"series", se.name},
+                     {"weak", se.weak},
+                     {"size", se.size},
+                     {"system", sys.name},
+                     {"rows", run_series(c, links, sys, se, p)}});
+  }
+  return out;
+}
+
+// The model against the points measured on one H200 shared under MPS.
+json held_against(const Calibration& c, const std::vector<Link>& links, const Params& p) {
+  const System sys = shared_gpu_system();
+  if (c.m.source != default_measurements().source)
+    std::printf("\n(the measurements below are of one H200; the model's inputs here are %s)",
+                c.m.source.c_str());
+  std::printf(
+      "\nheld against measurements (one H200 shared by the ranks under MPS, link "
+      "mps-shared-gpu; solve = iterations x ms/iter):\n%-10s %5s %-8s %10s %12s %12s %8s %10s "
+      "%10s\n",
+      "grid", "ranks", "procs", "ms/iter", "solve pred", "measured", "error", "T/T1 pred",
+      "T/T1 meas");
+  json out = json::array();
+  double t1_pred = 0, t1_meas = 0;
+  for (const MeasuredSolve& m : kMeasured) {
+    const Prediction pr = predict(c, links, sys, {m.n, m.n, m.n}, m.ranks, p);
+    const double pred = pr.iteration_s() * 1e3 * m.iters;
+    if (m.ranks == 1) t1_pred = pred, t1_meas = m.solve_ms;
+    const double err = pred / m.solve_ms - 1;
+    std::printf("%-10s %5d %-8s %10.3f %12.1f %12.1f %+7.1f%% %10.2f %10.2f  %s\n",
+                to_string(pr.grid).c_str(), m.ranks, to_string(pr.procs).c_str(),
+                pr.iteration_s() * 1e3, pred, m.solve_ms, err * 100, pred / t1_pred,
+                m.solve_ms / t1_meas, pr.limit().c_str());
+    out.push_back({{"grid", pr.grid},
+                   {"ranks", m.ranks},
+                   {"iterations", m.iters},
+                   {"predicted_solve_ms", pred},
+                   {"measured_solve_ms", m.solve_ms},
+                   {"relative_error", err},
+                   {"predicted_ratio_to_1_rank", pred / t1_pred},
+                   {"measured_ratio_to_1_rank", m.solve_ms / t1_meas},
+                   {"limited_by", pr.limit()},
+                   {"prediction", to_json(pr)}});
+  }
+  return out;
+}
+
+// The 8-rank bench's level table against the model's levels.
+json held_against_levels(const Calibration& c, const std::vector<Link>& links, const Params& p) {
+  const Prediction pr = predict(c, links, shared_gpu_system(), {512, 512, 512}, 8, p);
+  std::printf(
+      "\n8 ranks on one H200 (2,2,2), 512^3, per V-cycle: level, predicted ms, measured ms\n");
+  json out = json::array();
+  double rest = 0;
+  for (std::size_t l = 0; l < pr.levels.size(); ++l) {
+    const double pred = pr.levels[l].t.total() * 1e3;
+    if (l >= 6) {
+      rest += pred;
+      continue;
+    }
+    std::printf("  level %zu %-12s %8.3f %8.3f\n", l, to_string(pr.levels[l].grid).c_str(), pred,
+                kMeasuredLevels8[l]);
+    out.push_back({{"level", l}, {"predicted_ms", pred}, {"measured_ms", kMeasuredLevels8[l]}});
+  }
+  std::printf("  levels 6+ %-11s %8.3f %8.3f\n", "(gathered)", rest, kMeasuredRest8);
+  std::printf("  V-cycle %-13s %8.3f %8.3f\n  MG-PCG iteration %-4s %8.3f %8.3f\n", "",
+              pr.vcycle.total() * 1e3, kMeasuredVcycle8, "", pr.iteration_s() * 1e3, kMeasuredPcg8);
+  out.push_back({{"level", "6+"}, {"predicted_ms", rest}, {"measured_ms", kMeasuredRest8}});
+  out.push_back({{"level", "vcycle"},
+                 {"predicted_ms", pr.vcycle.total() * 1e3},
+                 {"measured_ms", kMeasuredVcycle8}});
+  out.push_back({{"level", "mg_pcg_iteration"},
+                 {"predicted_ms", pr.iteration_s() * 1e3},
+                 {"measured_ms", kMeasuredPcg8}});
+  return out;
+}
+
+json inputs_json(const Calibration& c, const std::vector<Link>& links, const Params& p) {
+  json levels = json::array();
+  for (const LevelCost& l : c.m.levels)
+    levels.push_back({{"grid", l.grid}, {"bytes", l.bytes}, {"median_ms", l.ms}});
+  json lk = json::array();
+  for (const Link& l : links)
+    lk.push_back({{"name", l.name},
+                  {"latency_us", l.latency_s * 1e6},
+                  {"gbytes_per_s", l.gbytes_per_s},
+                  {"collective_latency_us", l.collective_latency_s * 1e6},
+                  {"shared_gpu", l.shared_gpu},
+                  {"what", l.what}});
+  json sys = json::array();
+  for (const System& s : default_systems())
+    sys.push_back({{"name", s.name},
+                   {"intra", s.intra},
+                   {"inter", s.inter},
+                   {"gpus_per_node", s.gpus_per_node},
+                   {"what", s.what}});
+  return {{"source", c.m.source},
+          {"device", c.m.device},
+          {"grid", c.m.grid},
+          {"copy_gbytes_per_s", c.m.copy_gbs},
+          {"mg_pcg_iteration_ms", c.m.pcg_ms},
+          {"mg_vcycle_ms", c.m.vcycle_ms},
+          {"mg_levels", levels},
+          {"calibration",
+           {{"bandwidth_gbytes_per_s", c.bandwidth_gbs},
+            {"launch_floor_us", c.floor_s * 1e6},
+            {"cg_work_ms", c.cg_s * 1e3}}},
+          {"params",
+           {{"mg_gather", p.gather_points},
+            {"global_sums_per_iteration", p.sums_per_iteration},
+            {"staging_latency_us", p.staging_latency_s * 1e6},
+            {"staging_gbytes_per_s", p.staging_gbytes_per_s},
+            {"bytes_per_point", p.bytes_per_point},
+            {"gpu_memory_gb", kGpuMemoryGb}}},
+          {"links", lk},
+          {"systems", sys}};
+}
+
+}  // namespace
+
+int run_probe_model(const ProbeOptions& o, MPI_Comm world) {
+  if (!o.report.empty()) check_planned_files({{"--report", o.report}}, world);
+  std::vector<Link> links = default_links();
+  for (const std::string& spec : o.model_links) apply_link_override(links, spec);
+  Params p;
+  p.gather_points = o.mg_gather;
+  Calibration c = calibrate(load_measurements(o), p);  // every rank: errors agree
+  if (o.model_launch_us >= 0) c.floor_s = o.model_launch_us * 1e-6, c.measured_levels = false;
+  if (comm_rank(world) != 0) {
+    if (!o.report.empty()) write_file_atomically(o.report, "", world);
+    return kExitOk;
+  }
+  print_header(c, links, p);
+  json j;
+  j["halo3d_version"] = version_string();
+  j["command"] = "probe";
+  j["mode"] = "model";
+  j["model"] = {{"inputs", inputs_json(c, links, p)}, {"series", all_series(o, c, links, p)}};
+  j["model"]["held_against"] = held_against(c, links, p);
+  j["model"]["held_against_levels_8_ranks"] = held_against_levels(c, links, p);
+  std::fflush(stdout);
+  if (!o.report.empty()) write_file_atomically(o.report, j.dump(2) + "\n", world);
+  return kExitOk;
+}
+
+}  // namespace halo3d

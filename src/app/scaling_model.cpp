@@ -1,0 +1,402 @@
+#include "scaling_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+
+#include "checks.hpp"
+#include "errors.hpp"
+#include "multigrid.hpp"
+
+namespace halo3d::model {
+namespace {
+
+constexpr double kPi = 3.14159265358979323846;
+constexpr double kCoarseReduction = 1e-3;  // as multigrid.cpp's coarsest solve
+constexpr int kCoarseMaxSteps = 100;
+constexpr double kSumBytes = 16;  // one double-double partial per rank per sum
+
+double points_of(const Int3& g) { return double(g[0]) * g[1] * g[2]; }
+
+// As multigrid.cpp's coarse_first (the first coarse point a box starting at fine index o
+// owns): the rule that keeps every transfer within one ghost layer.
+int coarse_first(int o, int nf, int nc) {
+  if (nf + 1 == 2 * (nc + 1)) return (o + 2) / 2 - 1;
+  const long long v = ((long long)(o + 2) * (nc + 1) + nf) / (nf + 1) - 2;
+  return int(std::max(0LL, v));
+}
+
+// Chebyshev steps of the coarsest solve on an n grid (the 7-point Laplacian there, as
+// multigrid.cpp's coarse_steps): a reduction of every mode by kCoarseReduction.
+int coarse_step_count(const Int3& n) {
+  double lo = 0, hi = 0;
+  for (int a = 0; a < 3; ++a) {
+    const double c = double(n[a] + 1) * (n[a] + 1), cs = std::cos(kPi / (n[a] + 1));
+    lo += 2 * c * (1 - cs);
+    hi += 2 * c * (1 + cs);
+  }
+  const double kappa = hi / lo;
+  if (kappa <= 1 + 1e-12) return 1;
+  const double per_step = std::acosh((kappa + 1) / (kappa - 1));
+  return std::clamp(int(std::ceil(std::acosh(1 / kCoarseReduction) / per_step)), 1,
+                    kCoarseMaxSteps);
+}
+
+// Multigrid::smooth_bytes for `count` Chebyshev steps (every step after the first reads a
+// direction).
+double smooth_bytes(int count, bool from_zero) {
+  double bytes = 0;
+  for (int s = 0; s < count; ++s) {
+    bytes += 24;
+    if (s == 0 && from_zero) continue;
+    if (s > 0 && !(s == 1 && from_zero)) bytes += 8;
+    if (s + 1 < count) bytes += 8;
+  }
+  return bytes;
+}
+
+// Multigrid::level_bytes for one level of `points`, the next of `next_points`.
+double level_bytes(double points, double next_points, int smooth, bool coarsest, int steps) {
+  if (coarsest) return points * smooth_bytes(steps, true);
+  return points * (smooth_bytes(smooth, true) + smooth_bytes(smooth, false) + 48) +
+         16 * next_points;
+}
+
+int level_launches(const Params& p, bool coarsest, const Int3& g) {
+  return coarsest ? coarse_step_count(g) : p.level_kernels;
+}
+
+}  // namespace
+
+Calibration calibrate(const Measurements& m, const Params& p) {
+  if (m.levels.empty()) throw BadInput("model: no multigrid levels measured");
+  Calibration c;
+  c.m = m;
+  double best = 0;
+  for (const LevelCost& l : m.levels)
+    if (l.ms > 0) best = std::max(best, l.bytes / (l.ms * 1e-3));
+  double bytes = 0, seconds = 0;
+  std::vector<double> per_launch;
+  for (std::size_t i = 0; i < m.levels.size(); ++i) {
+    const LevelCost& l = m.levels[i];
+    if (!(l.ms > 0)) continue;
+    const double rate = l.bytes / (l.ms * 1e-3);
+    if (rate >= 0.5 * best) bytes += l.bytes, seconds += l.ms * 1e-3;
+    const bool coarsest = i + 1 == m.levels.size();
+    if (rate < 0.1 * best) per_launch.push_back(l.ms * 1e-3 / level_launches(p, coarsest, l.grid));
+  }
+  if (!(seconds > 0)) throw BadInput("model: no multigrid level has a measured time");
+  c.bandwidth_gbs = bytes / seconds / 1e9;
+  if (per_launch.empty()) {  // no level is launch-bound: the smallest level's launches
+    const LevelCost& l = m.levels.back();
+    per_launch.push_back(l.ms * 1e-3 / level_launches(p, true, l.grid));
+  }
+  std::sort(per_launch.begin(), per_launch.end());
+  const std::size_t n = per_launch.size();
+  c.floor_s = n % 2 ? per_launch[n / 2] : 0.5 * (per_launch[n / 2 - 1] + per_launch[n / 2]);
+  c.cg_s = (m.pcg_ms > m.vcycle_ms ? m.pcg_ms - m.vcycle_ms : m.cg_ms) * 1e-3;
+  return c;
+}
+
+Terms Prediction::total() const {
+  Terms t = cg;
+  t.compute += vcycle.compute;
+  t.halo_latency += vcycle.halo_latency;
+  t.halo_bandwidth += vcycle.halo_bandwidth;
+  t.gather += vcycle.gather;
+  t.sums += vcycle.sums;
+  t.halo_launches += vcycle.halo_launches;
+  return t;
+}
+
+std::string Prediction::limit() const {
+  const Terms t = total();
+  const std::pair<double, const char*> terms[] = {{t.halo_latency, "coarse levels (latency)"},
+                                                  {t.halo_bandwidth, "halo bandwidth"},
+                                                  {t.gather, "gather"},
+                                                  {t.sums, "global sums"}};
+  double most = 0;
+  const char* name = "-";
+  for (const auto& [v, n] : terms)
+    if (v > most) most = v, name = n;
+  return name;
+}
+
+namespace {
+
+// Every rank's box on one level: offset and count of each coordinate along each axis.
+struct Boxes {
+  std::vector<int> offset[3], count[3];
+  Int3 largest() const {
+    Int3 b{};
+    for (int a = 0; a < 3; ++a) b[a] = *std::max_element(count[a].begin(), count[a].end());
+    return b;
+  }
+  int fewest() const {
+    int f = std::numeric_limits<int>::max();
+    for (int a = 0; a < 3; ++a)
+      f = std::min(f, *std::min_element(count[a].begin(), count[a].end()));
+    return f;
+  }
+};
+
+Boxes fine_boxes(const Int3& grid, const Int3& procs) {
+  Boxes b;
+  for (int a = 0; a < 3; ++a)
+    for (int c = 0; c < procs[a]; ++c) {
+      const Span s = split_axis(grid[a], procs[a], c);
+      b.offset[a].push_back(s.offset);
+      b.count[a].push_back(s.count);
+    }
+  return b;
+}
+
+Boxes coarser_boxes(const Boxes& f, const Int3& nf, const Int3& nc) {
+  Boxes b;
+  for (int a = 0; a < 3; ++a)
+    for (std::size_t c = 0; c < f.offset[a].size(); ++c) {
+      const int o = coarse_first(f.offset[a][c], nf[a], nc[a]);
+      b.offset[a].push_back(o);
+      b.count[a].push_back(coarse_first(f.offset[a][c] + f.count[a][c], nf[a], nc[a]) - o);
+    }
+  return b;
+}
+
+// One link as a rank sees it: latency and bandwidth with the sharing applied.
+struct Wire {
+  double latency = 0, bandwidth = 0, collective_latency = 0;
+};
+Wire wire(const Link& l, int ranks) {
+  const double share = l.shared_gpu ? ranks : 1;
+  return {l.latency_s * share, l.gbytes_per_s * 1e9 / share, l.collective_latency_s};
+}
+
+// What the model needs besides the calibration, for one configuration.
+struct Setup {
+  const Calibration& c;
+  const Params& p;
+  Wire intra, inter;
+  int gpus_per_node = 1, ranks = 1;
+  bool shared = false;
+  Int3 procs{};
+  int rounds = 0;  // split axes: exchanges per transfer
+  const Wire& slowest() const { return ranks > gpus_per_node ? inter : intra; }
+};
+
+// The busiest rank's exchange on boxes `b`: (latency, bandwidth) seconds and its faces.
+struct Exchange {
+  double latency = 0, bandwidth = 0, bytes = 0;
+  int faces = 0;
+};
+Exchange rank_exchange(const Setup& s, const Boxes& b, const Int3& c) {
+  const Int3& p = s.procs;
+  const int rank = c[0] + p[0] * (c[1] + p[1] * c[2]);
+  const int n[3] = {b.count[0][c[0]], b.count[1][c[1]], b.count[2][c[2]]};
+  double bytes[2] = {0, 0};  // intra, inter
+  Exchange e;
+  for (int a = 0; a < 3; ++a)
+    for (int side = -1; side <= 1; side += 2) {
+      Int3 nb = c;
+      nb[a] += side;
+      if (nb[a] < 0 || nb[a] >= p[a]) continue;
+      const int other = nb[0] + p[0] * (nb[1] + p[1] * nb[2]);
+      const double face = 8.0 * (n[(a + 1) % 3] + 2) * (n[(a + 2) % 3] + 2);
+      bytes[rank / s.gpus_per_node == other / s.gpus_per_node ? 0 : 1] += face;
+      e.bytes += face;
+      ++e.faces;
+    }
+  const Wire* w[2] = {&s.intra, &s.inter};
+  double worst = -1;
+  for (int k = 0; k < 2; ++k) {
+    if (bytes[k] == 0) continue;
+    const double t = w[k]->latency + bytes[k] / w[k]->bandwidth;
+    if (t > worst) worst = t, e.latency = w[k]->latency, e.bandwidth = bytes[k] / w[k]->bandwidth;
+  }
+  return e;
+}
+
+Exchange busiest_exchange(const Setup& s, const Boxes& b) {
+  Exchange worst;
+  for (int z = 0; z < s.procs[2]; ++z)
+    for (int y = 0; y < s.procs[1]; ++y)
+      for (int x = 0; x < s.procs[0]; ++x) {
+        const Exchange e = rank_exchange(s, b, {x, y, z});
+        if (e.latency + e.bandwidth > worst.latency + worst.bandwidth ||
+            (e.latency + e.bandwidth == worst.latency + worst.bandwidth && e.faces > worst.faces))
+          worst = e;
+      }
+  return worst;
+}
+
+// Compute seconds of `bytes` per rank in `launches` launches; a measured level of the same
+// grid on one GPU gives its time directly when this is that level's whole work.
+double compute_s(const Setup& s, double bytes, int launches, const Int3& whole, bool whole_work) {
+  const double share = s.shared ? s.ranks : 1;
+  const double moved = share * bytes / (s.c.bandwidth_gbs * 1e9);
+  if (whole_work && s.c.measured_levels)
+    for (const LevelCost& l : s.c.m.levels)
+      if (l.grid == whole) return share > 1 ? std::max(l.ms * 1e-3, moved) : l.ms * 1e-3;
+  return std::max(moved, launches * s.c.floor_s);
+}
+
+// The halo terms of `exchanges` exchanges (`sweeps` of them with a sweep's shell launches).
+void add_halo(const Setup& s, const Exchange& e, int exchanges, int sweeps, Terms& t) {
+  const double launches = 2.0 * e.faces * exchanges + double(s.p.shell_kernels) * sweeps;
+  t.halo_latency += exchanges * e.latency + launches * s.c.floor_s;
+  t.halo_launches += launches * s.c.floor_s;
+  t.halo_bandwidth += exchanges * e.bandwidth;
+}
+
+// Gathering level `g` (global points `points`, this rank's `local`): host staging of the
+// local part and the whole level both ways, and an all-gather through host memory. Ranks
+// sharing a GPU stage concurrently (small copies on a full-duplex link; the 8-rank bench's
+// gathering level costs no more than its exchanges), so staging is not multiplied by them.
+double gather_s(const Setup& s, double points, double local) {
+  const double staging =
+      4 * s.p.staging_latency_s + 16 * (points + local) / (s.p.staging_gbytes_per_s * 1e9);
+  const Wire& w = s.slowest();
+  const double bw = std::min(s.p.staging_gbytes_per_s * 1e9, w.bandwidth);
+  const double steps = std::ceil(std::log2(double(s.ranks)));
+  return staging + steps * w.collective_latency + (s.ranks - 1.0) / s.ranks * 8 * points / bw;
+}
+
+struct Level {
+  Int3 grid{};
+  Boxes boxes;
+  bool distributed = true;
+};
+
+// The hierarchy as mg_plan builds it: boxes while every rank owns points and the level has
+// more than gather_points points; from there on gathered.
+std::vector<Level> plan_levels(const Setup& s, const Int3& grid) {
+  std::vector<Level> out;
+  for (const Int3& g : mg_level_grids(grid, 0)) {
+    Level L;
+    L.grid = g;
+    if (out.empty()) {
+      L.boxes = fine_boxes(g, s.procs);
+    } else if (out.back().distributed) {
+      L.boxes = coarser_boxes(out.back().boxes, out.back().grid, g);
+      L.distributed =
+          s.ranks == 1 || (L.boxes.fewest() >= 1 && points_of(g) > double(s.p.gather_points));
+    } else {
+      L.distributed = false;
+    }
+    out.push_back(std::move(L));
+  }
+  return out;
+}
+
+LevelPrediction predict_level(const Setup& s, const std::vector<Level>& plan, std::size_t l) {
+  const Level& L = plan[l];
+  const bool coarsest = l + 1 == plan.size();
+  LevelPrediction out;
+  out.grid = L.grid;
+  out.distributed = L.distributed;
+  out.gathers = L.distributed && !coarsest && !plan[l + 1].distributed;
+  out.box = L.distributed ? L.boxes.largest() : L.grid;
+  double next = 0;
+  if (!coarsest)
+    next = plan[l + 1].distributed ? points_of(plan[l + 1].boxes.largest())
+                                   : points_of(plan[l + 1].grid);
+  const int steps = coarsest ? coarse_step_count(L.grid) : s.p.smooth;
+  const double bytes = level_bytes(points_of(out.box), next, s.p.smooth, coarsest, steps);
+  const bool whole = !L.distributed || s.ranks == 1;
+  out.t.compute = compute_s(s, bytes, level_launches(s.p, coarsest, L.grid), L.grid, whole);
+  if (L.distributed && s.ranks > 1) {
+    const int sweeps = coarsest ? steps - 1 : 2 * s.p.smooth;
+    out.exchanges = sweeps + (coarsest || out.gathers ? 0 : s.rounds) + (l > 0 ? s.rounds : 0);
+    const Exchange e = busiest_exchange(s, L.boxes);
+    out.face_bytes = e.bytes;
+    add_halo(s, e, out.exchanges, sweeps, out.t);
+  }
+  if (out.gathers) out.t.gather = gather_s(s, points_of(L.grid), points_of(out.box));
+  return out;
+}
+
+}  // namespace
+
+Prediction predict(const Calibration& c, const std::vector<Link>& links, const System& sys,
+                   const Int3& grid, int ranks, const Params& p) {
+  const Link& intra = find_link(links, sys.intra);
+  Setup s{c,
+          p,
+          wire(intra, ranks),
+          wire(find_link(links, sys.inter), ranks),
+          sys.gpus_per_node,
+          ranks,
+          intra.shared_gpu,
+          choose_procs(grid, ranks, {0, 0, 0})};
+  for (int a = 0; a < 3; ++a) s.rounds += s.procs[a] > 1;
+  Prediction out;
+  out.grid = grid;
+  out.procs = s.procs;
+  out.ranks = ranks;
+  const std::vector<Level> plan = plan_levels(s, grid);
+  for (std::size_t l = 0; l < plan.size(); ++l) {
+    out.levels.push_back(predict_level(s, plan, l));
+    const Terms& t = out.levels.back().t;
+    out.vcycle.compute += t.compute;
+    out.vcycle.halo_latency += t.halo_latency;
+    out.vcycle.halo_bandwidth += t.halo_bandwidth;
+    out.vcycle.gather += t.gather;
+    out.vcycle.halo_launches += t.halo_launches;
+  }
+  // CG: its vector work (scaled from the measured grid), one exchange (A p), the sums.
+  const double local = points_of(out.levels[0].box);
+  const double share = s.shared ? ranks : 1;
+  out.cg.compute = std::max(share * c.cg_s * local / points_of(c.m.grid), p.cg_kernels * c.floor_s);
+  if (ranks > 1) {
+    add_halo(s, busiest_exchange(s, plan[0].boxes), 1, 1, out.cg);
+    const Wire& w = s.slowest();
+    const double one = std::ceil(std::log2(double(ranks))) * w.collective_latency +
+                       kSumBytes * (ranks - 1) / w.bandwidth;
+    out.cg.sums = p.sums_per_iteration * one;
+  }
+  out.memory_gb = p.bytes_per_point * local / 1e9;
+  return out;
+}
+
+Int3 weak_grid(const Int3& per_gpu, int ranks) {
+  int dims[3] = {0, 0, 0};
+  HALO3D_MPI_CHECK(MPI_Dims_create(ranks, 3, dims));
+  std::sort(dims, dims + 3);  // the largest factor on z (halo3d splits z first on a tie)
+  return {per_gpu[0] * dims[0], per_gpu[1] * dims[1], per_gpu[2] * dims[2]};
+}
+
+namespace {
+nlohmann::json terms_json(const Terms& t) {
+  return {{"compute_ms", t.compute * 1e3},
+          {"halo_latency_ms", t.halo_latency * 1e3},
+          {"halo_launches_ms", t.halo_launches * 1e3},
+          {"halo_bandwidth_ms", t.halo_bandwidth * 1e3},
+          {"gather_ms", t.gather * 1e3},
+          {"global_sums_ms", t.sums * 1e3},
+          {"total_ms", t.total() * 1e3}};
+}
+}  // namespace
+
+nlohmann::json to_json(const Prediction& p) {
+  nlohmann::json levels = nlohmann::json::array();
+  for (const LevelPrediction& l : p.levels)
+    levels.push_back({{"grid", l.grid},
+                      {"box", l.box},
+                      {"distributed", l.distributed},
+                      {"gathers", l.gathers},
+                      {"exchanges", l.exchanges},
+                      {"face_bytes_per_exchange", l.face_bytes},
+                      {"terms", terms_json(l.t)}});
+  return {{"gpus", p.ranks},
+          {"grid", p.grid},
+          {"procs", p.procs},
+          {"ms_per_iteration", p.iteration_s() * 1e3},
+          {"terms", terms_json(p.total())},
+          {"vcycle", terms_json(p.vcycle)},
+          {"cg", terms_json(p.cg)},
+          {"limited_by", p.limit()},
+          {"memory_gb_per_gpu", p.memory_gb},
+          {"levels", levels}};
+}
+
+}  // namespace halo3d::model

@@ -1,0 +1,129 @@
+// The scaling model of `halo3d probe --model` (docs/SCALING_MODEL.md): MG-PCG time per
+// iteration on P GPUs, from the per-level costs measured on one GPU and link parameters.
+//
+// Per V-cycle level on the busiest rank:
+//   compute  = max(bytes per rank / B, kernels x floor)  (B, floor: from the measured levels)
+//   halo     = exchanges x (latency + face bytes / link bandwidth + launches x floor)
+// plus the gather of the coarse levels (--mg-gather rule: host staging, an all-gather and
+// the redundant solve on every rank), CG's own vector work, CG's halo exchange and its
+// global sums (each an all-gather of 16 B per rank: latency x log2 P + 16 P / bandwidth).
+// The hierarchy, the process grid, the boxes and the exchange counts follow the rules of
+// Multigrid (mg_level_grids, mg_plan, level_bytes, level_traffic) and choose_procs.
+#pragma once
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "decomposition.hpp"
+#include "options.hpp"
+
+namespace halo3d::model {
+
+// One level of a one-GPU `halo3d bench` (its "mg_levels" rows): global grid, bytes moved
+// per V-cycle and own milliseconds per V-cycle.
+struct LevelCost {
+  Int3 grid{};
+  double bytes = 0, ms = 0;
+};
+
+// What the model is calibrated on: one GPU, one rank.
+struct Measurements {
+  std::string source, device;
+  Int3 grid{};
+  double copy_gbs = 0;   // device copy rate measured in the same run (reported only)
+  double pcg_ms = 0;     // one MG-PCG iteration
+  double vcycle_ms = 0;  // one V-cycle
+  double cg_ms = 0;      // one plain CG iteration (reported only)
+  std::vector<LevelCost> levels;
+};
+
+// One H200 (CUDA 13.0), 512^3, `halo3d bench --grid 512,512,512`, one rank.
+Measurements default_measurements();
+// From a `halo3d bench --report FILE` document (one rank); BadInput naming `what` if a
+// field is missing or the bench ran on several ranks.
+Measurements measurements_from_bench(const nlohmann::json& bench, const std::string& what);
+
+// A link between two GPUs as MPI sees it: one-way latency per message, bandwidth per
+// direction of one GPU, and the latency of one step of a small collective.
+// shared_gpu: the ranks share one GPU (MPS): latency is per rank sharing it (it grows with
+// their number), and the GPU's bandwidth, for compute and messages, is divided among them.
+struct Link {
+  std::string name;
+  double latency_s = 0, gbytes_per_s = 0, collective_latency_s = 0;
+  bool shared_gpu = false;
+  std::string what;
+};
+std::vector<Link> default_links();
+const Link& find_link(const std::vector<Link>& links, const std::string& name);
+// "NAME=LAT_US,GBPS[,COLLECTIVE_LAT_US]" replaces that link's numbers; BadInput if malformed
+// or NAME is not a link.
+void apply_link_override(std::vector<Link>& links, const std::string& spec);
+
+// A machine: GPUs on nodes of `gpus_per_node`, `intra` between GPUs of a node, `inter`
+// between nodes.
+struct System {
+  std::string name, intra, inter;
+  int gpus_per_node = 8;
+  std::string what;
+};
+std::vector<System> default_systems();  // nvlink, pcie, ib-hdr, ib-ndr
+System shared_gpu_system();             // mps-shared-gpu: every rank on one GPU
+
+struct Params {
+  long long gather_points = kDefaultMgGather;
+  int smooth = 2;              // --mg-smooth
+  int sums_per_iteration = 3;  // PCG: p.Ap, r.r, r.z
+  int level_kernels = 7;       // launches of one level visit (2 pre, residual, R, P, 2 post)
+  int cg_kernels = 4;          // CG's own launches per iteration
+  int shell_kernels = 6;       // a sweep with overlap: the boundary shell's launches
+  double staging_latency_s = 10e-6, staging_gbytes_per_s = 20;  // device <-> host copies
+  double bytes_per_point = 85;                                  // memory per grid point
+};
+
+// The numbers the model takes from the measurements.
+struct Calibration {
+  Measurements m;
+  double bandwidth_gbs = 0;  // bytes / time of the bandwidth-bound levels
+  double floor_s = 0;        // one launch, median over the launch-bound levels
+  double cg_s = 0;           // CG's work per iteration at m.grid (pcg - vcycle)
+  // A measured level's own time stands for a level of its grid on one GPU (false when the
+  // floor is replaced: then every level takes the formula).
+  bool measured_levels = true;
+};
+Calibration calibrate(const Measurements& m, const Params& p);
+
+// Seconds per iteration, by term.
+struct Terms {
+  double compute = 0, halo_latency = 0, halo_bandwidth = 0, gather = 0, sums = 0;
+  double halo_launches = 0;  // the part of halo_latency spent launching pack/unpack/shells
+  double total() const { return compute + halo_latency + halo_bandwidth + gather + sums; }
+};
+struct LevelPrediction {
+  Int3 grid{}, box{};
+  bool distributed = true, gathers = false;
+  int exchanges = 0;
+  double face_bytes = 0;  // per exchange, busiest rank
+  Terms t;
+};
+struct Prediction {
+  Int3 grid{}, procs{};
+  int ranks = 1;
+  std::vector<LevelPrediction> levels;
+  Terms vcycle, cg;  // the V-cycle's share of an iteration and CG's
+  double memory_gb = 0;
+  Terms total() const;
+  double iteration_s() const { return total().total(); }
+  // The largest non-compute term: "coarse levels (latency)", "halo bandwidth", "gather",
+  // "global sums"; "-" on one rank.
+  std::string limit() const;
+};
+Prediction predict(const Calibration& c, const std::vector<Link>& links, const System& s,
+                   const Int3& grid, int ranks, const Params& p);
+
+// The global grid of a weak-scaling run: `per_gpu` points on each of the ranks, the
+// process grid's factors along the axes halo3d would give them.
+Int3 weak_grid(const Int3& per_gpu, int ranks);
+
+nlohmann::json to_json(const Prediction& p);
+
+}  // namespace halo3d::model

@@ -1,0 +1,265 @@
+// The scaling model of `halo3d probe --model` against hand-computed cases.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <tuple>
+
+#include "errors.hpp"
+#include "scaling_model.hpp"
+
+namespace halo3d::model {
+namespace {
+
+const System& system_named(const std::string& name) {
+  static const std::vector<System> all = default_systems();
+  for (const System& s : all)
+    if (s.name == name) return s;
+  throw std::logic_error("no system " + name);
+}
+
+TEST(Model, OneGpuIsTheMeasuredLevelsPlusCgWork) {
+  const Measurements m = default_measurements();
+  const Params p;
+  const Calibration c = calibrate(m, p);
+  double levels = 0;
+  for (const LevelCost& l : m.levels) levels += l.ms * 1e-3;
+  for (const System& s : default_systems()) {
+    const Prediction pr = predict(c, default_links(), s, m.grid, 1, p);
+    EXPECT_NEAR(pr.iteration_s(), levels + (m.pcg_ms - m.vcycle_ms) * 1e-3, 1e-12) << s.name;
+    const Terms t = pr.total();
+    EXPECT_EQ(t.halo_latency + t.halo_bandwidth + t.gather + t.sums, 0.0);
+    EXPECT_EQ(pr.limit(), "-");
+  }
+  // The calibration: the bandwidth of the levels near the copy rate, the launch floor of
+  // the tiny ones (7 launches a level, one on the 1^3 coarsest).
+  EXPECT_NEAR(c.bandwidth_gbs, (2.211e10 + 6.423e9 + 8.092e8 + 2.337e8) / 10.0752e-3 / 1e9, 1e-6);
+  EXPECT_NEAR(c.floor_s, 0.0396e-3 / 7, 1e-12);  // the median of the 7 levels 5-11
+  EXPECT_NEAR(c.cg_s, 3.55e-3, 1e-12);
+}
+
+// The exchange counts and bytes the bench measured on 8 ranks (2,2,2) at 512^3 (the
+// busiest rank's Multigrid::level_traffic), from the model's own copy of the rules.
+TEST(Model, ExchangesAndFaceBytesAsTheBenchCountsThem) {
+  const Params p;
+  const Calibration c = calibrate(default_measurements(), p);
+  const Prediction pr = predict(c, default_links(), shared_gpu_system(), {512, 512, 512}, 8, p);
+  EXPECT_EQ(pr.procs, (Int3{2, 2, 2}));
+  const int exchanges[] = {7, 10, 10, 10, 10, 7};
+  const double bytes[] = {11182752, 7182960, 1816560, 835440, 216000, 74088};
+  ASSERT_EQ(pr.levels.size(), 12u);
+  for (std::size_t l = 0; l < pr.levels.size(); ++l) {
+    const LevelPrediction& L = pr.levels[l];
+    EXPECT_EQ(L.distributed, l < 6) << l;
+    EXPECT_EQ(L.gathers, l == 5) << l;
+    EXPECT_EQ(L.exchanges, l < 6 ? exchanges[l] : 0) << l;
+    if (l < 6) EXPECT_DOUBLE_EQ(L.exchanges * L.face_bytes, bytes[l]) << l;
+  }
+}
+
+// Odd, anisotropic grids on 3-8 ranks, against what `halo3d bench --backend host --grid G
+// --mg-gather N` printed on those ranks (Multigrid::level_traffic of the busiest rank): per
+// level, distributed, gathers, exchanges and halo bytes per V-cycle.
+struct TrafficCase {
+  Int3 grid;
+  int ranks;
+  long long gather;
+  std::vector<std::tuple<bool, bool, int, double>> levels;
+};
+
+TEST(Model, LevelTrafficAsMultigridOnOddGrids) {
+  const std::vector<TrafficCase> cases = {
+      {{45, 38, 52},
+       8,
+       0,
+       {{true, false, 7, 101528},
+        {true, false, 10, 60400},
+        {true, false, 10, 26800},
+        {true, false, 10, 15040},
+        {true, false, 10, 9600},
+        {true, true, 7, 3136},
+        {false, false, 0, 0},
+        {false, false, 0, 0}}},
+      {{45, 38, 52},
+       6,
+       0,
+       {{true, false, 6, 132480},
+        {true, false, 8, 69120},
+        {true, false, 8, 30464},
+        {true, false, 8, 22400},
+        {true, false, 8, 11968},
+        {true, true, 6, 3456},
+        {false, false, 0, 0},
+        {false, false, 0, 0}}},
+      {{65, 47, 33}, 3, 32768, {{true, true, 4, 109760}}},
+      {{40, 40, 40},
+       5,
+       100,
+       {{true, false, 5, 141120},
+        {true, false, 6, 80736},
+        {true, false, 6, 21600},
+        {true, true, 5, 5120},
+        {false, false, 0, 0}}},
+  };
+  const Calibration c = calibrate(default_measurements(), Params{});
+  for (const TrafficCase& t : cases) {
+    Params p;
+    p.gather_points = t.gather;
+    const Prediction pr = predict(c, default_links(), system_named("nvlink"), t.grid, t.ranks, p);
+    ASSERT_GE(pr.levels.size(), t.levels.size());
+    for (std::size_t l = 0; l < pr.levels.size(); ++l) {
+      const LevelPrediction& L = pr.levels[l];
+      const auto [distributed, gathers, exchanges, bytes] =
+          l < t.levels.size() ? t.levels[l] : std::make_tuple(false, false, 0, 0.0);
+      EXPECT_EQ(L.distributed, distributed) << t.ranks << " ranks, level " << l;
+      EXPECT_EQ(L.gathers, gathers) << t.ranks << " ranks, level " << l;
+      EXPECT_EQ(L.exchanges, exchanges) << t.ranks << " ranks, level " << l;
+      EXPECT_DOUBLE_EQ(L.exchanges * L.face_bytes, bytes) << t.ranks << " ranks, level " << l;
+    }
+  }
+}
+
+// Two ranks, only the fine level distributed: every term by hand.
+TEST(Model, TwoRanksByHand) {
+  Calibration c;
+  c.m.grid = {8, 8, 16};
+  c.bandwidth_gbs = 1e6;  // compute at the launch floor
+  c.floor_s = 1e-6;
+  c.cg_s = 0;
+  Params p;
+  p.gather_points = 1 << 30;  // every level below the fine one gathered
+  p.staging_latency_s = 5e-6;
+  p.staging_gbytes_per_s = 2;
+  std::vector<Link> links = default_links();
+  apply_link_override(links, "nvlink=10,1,4");
+  const Prediction pr = predict(c, links, system_named("nvlink"), {8, 8, 16}, 2, p);
+  EXPECT_EQ(pr.procs, (Int3{1, 1, 2}));
+  // Levels 8x8x16, 8x8x11, 5^3, 2^3, 1^3: 7 launches each, 1 on the coarsest.
+  ASSERT_EQ(pr.levels.size(), 5u);
+  EXPECT_EQ(pr.levels[0].exchanges, 4);  // 2 pre/residual + 2 post; it gathers: no transfer's
+  EXPECT_DOUBLE_EQ(pr.levels[0].face_bytes, 8.0 * 10 * 10);
+  const double us = 1e-6;
+  // Fine level: 4 x 10 us + (2 x 1 face x 4 + 6 shell x 4 sweeps) launches x 1 us.
+  EXPECT_NEAR(pr.vcycle.halo_latency, (40 + 32) * us, 1e-12);
+  EXPECT_NEAR(pr.vcycle.halo_bandwidth, 4 * 0.8 * us, 1e-12);
+  // Gather of 1024 points (512 here): 4 staging copies of 5 us + 16 B x 1536 at 2 GB/s; the
+  // all-gather: 1 step of 4 us + half of 8 KiB at 1 GB/s.
+  EXPECT_NEAR(pr.vcycle.gather, 20 * us + 16 * 1536 / 2e9 + 4 * us + 0.5 * 8192 / 1e9, 1e-12);
+  EXPECT_NEAR(pr.vcycle.compute, (4 * 7 + 1) * us, 1e-12);
+  // CG: 4 launches, one exchange (10 us + 8 launches; 0.8 us), 3 sums of 4 us + 16 B at 1 GB/s.
+  EXPECT_NEAR(pr.cg.compute, 4 * us, 1e-12);
+  EXPECT_NEAR(pr.cg.halo_latency, 18 * us, 1e-12);
+  EXPECT_NEAR(pr.cg.halo_bandwidth, 0.8 * us, 1e-12);
+  EXPECT_NEAR(pr.cg.sums, 3 * (4 * us + 16 / 1e9), 1e-12);
+  EXPECT_NEAR(pr.iteration_s(), 179.432 * us, 1e-11);
+  EXPECT_EQ(pr.limit(), "coarse levels (latency)");
+}
+
+TEST(Model, GlobalSumsLimitAtLargeScaleWithASlowCollective) {
+  const Params p;
+  const Calibration c = calibrate(default_measurements(), p);
+  std::vector<Link> links = default_links();
+  apply_link_override(links, "ib-ndr=2,50,2000");  // 2 ms a collective step between nodes
+  const System& s = system_named("ib-ndr");
+  const Int3 per_gpu{512, 512, 512};
+  EXPECT_EQ(predict(c, links, s, weak_grid(per_gpu, 8), 8, p).limit(), "coarse levels (latency)");
+  const Prediction big = predict(c, links, s, weak_grid(per_gpu, 4096), 4096, p);
+  EXPECT_EQ(big.procs, (Int3{16, 16, 16}));
+  EXPECT_EQ(big.limit(), "global sums");
+  EXPECT_NEAR(big.total().sums, 3 * (12 * 2e-3 + 16.0 * 4095 / 50e9), 1e-12);
+  // With the default links, the coarse levels' latency limits it.
+  EXPECT_EQ(predict(c, default_links(), s, weak_grid(per_gpu, 4096), 4096, p).limit(),
+            "coarse levels (latency)");
+}
+
+// Zero latency, infinite bandwidth and no launch cost (the pack/unpack and shell launches
+// count as the exchanges' latency): every GPU does one GPU's work.
+TEST(Model, WeakScalingIsPerfectWithFreeLinks) {
+  Calibration c;
+  c.m.grid = {512, 512, 512};
+  c.bandwidth_gbs = 3000;
+  c.floor_s = 0;
+  c.cg_s = 3.5e-3;
+  Params p;
+  p.staging_latency_s = 0;
+  p.staging_gbytes_per_s = std::numeric_limits<double>::infinity();
+  std::vector<Link> links = default_links();
+  for (Link& l : links) {
+    l.latency_s = l.collective_latency_s = 0;
+    l.gbytes_per_s = std::numeric_limits<double>::infinity();
+  }
+  for (const char* name : {"nvlink", "ib-hdr"}) {
+    const System& s = system_named(name);
+    const double t1 = predict(c, links, s, {512, 512, 512}, 1, p).iteration_s();
+    for (int gpus : {8, 64, 512, 4096}) {
+      const Prediction pr = predict(c, links, s, weak_grid({512, 512, 512}, gpus), gpus, p);
+      const Terms t = pr.total();
+      EXPECT_EQ(t.halo_latency + t.halo_bandwidth + t.gather + t.sums, 0.0) << gpus;
+      // The boxes of the coarse levels differ from one GPU's by a point per axis at most.
+      EXPECT_NEAR(t1 / pr.iteration_s(), 1.0, 0.01) << name << " " << gpus;
+    }
+  }
+}
+
+TEST(Model, SharedGpuDividesBandwidthAndMultipliesLatency) {
+  const Params p;
+  const Calibration c = calibrate(default_measurements(), p);
+  const std::vector<Link> links = default_links();
+  const Prediction one = predict(c, links, shared_gpu_system(), {512, 512, 512}, 1, p);
+  const Prediction two = predict(c, links, shared_gpu_system(), {512, 512, 512}, 2, p);
+  // Two ranks on one GPU: the fine level's work does not shrink (the formula against the
+  // measured level: within 2%).
+  EXPECT_NEAR(two.levels[0].t.compute, one.levels[0].t.compute, 0.02 * one.levels[0].t.compute);
+  const Link& l = find_link(links, "mps-shared-gpu");
+  const double launches = 2.0 * 1 * two.levels[1].exchanges + 6.0 * 4;
+  EXPECT_NEAR(two.levels[1].t.halo_latency,
+              two.levels[1].exchanges * 2 * l.latency_s + launches * c.floor_s, 1e-12);
+}
+
+// --model-launch-us: the launches scale with the floor, and one GPU takes the formula too.
+TEST(Model, LaunchFloorReplaced) {
+  const Params p;
+  const Calibration measured = calibrate(default_measurements(), p);
+  Calibration c = measured;
+  c.floor_s = 1e-6;
+  c.measured_levels = false;
+  const System& s = system_named("ib-ndr");
+  const Int3 grid = weak_grid({512, 512, 512}, 64);
+  const Prediction a = predict(measured, default_links(), s, grid, 64, p);
+  const Prediction b = predict(c, default_links(), s, grid, 64, p);
+  EXPECT_NEAR(b.total().halo_launches * measured.floor_s / 1e-6, a.total().halo_launches, 1e-12);
+  EXPECT_DOUBLE_EQ(b.total().halo_bandwidth, a.total().halo_bandwidth);
+  const Prediction one = predict(c, default_links(), s, {512, 512, 512}, 1, p);
+  double formula = c.cg_s;
+  for (const LevelPrediction& L : one.levels) formula += L.t.compute;
+  EXPECT_DOUBLE_EQ(one.iteration_s(), formula);
+  // Level 0 from its bytes (2.211e10 B at B), not its measured 7.613 ms.
+  EXPECT_NEAR(one.levels[0].t.compute, 2.211e10 / (measured.bandwidth_gbs * 1e9), 1e-5);
+}
+
+TEST(Model, LinkOverridesChecked) {
+  std::vector<Link> links = default_links();
+  apply_link_override(links, "pcie=15,25");
+  EXPECT_DOUBLE_EQ(find_link(links, "pcie").latency_s, 15e-6);
+  EXPECT_DOUBLE_EQ(find_link(links, "pcie").gbytes_per_s, 25);
+  EXPECT_DOUBLE_EQ(find_link(links, "pcie").collective_latency_s, 15e-6);
+  for (const char* bad : {"pcie", "foo=1,2", "pcie=1", "pcie=a,2", "pcie=1,0", "pcie=1,2,3,4",
+                          "pcie=-1,2", "pcie=1,,2", "pcie=inf,2", "=1,2"})
+    EXPECT_THROW(apply_link_override(links, bad), BadInput) << bad;
+}
+
+TEST(Model, WeakGridsGiveCubicBoxes) {
+  EXPECT_EQ(weak_grid({512, 512, 512}, 1), (Int3{512, 512, 512}));
+  EXPECT_EQ(weak_grid({512, 512, 512}, 2), (Int3{512, 512, 1024}));
+  EXPECT_EQ(weak_grid({256, 256, 256}, 64), (Int3{1024, 1024, 1024}));
+  const Params p;
+  const Calibration c = calibrate(default_measurements(), p);
+  for (int gpus : {2, 8, 64, 512, 4096}) {
+    const Prediction pr = predict(c, default_links(), system_named("nvlink"),
+                                  weak_grid({512, 512, 512}, gpus), gpus, p);
+    EXPECT_EQ(pr.levels[0].box, (Int3{512, 512, 512})) << gpus;
+  }
+}
+
+}  // namespace
+}  // namespace halo3d::model
