@@ -41,12 +41,13 @@ TEST(Model, OneGpuIsTheMeasuredLevelsPlusCgWork) {
 // The exchange counts and bytes the bench measured on 8 ranks (2,2,2) at 512^3 (the
 // busiest rank's Multigrid::level_traffic), from the model's own copy of the rules.
 TEST(Model, ExchangesAndFaceBytesAsTheBenchCountsThem) {
-  const Params p;
+  Params p;
+  p.gather_points = 32768;  // as that bench ran
   const Calibration c = calibrate(default_measurements(), p);
   const Prediction pr = predict(c, default_links(), shared_gpu_system(), {512, 512, 512}, 8, p);
   EXPECT_EQ(pr.procs, (Int3{2, 2, 2}));
-  const int exchanges[] = {7, 10, 10, 10, 10, 7};
-  const double bytes[] = {11182752, 7182960, 1816560, 835440, 216000, 74088};
+  const int exchanges[] = {7, 10, 10, 10, 10, 10};
+  const double bytes[] = {11182752, 7182960, 1816560, 835440, 216000, 105840};
   ASSERT_EQ(pr.levels.size(), 12u);
   for (std::size_t l = 0; l < pr.levels.size(); ++l) {
     const LevelPrediction& L = pr.levels[l];
@@ -77,7 +78,7 @@ TEST(Model, LevelTrafficAsMultigridOnOddGrids) {
         {true, false, 10, 26800},
         {true, false, 10, 15040},
         {true, false, 10, 9600},
-        {true, true, 7, 3136},
+        {true, true, 10, 4480},
         {false, false, 0, 0},
         {false, false, 0, 0}}},
       {{45, 38, 52},
@@ -88,17 +89,17 @@ TEST(Model, LevelTrafficAsMultigridOnOddGrids) {
         {true, false, 8, 30464},
         {true, false, 8, 22400},
         {true, false, 8, 11968},
-        {true, true, 6, 3456},
+        {true, true, 8, 4608},
         {false, false, 0, 0},
         {false, false, 0, 0}}},
-      {{65, 47, 33}, 3, 32768, {{true, true, 4, 109760}}},
+      {{65, 47, 33}, 3, 32768, {{true, true, 5, 137200}}},
       {{40, 40, 40},
        5,
        100,
        {{true, false, 5, 141120},
         {true, false, 6, 80736},
         {true, false, 6, 21600},
-        {true, true, 5, 5120},
+        {true, true, 6, 6144},
         {false, false, 0, 0}}},
   };
   const Calibration c = calibrate(default_measurements(), Params{});
@@ -136,22 +137,24 @@ TEST(Model, TwoRanksByHand) {
   EXPECT_EQ(pr.procs, (Int3{1, 1, 2}));
   // Levels 8x8x16, 8x8x11, 5^3, 2^3, 1^3: 7 launches each, 1 on the coarsest.
   ASSERT_EQ(pr.levels.size(), 5u);
-  EXPECT_EQ(pr.levels[0].exchanges, 4);  // 2 pre/residual + 2 post; it gathers: no transfer's
+  // 2 pre/residual + 2 post + 1 for the restriction (one split axis); none for prolongation.
+  EXPECT_EQ(pr.levels[0].exchanges, 5);
   EXPECT_DOUBLE_EQ(pr.levels[0].face_bytes, 8.0 * 10 * 10);
   const double us = 1e-6;
-  // Fine level: 4 x 10 us + (2 x 1 face x 4 + 6 shell x 4 sweeps) launches x 1 us.
-  EXPECT_NEAR(pr.vcycle.halo_latency, (40 + 32) * us, 1e-12);
-  EXPECT_NEAR(pr.vcycle.halo_bandwidth, 4 * 0.8 * us, 1e-12);
-  // Gather of 1024 points (512 here): 4 staging copies of 5 us + 16 B x 1536 at 2 GB/s; the
-  // all-gather: 1 step of 4 us + half of 8 KiB at 1 GB/s.
-  EXPECT_NEAR(pr.vcycle.gather, 20 * us + 16 * 1536 / 2e9 + 4 * us + 0.5 * 8192 / 1e9, 1e-12);
+  // Fine level: 5 x 10 us + (2 x 1 face x 5 + 6 shell x 4 sweeps) launches x 1 us.
+  EXPECT_NEAR(pr.vcycle.halo_latency, (50 + 34) * us, 1e-12);
+  EXPECT_NEAR(pr.vcycle.halo_bandwidth, 5 * 0.8 * us, 1e-12);
+  // Gather of the 8x8x11 level (704 points, 8x8x6 = 384 of them this rank's): 2 staging
+  // copies of 5 us + 8 B x 1088 at 2 GB/s; the all-gather: 1 step of 4 us + half of 8 x 704 B
+  // at 1 GB/s.
+  EXPECT_NEAR(pr.vcycle.gather, 10 * us + 8 * 1088 / 2e9 + 4 * us + 0.5 * 8 * 704 / 1e9, 1e-12);
   EXPECT_NEAR(pr.vcycle.compute, (4 * 7 + 1) * us, 1e-12);
   // CG: 4 launches, one exchange (10 us + 8 launches; 0.8 us), 3 sums of 4 us + 16 B at 1 GB/s.
   EXPECT_NEAR(pr.cg.compute, 4 * us, 1e-12);
   EXPECT_NEAR(pr.cg.halo_latency, 18 * us, 1e-12);
   EXPECT_NEAR(pr.cg.halo_bandwidth, 0.8 * us, 1e-12);
   EXPECT_NEAR(pr.cg.sums, 3 * (4 * us + 16 / 1e9), 1e-12);
-  EXPECT_NEAR(pr.iteration_s(), 179.432 * us, 1e-11);
+  EXPECT_NEAR(pr.iteration_s(), 173.016 * us, 1e-11);
   EXPECT_EQ(pr.limit(), "coarse levels (latency)");
 }
 

@@ -248,13 +248,15 @@ void add_halo(const Setup& s, const Exchange& e, int exchanges, int sweeps, Term
   t.halo_bandwidth += exchanges * e.bandwidth;
 }
 
-// Gathering level `g` (global points `points`, this rank's `local`): host staging of the
-// local part and the whole level both ways, and an all-gather through host memory. Ranks
-// sharing a GPU stage concurrently (small copies on a full-duplex link; the 8-rank bench's
-// gathering level costs no more than its exchanges), so staging is not multiplied by them.
+// The gather below a level: its coarse points (the next level's `points`, this rank's own
+// `local` of them) staged down, all-gathered through host memory, and the whole coarse
+// level staged up (Multigrid::gather; the correction is interpolated on the device, with no
+// copy back). Ranks sharing a GPU stage concurrently (small copies on a full-duplex link;
+// the 8-rank bench's gathering level costs no more than its exchanges), so staging is not
+// multiplied by them.
 double gather_s(const Setup& s, double points, double local) {
   const double staging =
-      4 * s.p.staging_latency_s + 16 * (points + local) / (s.p.staging_gbytes_per_s * 1e9);
+      2 * s.p.staging_latency_s + 8 * (points + local) / (s.p.staging_gbytes_per_s * 1e9);
   const Wire& w = s.slowest();
   const double bw = std::min(s.p.staging_gbytes_per_s * 1e9, w.bandwidth);
   const double steps = std::ceil(std::log2(double(s.ranks)));
@@ -306,12 +308,16 @@ LevelPrediction predict_level(const Setup& s, const std::vector<Level>& plan, st
   out.t.compute = compute_s(s, bytes, level_launches(s.p, coarsest, L.grid), L.grid, whole);
   if (L.distributed && s.ranks > 1) {
     const int sweeps = coarsest ? steps - 1 : 2 * s.p.smooth;
-    out.exchanges = sweeps + (coarsest || out.gathers ? 0 : s.rounds) + (l > 0 ? s.rounds : 0);
+    // The transfers: w before the restriction (gathering levels too), e before prolongation
+    // (unless the level above gathers, which makes this one gathered: not here).
+    out.exchanges = sweeps + (coarsest ? 0 : s.rounds) + (l > 0 ? s.rounds : 0);
     const Exchange e = busiest_exchange(s, L.boxes);
     out.face_bytes = e.bytes;
     add_halo(s, e, out.exchanges, sweeps, out.t);
   }
-  if (out.gathers) out.t.gather = gather_s(s, points_of(L.grid), points_of(out.box));
+  if (out.gathers)
+    out.t.gather = gather_s(s, points_of(plan[l + 1].grid),
+                            points_of(coarser_boxes(L.boxes, L.grid, plan[l + 1].grid).largest()));
   return out;
 }
 
