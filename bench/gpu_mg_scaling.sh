@@ -12,7 +12,9 @@
 #           (solve, and bench on 16 ranks), one rank per core
 #   default --mg-gather 32768 to 2097152 on the GPU (4 and 8 ranks, 512^3 and 256^3) and on
 #           16 host cores (256^3, 512^3): the measurements behind the default
-# Usage: bench/gpu_mg_scaling.sh tests|scaling|gather|links|default BIN_DIR OUT_DIR [OLD_HALO3D]
+#   invariance  tests/invariance_test.py on the CUDA backend (14 process grids of 1-8 ranks
+#           sharing the GPU under MPS, double and mixed, bitwise against 1 rank)
+# Usage: bench/gpu_mg_scaling.sh tests|scaling|gather|links|default|invariance BIN_DIR OUT_DIR [OLD_HALO3D]
 set -uo pipefail
 part=$1; bin=$2; out=$3; old=${4:-}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader,tcp
@@ -125,5 +127,13 @@ if [ "$part" = default ]; then
       echo "host $g^3 np16 --mg-gather $gp: $(solve_line 16 "$bin/halo3d" --backend host --grid $g,$g,$g --mg-gather $gp)"
     done
   done
+fi
+if [ "$part" = invariance ]; then
+  mps_on
+  here=$(cd "$(dirname "$0")/.." && pwd)
+  python3 "$here/tests/invariance_test.py" "$bin/halo3d" "mpirun --bind-to none" cuda > "$out/invariance_cuda.log" 2>&1
+  echo "invariance_test cuda rc=$? $(grep -c '^ok' "$out/invariance_cuda.log") ok, $(grep -c '^FAIL' "$out/invariance_cuda.log") failed"
+  grep -E "^FAIL" "$out/invariance_cuda.log" | head -5
+  mps_off
 fi
 exit 0

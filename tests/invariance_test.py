@@ -2,8 +2,10 @@
 """halo3d solve gives bitwise the same /u, iteration count and residual history on every
 process grid of 1-8 ranks (several shapes each), for MG-PCG in double and mixed precision,
 on an odd grid whose coarse levels stay on the process grid (--mg-gather 0) and with the
-default gather. Run: invariance_test.py HALO3D MPIEXEC [BACKEND]"""
+default gather. Run: invariance_test.py HALO3D MPIEXEC [BACKEND] (MPIEXEC may carry options,
+e.g. "mpirun --bind-to none")."""
 import os
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -21,7 +23,7 @@ SHAPES = ["1,1,1", "2,1,1", "1,1,2", "1,3,1", "2,2,1", "1,2,2", "2,1,2", "5,1,1"
 
 def solve(procs, precision, gather, out):
     ranks = np.prod([int(p) for p in procs.split(",")])
-    cmd = [MPIEXEC, "-np", str(ranks), "--oversubscribe", HALO3D, "solve", "--backend", BACKEND,
+    cmd = shlex.split(MPIEXEC) + ["-np", str(ranks), "--oversubscribe", HALO3D, "solve", "--backend", BACKEND,
            "--grid", "45,38,52", "--rhs", "random", "--seed", "11", "--tol", "1e-10",
            "--procs", procs, "--precision", precision, "--mg-gather", gather, "--quiet",
            "--output", out]
