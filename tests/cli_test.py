@@ -171,6 +171,8 @@ expect_error("boundary file holding Inf", ["solve", "--grid", "8,8,8", "--bounda
 expect_error("boundary face unknown", ["solve", "--grid", "8,8,8", "--boundary", "x0=1,w1=2"], 2, "'w1=2' is not FACE=VALUE")
 expect_error("boundary face twice", ["solve", "--grid", "8,8,8", "--boundary", "x0=1,x0=2"], 2, "face x0 given twice")
 expect_error("boundary not a number", ["solve", "--grid", "8,8,8", "--boundary", "inf"], 2, "--boundary inf: expected")
+expect_error("boundary values whose lifted right-hand side overflows", ["solve", "--grid", "8,8,8", "--boundary",
+             "1e307"], 2, "overflows the double range")
 expect_error("heat boundary formula not finite", ["solve", "--problem", "heat", "--grid", "8,8,8", "--boundary",
              "expr:1/(x-1)"], 2, "--boundary expr:1/(x-1): gives")
 expect_error("initial for Poisson", ["solve", "--grid", "8,8,8", "--initial", "random"], 2, "--problem heat")

@@ -388,6 +388,91 @@ if cpus <= 7:  # more ranks than CPUs; not on big machines (too many processes)
     check(p.returncode == 0 and th.get("per_rank") == 1 and len(warn) == 1 and f"at most {cpus} rank(s)" in warn[0],
           f"{cpus + 1} ranks on {cpus} CPUs: 1 thread each and one warning: {warn}")
 
+# 9. Success only when the true residual says so; problems of any representable magnitude are
+# solved, not taken for b = 0; fixed iteration counts run past the recurrence's underflow
+# (issue 28, classes 1, 2 and 19).
+d11 = os.path.join(work, "trust")
+os.mkdir(d11)
+
+
+def result_of(name):
+    with open(os.path.join(d11, name)) as f:
+        return json.load(f)["result"]
+
+
+def u_of(name):
+    with h5py.File(os.path.join(d11, name)) as f:
+        return f["u"][...], dict(f.attrs)
+
+
+p = halo3d_in(d11, 2, "solve", "--grid", "32,32,32", "--tol", "1e-17", "--output", "tol.h5", "--report", "tol.json")
+try:
+    r, (_, a) = result_of("tol.json"), u_of("tol.h5")
+    check(p.returncode == 3 and r["converged"] is False and r["stop_reason"] == "true residual above tol"
+          and r["true_relative_residual"] > 2e-17 and int(a["converged"][0]) == 0
+          and any("true residual" in l and "warning" in l for l in error_lines(p)) and "NOT converged" in p.stdout,
+          f"--tol 1e-17 on 32^3 (true residual ~4e-14): exit {p.returncode} (want 3), report {r['converged']} "
+          f"{r['stop_reason']!r}, {error_lines(p)}")
+except (OSError, KeyError, ValueError) as e:
+    check(False, f"--tol 1e-17: exit {p.returncode}, {e!r}, {error_lines(p)}")
+
+p = halo3d_in(d11, 2, "solve", "--problem", "heat", "--time-scheme", "implicit", "--grid", "16,16,16", "--tol", "1e-17",
+              "--steps", "2", "--output", "heat.h5")
+check(p.returncode == 3 and len(error_lines(p)) == 1 and "implicit step 1" in error_lines(p)[0]
+      and "true residual" in error_lines(p)[0] and not os.path.exists(os.path.join(d11, "heat.h5")),
+      f"implicit heat --tol 1e-17: a step whose true residual misses --tol is exit 3, nothing written: "
+      f"exit {p.returncode}, {error_lines(p)}")
+
+# b = 2^-600 (||b||^2 underflows) is 2^-600 times b = 1, bit for bit, on another process grid.
+g16 = ["--grid", "16,16,16"]
+p1 = halo3d_in(d11, 2, "solve", *g16, "--rhs", "expr:1", "--output", "one.h5", "--report", "one.json")
+p2 = halo3d_in(d11, 3, "solve", *g16, "--rhs", "expr:2^-600", "--output", "tiny.h5", "--report", "tiny.json")
+p3 = halo3d_in(d11, 2, "solve", *g16, "--rhs", "expr:1e-170", "--output", "e170.h5")
+try:
+    (u1, a1), (ut, at), (u170, a170) = u_of("one.h5"), u_of("tiny.h5"), u_of("e170.h5")
+    check(p1.returncode == 0 and p2.returncode == 0 and int(at["converged"][0]) == 1
+          and int(at["iterations"][0]) == int(a1["iterations"][0]) > 0 and np.array_equal(ut * 2.0 ** 600, u1),
+          f"--rhs expr:2^-600 on 3 ranks is expr:1's answer times 2^-600 bitwise ({int(at['iterations'][0])} "
+          f"iterations, exit {p2.returncode})")
+    check(p3.returncode == 0 and int(a170["converged"][0]) == 1
+          and np.abs(u170 / 1e-170 - u1).max() < 1e-7 * np.abs(u1).max(),
+          f"--rhs expr:1e-170 solved, not taken for b = 0 (exit {p3.returncode}, {int(a170['iterations'][0])} iterations)")
+except (OSError, KeyError, ValueError) as e:
+    check(False, f"tiny right-hand sides: {e!r} {error_lines(p2)} {error_lines(p3)}")
+
+# Jacobi with boundary values 1e300 (||b||^2 overflows): u = the constant; 2^1000 is 2^1000 x 1.
+g12 = ["--grid", "12,12,12", "--rhs", "expr:0", "--solver", "jacobi"]
+p1 = halo3d_in(d11, 2, "solve", *g12, "--boundary", "1", "--output", "j1.h5")
+p2 = halo3d_in(d11, 2, "solve", *g12, "--boundary", repr(2.0 ** 1000), "--output", "jbig.h5")
+p3 = halo3d_in(d11, 2, "solve", *g12, "--boundary", "1e300", "--output", "j300.h5")
+p4 = halo3d_in(d11, 3, "solve", "--grid", "12,12,12", "--rhs", "expr:0", "--boundary", "1e300", "--output", "c300.h5")
+try:
+    (j1, _), (jb, ab), (j3, a3), (c3, ac) = u_of("j1.h5"), u_of("jbig.h5"), u_of("j300.h5"), u_of("c300.h5")
+    check(p2.returncode == 0 and int(ab["converged"][0]) == 1 and np.array_equal(jb, j1 * 2.0 ** 1000),
+          f"jacobi --boundary 2^1000 is 2^1000 x --boundary 1 bitwise (exit {p2.returncode})")
+    check(p3.returncode == 0 and int(a3["iterations"][0]) > 0 and np.abs(j3 / 1e300 - 1).max() < 1e-6,
+          f"jacobi --boundary 1e300: u = 1e300 (exit {p3.returncode}, {int(a3['iterations'][0])} iterations)")
+    check(p4.returncode == 0 and np.abs(c3 / 1e300 - 1).max() < 1e-8,
+          f"cg --boundary 1e300 on 3 ranks: u = 1e300 (exit {p4.returncode})")
+except (OSError, KeyError, ValueError) as e:
+    check(False, f"boundary 1e300: {e!r} {error_lines(p2)} {error_lines(p3)} {error_lines(p4)}")
+
+# --iters 400 on 32^3: the recurrence underflows long before; 400 iterations, exit 0.
+p = halo3d_in(d11, 2, "solve", "--grid", "32,32,32", "--iters", "400", "--output", "none", "--report", "it.json")
+try:
+    r = result_of("it.json")
+    check(p.returncode == 0 and r["iterations"] == 400 and r["stop_reason"] == "fixed iterations"
+          and r["true_relative_residual"] < 1e-12,
+          f"--iters 400 on 32^3: exit {p.returncode}, {r['iterations']} iterations, true {r['true_relative_residual']}")
+except (OSError, KeyError, ValueError) as e:
+    check(False, f"--iters 400: exit {p.returncode}, {e!r}, {error_lines(p)}")
+# Tiny problems that used to end in "PCG breakdown": double and mixed precision.
+for args in (["--rhs", "expr:1e-155"], ["--rhs", "expr:1e-40", "--precision", "mixed"],
+             ["--rhs", "expr:1e-300", "--iters", "200", "--precision", "mixed"]):
+    p = halo3d_in(d11, 2, "solve", *g16, *args, "--output", "none")
+    check(p.returncode == 0 and ("converged after" in p.stdout or "fixed iterations done" in p.stdout),
+          f"{' '.join(args)}: exit {p.returncode} (want 0), {error_lines(p)}")
+
 # Every solve report these runs wrote matches docs/report.schema.json (checked by the small
 # validator of tests/report_schema.py: no jsonschema package needed).
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))

@@ -15,7 +15,8 @@ namespace halo3d {
 namespace {
 
 // Bumped whenever the checkpoint layout or the meaning of its state changes.
-constexpr const char* kFormat = "halo3d-checkpoint-1";
+constexpr const char* kFormat =
+    "halo3d-checkpoint-2";  // 2: CG and Jacobi state scaled (solvers.cpp)
 
 std::vector<long long> ints(const Int3& v) { return {v[0], v[1], v[2]}; }
 

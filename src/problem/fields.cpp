@@ -346,6 +346,18 @@ void add_boundary_values(const SolveOptions& o, const Problem& p, const Decompos
     fill_boundary_faces(b, d, g);
   agree(why, comm);
   lift_boundary(p, d, g, padded);
+  // Finite values whose lifted sum f + c_d g leaves the double range: refused, not solved.
+  const Layout l = d.layout();
+  for (int k = 0; k < l.nz && why.empty(); ++k)
+    for (int j = 0; j < l.ny && why.empty(); ++j)
+      for (int i = 0; i < l.nx && why.empty(); ++i)
+        if (!std::isfinite(padded[l.at(i, j, k)]))
+          why = "--boundary " + printable(o.boundary, 80) +
+                ": the right-hand side with the boundary values, f + g/h^2, overflows the double "
+                "range at [" +
+                std::to_string(d.offset[2] + k) + "][" + std::to_string(d.offset[1] + j) + "][" +
+                std::to_string(d.offset[0] + i) + "]";
+  agree(why, comm);
 }
 
 nlohmann::json fields_json(const SolveOptions& o) {
