@@ -114,6 +114,24 @@ expect_error("steps beyond long", ["solve", "--problem", "heat", "--steps", "999
 expect_error("seed negative", ["solve", "--seed", "-1"], 2, "--seed")
 expect_error("seed beyond 2^64-1", ["solve", "--seed", "18446744073709551616"], 2, "--seed")
 expect_error("checkpoint-every beyond long", ["solve", "--checkpoint-every", "1e30"], 2, "--checkpoint-every")
+# Numbers that would silently change meaning (issue 28, classes 15 and 18): octal and hex
+# integers, --iters out of range, a --tol that underflows to 0 (fixed iterations) or is >= 1,
+# nonzero values that underflow.
+expect_error("grid in octal", ["solve", "--grid", "010,8,8"], 2, "--grid: must be a whole number without leading zeros")
+expect_error("grid in hex", ["solve", "--grid", "0x40,8,8"], 2, "--grid: must be a whole number in decimal")
+expect_error("procs in octal", ["solve", "--grid", "8,8,8", "--procs", "1,1,02"], 2, "--procs")
+expect_error("iters beyond long", ["solve", "--iters", "99999999999999999999"], 2, "--iters: must be between")
+expect_error("iters in hex", ["solve", "--iters", "0x10"], 2, "--iters")
+expect_error("mg-levels in octal", ["solve", "--mg-levels", "07"], 2, "--mg-levels")
+expect_error("tol that underflows to 0", ["solve", "--tol", "1e-400"], 2, "--tol: must be 0 or at least 2.2e-308")
+expect_error("tol subnormal", ["solve", "--tol", "1e-310"], 2, "underflow")
+expect_error("tol 5", ["solve", "--tol", "5"], 2, "--tol: must be below 1")
+expect_error("tol in a config that underflows", ["solve", "--config", "{d}/c.toml"], 2, "--tol",
+             setup=lambda d: (open(os.path.join(d, "c.toml"), "w").write("tol = 1e-400\n"), {"c.toml": snapshot(os.path.join(d, "c.toml"))})[1])
+expect_error("dt that underflows", ["solve", "--problem", "heat", "--dt", "1e-400"], 2, "--dt")
+expect_error("boundary face value that underflows", ["solve", "--grid", "8,8,8", "--boundary", "x0=1e-400"], 2,
+             "1e-400 is below the smallest normal double")
+expect_error("boundary constant that underflows", ["solve", "--grid", "8,8,8", "--boundary", "-1e-320"], 2, "underflow")
 expect_error("mode aliases on the grid (K = N+1)", ["solve", "--grid", "8,6,8", "--mode", "1,7,1"], 2, "--mode")
 expect_error("mode beyond the grid", ["solve", "--grid", "8,8,8", "--mode", "1,1,100"], 2, "--mode")
 expect_error("alpha inf", ["solve", "--problem", "heat", "--alpha", "inf"], 2, "--alpha")

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
@@ -53,7 +54,11 @@ CLI::Validator whole_number() {
         bool digits = v.size() > start;
         for (std::size_t i = start; i < v.size(); ++i)
           digits = digits && std::isdigit((unsigned char)v[i]);
-        if (!digits) return "must be a whole number, got " + printable(v);
+        if (!digits) return "must be a whole number in decimal digits, got " + printable(v);
+        // CLI11 would read 010 as octal 8 (and 0x40 as 64): no leading zeros.
+        if (v.size() > start + 1 && v[start] == '0')
+          return "must be a whole number without leading zeros (not read as octal), got " +
+                 printable(v);
         if (neg && std::numeric_limits<T>::min() == 0)
           return "must be a whole number >= 0, got " + printable(v);
         errno = 0;
@@ -71,6 +76,41 @@ CLI::Validator whole_number() {
         return std::string();
       },
       "INT");
+}
+
+// A decimal number that does not underflow: 1e-400 would silently be 0 (--dt 0 means "choose
+// one", --alpha 0 is refused as 0 rather than as what was typed).
+CLI::Validator no_underflow() {
+  return CLI::Validator(
+      [](std::string& v) {
+        double x = 0;
+        if (!parse_decimal(v, x)) return std::string();  // the next check says what is wrong
+        return underflows(v, x) ? "must be 0 or at least 2.2e-308 in magnitude (the smallest "
+                                  "normal double), got " +
+                                      printable(v) + ", which would underflow"
+                                : std::string();
+      },
+      "NUMBER");
+}
+
+// --tol: 0 (a fixed iteration count) or a decimal number in [2.2e-308, 1): a tolerance that
+// underflows would silently become 0, and a relative residual of 1 is met by x = 0.
+CLI::Validator tolerance() {
+  return CLI::Validator(
+      [](std::string& v) {
+        double x = 0;
+        if (!parse_decimal(v, x) || !std::isfinite(x) || x < 0)
+          return "must be 0 (run --max-iters iterations) or a number between 0 and 1, got " +
+                 printable(v);
+        if (underflows(v, x))
+          return "must be 0 or at least 2.2e-308 (the smallest normal double), got " +
+                 printable(v) + ", which would underflow to 0 (a fixed iteration count)";
+        if (x >= 1)
+          return "must be below 1 (a relative residual ||r||/||b||; x = 0 meets 1), got " +
+                 printable(v);
+        return std::string();
+      },
+      "TOL");
 }
 
 std::string suggestion(const CLI::App& app, const std::string& message);  // below
@@ -165,10 +205,12 @@ void add_grid_options(CLI::App& c, std::vector<int>& grid, std::vector<int>& pro
   c.add_option("--grid", grid, "Interior points NX,NY,NZ (x fastest)")
       ->delimiter(',')
       ->expected(3)
+      ->check(whole_number<int>())
       ->group("Problem");
   c.add_option("--procs", procs, "Process grid PX,PY,PZ (0 = chosen by MPI_Dims_create)")
       ->delimiter(',')
       ->expected(3)
+      ->check(whole_number<int>())
       ->check(non_negative())
       ->group("Parallel");
 }
@@ -386,9 +428,11 @@ void add_solve_solver_options(CLI::App* solve, SolveOptions& o) {
   add_choice(*solve, "--precond", o.precond, "CG's preconditioner: multigrid V-cycle, or none")
       ->group("Solver");
   solve->add_option("--mg-levels", o.mg_levels, "Multigrid levels (0: down to one point per axis)")
+      ->check(whole_number<int>())
       ->check(non_negative())
       ->group("Solver");
   solve->add_option("--mg-smooth", o.mg_smooth, "Multigrid smoothing steps before and after")
+      ->check(whole_number<int>())
       ->check(CLI::Range(1, 32))
       ->group("Solver");
   add_choice(*solve, "--mg-smoother", o.mg_smoother, "Multigrid smoother")->group("Solver");
@@ -396,7 +440,7 @@ void add_solve_solver_options(CLI::App* solve, SolveOptions& o) {
              "double, or mixed: the multigrid V-cycle in float, CG in double")
       ->group("Solver");
   solve->add_option("--tol", o.tol, "Stop at this relative residual ||r||/||b||")
-      ->check(non_negative())
+      ->check(tolerance())
       ->group("Solver");
   solve->add_option("--max-iters", o.max_iters, "Iteration limit")
       ->check(whole_number<long>() & non_negative())
@@ -406,6 +450,7 @@ void add_solve_solver_options(CLI::App* solve, SolveOptions& o) {
   solve
       ->add_option("--iters", o.iters,
                    "Run exactly N iterations whatever the residual (timing runs; exit code 0)")
+      ->check(whole_number<long>())
       ->check(positive())
       ->excludes("--tol")
       ->excludes("--max-iters")
@@ -413,12 +458,16 @@ void add_solve_solver_options(CLI::App* solve, SolveOptions& o) {
   solve->add_option("--steps", o.steps, "Heat: explicit Euler steps")
       ->check(whole_number<long>() & non_negative())
       ->group("Solver");
-  solve->add_option("--alpha", o.alpha, "Heat: diffusivity")->check(positive())->group("Solver");
+  solve->add_option("--alpha", o.alpha, "Heat: diffusivity")
+      ->check(no_underflow())
+      ->check(positive())
+      ->group("Solver");
   add_choice(*solve, "--time-scheme", o.time_scheme,
              "Heat: explicit (Euler), implicit (backward Euler) or crank-nicolson; the "
              "implicit ones take any --dt and solve each step with CG (--precond, --tol)")
       ->group("Solver");
   solve->add_option("--dt", o.dt, "Heat: time step (0 = 0.9 of the stability limit)")
+      ->check(no_underflow())
       ->check(non_negative())
       ->group("Solver");
 }
@@ -445,6 +494,7 @@ void add_solve_output_options(CLI::App* solve, SolveOptions& o, SolveArgs& a) {
   solve
       ->add_option("--compress", o.compress,
                    "Deflate /u of --output at this level, 1-9 (chunked; slower to write); 0: off")
+      ->check(whole_number<int>())
       ->check(CLI::Range(0, 9))
       ->group("Output");
   solve->add_option("--report", o.report, "JSON report of the run, or 'none'")->group("Output");
@@ -476,9 +526,11 @@ CLI::App* add_bench_command(CLI::App& app, BenchOptions& b, BenchArgs& a) {
   add_grid_options(*bench, a.grid, a.procs);
   add_parallel_options(*bench, b.backend, b.halo, b.overlap, b.peer_access);
   bench->add_option("--reps", b.reps, "Timed repetitions (the median is reported)")
+      ->check(whole_number<int>())
       ->check(positive())
       ->group("Benchmark");
   bench->add_option("--warmup", b.warmup, "Untimed repetitions first")
+      ->check(whole_number<int>())
       ->check(non_negative())
       ->group("Benchmark");
   bench->add_option("--report", b.report, "JSON file for the results, or 'none'")->group("Output");
@@ -492,6 +544,7 @@ CLI::App* add_bench_command(CLI::App& app, BenchOptions& b, BenchArgs& a) {
   bench
       ->add_option("--io-reps", b.io_reps,
                    "--io: timed writes of each kind (the median is reported)")
+      ->check(whole_number<int>())
       ->check(positive())
       ->group("I/O benchmark");
   add_switch(*bench, "--io-sync", b.io_sync, "--io: fsync inside both timed writes")
@@ -511,9 +564,11 @@ CLI::App* add_probe_command(CLI::App& app, ProbeOptions& pr, ProbeArgs& a) {
       ->delimiter(',')
       ->group("Probe");
   probe->add_option("--reps", pr.reps, "Timed round trips per size (the median is reported)")
+      ->check(whole_number<int>())
       ->check(positive())
       ->group("Probe");
   probe->add_option("--warmup", pr.warmup, "Untimed round trips first")
+      ->check(whole_number<int>())
       ->check(non_negative())
       ->group("Probe");
   probe
@@ -523,10 +578,12 @@ CLI::App* add_probe_command(CLI::App& app, ProbeOptions& pr, ProbeArgs& a) {
   probe->add_option("--grid", a.grid, "Estimate the halo time per iteration of this grid NX,NY,NZ")
       ->delimiter(',')
       ->expected(3)
+      ->check(whole_number<int>())
       ->group("Probe");
   probe->add_option("--procs", a.procs, "Process grid for --grid (0 = chosen)")
       ->delimiter(',')
       ->expected(3)
+      ->check(whole_number<int>())
       ->check(non_negative())
       ->group("Probe");
   probe->add_option("--report", pr.report, "JSON file for the results, or 'none'")->group("Output");

@@ -34,8 +34,8 @@ void validate(const SolveOptions& o) {
           throw BadInput("--mode " + to_string(m) + ": wave number " + std::to_string(m[d]) +
                          " on axis " + "xyz"[d] + " must be between 1 and the grid size " +
                          std::to_string(o.grid[d]) + " (larger ones alias on the grid)");
-  if (!(o.tol >= 0) || !std::isfinite(o.tol))
-    throw BadInput("--tol must be a finite number >= 0 (0: run --max-iters iterations)");
+  if (!(o.tol >= 0) || !(o.tol < 1))
+    throw BadInput("--tol must be 0 (run --max-iters iterations) or a number between 0 and 1");
   if (!(o.alpha > 0) || !std::isfinite(o.alpha))
     throw BadInput("--alpha must be a finite number > 0");
   if (!(o.dt >= 0) || !std::isfinite(o.dt)) throw BadInput("--dt must be a finite number >= 0");
