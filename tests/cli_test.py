@@ -219,6 +219,28 @@ def binary_key(d):
 expect_error("config key of raw bytes: escaped", ["solve", "--config", "{d}/key.toml"], 2, "unknown key",
              setup=binary_key)
 
+# --config is read by rank 0 alone and broadcast (issue 28, class 6): ranks whose working
+# folders hold different c.toml files (as a file rewritten at job start, or a stale NFS
+# cache, would look) all run rank 0's configuration instead of hanging or aborting.
+with tempfile.TemporaryDirectory() as d:
+    for sub, text in (("a", 'grid = [12, 10, 8]\nrhs = "random"\n'), ("b", "grid = [8, 8\n")):
+        os.mkdir(os.path.join(d, sub))
+        with open(os.path.join(d, sub, "c.toml"), "w") as f:
+            f.write(text)
+    out = os.path.join(d, "u.h5")
+    args = [HALO3D, "solve", "--config", "c.toml", "--output", out, "--quiet"]
+    cmd = [MPIEXEC, "--oversubscribe", "-np", "1", "--wdir", os.path.join(d, "a")] + args + \
+          [":", "-np", "2", "--wdir", os.path.join(d, "b")] + args
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+        shape = h5py.File(out)["u"].shape if p.returncode == 0 else None
+        if p.returncode != 0 or shape != (8, 10, 12):
+            failures.append(f"--config read by rank 0 only: exit {p.returncode}, /u {shape}: {p.stderr[-300:]!r}")
+        else:
+            print("ok   --config read by rank 0 and broadcast: 3 ranks ran rank 0's grid 12,10,8")
+    except subprocess.TimeoutExpired:
+        failures.append("--config read by rank 0 only: hung (ranks parsed different files)")
+
 # Paths that are not regular files are refused before solving and never replaced (class 3).
 expect_error("output /dev/null", ["solve", "--grid", "8,8,8", "--output", "/dev/null"], 2, "/dev/null",
              check=lambda d: None if stat.S_ISCHR(os.stat("/dev/null").st_mode) else "/dev/null was replaced")
@@ -240,6 +262,19 @@ def make_socket(name):
         return {name: snapshot(os.path.join(d, name))}
     return setup
 
+
+# Inputs that are not regular files (issue 28, class 5): refused on every rank, exit 2, one
+# line, never a hang (rank 0 used to block opening a FIFO while the others waited).
+for name, args in (("--rhs file: a FIFO", ["--rhs", "file:{d}/in.h5:/f"]),
+                   ("--boundary file: a FIFO", ["--boundary", "file:{d}/in.h5:/f"]),
+                   ("--restart a FIFO", ["--restart", "{d}/in.h5"]),
+                   ("--config a FIFO", ["--config", "{d}/in.h5"])):
+    for ranks in (1, 3):
+        expect_error(f"{name}, {ranks} rank(s)", ["solve", "--grid", "8,8,8"] + args, 2, "not a regular file (a FIFO)",
+                     ranks=ranks, setup=make_fifo("in.h5"))
+expect_error("--initial file: a directory", ["solve", "--problem", "heat", "--grid", "8,8,8", "--initial", "file:{d}/sub:/f"],
+             2, "not a regular file (a directory)", setup=lambda d: (os.mkdir(os.path.join(d, "sub")), {"sub": snapshot(os.path.join(d, "sub"))})[1])
+expect_error("--rhs file: /dev/zero", ["solve", "--grid", "8,8,8", "--rhs", "file:/dev/zero:/f"], 2, "a character device")
 
 expect_error("report a FIFO", ["solve", "--grid", "8,8,8", "--report", "{d}/r.json"], 2, "FIFO", setup=make_fifo("r.json"))
 expect_error("checkpoint a socket", ["solve", "--grid", "8,8,8", "--checkpoint", "{d}/c.h5"], 2, "socket",

@@ -1,7 +1,5 @@
 #include "cli.hpp"
 
-#include <sys/stat.h>
-
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cctype>
@@ -17,6 +15,7 @@
 #include "checks.hpp"
 #include "errors.hpp"
 #include "fields.hpp"
+#include "files.hpp"
 #include "hdf5_io.hpp"
 #include "runtime.hpp"
 
@@ -119,17 +118,18 @@ std::string suggestion(const CLI::App& app, const std::string& message);  // bel
 // is applied here with CLI11's own TOML reader; options given on the command line win.
 void apply_config(CLI::App& sub, const std::string& path) {
   const std::string shown = printable(path);
-  // std::ifstream "opens" a directory and reads nothing: a directory would be ignored.
-  struct stat st;
-  if (::stat(path.c_str(), &st) != 0)
-    throw BadInput("--config " + shown + ": cannot read the file (" + std::strerror(errno) + ")");
-  if (!S_ISREG(st.st_mode))
-    throw BadInput("--config " + shown + ": not a regular file (a directory or device?)");
+  // Rank 0 reads the file and broadcasts it (before MPI starts: this process reads it), so
+  // ranks that would see different contents (a file rewritten at job start, NFS attribute
+  // caches) all parse the same text; a FIFO or directory is refused, never waited on.
+  int mpi_up = 0;
+  MPI_Initialized(&mpi_up);
+  const std::string text =
+      read_input_file("--config " + shown, path, mpi_up ? MPI_COMM_WORLD : MPI_COMM_NULL,
+                      std::size_t(16) << 20, kExitBadInput);
   std::vector<CLI::ConfigItem> items;
   try {
-    items = CLI::ConfigTOML().from_file(path);
-  } catch (const CLI::FileError&) {
-    throw BadInput("--config " + shown + ": cannot read the file");
+    std::istringstream in(text);
+    items = CLI::ConfigTOML().from_config(in);
   } catch (const CLI::Error& e) {
     throw BadInput("--config " + shown + ": " + printable(e.what()));
   }

@@ -82,6 +82,81 @@ std::string bcast_string(std::string s, MPI_Comm comm) {
   return s;
 }
 
+namespace {
+
+// Rank 0's look at an input: 0 and an open descriptor, or an exit code and why not.
+int open_input(const std::string& what, const std::string& path, int missing_code, int& fd,
+               std::string& why) {
+  fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) {
+    why = what + ": cannot open the file (" + errno_text(errno) + ")";
+    return missing_code;
+  }
+  struct stat st {};
+  const bool stat_ok = ::fstat(fd, &st) == 0;
+  if (stat_ok && S_ISREG(st.st_mode)) return 0;
+  why = what + ": not a regular file (" + (stat_ok ? kind_of(st.st_mode) : "cannot stat it") +
+        "); inputs must be regular files";
+  ::close(fd);
+  fd = -1;
+  return kExitBadInput;
+}
+
+// Reads all of `fd` (at most max bytes) into `text`; an exit code and why not on failure.
+int read_input(const std::string& what, int fd, std::size_t max, std::string& text,
+               std::string& why) {
+  char buf[65536];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n == 0) return 0;
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      why = what + ": cannot read the file (" + errno_text(errno) + ")";
+      return kExitIo;
+    }
+    text.append(buf, std::size_t(n));
+    if (text.size() > max) {
+      why = what + ": larger than " + std::to_string(max) + " bytes";
+      return kExitBadInput;
+    }
+  }
+}
+
+}  // namespace
+
+void check_input_file(const std::string& what, const std::string& path, MPI_Comm comm,
+                      int missing_code) {
+  int code = 0;
+  std::string why;
+  if (comm_rank(comm) == 0) {
+    int fd = -1;
+    code = open_input(what, path, missing_code, fd, why);
+    if (fd >= 0) ::close(fd);
+  }
+  agree(code, why, comm);
+}
+
+std::string read_input_file(const std::string& what, const std::string& path, MPI_Comm comm,
+                            std::size_t max_bytes, int missing_code) {
+  int code = 0;
+  std::string why, text;
+  if (comm == MPI_COMM_NULL || comm_rank(comm) == 0) {
+    int fd = -1;
+    code = open_input(what, path, missing_code, fd, why);
+    if (fd >= 0) {
+      code = read_input(what, fd, max_bytes, text, why);
+      ::close(fd);
+    }
+  }
+  if (comm == MPI_COMM_NULL) {
+    if (code == kExitBadInput) throw BadInput(why);
+    if (code != 0) throw IoError(why);
+    return text;
+  }
+  agree(code, why, comm);
+  return bcast_string(text, comm);
+}
+
 std::string first_error(const std::string& why, MPI_Comm comm) {
   const int size = comm_size(comm);
   int first = why.empty() ? size : comm_rank(comm);

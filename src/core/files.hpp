@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "errors.hpp"
 #include "options.hpp"
 
 namespace halo3d {
@@ -52,6 +53,19 @@ std::string fsync_parent(const std::string& path);
 void write_file_atomically(const std::string& path, const std::string& text, MPI_Comm comm);
 // One process alone; throws IoError (not collective) on failure.
 void write_file_atomically_local(const std::string& path, const std::string& text);
+
+// Inputs: rank 0 opens `path` without blocking (O_NONBLOCK: a FIFO would hang open(), fopen
+// or H5Fis_hdf5 on rank 0 while the other ranks wait) and looks at what it is; every rank
+// then throws the same error or none, one line starting with `what`: a path that cannot be
+// opened is exit `missing_code` (IoError, 5, by default), one that is not a regular file
+// (a FIFO, device, directory, socket) BadInput (exit 2). Collective over `comm`.
+void check_input_file(const std::string& what, const std::string& path, MPI_Comm comm,
+                      int missing_code = kExitIo);
+// The same, then rank 0 reads the whole file (at most max_bytes, else BadInput) and every
+// rank returns its contents: all ranks see one file as rank 0 saw it. comm MPI_COMM_NULL: this
+// process alone (before MPI starts).
+std::string read_input_file(const std::string& what, const std::string& path, MPI_Comm comm,
+                            std::size_t max_bytes, int missing_code = kExitIo);
 
 // A file a run will write, and the option that names it (e.g. "--report").
 struct PlannedFile {

@@ -26,20 +26,6 @@ std::vector<long long> flat_modes(const std::vector<Int3>& modes) {
   return f;
 }
 
-// Rank 0 looks at the file and every rank gets the same verdict, so that all throw the same
-// error (or none does) before the collective open: 1 HDF5, 0 exists but is not HDF5, -1 absent.
-int probe_hdf5(const std::string& path, MPI_Comm comm) {
-  int kind = -1;
-  if (comm_rank(comm) == 0) {
-    if (std::FILE* f = std::fopen(path.c_str(), "rb")) {
-      std::fclose(f);
-      kind = H5Fis_hdf5(path.c_str()) > 0 ? 1 : 0;
-    }
-  }
-  HALO3D_MPI_CHECK(MPI_Bcast(&kind, 1, MPI_INT, 0, comm));
-  return kind;
-}
-
 }  // namespace
 
 RunIdentity RunIdentity::of(const SolveOptions& o, const std::string& solver, double dt) {
@@ -224,12 +210,7 @@ void read_state(const Attrs& at, hid_t f, const std::string& path, MPI_Comm comm
 
 long read_checkpoint(const std::string& path, MPI_Comm comm, const Decomposition& d, Kernels& k,
                      Method& m, const RunIdentity& id, std::vector<double>& history) {
-  const int kind = probe_hdf5(path, comm);
-  if (kind < 0)
-    throw IoError("--restart " + path +
-                  ": cannot open the checkpoint (no such file, or not readable)");
-  if (kind == 0)
-    throw BadInput("--restart " + path + ": not an HDF5 file, so not a halo3d checkpoint");
+  check_input_h5("--restart " + path, path, comm, "not an HDF5 file, so not a halo3d checkpoint");
   QuietHdf5 quiet;
   H5Id f = h5_open_read(path, comm);
   const Attrs at(f.get(), path);

@@ -191,6 +191,26 @@ H5Id h5_create(const std::string& path, MPI_Comm comm) {
   return H5Id(f, H5Fclose);
 }
 
+void check_input_h5(const std::string& what, const std::string& path, MPI_Comm comm,
+                    const std::string& not_hdf5) {
+  check_input_file(what, path, comm);
+  int hdf5 = 0;
+  if (comm_rank(comm) == 0) {
+    QuietHdf5 quiet;
+    hdf5 = H5Fis_hdf5(path.c_str()) > 0 ? 1 : 0;
+  }
+  HALO3D_MPI_CHECK(MPI_Bcast(&hdf5, 1, MPI_INT, 0, comm));
+  if (!hdf5) throw BadInput(what + ": " + not_hdf5);
+}
+
+void refuse_external_storage(hid_t dset, const std::string& what) {
+  H5Id dcpl(H5Dget_create_plist(dset), H5Pclose);
+  if (dcpl.get() < 0 || H5Pget_external_count(dcpl.get()) != 0)
+    throw BadInput(what +
+                   ": the dataset keeps its data in external files (not supported: "
+                   "copy it into the HDF5 file)");
+}
+
 H5Id h5_open_read(const std::string& path, MPI_Comm comm) {
   auto p = fapl(comm);
   const hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, p.get());

@@ -94,16 +94,7 @@ std::string shape_text(const hsize_t* dims, int n) {
 void read_file_field(const std::string& option, const FieldSpec& f, const Decomposition& d,
                      int ghost, MPI_Comm comm, std::vector<double>& padded) {
   const std::string what = option + " " + printable("file:" + f.file + ":" + f.dataset, 160);
-  int kind = -1;  // rank 0 looks; every rank gets the same verdict
-  if (comm_rank(comm) == 0) {
-    if (std::FILE* fp = std::fopen(f.file.c_str(), "rb")) {
-      std::fclose(fp);
-      kind = H5Fis_hdf5(f.file.c_str()) > 0 ? 1 : 0;
-    }
-  }
-  HALO3D_MPI_CHECK(MPI_Bcast(&kind, 1, MPI_INT, 0, comm));
-  if (kind < 0) throw IoError(what + ": cannot open the file (no such file, or not readable)");
-  if (kind == 0) throw BadInput(what + ": not an HDF5 file");
+  check_input_h5(what, f.file, comm, "not an HDF5 file");  // rank 0 looks, all agree
   QuietHdf5 quiet;
   H5Id file = h5_open_read(f.file, comm);
   // Each group on the way must exist, and the object must be a dataset.
@@ -123,6 +114,7 @@ void read_file_field(const std::string& option, const FieldSpec& f, const Decomp
 #endif
   if (got < 0 || info.type != H5O_TYPE_DATASET) throw BadInput(what + ": not a dataset");
   H5Id dset(H5Dopen2(file.get(), f.dataset.c_str(), H5P_DEFAULT), H5Dclose);
+  refuse_external_storage(dset.get(), what);
   H5Id type(H5Dget_type(dset.get()), H5Tclose);
   if (H5Tget_class(type.get()) != H5T_FLOAT)
     throw BadInput(what + ": holds no floating-point numbers (float64 or float32 expected)");
