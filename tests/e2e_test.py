@@ -338,16 +338,100 @@ def poison_x(f):
 restart_case("NaN in the saved x", poison_x, *base, code=4, needles=("NaN",))
 restart_case("Inf in the solver scalars", lambda f: f.attrs.__setitem__("scalars", np.array([np.inf])), *base, code=4,
              needles=("NaN or Inf",))
+
+
+# Damaged datasets are "damaged checkpoint", exit 2, one line, never a crash or a raw HDF5
+# message (issue 28, class 11); NaN in the residual history is a breakdown (class 3).
+def replace_dataset(name, make):
+    def change(f):
+        del f[name]
+        make(f)
+    return change
+
+
+restart_case("residual_history 2-D", replace_dataset("residual_history", lambda f: f.create_dataset(
+    "residual_history", data=np.zeros((3, 2)))), *base, code=2, needles=("damaged checkpoint", "/residual_history"))
+restart_case("x of rank 5", replace_dataset("x", lambda f: f.create_dataset("x", data=np.zeros((8, 10, 12, 1, 1)))),
+             *base, code=2, needles=("damaged checkpoint", "/x", "shape"))
+restart_case("x of another shape", replace_dataset("x", lambda f: f.create_dataset("x", data=np.zeros((8, 10, 11)))),
+             *base, code=2, needles=("damaged checkpoint", "/x", "[8][10][11]"))
+restart_case("x a group", replace_dataset("x", lambda f: f.create_group("x")), *base, code=2,
+             needles=("damaged checkpoint", "/x", "not a dataset"))
+restart_case("x of strings", replace_dataset("x", lambda f: f.create_dataset("x", shape=(8, 10, 12), dtype="S4")),
+             *base, code=2, needles=("damaged checkpoint", "/x", "floating-point"))
+restart_case("x a soft link to r", replace_dataset("x", lambda f: f.__setitem__("x", h5py.SoftLink("/r"))), *base,
+             code=2, needles=("damaged checkpoint", "/x", "link"))
+
+
+def flip_x(f):  # 8 bytes of /x changed: a checkpoint whose data are not what was written
+    x = f["x"][...]
+    x[3, 4, 5] = -2.5 * x[3, 4, 5] + 1.0
+    f["x"][...] = x
+
+
+restart_case("8 bytes of /x changed (checksum)", flip_x, *base, code=2,
+             needles=("damaged checkpoint", "/x", "checksum"))
+restart_case("residual history changed (checksum)", lambda f: f["residual_history"].__setitem__(0, 0.5), *base,
+             code=2, needles=("damaged checkpoint", "/residual_history", "checksum"))
+restart_case("NaN in the residual history",
+             lambda f: f["residual_history"].__setitem__(1, np.nan), *base, code=4, needles=("residual_history", "NaN"))
 p = halo3d_in(d10, 1, "solve", *base, "--restart", "ck.h5", "--procs", "1,1,1", "--output", "procs.h5")
 check(p.returncode == 0, f"restart on another process grid (2 ranks -> 1) is accepted: exit {p.returncode} {error_lines(p)}")
+
+# A --rhs file: regenerated under the same name after the checkpoint: refused, not a
+# "converged" run with a true residual of 1 (issue 28, class 1).
+with h5py.File(os.path.join(d10, "in.h5"), "w") as h:
+    h["f"] = np.random.default_rng(3).standard_normal((8, 10, 12))
+fb = ["--grid", "12,10,8", "--rhs", "file:in.h5:/f"]
+p = halo3d_in(d10, 2, "solve", *fb, "--max-iters", "3", "--checkpoint", "ckf.h5", "--checkpoint-every", "1",
+              "--output", "none")
+with h5py.File(os.path.join(d10, "in.h5"), "w") as h:
+    h["f"] = np.random.default_rng(4).standard_normal((8, 10, 12))
+p2 = halo3d_in(d10, 2, "solve", *fb, "--restart", "ckf.h5", "--output", "none")
+check(p.returncode == 3 and p2.returncode == 2 and len(error_lines(p2)) == 1
+      and "a file: input changed" in error_lines(p2)[0],
+      f"restart after the --rhs file changed is refused: exit {p.returncode}/{p2.returncode}, {error_lines(p2)}")
 
 # Heat: a checkpoint whose state is finite but overflows to Inf/NaN: the final check says so.
 hb = ["--problem", "heat", "--grid", "8,8,8", "--steps", "4"]
 p = halo3d_in(d10, 2, "solve", *hb[:-1], "2", "--checkpoint", "heat.h5", "--output", "none", "--checkpoint-every", "1")
 check(p.returncode == 0, f"heat checkpoint written ({p.returncode}, {error_lines(p)})")
 os.replace(os.path.join(d10, "heat.h5"), os.path.join(d10, "ck.h5"))
-restart_case("heat state of 1e308 overflows: NaN answer is exit 4, no file", lambda f: f["u"].__setitem__(Ellipsis, 1e308),
+def checksum(values):
+    """halo3d's field_checksum (checkpoint.cpp) of a [NZ][NY][NX] array, as the attribute holds it."""
+    def mix(x):
+        x = x ^ (x >> np.uint64(30))
+        x = x * np.uint64(0xbf58476d1ce4e5b9)
+        x = x ^ (x >> np.uint64(27))
+        x = x * np.uint64(0x94d049bb133111eb)
+        return x ^ (x >> np.uint64(31))
+    with np.errstate(over="ignore"):
+        index = np.arange(values.size, dtype=np.uint64) + np.uint64(0x9e3779b97f4a7c15)
+        bits = np.ascontiguousarray(values, dtype=np.float64).ravel().view(np.uint64)
+        total = int(mix(mix(index) ^ bits).sum(dtype=np.uint64))
+    return np.array([total - (1 << 64) if total >= 1 << 63 else total], dtype=np.int64)
+
+
+def set_u(value):  # a state written as it is (its checksum made to match): finite, but huge
+    def change(f):
+        f["u"][...] = value
+        f["u"].attrs["checksum"] = checksum(f["u"][...])
+    return change
+
+
+restart_case("heat state of 1e308 overflows: NaN answer is exit 4, no file", set_u(1e308),
              *hb, code=4, needles=("NaN or Inf",))
+# NaN in a checkpoint's series snapshot is a breakdown, never copied into the output (class 3).
+p = halo3d_in(d10, 2, "solve", *hb[:-1], "2", "--output-every", "1", "--checkpoint", "heats.h5", "--checkpoint-every",
+              "1", "--output", "series.h5")
+with h5py.File(os.path.join(d10, "heats.h5"), "r+") as f:
+    snap = f["series/000001"][...]
+    snap[1, 2, 3] = np.nan
+    f["series/000001"][...] = snap
+p2 = halo3d_in(d10, 2, "solve", *hb, "--output-every", "1", "--restart", "heats.h5", "--output", "series2.h5")
+check(p.returncode == 0 and p2.returncode == 4 and len(error_lines(p2)) == 1 and "/series/000001" in error_lines(p2)[0]
+      and not os.path.exists(os.path.join(d10, "series2.h5")),
+      f"NaN in a checkpoint's series snapshot: exit {p.returncode}/{p2.returncode} (want 0/4), {error_lines(p2)}")
 restart_case("heat alpha differs (both values)", None, *hb, "--alpha", "0.5", "--dt", "1e-4", code=2,
              needles=("alpha", "0.5"))
 restart_case("heat checkpoint beyond --steps", None, *hb[:-1], "1", code=2, needles=("--steps",))

@@ -195,6 +195,14 @@ void start_series(SolveRun& r) {
   if (r.series->due(r.first)) r.series->write(r.first, download(*r.k, r.method->solution()));
 }
 
+// The checksum of the problem's data as filled (b; heat: u0 and B g), which a checkpoint
+// records and a restart compares: a file: input whose contents changed is refused.
+std::uint64_t data_checksum(SolveRun& r) {
+  std::uint64_t c = field_checksum(*r.d, download(*r.k, r.b), r.comm);
+  if (r.boundary) c = c * 31 + field_checksum(*r.d, download(*r.k, *r.boundary), r.comm);
+  return c;
+}
+
 // The preconditioner, the method, and its state: fresh or from --restart.
 void start_solver(SolveRun& r) {
   const SolveOptions& o = r.o;
@@ -209,6 +217,7 @@ void start_solver(SolveRun& r) {
                  ? make_implicit_heat(*r.rt, o, r.dt, r.b, bg)
                  : make_method(o, r.dt, *r.rt->op, r.comm, r.rt->timers, r.b, r.pc.get(), bg);
   r.id = RunIdentity::of(o, solver_identity(r), r.dt);
+  if (!o.checkpoint.empty() || !o.restart.empty()) r.id.data = data_checksum(r);
   if (!o.restart.empty()) {
     ScopedTimer t(r.rt->timers.io);
     r.first = read_checkpoint(o.restart, r.comm, *r.d, *r.k, *r.method, r.id, r.history);

@@ -4,6 +4,7 @@
 #include <hdf5.h>
 #include <mpi.h>
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -23,8 +24,17 @@ struct RunIdentity {
   long long seed = 0;
   double alpha = 0, dt = 0;
   long steps = -1;  // heat: --steps (a checkpoint beyond it is refused); -1 otherwise
+  // field_checksum of the problem's data as filled (Poisson: b = f + B g; heat: u0 and B g):
+  // a restart after a file: input changed (same name, new contents) is refused.
+  std::uint64_t data = 0;
   static RunIdentity of(const SolveOptions& o, const std::string& solver, double dt);
 };
+
+// A checksum of a distributed field's interior values: the sum over points (mod 2^64) of a
+// hash of each point's global index and value bits, so it is the same on any process grid,
+// and any changed value (a flipped bit) changes it. Collective.
+std::uint64_t field_checksum(const Decomposition& d, const std::vector<double>& padded,
+                             MPI_Comm comm);
 
 // `extra`, if given, adds to the file being written (heat's time series so far).
 void write_checkpoint(const std::string& path, MPI_Comm comm, const Decomposition& d, Kernels& k,

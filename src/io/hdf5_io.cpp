@@ -203,6 +203,65 @@ void check_input_h5(const std::string& what, const std::string& path, MPI_Comm c
   if (!hdf5) throw BadInput(what + ": " + not_hdf5);
 }
 
+namespace {
+
+std::string shape_text(const std::vector<hsize_t>& dims) {
+  std::string s;
+  for (const hsize_t n : dims) s += "[" + (n ? std::to_string(n) : std::string("any")) + "]";
+  return s;
+}
+
+// The kind of link `name` is (hard, soft, external) and of the object it names.
+bool hard_link(hid_t file, const std::string& name) {
+#if H5_VERSION_GE(1, 12, 0)
+  H5L_info2_t li;
+  if (H5Lget_info2(file, name.c_str(), &li, H5P_DEFAULT) < 0) return false;
+#else
+  H5L_info_t li;
+  if (H5Lget_info(file, name.c_str(), &li, H5P_DEFAULT) < 0) return false;
+#endif
+  return li.type == H5L_TYPE_HARD;
+}
+bool is_dataset(hid_t file, const std::string& name) {
+#if H5_VERSION_GE(1, 12, 0)
+  H5O_info2_t info;
+  const herr_t got = H5Oget_info_by_name3(file, name.c_str(), &info, H5O_INFO_BASIC, H5P_DEFAULT);
+#else
+  H5O_info_t info;
+  const herr_t got = H5Oget_info_by_name(file, name.c_str(), &info, H5P_DEFAULT);
+#endif
+  return got >= 0 && info.type == H5O_TYPE_DATASET;
+}
+
+}  // namespace
+
+std::string h5_dataset_problem(hid_t file, const std::string& name,
+                               const std::vector<hsize_t>& dims) {
+  QuietHdf5 quiet;
+  const std::string what = "dataset /" + name;
+  if (H5Lexists(file, name.c_str(), H5P_DEFAULT) <= 0) return what + " is missing";
+  if (!hard_link(file, name)) return what + " is a soft or external link, not a dataset";
+  if (!is_dataset(file, name)) return what + " is not a dataset (a group?)";
+  H5Id dset(H5Dopen2(file, name.c_str(), H5P_DEFAULT), H5Dclose);
+  if (dset.get() < 0) return what + " cannot be opened";
+  H5Id type(H5Dget_type(dset.get()), H5Tclose);
+  if (type.get() < 0 || H5Tget_class(type.get()) != H5T_FLOAT)
+    return what + " does not hold floating-point numbers";
+  H5Id space(H5Dget_space(dset.get()), H5Sclose);
+  const int nd = space.get() < 0 ? -1 : H5Sget_simple_extent_ndims(space.get());
+  if (nd < 0) return what + " has no readable shape";
+  std::vector<hsize_t> got(std::size_t(nd), 0);
+  if (nd > 0 && H5Sget_simple_extent_dims(space.get(), got.data(), nullptr) < 0)
+    return what + " has no readable shape";
+  bool same = got.size() == dims.size();
+  for (std::size_t i = 0; same && i < dims.size(); ++i) same = dims[i] == 0 || dims[i] == got[i];
+  if (!same) return what + " has shape " + shape_text(got) + ", expected " + shape_text(dims);
+  H5Id dcpl(H5Dget_create_plist(dset.get()), H5Pclose);
+  if (dcpl.get() < 0 || H5Pget_external_count(dcpl.get()) != 0)
+    return what + " keeps its data in external files";
+  return std::string();
+}
+
 void refuse_external_storage(hid_t dset, const std::string& what) {
   H5Id dcpl(H5Dget_create_plist(dset), H5Pclose);
   if (dcpl.get() < 0 || H5Pget_external_count(dcpl.get()) != 0)
@@ -291,6 +350,8 @@ std::vector<double> h5_read_vector(hid_t file, const std::string& name) {
   H5Id dset(H5Dopen2(file, name.c_str(), H5P_DEFAULT), H5Dclose);
   H5Id fs(H5Dget_space(dset.get()), H5Sclose);
   hsize_t n = 0;
+  if (H5Sget_simple_extent_ndims(fs.get()) != 1)  // more would write past n
+    throw IoError("dataset /" + name + " is not one-dimensional");
   HALO3D_H5_CHECK(H5Sget_simple_extent_dims(fs.get(), &n, nullptr));
   std::vector<double> v(n);
   if (n)

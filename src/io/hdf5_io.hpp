@@ -70,6 +70,12 @@ H5Id h5_open_read(const std::string& path, MPI_Comm comm);
 // whether it is an HDF5 file; BadInput "`what`: `not_hdf5`" on every rank when it is not.
 void check_input_h5(const std::string& what, const std::string& path, MPI_Comm comm,
                     const std::string& not_hdf5);
+// Why /name of `file` cannot be read as a floating-point dataset of shape `dims` (a 0 in dims:
+// any length on that axis), or "" when it can: missing, a soft or external link, a group, not
+// floating-point, another rank or shape, or data in external files each give a reason that
+// starts "dataset /name". Checked before any read, so a damaged file never reaches H5Dread.
+std::string h5_dataset_problem(hid_t file, const std::string& name,
+                               const std::vector<hsize_t>& dims);
 // BadInput "`what`: ..." when dataset `dset` keeps its data in external files (a path HDF5
 // would open by name, perhaps a FIFO): inputs must hold their data.
 void refuse_external_storage(hid_t dset, const std::string& what);
