@@ -315,6 +315,19 @@ expect_error("report a symlink to the output", ["solve", "--grid", "8,8,8", "--o
              "--report", "{d}/r.json"], 2, "--report", setup=existing("u.h5", links=(("r.json", "u.h5"),)))
 expect_error("checkpoint a hard link of the report", ["solve", "--grid", "8,8,8", "--report", "{d}/r.json",
              "--checkpoint", "{d}/c.h5"], 2, "--checkpoint", setup=existing("r.json", hardlinks=(("c.h5", "r.json"),)))
+# An output that is one of the run's inputs would destroy it (issue 28, class 7); only
+# --checkpoint may be the --restart file.
+expect_error("checkpoint is the --rhs input", ["solve", "--grid", "8,8,8", "--rhs", "file:{d}/f.h5:/f",
+             "--checkpoint", "{d}/./f.h5"], 2, "would destroy the input", setup=field_file((8, 8, 8)))
+expect_error("output is the --boundary input", ["solve", "--grid", "8,8,8", "--boundary", "file:{d}/f.h5:/f",
+             "--output", "{d}/f.h5"], 2, "--output", setup=field_file((10, 10, 10)))
+expect_error("report is the --restart file", ["solve", "--grid", "8,8,8", "--restart", "{d}/ck.h5", "--report",
+             "{d}/ck.h5"], 2, "would destroy the input", setup=existing("ck.h5"))
+expect_error("report is a hard link of the --config", ["solve", "--config", "{d}/c.toml", "--report", "{d}/r.json"], 2,
+             "--config", setup=lambda d: (open(os.path.join(d, "c.toml"), "w").write("grid = [8, 8, 8]\n"),
+                                          os.link(os.path.join(d, "c.toml"), os.path.join(d, "r.json")),
+                                          {"c.toml": snapshot(os.path.join(d, "c.toml")),
+                                           "r.json": snapshot(os.path.join(d, "r.json"))})[2])
 expect_error("report is the output's sidecar", ["solve", "--grid", "8,8,8", "--output", "{d}/u.h5",
              "--report", "{d}/u.xdmf"], 2, "sidecar")
 expect_error("output named like its own sidecar", ["solve", "--grid", "8,8,8", "--output", "{d}/u.xdmf"], 2, "sidecar")
@@ -429,6 +442,24 @@ for name, extra in (("--iters 5", ["--iters", "5"]), ("--tol 0 --max-iters 5", [
             failures.append(f"{name}: " + "; ".join(problems))
         else:
             print(f"ok   {name}: 5 iterations, exit 0, report says fixed iterations")
+
+# A path that is not UTF-8 is bytes to halo3d: the run and its report succeed (issue 28,
+# class 13: the JSON writer threw after the work, and no report was written).
+with tempfile.TemporaryDirectory() as d:
+    out, rep = os.path.join(d, "u\udcff.h5"), os.path.join(d, "r\udcfe.json")
+    cmd = [MPIEXEC, "-np", "2", "--oversubscribe", HALO3D, "solve", "--grid", "8,8,8", "--output", out,
+           "--report", rep]
+    p = subprocess.run([os.fsencode(c) for c in cmd], capture_output=True, timeout=60, cwd=d)
+    try:
+        with open(rep) as f:
+            r = json.load(f)
+        good = p.returncode == 0 and r["config"]["output"].startswith(d) and os.path.exists(out)
+    except (OSError, ValueError, KeyError) as e:
+        good, r = False, e
+    if not good:
+        failures.append(f"non-UTF-8 paths: exit {p.returncode}, report {r!r}: {p.stderr[-300:]!r}")
+    else:
+        print("ok   non-UTF-8 --output/--report: exit 0, the report written (bytes replaced)")
 
 # 'none' means no file for every path option, as it does for --output.
 for name, args in (("solve --report none --output none", ["solve", "--grid", "8,8,8", "--report", "none", "--output", "none"]),

@@ -142,7 +142,7 @@ int run_dry_run(const SolveOptions& o, MPI_Comm world) {
 
   // The files a run would write, checked as a run checks them (nothing is left behind).
   const std::vector<PlannedFile> files = planned_files(o);
-  check_planned_files(files, comm);
+  check_planned_files(files, comm, planned_inputs(o));
 
   if (!root) return kExitOk;
   std::printf("halo3d solve --dry-run: nothing allocated, solved or written\n");

@@ -137,7 +137,7 @@ void set_up(SolveRun& r, MPI_Comm world) {
   r.d = &r.rt->decomp;
   if (r.root && !r.rt->warnings.empty()) std::fputs(r.rt->warnings.c_str(), stderr);
   // Fail before solving, not after hours of it.
-  check_planned_files(planned_files(o), r.comm);
+  check_planned_files(planned_files(o), r.comm, planned_inputs(o));
 }
 
 void fill_source(SolveRun& r) {
@@ -643,7 +643,8 @@ std::string report_text(const SolveRun& r, const DriveResult& res, const Verific
     j["multigrid"] = {{"levels", levels}, {"describe", r.mg->describe()}};
   }
   add_halo_json(j, r, v);
-  return j.dump(2) + "\n";
+  // Paths and specifications are bytes: invalid UTF-8 is replaced (U+FFFD), never an exception.
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 // Rank 0's closing lines: where the solve's time went, the phases, the files written.

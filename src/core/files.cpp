@@ -296,16 +296,34 @@ void check_kinds(const std::vector<PlannedFile>& files, int& code, std::string& 
   }
 }
 
+// Whether two paths name one file, however spelled (also through links and hard links).
+bool same_file(const std::string& a, const std::string& b) {
+  if (canonical_name(a) == canonical_name(b)) return true;
+  struct stat sa, sb;
+  return ::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev &&
+         sa.st_ino == sb.st_ino;
+}
+
+// No output is an input, but for a checkpoint that continues its own restart file.
+void check_not_inputs(const std::vector<PlannedFile>& files, const std::vector<PlannedFile>& inputs,
+                      int& code, std::string& why) {
+  for (const PlannedFile& f : files)
+    for (const PlannedFile& in : inputs) {
+      if (code) return;
+      if (f.option == "--checkpoint" && in.option == "--restart") continue;
+      if (same_file(f.path, in.path))
+        code = kExitBadInput, why = f.option + " " + f.path + " is the input of " + in.option +
+                                    " " + in.path +
+                                    "; writing it would destroy the input: give another file";
+    }
+}
+
 // No two of them one file, however spelled (also through links and hard links).
 void check_distinct(const std::vector<PlannedFile>& files, int& code, std::string& why) {
   for (std::size_t a = 0; a < files.size() && !code; ++a)
     for (std::size_t b = a + 1; b < files.size() && !code; ++b) {
       const PlannedFile &fa = files[a], &fb = files[b];
-      bool same = canonical_name(fa.path) == canonical_name(fb.path);
-      struct stat sa, sb;
-      if (!same && ::stat(fa.path.c_str(), &sa) == 0 && ::stat(fb.path.c_str(), &sb) == 0)
-        same = sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-      if (same)
+      if (same_file(fa.path, fb.path))
         code = kExitBadInput, why = fa.option + " " + fa.path + " and " + fb.option + " " +
                                     fb.path + " are the same file; give different files";
     }
@@ -328,12 +346,14 @@ void check_writable(const std::vector<PlannedFile>& files, int& code, std::strin
 
 }  // namespace
 
-void check_planned_files(const std::vector<PlannedFile>& files, MPI_Comm comm) {
+void check_planned_files(const std::vector<PlannedFile>& files, MPI_Comm comm,
+                         const std::vector<PlannedFile>& inputs) {
   int code = 0;
   std::string why;
   if (comm_rank(comm) == 0) {
     check_kinds(files, code, why);
     check_distinct(files, code, why);
+    check_not_inputs(files, inputs, code, why);
     check_writable(files, code, why);
   }
   agree(code, why, comm);
@@ -347,6 +367,17 @@ std::vector<PlannedFile> planned_files(const SolveOptions& o) {
   }
   if (!o.report.empty()) f.push_back({"--report", o.report});
   if (!o.checkpoint.empty()) f.push_back({"--checkpoint", o.checkpoint});
+  return f;
+}
+
+std::vector<PlannedFile> planned_inputs(const SolveOptions& o) {
+  std::vector<PlannedFile> f;
+  if (!o.config_file.empty()) f.push_back({"--config", o.config_file});
+  const FieldSpec src = source_field(o);
+  if (src.kind == FieldSpec::kFile) f.push_back({source_option(o), src.file});
+  const FieldSpec b = parse_boundary_spec(o.boundary);
+  if (b.kind == FieldSpec::kFile) f.push_back({"--boundary", b.file});
+  if (!o.restart.empty()) f.push_back({"--restart", o.restart});
   return f;
 }
 

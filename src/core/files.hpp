@@ -78,12 +78,20 @@ struct PlannedFile {
 //    link to one or to nothing) is refused (BadInput, exit 2);
 //  - two paths that are one file however spelled (canonical path, or device and inode)
 //    are refused naming both options (BadInput, exit 2);
-//  - a path whose directory does not let us create a file there is IoError (exit 5).
-void check_planned_files(const std::vector<PlannedFile>& files, MPI_Comm comm);
+//  - a path whose directory does not let us create a file there is IoError (exit 5);
+//  - a path that is one of the run's `inputs` (as above, however spelled) is refused naming
+//    both (BadInput, exit 2): writing it would destroy the input. Only --checkpoint may be
+//    the --restart file (a run continues and updates its own checkpoint).
+void check_planned_files(const std::vector<PlannedFile>& files, MPI_Comm comm,
+                         const std::vector<PlannedFile>& inputs = {});
 
 // The files `halo3d solve` with these options writes: --output and its XDMF sidecar (unless
 // 'none'), --report, --checkpoint.
 std::vector<PlannedFile> planned_files(const SolveOptions& o);
+
+// The files `halo3d solve` with these options reads: --config, the file: of --rhs/--initial
+// and of --boundary, --restart.
+std::vector<PlannedFile> planned_inputs(const SolveOptions& o);
 
 // The XDMF sidecar of an HDF5 file: its name with the extension replaced by ".xdmf".
 std::string xdmf_path(const std::string& h5_path);
