@@ -132,6 +132,16 @@ expect_error("dt that underflows", ["solve", "--problem", "heat", "--dt", "1e-40
 expect_error("boundary face value that underflows", ["solve", "--grid", "8,8,8", "--boundary", "x0=1e-400"], 2,
              "1e-400 is below the smallest normal double")
 expect_error("boundary constant that underflows", ["solve", "--grid", "8,8,8", "--boundary", "-1e-320"], 2, "underflow")
+# Limits checked before any work (issue 28, classes 9 and 12): sizes whose arithmetic would
+# overflow (bad_alloc or a hang, even with --dry-run), and what the files store as attributes.
+expect_error("grid axis beyond 2^30, dry run", ["solve", "--grid", "2147483647,1,1", "--dry-run"], 2,
+             "at most 1073741824 points per axis", ranks=1)
+expect_error("grid of more than 2^58 points", ["solve", "--grid", "1073741824,1073741824,1", "--dry-run"], 2,
+             "too many points")
+expect_error("bench grid axis beyond 2^30", ["bench", "--grid", "2147483647,1,1"], 2, "at most 1073741824")
+expect_error("2001 modes", ["solve", "--grid", "8,8,8"] + ["--mode", "1,1,1"] * 2001, 2, "at most 2000 modes")
+expect_error("rhs formula beyond 32768 characters", ["solve", "--grid", "8,8,8", "--rhs", "expr:" + "x+" * 20000 + "1"],
+             2, "--rhs: at most 32768 characters")
 expect_error("mode aliases on the grid (K = N+1)", ["solve", "--grid", "8,6,8", "--mode", "1,7,1"], 2, "--mode")
 expect_error("mode beyond the grid", ["solve", "--grid", "8,8,8", "--mode", "1,1,100"], 2, "--mode")
 expect_error("alpha inf", ["solve", "--problem", "heat", "--alpha", "inf"], 2, "--alpha")

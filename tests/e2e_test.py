@@ -557,6 +557,26 @@ for args in (["--rhs", "expr:1e-155"], ["--rhs", "expr:1e-40", "--precision", "m
     check(p.returncode == 0 and ("converged after" in p.stdout or "fixed iterations done" in p.stdout),
           f"{' '.join(args)}: exit {p.returncode} (want 0), {error_lines(p)}")
 
+# A 4.6 KB formula: its checkpoint restarts (the reader capped strings at 4096: "damaged").
+formula = "expr:" + "+".join(["x*y"] * 1150)
+p = halo3d_in(d11, 2, "solve", *g16, "--rhs", formula, "--max-iters", "2", "--checkpoint", "long.h5",
+              "--checkpoint-every", "1", "--output", "none")
+p2 = halo3d_in(d11, 2, "solve", *g16, "--rhs", formula, "--restart", "long.h5", "--output", "none")
+check(p.returncode == 3 and p2.returncode == 0 and "restarted from" in p2.stdout,
+      f"a {len(formula)}-character --rhs formula checkpoints and restarts: exit {p.returncode}/{p2.returncode} "
+      f"{error_lines(p2)}")
+# Names the sidecar holds are XML-escaped; './sol' names './sol.xdmf' as written (class 20).
+import xml.etree.ElementTree as ET  # noqa: E402
+p = halo3d_in(d11, 2, "solve", "--grid", "8,8,8", "--output", "a&b<c>.h5")
+try:
+    items = [e.text for e in ET.parse(os.path.join(d11, "a&b<c>.xdmf")).iter("DataItem")]
+    check(p.returncode == 0 and items[-1] == "a&b<c>.h5:/u", f"XDMF of a&b<c>.h5 is valid XML naming it: {items[-1:]}")
+except (OSError, ET.ParseError) as e:
+    check(False, f"XDMF of a&b<c>.h5: exit {p.returncode}, {e!r}")
+p = halo3d_in(d11, 1, "solve", "--grid", "8,8,8", "--output", "./sol")
+check(p.returncode == 0 and "wrote ./sol, ./sol.xdmf" in p.stdout and os.path.exists(os.path.join(d11, "sol.xdmf")),
+      f"--output ./sol: the last line names ./sol.xdmf: {p.stdout.splitlines()[-1:]}")
+
 # Every solve report these runs wrote matches docs/report.schema.json (checked by the small
 # validator of tests/report_schema.py: no jsonschema package needed).
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))

@@ -643,8 +643,7 @@ void finish_bench(CLI::App* bench, const BenchArgs& a, BenchOptions& b) {
         throw BadInput(std::string(name) + " is for the kernel benchmark; --io takes --io-reps");
   }
   none_is_empty(b.report);
-  for (int d = 0; d < 3; ++d)
-    if (b.grid[d] < 1) throw BadInput("--grid " + to_string(b.grid) + ": every size must be >= 1");
+  check_grid_size(b.grid, "--grid");
 }
 
 void finish_probe(const ProbeArgs& a, ProbeOptions& pr) {
@@ -652,9 +651,7 @@ void finish_probe(const ProbeArgs& a, ProbeOptions& pr) {
   for (const auto& s : a.sizes) pr.sizes.push_back(parse_bytes(s));
   if (!a.grid.empty()) {
     pr.grid = to_int3(a.grid, "--grid");
-    for (int d = 0; d < 3; ++d)
-      if (pr.grid[d] < 1)
-        throw BadInput("--grid " + to_string(pr.grid) + ": every size must be >= 1");
+    check_grid_size(pr.grid, "--grid");
   }
   pr.procs = to_int3(a.procs, "--procs");
   none_is_empty(pr.report);

@@ -664,10 +664,7 @@ void print_timing(const SolveRun& r, const Summary& m) {
   }
   std::printf(" = total %.4f s\n", r.phases.total());
   std::string files;
-  if (o.output != "none") {
-    const auto dot = o.output.rfind('.');
-    files = o.output + ", " + o.output.substr(0, dot) + ".xdmf";
-  }
+  if (o.output != "none") files = o.output + ", " + xdmf_path(o.output);  // ./sol: ./sol.xdmf
   if (!o.report.empty()) files += (files.empty() ? "" : ", ") + o.report;
   if (r.out_s > 0)
     std::printf("output: %.4g bytes (/u, /residual_history) in %.4f s = %.3f GB/s\n",

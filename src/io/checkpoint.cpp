@@ -148,7 +148,8 @@ class Attrs {
     if (H5Tget_class(type.get()) != H5T_STRING || H5Tis_variable_str(type.get()) != 0)
       damaged("attribute " + key + " is not a fixed-length string");
     const std::size_t n = H5Tget_size(type.get());
-    if (n == 0 || n > 4096) damaged("attribute " + key + " has an impossible length");
+    // 64 KiB: the most an attribute holds, above the longest --rhs/--boundary accepted.
+    if (n == 0 || n > 65536) damaged("attribute " + key + " has an impossible length");
     std::string s(n, '\0');
     if (H5Aread(a.get(), type.get(), s.data()) < 0) damaged("attribute " + key + " cannot be read");
     s.resize(std::strlen(s.c_str()));

@@ -482,6 +482,33 @@ void write_h5_atomically(const std::string& path, MPI_Comm comm,
 }
 
 namespace {
+// `s` as XML character data: & < > " ' escaped (a file named a&b<c>.h5 stays valid XML).
+std::string xml_text(const std::string& s) {
+  std::string out;
+  for (const char c : s) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
 // One uniform grid of the field at `ref` (file:/dataset), each line indented by `pad`;
 // `time`: its time in a temporal collection, or null.
 void xdmf_uniform_grid(std::ostream& o, const std::string& pad, const std::string& name,
@@ -506,7 +533,7 @@ void xdmf_uniform_grid(std::ostream& o, const std::string& pad, const std::strin
   o << pad << " </Geometry>\n"
     << pad << " <Attribute Name=\"u\" AttributeType=\"Scalar\" Center=\"Node\">\n"
     << pad << "  <DataItem Dimensions=\"" << dims
-    << "\" NumberType=\"Float\" Precision=\"8\" Format=\"HDF\">" << ref << "</DataItem>\n"
+    << "\" NumberType=\"Float\" Precision=\"8\" Format=\"HDF\">" << xml_text(ref) << "</DataItem>\n"
     << pad << " </Attribute>\n"
     << pad << "</Grid>\n";
 }
