@@ -178,6 +178,12 @@ def field_file(shape, dtype="f8", dataset="f", value=1.0):
     return setup
 
 
+# --dry-run fails as the run would fail at once (issue 28, class 17).
+expect_error("dry run: restart missing", ["solve", "--grid", "8,8,8", "--dry-run", "--restart", "{d}/no.h5"], 5, "no.h5")
+expect_error("dry run: rhs dataset of another shape", ["solve", "--grid", "8,8,8", "--dry-run", "--rhs",
+             "file:{d}/f.h5:/f"], 2, "shape [8][8][9] does not match [8][8][8]", setup=field_file((8, 8, 9)))
+expect_error("dry run: boundary dataset missing", ["solve", "--grid", "8,8,8", "--dry-run", "--boundary",
+             "file:{d}/f.h5:/g"], 2, "no /g in the file", setup=field_file((10, 10, 10)))
 expect_error("rhs file not HDF5", ["solve", "--grid", "8,8,8", "--rhs", "file:{d}/f.h5:/f"], 2, "not an HDF5 file",
              setup=lambda d: (open(os.path.join(d, "f.h5"), "w").write("text"), {"f.h5": snapshot(os.path.join(d, "f.h5"))})[1])
 expect_error("rhs dataset missing", ["solve", "--grid", "8,8,8", "--rhs", "file:{d}/f.h5:/g"], 2, "no /g in the file",

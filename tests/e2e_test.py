@@ -318,6 +318,11 @@ p = halo3d_in(d10, 2, "solve", *base, "--max-iters", "3", "--checkpoint", "ck.h5
               "--output", "none")
 check(p.returncode == 3, "checkpoint for the restart checks written (exit 3)")
 restart_case("seed differs (both values)", None, *base[:4], "--seed", "6", code=2, needles=("seed", "'5'", "'6'"))
+p = halo3d_in(d10, 2, "solve", *base[:4], "--seed", "6", "--restart", "ck.h5", "--dry-run")
+check(p.returncode == 2 and len(error_lines(p)) == 1 and "seed" in error_lines(p)[0],
+      f"--dry-run with a mismatched --restart fails as the run would: exit {p.returncode}, {error_lines(p)}")
+p = halo3d_in(d10, 2, "solve", *base, "--restart", "ck.h5", "--dry-run")
+check(p.returncode == 0, f"--dry-run with a matching --restart: exit {p.returncode}, {error_lines(p)}")
 restart_case("grid differs (both values)", None, "--grid", "12,10,9", *base[2:], code=2, needles=("grid", "12,10,8", "12,10,9"))
 restart_case("solver differs", None, *base, "--solver", "jacobi", code=2, needles=("solver",))
 restart_case("iteration attribute missing", lambda f: f.attrs.__delitem__("iteration"), *base, code=2,

@@ -153,19 +153,26 @@ std::string precision(const SolveRun& r) {
   return r.o.precision == Precision::mixed && uses_multigrid(r.o) ? "mixed" : "double";
 }
 
+}  // namespace
+
 // A checkpoint continues only under the same preconditioner (it shapes the iterates).
 // An implicit step's answer depends on the inner solve: its tolerance and preconditioner.
-std::string solver_identity(const SolveRun& r) {
-  const SolveOptions& o = r.o;
+std::string solver_identity(const SolveOptions& o) {
+  const bool heat = o.problem == ProblemKind::heat;
+  const std::string solver =
+      heat ? (uses_implicit_heat(o) ? to_string(o.time_scheme) : "euler") : to_string(o.solver);
+  const bool mixed = o.precision == Precision::mixed && uses_multigrid(o);
   if (uses_implicit_heat(o))
-    return r.solver + "(tol=" + nlohmann::json(o.tol).dump() + ",precond=" + to_string(o.precond) +
-           (precision(r) == "mixed" ? ",mixed" : "") + ")";
-  if (r.mg)
-    return r.solver + "+mg(levels=" + std::to_string(o.mg_levels) +
+    return solver + "(tol=" + nlohmann::json(o.tol).dump() + ",precond=" + to_string(o.precond) +
+           (mixed ? ",mixed" : "") + ")";
+  if (uses_preconditioner(o))  // the multigrid V-cycle CG runs with
+    return solver + "+mg(levels=" + std::to_string(o.mg_levels) +
            ",smooth=" + std::to_string(o.mg_smooth) + "," + to_string(o.mg_smoother) +
            (o.precision == Precision::mixed ? ",mixed" : "") + ")";
-  return r.solver;
+  return solver;
 }
+
+namespace {
 
 void print_banner(const SolveRun& r) {
   const SolveOptions& o = r.o;
@@ -216,7 +223,7 @@ void start_solver(SolveRun& r) {
   r.method = uses_implicit_heat(o)
                  ? make_implicit_heat(*r.rt, o, r.dt, r.b, bg)
                  : make_method(o, r.dt, *r.rt->op, r.comm, r.rt->timers, r.b, r.pc.get(), bg);
-  r.id = RunIdentity::of(o, solver_identity(r), r.dt);
+  r.id = RunIdentity::of(o, solver_identity(o), r.dt);
   if (!o.checkpoint.empty() || !o.restart.empty()) r.id.data = data_checksum(r);
   if (!o.restart.empty()) {
     ScopedTimer t(r.rt->timers.io);

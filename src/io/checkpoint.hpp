@@ -25,7 +25,7 @@ struct RunIdentity {
   double alpha = 0, dt = 0;
   long steps = -1;  // heat: --steps (a checkpoint beyond it is refused); -1 otherwise
   // field_checksum of the problem's data as filled (Poisson: b = f + B g; heat: u0 and B g):
-  // a restart after a file: input changed (same name, new contents) is refused.
+  // a restart after a file: input changed (same name, new contents) is refused. 0: unknown.
   std::uint64_t data = 0;
   static RunIdentity of(const SolveOptions& o, const std::string& solver, double dt);
 };
@@ -41,6 +41,10 @@ void write_checkpoint(const std::string& path, MPI_Comm comm, const Decompositio
                       Method& m, const RunIdentity& id, long iteration,
                       const std::vector<double>& history,
                       const std::function<void(hid_t)>& extra = nullptr);
+
+// The checks of read_checkpoint that need no state (collective): the file, its format, the
+// run's identity (the data checksum only when id.data is not 0) and iteration. --dry-run.
+void check_checkpoint(const std::string& path, MPI_Comm comm, const RunIdentity& id);
 
 // Restores the method's state; returns the iteration to continue from and fills
 // history. Throws BadInput when the checkpoint belongs to another run or version.

@@ -89,11 +89,10 @@ std::string shape_text(const hsize_t* dims, int n) {
   return s.empty() ? "a scalar" : s;
 }
 
-// Collective: reads file field `f` into the padded array: this rank's box ([NZ][NY][NX]), or
-// its box with the ghost layer around it (ghost = 1: [NZ+2][NY+2][NX+2]).
-void read_file_field(const std::string& option, const FieldSpec& f, const Decomposition& d,
-                     int ghost, MPI_Comm comm, std::vector<double>& padded) {
-  const std::string what = option + " " + printable("file:" + f.file + ":" + f.dataset, 160);
+// Collective: opens file field `f` and checks that it can be read as the grid's field
+// ([NZ][NY][NX], or with ghost = 1 [NZ+2][NY+2][NX+2]); BadInput/IoError naming `what`.
+H5Id open_file_field(const std::string& what, const FieldSpec& f, const Decomposition& d, int ghost,
+                     MPI_Comm comm) {
   check_input_h5(what, f.file, comm, "not an HDF5 file");  // rank 0 looks, all agree
   QuietHdf5 quiet;
   H5Id file = h5_open_read(f.file, comm);
@@ -129,6 +128,16 @@ void read_file_field(const std::string& option, const FieldSpec& f, const Decomp
     throw BadInput(what + ": shape " + shape_text(dims, nd) + " does not match " +
                    shape_text(want, 3) + (ghost ? " ([NZ+2][NY+2][NX+2], ghosts included)" : "") +
                    " of --grid " + to_string(d.grid));
+  return file;
+}
+
+// Collective: reads file field `f` into the padded array: this rank's box ([NZ][NY][NX]), or
+// its box with the ghost layer around it (ghost = 1: [NZ+2][NY+2][NX+2]).
+void read_file_field(const std::string& option, const FieldSpec& f, const Decomposition& d,
+                     int ghost, MPI_Comm comm, std::vector<double>& padded) {
+  const std::string what = option + " " + printable("file:" + f.file + ":" + f.dataset, 160);
+  H5Id file = open_file_field(what, f, d, ghost, comm);
+  QuietHdf5 quiet;
   padded.assign(d.layout().padded_size(), 0.0);
   h5_read_field(file.get(), f.dataset, d, padded.data(), ghost);
 }
@@ -350,6 +359,18 @@ void add_boundary_values(const SolveOptions& o, const Problem& p, const Decompos
                 std::to_string(d.offset[2] + k) + "][" + std::to_string(d.offset[1] + j) + "][" +
                 std::to_string(d.offset[0] + i) + "]";
   agree(why, comm);
+}
+
+void check_file_fields(const SolveOptions& o, const Decomposition& d, MPI_Comm comm) {
+  const FieldSpec src = source_field(o);
+  if (src.kind == FieldSpec::kFile)
+    open_file_field(std::string(source_option(o)) + " " +
+                        printable("file:" + src.file + ":" + src.dataset, 160),
+                    src, d, 0, comm);
+  const FieldSpec b = parse_boundary_spec(o.boundary);
+  if (b.kind == FieldSpec::kFile)
+    open_file_field("--boundary " + printable("file:" + b.file + ":" + b.dataset, 160), b, d, 1,
+                    comm);
 }
 
 nlohmann::json fields_json(const SolveOptions& o) {
