@@ -582,6 +582,21 @@ p = halo3d_in(d11, 1, "solve", "--grid", "8,8,8", "--output", "./sol")
 check(p.returncode == 0 and "wrote ./sol, ./sol.xdmf" in p.stdout and os.path.exists(os.path.join(d11, "sol.xdmf")),
       f"--output ./sol: the last line names ./sol.xdmf: {p.stdout.splitlines()[-1:]}")
 
+# A file-size limit (ulimit -f) the output would pass: exit 5 before writing, one line, no
+# .partial left; SIGXFSZ killed a rank mid-write (issue 28, class 14).
+import resource  # noqa: E402
+d12 = os.path.join(d11, "fsize")
+os.mkdir(d12)
+cmd = [MPIEXEC, "-np", "2", "--oversubscribe", HALO3D, "solve", "--grid", "96,96,96", "--precond", "none",
+       "--max-iters", "2", "--output", "u.h5"]
+try:
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=d12,
+                       preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (4 << 20, 4 << 20)))
+    check(p.returncode == 5 and len(error_lines(p)) == 1 and "ulimit -f" in error_lines(p)[0] and not os.listdir(d12),
+          f"output past ulimit -f: exit {p.returncode} (want 5), {error_lines(p)}, left {os.listdir(d12)}")
+except subprocess.TimeoutExpired:
+    check(False, "output past ulimit -f: hung")
+
 # Every solve report these runs wrote matches docs/report.schema.json (checked by the small
 # validator of tests/report_schema.py: no jsonschema package needed).
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))

@@ -37,6 +37,9 @@ int main(int argc, char** argv) {
   // Before MPI starts, so a SIGUSR1/SIGTERM that lands during start-up (a job preempted
   // at once) is remembered and turns into a checkpoint-and-exit, not a killed rank.
   halo3d::install_stop_signal_handlers();
+  // A write past the file-size limit (ulimit -f) fails with EFBIG, reported as an I/O error
+  // (exit 5, the temporary removed), instead of SIGXFSZ killing the rank mid-write.
+  std::signal(SIGXFSZ, SIG_IGN);
   halo3d::MpiSession mpi(&argc, &argv);
   // Errors are reported as one line by halo3d, not as HDF5's error stack.
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);

@@ -1,5 +1,6 @@
 #include "hdf5_io.hpp"
 
+#include <sys/resource.h>
 #include <sys/statvfs.h>
 
 #include <algorithm>
@@ -179,6 +180,21 @@ void check_room(hid_t file, double bytes, bool root) {
     }
   }
   why = bcast_string(why, FileComm(file).get());
+  // Each rank's own file-size limit (ulimit -f): a write past it fails on that rank alone,
+  // which hangs the collective write as a full disk does. Checked on every rank, agreed.
+  struct rlimit lim {};
+  hsize_t size = 0;
+  if (why.empty() && ::getrlimit(RLIMIT_FSIZE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY &&
+      H5Fget_filesize(file, &size) >= 0 &&
+      double(lim.rlim_cur) < double(size) + bytes + (1 << 20)) {
+    char buf[200];
+    std::snprintf(buf, sizeof buf,
+                  ": the file-size limit of rank %d (ulimit -f) is %.3g MB, up to %.3g MB needed",
+                  comm_rank(FileComm(file).get()), double(lim.rlim_cur) / 1e6,
+                  (double(size) + bytes + (1 << 20)) / 1e6);
+    why = "cannot write " + target_name(file) + buf + " (the previous file, if any, is kept)";
+  }
+  why = first_error(why, FileComm(file).get());
   if (!why.empty()) throw IoError(why);
 }
 
