@@ -306,6 +306,24 @@ expect_error("bench report a directory", ["bench", "--grid", "8,8,8", "--reps", 
 expect_error("probe report /dev/null", ["probe", "--sizes", "8", "--reps", "1", "--report", "/dev/null"], 2, "/dev/null")
 
 
+# Messages stay one line of bounded length whatever they quote; a write-protected file is
+# kept; a legal 243-character name is written (issue 28, classes 10 and 20).
+expect_error("a newline in an unwritable path", ["solve", "--grid", "8,8,8", "--output", "/nonexistent\ndir/u.h5"], 5,
+             "/nonexistent\\x0adir/u.h5")
+expect_error("a 100 KB name: the line is cut", ["solve", "--grid", "8,8,8", "--output", "/nonexistent/" + "n" * 100000 + ".h5"],
+             5, "nnnn...")
+expect_error("output write-protected (0444)", ["solve", "--grid", "8,8,8", "--output", "{d}/u.h5"], 5, "write-protected",
+             setup=lambda d: (open(os.path.join(d, "u.h5"), "w").write("previous"), os.chmod(os.path.join(d, "u.h5"), 0o444),
+                              {"u.h5": snapshot(os.path.join(d, "u.h5"))})[2])
+with tempfile.TemporaryDirectory() as d:
+    name = "n" * 240 + ".h5"
+    rc, so, se = run(["solve", "--grid", "8,8,8", "--output", name, "--quiet"], cwd=d)
+    left = sorted(os.listdir(d))
+    if rc != 0 or left != sorted([name, "n" * 240 + ".xdmf"]):
+        failures.append(f"243-character output name: exit {rc}, files {[f[:12] + '...' for f in left]}: {se[-200:]!r}")
+    else:
+        print("ok   a 243-character --output name is written (the temporary's name is shortened)")
+
 # Two of the files a run writes that are one file, however spelled (class 2).
 def existing(*names, links=(), hardlinks=(), dirs=()):
     def setup(d):

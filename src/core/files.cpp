@@ -199,7 +199,14 @@ std::string write_target(const std::string& path) {
 }
 
 std::string temp_name(const std::string& target, const std::string& suffix) {
-  return target + ".partial." + suffix;
+  // The temporary's name must fit NAME_MAX (255 bytes) with the suffix: a long target name
+  // (a legal 243-character one) is shortened in the temporary only; the suffix keeps it unique.
+  const auto slash = target.find_last_of('/');
+  const std::size_t base = slash == std::string::npos ? 0 : slash + 1;
+  const std::string tail = ".partial." + suffix;
+  std::string name = target.substr(base);
+  if (name.size() + tail.size() > 255) name.resize(tail.size() < 255 ? 255 - tail.size() : 0);
+  return target.substr(0, base) + name + tail;
 }
 
 std::string fsync_path(const std::string& path) {
@@ -293,6 +300,13 @@ void check_kinds(const std::vector<PlannedFile>& files, int& code, std::string& 
       code = kExitBadInput,
       why = head + "is " + kind_of(ls.st_mode) + ", not a regular file; refusing to replace it";
     }
+    // Write-protected (no write bit for anyone, e.g. 0444): kept, even where root could
+    // replace it.
+    if (!code && ::stat(f.path.c_str(), &s) == 0 && S_ISREG(s.st_mode) &&
+        (s.st_mode & (S_IWUSR | S_IWGRP | S_IWOTH)) == 0)
+      code = kExitIo, why = "cannot write " + f.path +
+                            ": the file is write-protected (no write permission); refusing to "
+                            "replace it";
   }
 }
 
