@@ -378,6 +378,15 @@ restart_case("8 bytes of /x changed (checksum)", flip_x, *base, code=2,
              needles=("damaged checkpoint", "/x", "checksum"))
 restart_case("residual history changed (checksum)", lambda f: f["residual_history"].__setitem__(0, 0.5), *base,
              code=2, needles=("damaged checkpoint", "/residual_history", "checksum"))
+
+
+def huge_history(f):  # 10^12 iterations, their history declared (chunked, never written)
+    del f["residual_history"]
+    f.create_dataset("residual_history", shape=(10 ** 12,), dtype="f8", chunks=(1024,))
+    f.attrs["iteration"] = np.array([10 ** 12], dtype=np.int64)
+
+
+restart_case("a huge declared history", huge_history, *base, code=2, needles=("damaged checkpoint", "iterations"))
 restart_case("NaN in the residual history",
              lambda f: f["residual_history"].__setitem__(1, np.nan), *base, code=4, needles=("residual_history", "NaN"))
 p = halo3d_in(d10, 1, "solve", *base, "--restart", "ck.h5", "--procs", "1,1,1", "--output", "procs.h5")

@@ -322,6 +322,11 @@ long read_checkpoint(const std::string& path, MPI_Comm comm, const Decomposition
   const std::string why = h5_dataset_problem(f.get(), "residual_history",
                                              {m.has_residual() ? hsize_t(iteration) : hsize_t(0)});
   if (!why.empty()) at.damaged(why);
+  hsize_t file_bytes = 0;  // a declared history the file cannot hold is not allocated
+  if (H5Fget_filesize(f.get(), &file_bytes) < 0 ||
+      (m.has_residual() && double(iteration) * 8 > double(file_bytes)))
+    at.damaged("holds " + std::to_string(iteration) + " iterations, more residuals than its " +
+               std::to_string(file_bytes) + " bytes can hold");
   history = h5_read_vector(f.get(), "residual_history");
   for (const double r : history)
     if (!std::isfinite(r))
