@@ -118,6 +118,34 @@ expect_error("progress negative", ["solve", "--progress", "-1"], 2, "--progress"
 expect_error("progress nan", ["solve", "--progress", "nan"], 2, "--progress")
 expect_error("progress not a number", ["solve", "--progress", "5s"], 2, "--progress")
 expect_error("verify neither on nor off", ["solve", "--verify", "no"], 2, "--verify")
+# Numbers that would silently change meaning (issue 28, classes 15 and 18): octal and hex
+# integers, --iters out of range, a --tol that underflows to 0 (fixed iterations) or is >= 1,
+# nonzero values that underflow.
+expect_error("grid in octal", ["solve", "--grid", "010,8,8"], 2, "--grid: must be a whole number without leading zeros")
+expect_error("grid in hex", ["solve", "--grid", "0x40,8,8"], 2, "--grid: must be a whole number in decimal")
+expect_error("procs in octal", ["solve", "--grid", "8,8,8", "--procs", "1,1,02"], 2, "--procs")
+expect_error("iters beyond long", ["solve", "--iters", "99999999999999999999"], 2, "--iters: must be between")
+expect_error("iters in hex", ["solve", "--iters", "0x10"], 2, "--iters")
+expect_error("mg-levels in octal", ["solve", "--mg-levels", "07"], 2, "--mg-levels")
+expect_error("tol that underflows to 0", ["solve", "--tol", "1e-400"], 2, "--tol: must be 0 or at least 2.2e-308")
+expect_error("tol subnormal", ["solve", "--tol", "1e-310"], 2, "underflow")
+expect_error("tol 5", ["solve", "--tol", "5"], 2, "--tol: must be below 1")
+expect_error("tol in a config that underflows", ["solve", "--config", "{d}/c.toml"], 2, "--tol",
+             setup=lambda d: (open(os.path.join(d, "c.toml"), "w").write("tol = 1e-400\n"), {"c.toml": snapshot(os.path.join(d, "c.toml"))})[1])
+expect_error("dt that underflows", ["solve", "--problem", "heat", "--dt", "1e-400"], 2, "--dt")
+expect_error("boundary face value that underflows", ["solve", "--grid", "8,8,8", "--boundary", "x0=1e-400"], 2,
+             "1e-400 is below the smallest normal double")
+expect_error("boundary constant that underflows", ["solve", "--grid", "8,8,8", "--boundary", "-1e-320"], 2, "underflow")
+# Limits checked before any work (issue 28, classes 9 and 12): sizes whose arithmetic would
+# overflow (bad_alloc or a hang, even with --dry-run), and what the files store as attributes.
+expect_error("grid axis beyond 2^30, dry run", ["solve", "--grid", "2147483647,1,1", "--dry-run"], 2,
+             "at most 1073741824 points per axis", ranks=1)
+expect_error("grid of more than 2^58 points", ["solve", "--grid", "1073741824,1073741824,1", "--dry-run"], 2,
+             "too many points")
+expect_error("bench grid axis beyond 2^30", ["bench", "--grid", "2147483647,1,1"], 2, "at most 1073741824")
+expect_error("2001 modes", ["solve", "--grid", "8,8,8"] + ["--mode", "1,1,1"] * 2001, 2, "at most 2000 modes")
+expect_error("rhs formula beyond 32768 characters", ["solve", "--grid", "8,8,8", "--rhs", "expr:" + "x+" * 20000 + "1"],
+             2, "--rhs: at most 32768 characters")
 expect_error("mode aliases on the grid (K = N+1)", ["solve", "--grid", "8,6,8", "--mode", "1,7,1"], 2, "--mode")
 expect_error("mode beyond the grid", ["solve", "--grid", "8,8,8", "--mode", "1,1,100"], 2, "--mode")
 expect_error("alpha inf", ["solve", "--problem", "heat", "--alpha", "inf"], 2, "--alpha")
@@ -154,6 +182,12 @@ def field_file(shape, dtype="f8", dataset="f", value=1.0):
     return setup
 
 
+# --dry-run fails as the run would fail at once (issue 28, class 17).
+expect_error("dry run: restart missing", ["solve", "--grid", "8,8,8", "--dry-run", "--restart", "{d}/no.h5"], 5, "no.h5")
+expect_error("dry run: rhs dataset of another shape", ["solve", "--grid", "8,8,8", "--dry-run", "--rhs",
+             "file:{d}/f.h5:/f"], 2, "shape [8][8][9] does not match [8][8][8]", setup=field_file((8, 8, 9)))
+expect_error("dry run: boundary dataset missing", ["solve", "--grid", "8,8,8", "--dry-run", "--boundary",
+             "file:{d}/f.h5:/g"], 2, "no /g in the file", setup=field_file((10, 10, 10)))
 expect_error("rhs file not HDF5", ["solve", "--grid", "8,8,8", "--rhs", "file:{d}/f.h5:/f"], 2, "not an HDF5 file",
              setup=lambda d: (open(os.path.join(d, "f.h5"), "w").write("text"), {"f.h5": snapshot(os.path.join(d, "f.h5"))})[1])
 expect_error("rhs dataset missing", ["solve", "--grid", "8,8,8", "--rhs", "file:{d}/f.h5:/g"], 2, "no /g in the file",
@@ -175,6 +209,8 @@ expect_error("boundary file holding Inf", ["solve", "--grid", "8,8,8", "--bounda
 expect_error("boundary face unknown", ["solve", "--grid", "8,8,8", "--boundary", "x0=1,w1=2"], 2, "'w1=2' is not FACE=VALUE")
 expect_error("boundary face twice", ["solve", "--grid", "8,8,8", "--boundary", "x0=1,x0=2"], 2, "face x0 given twice")
 expect_error("boundary not a number", ["solve", "--grid", "8,8,8", "--boundary", "inf"], 2, "--boundary inf: expected")
+expect_error("boundary values whose lifted right-hand side overflows", ["solve", "--grid", "8,8,8", "--boundary",
+             "1e307"], 2, "overflows the double range")
 expect_error("heat boundary formula not finite", ["solve", "--problem", "heat", "--grid", "8,8,8", "--boundary",
              "expr:1/(x-1)"], 2, "--boundary expr:1/(x-1): gives")
 expect_error("initial for Poisson", ["solve", "--grid", "8,8,8", "--initial", "random"], 2, "--problem heat")
@@ -203,6 +239,28 @@ def binary_key(d):
 expect_error("config key of raw bytes: escaped", ["solve", "--config", "{d}/key.toml"], 2, "unknown key",
              setup=binary_key)
 
+# --config is read by rank 0 alone and broadcast (issue 28, class 6): ranks whose working
+# folders hold different c.toml files (as a file rewritten at job start, or a stale NFS
+# cache, would look) all run rank 0's configuration instead of hanging or aborting.
+with tempfile.TemporaryDirectory() as d:
+    for sub, text in (("a", 'grid = [12, 10, 8]\nrhs = "random"\n'), ("b", "grid = [8, 8\n")):
+        os.mkdir(os.path.join(d, sub))
+        with open(os.path.join(d, sub, "c.toml"), "w") as f:
+            f.write(text)
+    out = os.path.join(d, "u.h5")
+    args = [HALO3D, "solve", "--config", "c.toml", "--output", out, "--quiet"]
+    cmd = [MPIEXEC, "--oversubscribe", "-np", "1", "--wdir", os.path.join(d, "a")] + args + \
+          [":", "-np", "2", "--wdir", os.path.join(d, "b")] + args
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+        shape = h5py.File(out)["u"].shape if p.returncode == 0 else None
+        if p.returncode != 0 or shape != (8, 10, 12):
+            failures.append(f"--config read by rank 0 only: exit {p.returncode}, /u {shape}: {p.stderr[-300:]!r}")
+        else:
+            print("ok   --config read by rank 0 and broadcast: 3 ranks ran rank 0's grid 12,10,8")
+    except subprocess.TimeoutExpired:
+        failures.append("--config read by rank 0 only: hung (ranks parsed different files)")
+
 # Paths that are not regular files are refused before solving and never replaced (class 3).
 expect_error("output /dev/null", ["solve", "--grid", "8,8,8", "--output", "/dev/null"], 2, "/dev/null",
              check=lambda d: None if stat.S_ISCHR(os.stat("/dev/null").st_mode) else "/dev/null was replaced")
@@ -225,6 +283,19 @@ def make_socket(name):
     return setup
 
 
+# Inputs that are not regular files (issue 28, class 5): refused on every rank, exit 2, one
+# line, never a hang (rank 0 used to block opening a FIFO while the others waited).
+for name, args in (("--rhs file: a FIFO", ["--rhs", "file:{d}/in.h5:/f"]),
+                   ("--boundary file: a FIFO", ["--boundary", "file:{d}/in.h5:/f"]),
+                   ("--restart a FIFO", ["--restart", "{d}/in.h5"]),
+                   ("--config a FIFO", ["--config", "{d}/in.h5"])):
+    for ranks in (1, 3):
+        expect_error(f"{name}, {ranks} rank(s)", ["solve", "--grid", "8,8,8"] + args, 2, "not a regular file (a FIFO)",
+                     ranks=ranks, setup=make_fifo("in.h5"))
+expect_error("--initial file: a directory", ["solve", "--problem", "heat", "--grid", "8,8,8", "--initial", "file:{d}/sub:/f"],
+             2, "not a regular file (a directory)", setup=lambda d: (os.mkdir(os.path.join(d, "sub")), {"sub": snapshot(os.path.join(d, "sub"))})[1])
+expect_error("--rhs file: /dev/zero", ["solve", "--grid", "8,8,8", "--rhs", "file:/dev/zero:/f"], 2, "a character device")
+
 expect_error("report a FIFO", ["solve", "--grid", "8,8,8", "--report", "{d}/r.json"], 2, "FIFO", setup=make_fifo("r.json"))
 expect_error("checkpoint a socket", ["solve", "--grid", "8,8,8", "--checkpoint", "{d}/c.h5"], 2, "socket",
              setup=make_socket("c.h5"))
@@ -238,6 +309,24 @@ expect_error("output a dangling link", ["solve", "--grid", "8,8,8", "--output", 
 expect_error("bench report a directory", ["bench", "--grid", "8,8,8", "--reps", "1", "--report", "{d}"], 2, "directory")
 expect_error("probe report /dev/null", ["probe", "--sizes", "8", "--reps", "1", "--report", "/dev/null"], 2, "/dev/null")
 
+
+# Messages stay one line of bounded length whatever they quote; a write-protected file is
+# kept; a legal 243-character name is written (issue 28, classes 10 and 20).
+expect_error("a newline in an unwritable path", ["solve", "--grid", "8,8,8", "--output", "/nonexistent\ndir/u.h5"], 5,
+             "/nonexistent\\x0adir/u.h5")
+expect_error("a 100 KB name: the line is cut", ["solve", "--grid", "8,8,8", "--output", "/nonexistent/" + "n" * 100000 + ".h5"],
+             5, "nnnn...")
+expect_error("output write-protected (0444)", ["solve", "--grid", "8,8,8", "--output", "{d}/u.h5"], 5, "write-protected",
+             setup=lambda d: (open(os.path.join(d, "u.h5"), "w").write("previous"), os.chmod(os.path.join(d, "u.h5"), 0o444),
+                              {"u.h5": snapshot(os.path.join(d, "u.h5"))})[2])
+with tempfile.TemporaryDirectory() as d:
+    name = "n" * 240 + ".h5"
+    rc, so, se = run(["solve", "--grid", "8,8,8", "--output", name, "--quiet"], cwd=d)
+    left = sorted(os.listdir(d))
+    if rc != 0 or left != sorted([name, "n" * 240 + ".xdmf"]):
+        failures.append(f"243-character output name: exit {rc}, files {[f[:12] + '...' for f in left]}: {se[-200:]!r}")
+    else:
+        print("ok   a 243-character --output name is written (the temporary's name is shortened)")
 
 # Two of the files a run writes that are one file, however spelled (class 2).
 def existing(*names, links=(), hardlinks=(), dirs=()):
@@ -264,6 +353,19 @@ expect_error("report a symlink to the output", ["solve", "--grid", "8,8,8", "--o
              "--report", "{d}/r.json"], 2, "--report", setup=existing("u.h5", links=(("r.json", "u.h5"),)))
 expect_error("checkpoint a hard link of the report", ["solve", "--grid", "8,8,8", "--report", "{d}/r.json",
              "--checkpoint", "{d}/c.h5"], 2, "--checkpoint", setup=existing("r.json", hardlinks=(("c.h5", "r.json"),)))
+# An output that is one of the run's inputs would destroy it (issue 28, class 7); only
+# --checkpoint may be the --restart file.
+expect_error("checkpoint is the --rhs input", ["solve", "--grid", "8,8,8", "--rhs", "file:{d}/f.h5:/f",
+             "--checkpoint", "{d}/./f.h5"], 2, "would destroy the input", setup=field_file((8, 8, 8)))
+expect_error("output is the --boundary input", ["solve", "--grid", "8,8,8", "--boundary", "file:{d}/f.h5:/f",
+             "--output", "{d}/f.h5"], 2, "--output", setup=field_file((10, 10, 10)))
+expect_error("report is the --restart file", ["solve", "--grid", "8,8,8", "--restart", "{d}/ck.h5", "--report",
+             "{d}/ck.h5"], 2, "would destroy the input", setup=existing("ck.h5"))
+expect_error("report is a hard link of the --config", ["solve", "--config", "{d}/c.toml", "--report", "{d}/r.json"], 2,
+             "--config", setup=lambda d: (open(os.path.join(d, "c.toml"), "w").write("grid = [8, 8, 8]\n"),
+                                          os.link(os.path.join(d, "c.toml"), os.path.join(d, "r.json")),
+                                          {"c.toml": snapshot(os.path.join(d, "c.toml")),
+                                           "r.json": snapshot(os.path.join(d, "r.json"))})[2])
 expect_error("report is the output's sidecar", ["solve", "--grid", "8,8,8", "--output", "{d}/u.h5",
              "--report", "{d}/u.xdmf"], 2, "sidecar")
 expect_error("output named like its own sidecar", ["solve", "--grid", "8,8,8", "--output", "{d}/u.xdmf"], 2, "sidecar")
@@ -417,6 +519,24 @@ for name, extra in (("--iters 5", ["--iters", "5"]), ("--tol 0 --max-iters 5", [
             failures.append(f"{name}: " + "; ".join(problems))
         else:
             print(f"ok   {name}: 5 iterations, exit 0, report says fixed iterations")
+
+# A path that is not UTF-8 is bytes to halo3d: the run and its report succeed (issue 28,
+# class 13: the JSON writer threw after the work, and no report was written).
+with tempfile.TemporaryDirectory() as d:
+    out, rep = os.path.join(d, "u\udcff.h5"), os.path.join(d, "r\udcfe.json")
+    cmd = [MPIEXEC, "-np", "2", "--oversubscribe", HALO3D, "solve", "--grid", "8,8,8", "--output", out,
+           "--report", rep]
+    p = subprocess.run([os.fsencode(c) for c in cmd], capture_output=True, timeout=60, cwd=d)
+    try:
+        with open(rep) as f:
+            r = json.load(f)
+        good = p.returncode == 0 and r["config"]["output"].startswith(d) and os.path.exists(out)
+    except (OSError, ValueError, KeyError) as e:
+        good, r = False, e
+    if not good:
+        failures.append(f"non-UTF-8 paths: exit {p.returncode}, report {r!r}: {p.stderr[-300:]!r}")
+    else:
+        print("ok   non-UTF-8 --output/--report: exit 0, the report written (bytes replaced)")
 
 # 'none' means no file for every path option, as it does for --output.
 for name, args in (("solve --report none --output none", ["solve", "--grid", "8,8,8", "--report", "none", "--output", "none"]),

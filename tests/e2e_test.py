@@ -356,6 +356,11 @@ p = halo3d_in(d10, 2, "solve", *base, "--max-iters", "3", "--checkpoint", "ck.h5
               "--output", "none")
 check(p.returncode == 3, "checkpoint for the restart checks written (exit 3)")
 restart_case("seed differs (both values)", None, *base[:4], "--seed", "6", code=2, needles=("seed", "'5'", "'6'"))
+p = halo3d_in(d10, 2, "solve", *base[:4], "--seed", "6", "--restart", "ck.h5", "--dry-run")
+check(p.returncode == 2 and len(error_lines(p)) == 1 and "seed" in error_lines(p)[0],
+      f"--dry-run with a mismatched --restart fails as the run would: exit {p.returncode}, {error_lines(p)}")
+p = halo3d_in(d10, 2, "solve", *base, "--restart", "ck.h5", "--dry-run")
+check(p.returncode == 0, f"--dry-run with a matching --restart: exit {p.returncode}, {error_lines(p)}")
 restart_case("grid differs (both values)", None, "--grid", "12,10,9", *base[2:], code=2, needles=("grid", "12,10,8", "12,10,9"))
 restart_case("solver differs", None, *base, "--solver", "jacobi", code=2, needles=("solver",))
 restart_case("iteration attribute missing", lambda f: f.attrs.__delitem__("iteration"), *base, code=2,
@@ -376,16 +381,109 @@ def poison_x(f):
 restart_case("NaN in the saved x", poison_x, *base, code=4, needles=("NaN",))
 restart_case("Inf in the solver scalars", lambda f: f.attrs.__setitem__("scalars", np.array([np.inf])), *base, code=4,
              needles=("NaN or Inf",))
+
+
+# Damaged datasets are "damaged checkpoint", exit 2, one line, never a crash or a raw HDF5
+# message (issue 28, class 11); NaN in the residual history is a breakdown (class 3).
+def replace_dataset(name, make):
+    def change(f):
+        del f[name]
+        make(f)
+    return change
+
+
+restart_case("residual_history 2-D", replace_dataset("residual_history", lambda f: f.create_dataset(
+    "residual_history", data=np.zeros((3, 2)))), *base, code=2, needles=("damaged checkpoint", "/residual_history"))
+restart_case("x of rank 5", replace_dataset("x", lambda f: f.create_dataset("x", data=np.zeros((8, 10, 12, 1, 1)))),
+             *base, code=2, needles=("damaged checkpoint", "/x", "shape"))
+restart_case("x of another shape", replace_dataset("x", lambda f: f.create_dataset("x", data=np.zeros((8, 10, 11)))),
+             *base, code=2, needles=("damaged checkpoint", "/x", "[8][10][11]"))
+restart_case("x a group", replace_dataset("x", lambda f: f.create_group("x")), *base, code=2,
+             needles=("damaged checkpoint", "/x", "not a dataset"))
+restart_case("x of strings", replace_dataset("x", lambda f: f.create_dataset("x", shape=(8, 10, 12), dtype="S4")),
+             *base, code=2, needles=("damaged checkpoint", "/x", "floating-point"))
+restart_case("x a soft link to r", replace_dataset("x", lambda f: f.__setitem__("x", h5py.SoftLink("/r"))), *base,
+             code=2, needles=("damaged checkpoint", "/x", "link"))
+
+
+def flip_x(f):  # 8 bytes of /x changed: a checkpoint whose data are not what was written
+    x = f["x"][...]
+    x[3, 4, 5] = -2.5 * x[3, 4, 5] + 1.0
+    f["x"][...] = x
+
+
+restart_case("8 bytes of /x changed (checksum)", flip_x, *base, code=2,
+             needles=("damaged checkpoint", "/x", "checksum"))
+restart_case("residual history changed (checksum)", lambda f: f["residual_history"].__setitem__(0, 0.5), *base,
+             code=2, needles=("damaged checkpoint", "/residual_history", "checksum"))
+
+
+def huge_history(f):  # 10^12 iterations, their history declared (chunked, never written)
+    del f["residual_history"]
+    f.create_dataset("residual_history", shape=(10 ** 12,), dtype="f8", chunks=(1024,))
+    f.attrs["iteration"] = np.array([10 ** 12], dtype=np.int64)
+
+
+restart_case("a huge declared history", huge_history, *base, code=2, needles=("damaged checkpoint", "iterations"))
+restart_case("NaN in the residual history",
+             lambda f: f["residual_history"].__setitem__(1, np.nan), *base, code=4, needles=("residual_history", "NaN"))
 p = halo3d_in(d10, 1, "solve", *base, "--restart", "ck.h5", "--procs", "1,1,1", "--output", "procs.h5")
 check(p.returncode == 0, f"restart on another process grid (2 ranks -> 1) is accepted: exit {p.returncode} {error_lines(p)}")
+
+# A --rhs file: regenerated under the same name after the checkpoint: refused, not a
+# "converged" run with a true residual of 1 (issue 28, class 1).
+with h5py.File(os.path.join(d10, "in.h5"), "w") as h:
+    h["f"] = np.random.default_rng(3).standard_normal((8, 10, 12))
+fb = ["--grid", "12,10,8", "--rhs", "file:in.h5:/f"]
+p = halo3d_in(d10, 2, "solve", *fb, "--max-iters", "3", "--checkpoint", "ckf.h5", "--checkpoint-every", "1",
+              "--output", "none")
+with h5py.File(os.path.join(d10, "in.h5"), "w") as h:
+    h["f"] = np.random.default_rng(4).standard_normal((8, 10, 12))
+p2 = halo3d_in(d10, 2, "solve", *fb, "--restart", "ckf.h5", "--output", "none")
+check(p.returncode == 3 and p2.returncode == 2 and len(error_lines(p2)) == 1
+      and "a file: input changed" in error_lines(p2)[0],
+      f"restart after the --rhs file changed is refused: exit {p.returncode}/{p2.returncode}, {error_lines(p2)}")
 
 # Heat: a checkpoint whose state is finite but overflows to Inf/NaN: the final check says so.
 hb = ["--problem", "heat", "--grid", "8,8,8", "--steps", "4"]
 p = halo3d_in(d10, 2, "solve", *hb[:-1], "2", "--checkpoint", "heat.h5", "--output", "none", "--checkpoint-every", "1")
 check(p.returncode == 0, f"heat checkpoint written ({p.returncode}, {error_lines(p)})")
 os.replace(os.path.join(d10, "heat.h5"), os.path.join(d10, "ck.h5"))
-restart_case("heat state of 1e308 overflows: NaN answer is exit 4, no file", lambda f: f["u"].__setitem__(Ellipsis, 1e308),
+def checksum(values):
+    """halo3d's field_checksum (checkpoint.cpp) of a [NZ][NY][NX] array, as the attribute holds it."""
+    def mix(x):
+        x = x ^ (x >> np.uint64(30))
+        x = x * np.uint64(0xbf58476d1ce4e5b9)
+        x = x ^ (x >> np.uint64(27))
+        x = x * np.uint64(0x94d049bb133111eb)
+        return x ^ (x >> np.uint64(31))
+    with np.errstate(over="ignore"):
+        index = np.arange(values.size, dtype=np.uint64) + np.uint64(0x9e3779b97f4a7c15)
+        bits = np.ascontiguousarray(values, dtype=np.float64).ravel().view(np.uint64)
+        total = int(mix(mix(index) ^ bits).sum(dtype=np.uint64))
+    return np.array([total - (1 << 64) if total >= 1 << 63 else total], dtype=np.int64)
+
+
+def set_u(value):  # a state written as it is (its checksum made to match): finite, but huge
+    def change(f):
+        f["u"][...] = value
+        f["u"].attrs["checksum"] = checksum(f["u"][...])
+    return change
+
+
+restart_case("heat state of 1e308 overflows: NaN answer is exit 4, no file", set_u(1e308),
              *hb, code=4, needles=("NaN or Inf",))
+# NaN in a checkpoint's series snapshot is a breakdown, never copied into the output (class 3).
+p = halo3d_in(d10, 2, "solve", *hb[:-1], "2", "--output-every", "1", "--checkpoint", "heats.h5", "--checkpoint-every",
+              "1", "--output", "series.h5")
+with h5py.File(os.path.join(d10, "heats.h5"), "r+") as f:
+    snap = f["series/000001"][...]
+    snap[1, 2, 3] = np.nan
+    f["series/000001"][...] = snap
+p2 = halo3d_in(d10, 2, "solve", *hb, "--output-every", "1", "--restart", "heats.h5", "--output", "series2.h5")
+check(p.returncode == 0 and p2.returncode == 4 and len(error_lines(p2)) == 1 and "/series/000001" in error_lines(p2)[0]
+      and not os.path.exists(os.path.join(d10, "series2.h5")),
+      f"NaN in a checkpoint's series snapshot: exit {p.returncode}/{p2.returncode} (want 0/4), {error_lines(p2)}")
 restart_case("heat alpha differs (both values)", None, *hb, "--alpha", "0.5", "--dt", "1e-4", code=2,
              needles=("alpha", "0.5"))
 restart_case("heat checkpoint beyond --steps", None, *hb[:-1], "1", code=2, needles=("--steps",))
@@ -425,6 +523,137 @@ if cpus <= 7:  # more ranks than CPUs; not on big machines (too many processes)
     warn = [l for l in p.stderr.splitlines() if "oversubscribed" in l]
     check(p.returncode == 0 and th.get("per_rank") == 1 and len(warn) == 1 and f"at most {cpus} rank(s)" in warn[0],
           f"{cpus + 1} ranks on {cpus} CPUs: 1 thread each and one warning: {warn}")
+
+# 9. Success only when the true residual says so; problems of any representable magnitude are
+# solved, not taken for b = 0; fixed iteration counts run past the recurrence's underflow
+# (issue 28, classes 1, 2 and 19).
+d11 = os.path.join(work, "trust")
+os.mkdir(d11)
+
+
+def result_of(name):
+    with open(os.path.join(d11, name)) as f:
+        return json.load(f)["result"]
+
+
+def u_of(name):
+    with h5py.File(os.path.join(d11, name)) as f:
+        return f["u"][...], dict(f.attrs)
+
+
+p = halo3d_in(d11, 2, "solve", "--grid", "32,32,32", "--tol", "1e-17", "--output", "tol.h5", "--report", "tol.json")
+try:
+    r, (_, a) = result_of("tol.json"), u_of("tol.h5")
+    check(p.returncode == 3 and r["converged"] is False and r["stop_reason"] == "true residual above tol"
+          and r["true_relative_residual"] > 2e-17 and int(a["converged"][0]) == 0
+          and any("true residual" in l and "warning" in l for l in error_lines(p)) and "NOT converged" in p.stdout,
+          f"--tol 1e-17 on 32^3 (true residual ~4e-14): exit {p.returncode} (want 3), report {r['converged']} "
+          f"{r['stop_reason']!r}, {error_lines(p)}")
+except (OSError, KeyError, ValueError) as e:
+    check(False, f"--tol 1e-17: exit {p.returncode}, {e!r}, {error_lines(p)}")
+
+p = halo3d_in(d11, 2, "solve", "--problem", "heat", "--time-scheme", "implicit", "--grid", "16,16,16", "--tol", "1e-17",
+              "--steps", "2", "--output", "heat.h5")
+check(p.returncode == 3 and len(error_lines(p)) == 1 and "implicit step 1" in error_lines(p)[0]
+      and "true residual" in error_lines(p)[0] and not os.path.exists(os.path.join(d11, "heat.h5")),
+      f"implicit heat --tol 1e-17: a step whose true residual misses --tol is exit 3, nothing written: "
+      f"exit {p.returncode}, {error_lines(p)}")
+
+# b = 2^-600 (||b||^2 underflows) is 2^-600 times b = 1, bit for bit, on another process grid.
+g16 = ["--grid", "16,16,16"]
+p1 = halo3d_in(d11, 2, "solve", *g16, "--rhs", "expr:1", "--output", "one.h5", "--report", "one.json")
+p2 = halo3d_in(d11, 3, "solve", *g16, "--rhs", "expr:2^-600", "--output", "tiny.h5", "--report", "tiny.json")
+p3 = halo3d_in(d11, 2, "solve", *g16, "--rhs", "expr:1e-170", "--output", "e170.h5")
+try:
+    (u1, a1), (ut, at), (u170, a170) = u_of("one.h5"), u_of("tiny.h5"), u_of("e170.h5")
+    check(p1.returncode == 0 and p2.returncode == 0 and int(at["converged"][0]) == 1
+          and int(at["iterations"][0]) == int(a1["iterations"][0]) > 0 and np.array_equal(ut * 2.0 ** 600, u1),
+          f"--rhs expr:2^-600 on 3 ranks is expr:1's answer times 2^-600 bitwise ({int(at['iterations'][0])} "
+          f"iterations, exit {p2.returncode})")
+    check(p3.returncode == 0 and int(a170["converged"][0]) == 1
+          and np.abs(u170 / 1e-170 - u1).max() < 1e-7 * np.abs(u1).max(),
+          f"--rhs expr:1e-170 solved, not taken for b = 0 (exit {p3.returncode}, {int(a170['iterations'][0])} iterations)")
+except (OSError, KeyError, ValueError) as e:
+    check(False, f"tiny right-hand sides: {e!r} {error_lines(p2)} {error_lines(p3)}")
+
+# Jacobi with boundary values 1e300 (||b||^2 overflows): u = the constant; 2^1000 is 2^1000 x 1.
+g12 = ["--grid", "12,12,12", "--rhs", "expr:0", "--solver", "jacobi"]
+p1 = halo3d_in(d11, 2, "solve", *g12, "--boundary", "1", "--output", "j1.h5")
+p2 = halo3d_in(d11, 2, "solve", *g12, "--boundary", repr(2.0 ** 1000), "--output", "jbig.h5")
+p3 = halo3d_in(d11, 2, "solve", *g12, "--boundary", "1e300", "--output", "j300.h5")
+p4 = halo3d_in(d11, 3, "solve", "--grid", "12,12,12", "--rhs", "expr:0", "--boundary", "1e300", "--output", "c300.h5")
+try:
+    (j1, _), (jb, ab), (j3, a3), (c3, ac) = u_of("j1.h5"), u_of("jbig.h5"), u_of("j300.h5"), u_of("c300.h5")
+    check(p2.returncode == 0 and int(ab["converged"][0]) == 1 and np.array_equal(jb, j1 * 2.0 ** 1000),
+          f"jacobi --boundary 2^1000 is 2^1000 x --boundary 1 bitwise (exit {p2.returncode})")
+    check(p3.returncode == 0 and int(a3["iterations"][0]) > 0 and np.abs(j3 / 1e300 - 1).max() < 1e-6,
+          f"jacobi --boundary 1e300: u = 1e300 (exit {p3.returncode}, {int(a3['iterations'][0])} iterations)")
+    check(p4.returncode == 0 and np.abs(c3 / 1e300 - 1).max() < 1e-8,
+          f"cg --boundary 1e300 on 3 ranks: u = 1e300 (exit {p4.returncode})")
+except (OSError, KeyError, ValueError) as e:
+    check(False, f"boundary 1e300: {e!r} {error_lines(p2)} {error_lines(p3)} {error_lines(p4)}")
+
+# --iters 400 on 32^3: the recurrence underflows long before; 400 iterations, exit 0.
+p = halo3d_in(d11, 2, "solve", "--grid", "32,32,32", "--iters", "400", "--output", "none", "--report", "it.json")
+try:
+    r = result_of("it.json")
+    check(p.returncode == 0 and r["iterations"] == 400 and r["stop_reason"] == "fixed iterations"
+          and r["true_relative_residual"] < 1e-12,
+          f"--iters 400 on 32^3: exit {p.returncode}, {r['iterations']} iterations, true {r['true_relative_residual']}")
+except (OSError, KeyError, ValueError) as e:
+    check(False, f"--iters 400: exit {p.returncode}, {e!r}, {error_lines(p)}")
+# Tiny problems that used to end in "PCG breakdown": double and mixed precision.
+for args in (["--rhs", "expr:1e-155"], ["--rhs", "expr:1e-40", "--precision", "mixed"],
+             ["--rhs", "expr:1e-300", "--iters", "200", "--precision", "mixed"]):
+    p = halo3d_in(d11, 2, "solve", *g16, *args, "--output", "none")
+    check(p.returncode == 0 and ("converged after" in p.stdout or "fixed iterations done" in p.stdout),
+          f"{' '.join(args)}: exit {p.returncode} (want 0), {error_lines(p)}")
+
+# A 4.6 KB formula: its checkpoint restarts (the reader capped strings at 4096: "damaged").
+formula = "expr:" + "+".join(["x*y"] * 1150)
+p = halo3d_in(d11, 2, "solve", *g16, "--rhs", formula, "--max-iters", "2", "--checkpoint", "long.h5",
+              "--checkpoint-every", "1", "--output", "none")
+p2 = halo3d_in(d11, 2, "solve", *g16, "--rhs", formula, "--restart", "long.h5", "--output", "none")
+check(p.returncode == 3 and p2.returncode == 0 and "restarted from" in p2.stdout,
+      f"a {len(formula)}-character --rhs formula checkpoints and restarts: exit {p.returncode}/{p2.returncode} "
+      f"{error_lines(p2)}")
+# Names the sidecar holds are XML-escaped; './sol' names './sol.xdmf' as written (class 20).
+import xml.etree.ElementTree as ET  # noqa: E402
+p = halo3d_in(d11, 2, "solve", "--grid", "8,8,8", "--output", "a&b<c>.h5")
+try:
+    items = [e.text for e in ET.parse(os.path.join(d11, "a&b<c>.xdmf")).iter("DataItem")]
+    check(p.returncode == 0 and items[-1] == "a&b<c>.h5:/u", f"XDMF of a&b<c>.h5 is valid XML naming it: {items[-1:]}")
+except (OSError, ET.ParseError) as e:
+    check(False, f"XDMF of a&b<c>.h5: exit {p.returncode}, {e!r}")
+p = halo3d_in(d11, 1, "solve", "--grid", "8,8,8", "--output", "./sol")
+check(p.returncode == 0 and "wrote ./sol, ./sol.xdmf" in p.stdout and os.path.exists(os.path.join(d11, "sol.xdmf")),
+      f"--output ./sol: the last line names ./sol.xdmf: {p.stdout.splitlines()[-1:]}")
+
+# A file-size limit (ulimit -f) the output would pass: exit 5 before writing, one line, no
+# .partial left; SIGXFSZ killed a rank mid-write (issue 28, class 14).
+import resource  # noqa: E402
+d12 = os.path.join(d11, "fsize")
+os.mkdir(d12)
+cmd = [MPIEXEC, "-np", "2", "--oversubscribe", HALO3D, "solve", "--grid", "96,96,96", "--precond", "none",
+       "--max-iters", "2", "--output", "u.h5"]
+try:
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=d12,
+                       preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (4 << 20, 4 << 20)))
+    check(p.returncode == 5 and len(error_lines(p)) == 1 and "ulimit -f" in error_lines(p)[0] and not os.listdir(d12),
+          f"output past ulimit -f: exit {p.returncode} (want 5), {error_lines(p)}, left {os.listdir(d12)}")
+except subprocess.TimeoutExpired:
+    check(False, "output past ulimit -f: hung")
+
+# An address-space limit (ulimit -v) too small for the fields: refused before allocating,
+# exit 2 on every rank, instead of std::bad_alloc and MPI_Abort (issue 28, class 12).
+try:
+    p = subprocess.run([MPIEXEC, "-np", "2", "--oversubscribe", HALO3D, "solve", "--grid", "320,320,320", "--max-iters",
+                        "1", "--output", "none"], capture_output=True, text=True, timeout=200, cwd=d12,
+                       preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (1500 << 20, 1500 << 20)))
+    check(p.returncode == 2 and len(error_lines(p)) == 1 and "ulimit -v" in error_lines(p)[0],
+          f"fields beyond ulimit -v: exit {p.returncode} (want 2), {error_lines(p)}")
+except subprocess.TimeoutExpired:
+    check(False, "fields beyond ulimit -v: hung")
 
 # Every solve report these runs wrote matches docs/report.schema.json (checked by the small
 # validator of tests/report_schema.py: no jsonschema package needed).

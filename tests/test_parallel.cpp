@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "app.hpp"
+#include "errors.hpp"
 #include "hdf5_io.hpp"
 #include "mpi_env.hpp"
 #include "problem.hpp"
@@ -236,6 +237,106 @@ TEST(Poisson, JacobiMatchesExactDiscreteSolution) {
   EXPECT_TRUE(out.result.converged);
   const auto exact = exact_discrete(o);
   EXPECT_LT(max_abs_diff(out.u, exact), 1e-8 * max_abs(exact));
+}
+
+// A solve of the manufactured source times `factor` (a power of two), its answer gathered.
+struct ScaledSolve {
+  std::vector<double> u;
+  DriveResult result;
+  double true_rel = 0;
+};
+ScaledSolve solve_scaled(const SolveOptions& o, double factor, MPI_Comm comm) {
+  const Problem prob(o);
+  auto rt = make_runtime(runtime_options(o, prob.stencil()), comm);
+  std::vector<double> src;
+  prob.fill_source(rt->decomp, src);
+  for (double& v : src) v *= factor;
+  const Buffer b = upload(*rt->kernels, src);
+  auto pc = make_preconditioner(o, *rt);
+  auto m = make_method(o, prob.dt(), *rt->op, rt->cart.get(), rt->timers, b, pc.get());
+  m->start();
+  DriveOptions dro;
+  dro.max_iters = o.max_iters;
+  ScaledSolve out;
+  out.result = drive(*m, rt->cart.get(), dro, 0, {});
+  out.true_rel = m->true_relative_residual();
+  out.u = gather(rt->decomp, download(*rt->kernels, m->solution()), rt->cart.get());
+  return out;
+}
+
+// ||b||^2 of b = 2^-600 f underflows and of 2^+600 f overflows: the solvers scale by a power
+// of two before squaring, so such problems are solved, and their answers are the unscaled
+// answer times the factor, bit for bit, with the same iterations and residuals (issue 28).
+TEST(Poisson, RightHandSidesNearTheEndsOfTheDoubleRangeAreSolvedExactlyScaled) {
+  for (const char* kind : {"mg", "none", "jacobi"}) {
+    SolveOptions o = base_options();
+    o.grid = {13, 11, 9};
+    o.modes = {{1, 1, 1}, {3, 2, 1}};
+    o.tol = 1e-9;
+    if (std::string(kind) == "jacobi") o.solver = SolverKind::jacobi;
+    if (std::string(kind) == "none") o.precond = Precond::none;
+    const ScaledSolve one = solve_scaled(o, 1.0, MPI_COMM_WORLD);
+    ASSERT_TRUE(one.result.converged) << kind;
+    for (const int e : {-600, -1000, 600, 1000}) {
+      const ScaledSolve s = solve_scaled(o, std::ldexp(1.0, e), MPI_COMM_WORLD);
+      EXPECT_TRUE(s.result.converged) << kind << " 2^" << e;
+      EXPECT_EQ(s.result.iterations, one.result.iterations) << kind << " 2^" << e;
+      EXPECT_EQ(s.result.history, one.result.history) << kind << " 2^" << e;
+      EXPECT_EQ(s.true_rel, one.true_rel) << kind << " 2^" << e;
+      std::size_t differ = 0;
+      for (std::size_t i = 0; i < s.u.size(); ++i)
+        differ += s.u[i] != std::ldexp(one.u[i], e) ? 1 : 0;
+      EXPECT_EQ(differ, 0u) << kind << " 2^" << e << ": points not the scaled answer";
+    }
+  }
+}
+
+// --iters N (tol 0) runs N iterations: a recurrence residual that underflows to 0 on the way
+// is not a breakdown; CG starts over from the true residual and the answer stays at
+// working precision (issue 28, item 19). Plain, multigrid and mixed precision.
+TEST(Poisson, FixedIterationsRunPastTheRecurrenceUnderflow) {
+  for (const char* kind : {"mg", "mixed", "none"}) {
+    SolveOptions o = base_options();
+    o.grid = {16, 16, 16};
+    o.rhs = "random";
+    o.tol = 0;
+    o.max_iters = std::string(kind) == "none" ? 1200 : 300;
+    if (std::string(kind) == "none") o.precond = Precond::none;
+    if (std::string(kind) == "mixed") o.precision = Precision::mixed;
+    for (const double factor : {1.0, std::ldexp(1.0, -520)}) {  // 2^-520: b.b underflows
+      ScaledSolve s;
+      ASSERT_NO_THROW(s = solve_scaled(o, factor, MPI_COMM_WORLD)) << kind;
+      EXPECT_EQ(s.result.iterations, o.max_iters) << kind;
+      EXPECT_LT(s.true_rel, 1e-12) << kind << " factor " << factor;
+    }
+  }
+}
+
+// NaN in b is a breakdown (exit code 4) on every rank, never a zero norm.
+TEST(Poisson, NaNInTheRightHandSideIsABreakdownOnEveryRank) {
+  for (const char* kind : {"cg", "jacobi"}) {
+    SolveOptions o = base_options();
+    o.grid = {9, 8, 7};
+    if (std::string(kind) == "jacobi") o.solver = SolverKind::jacobi;
+    const Problem prob(o);
+    auto rt = make_runtime(runtime_options(o, prob.stencil()), MPI_COMM_WORLD);
+    std::vector<double> src;
+    prob.fill_source(rt->decomp, src);
+    const Layout l = rt->decomp.layout();
+    if (world_rank() == world_size() - 1) src[l.at(l.nx - 1, 0, l.nz - 1)] = std::nan("");
+    const Buffer b = upload(*rt->kernels, src);
+    int code = -1;
+    try {
+      auto m = make_method(o, prob.dt(), *rt->op, rt->cart.get(), rt->timers, b, nullptr);
+      m->start();
+      DriveOptions dro;
+      dro.max_iters = 5;
+      drive(*m, rt->cart.get(), dro, 0, {});
+    } catch (const Error& e) {
+      code = e.code();
+    }
+    EXPECT_EQ(code, kExitBreakdown) << kind;
+  }
 }
 
 TEST(Poisson, SecondOrderAgainstTheContinuousSolution) {

@@ -278,7 +278,10 @@ int run_bench(const BenchOptions& o, MPI_Comm world) {
   }
   j["results"] = report_rows(rows, copy_gbs, root);
   j["mg_levels"] = report_levels(mg, copy_gbs, root);
-  if (!o.report.empty()) write_file_atomically(o.report, root ? j.dump(2) + "\n" : "", world);
+  if (!o.report.empty())
+    write_file_atomically(
+        o.report,
+        root ? j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n" : "", world);
   return kExitOk;
 }
 

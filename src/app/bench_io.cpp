@@ -199,7 +199,10 @@ void report_io(const BenchOptions& o, const Decomposition& d, double bytes, cons
                             {"fraction_of_raw", gbs / raw_gbs}});
   }
   if (root) std::fflush(stdout);
-  if (!o.report.empty()) write_file_atomically(o.report, root ? j.dump(2) + "\n" : "", world);
+  if (!o.report.empty())
+    write_file_atomically(
+        o.report,
+        root ? j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n" : "", world);
 }
 
 }  // namespace

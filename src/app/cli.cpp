@@ -1,11 +1,10 @@
 #include "cli.hpp"
 
-#include <sys/stat.h>
-
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
@@ -16,6 +15,7 @@
 #include "checks.hpp"
 #include "errors.hpp"
 #include "fields.hpp"
+#include "files.hpp"
 #include "hdf5_io.hpp"
 #include "runtime.hpp"
 #include "scaling_model.hpp"
@@ -54,7 +54,11 @@ CLI::Validator whole_number() {
         bool digits = v.size() > start;
         for (std::size_t i = start; i < v.size(); ++i)
           digits = digits && std::isdigit((unsigned char)v[i]);
-        if (!digits) return "must be a whole number, got " + printable(v);
+        if (!digits) return "must be a whole number in decimal digits, got " + printable(v);
+        // CLI11 would read 010 as octal 8 (and 0x40 as 64): no leading zeros.
+        if (v.size() > start + 1 && v[start] == '0')
+          return "must be a whole number without leading zeros (not read as octal), got " +
+                 printable(v);
         if (neg && std::numeric_limits<T>::min() == 0)
           return "must be a whole number >= 0, got " + printable(v);
         errno = 0;
@@ -74,23 +78,59 @@ CLI::Validator whole_number() {
       "INT");
 }
 
+// A decimal number that does not underflow: 1e-400 would silently be 0 (--dt 0 means "choose
+// one", --alpha 0 is refused as 0 rather than as what was typed).
+CLI::Validator no_underflow() {
+  return CLI::Validator(
+      [](std::string& v) {
+        double x = 0;
+        if (!parse_decimal(v, x)) return std::string();  // the next check says what is wrong
+        return underflows(v, x) ? "must be 0 or at least 2.2e-308 in magnitude (the smallest "
+                                  "normal double), got " +
+                                      printable(v) + ", which would underflow"
+                                : std::string();
+      },
+      "NUMBER");
+}
+
+// --tol: 0 (a fixed iteration count) or a decimal number in [2.2e-308, 1): a tolerance that
+// underflows would silently become 0, and a relative residual of 1 is met by x = 0.
+CLI::Validator tolerance() {
+  return CLI::Validator(
+      [](std::string& v) {
+        double x = 0;
+        if (!parse_decimal(v, x) || !std::isfinite(x) || x < 0)
+          return "must be 0 (run --max-iters iterations) or a number between 0 and 1, got " +
+                 printable(v);
+        if (underflows(v, x))
+          return "must be 0 or at least 2.2e-308 (the smallest normal double), got " +
+                 printable(v) + ", which would underflow to 0 (a fixed iteration count)";
+        if (x >= 1)
+          return "must be below 1 (a relative residual ||r||/||b||; x = 0 meets 1), got " +
+                 printable(v);
+        return std::string();
+      },
+      "TOL");
+}
+
 std::string suggestion(const CLI::App& app, const std::string& message);  // below
 
 // CLI11 2.1 reads config files for the top-level app only, so the subcommand's --config
 // is applied here with CLI11's own TOML reader; options given on the command line win.
 void apply_config(CLI::App& sub, const std::string& path) {
   const std::string shown = printable(path);
-  // std::ifstream "opens" a directory and reads nothing: a directory would be ignored.
-  struct stat st;
-  if (::stat(path.c_str(), &st) != 0)
-    throw BadInput("--config " + shown + ": cannot read the file (" + std::strerror(errno) + ")");
-  if (!S_ISREG(st.st_mode))
-    throw BadInput("--config " + shown + ": not a regular file (a directory or device?)");
+  // Rank 0 reads the file and broadcasts it (before MPI starts: this process reads it), so
+  // ranks that would see different contents (a file rewritten at job start, NFS attribute
+  // caches) all parse the same text; a FIFO or directory is refused, never waited on.
+  int mpi_up = 0;
+  MPI_Initialized(&mpi_up);
+  const std::string text =
+      read_input_file("--config " + shown, path, mpi_up ? MPI_COMM_WORLD : MPI_COMM_NULL,
+                      std::size_t(16) << 20, kExitBadInput);
   std::vector<CLI::ConfigItem> items;
   try {
-    items = CLI::ConfigTOML().from_file(path);
-  } catch (const CLI::FileError&) {
-    throw BadInput("--config " + shown + ": cannot read the file");
+    std::istringstream in(text);
+    items = CLI::ConfigTOML().from_config(in);
   } catch (const CLI::Error& e) {
     throw BadInput("--config " + shown + ": " + printable(e.what()));
   }
@@ -166,10 +206,12 @@ void add_grid_options(CLI::App& c, std::vector<int>& grid, std::vector<int>& pro
   c.add_option("--grid", grid, "Interior points NX,NY,NZ (x fastest)")
       ->delimiter(',')
       ->expected(3)
+      ->check(whole_number<int>())
       ->group("Problem");
   c.add_option("--procs", procs, "Process grid PX,PY,PZ (0 = chosen by MPI_Dims_create)")
       ->delimiter(',')
       ->expected(3)
+      ->check(whole_number<int>())
       ->check(non_negative())
       ->group("Parallel");
 }
@@ -387,9 +429,11 @@ void add_solve_solver_options(CLI::App* solve, SolveOptions& o) {
   add_choice(*solve, "--precond", o.precond, "CG's preconditioner: multigrid V-cycle, or none")
       ->group("Solver");
   solve->add_option("--mg-levels", o.mg_levels, "Multigrid levels (0: down to one point per axis)")
+      ->check(whole_number<int>())
       ->check(non_negative())
       ->group("Solver");
   solve->add_option("--mg-smooth", o.mg_smooth, "Multigrid smoothing steps before and after")
+      ->check(whole_number<int>())
       ->check(CLI::Range(1, 32))
       ->group("Solver");
   add_choice(*solve, "--mg-smoother", o.mg_smoother, "Multigrid smoother")->group("Solver");
@@ -403,7 +447,7 @@ void add_solve_solver_options(CLI::App* solve, SolveOptions& o) {
              "double, or mixed: the multigrid V-cycle in float, CG in double")
       ->group("Solver");
   solve->add_option("--tol", o.tol, "Stop at this relative residual ||r||/||b||")
-      ->check(non_negative())
+      ->check(tolerance())
       ->group("Solver");
   solve->add_option("--max-iters", o.max_iters, "Iteration limit")
       ->check(whole_number<long>() & non_negative())
@@ -413,6 +457,7 @@ void add_solve_solver_options(CLI::App* solve, SolveOptions& o) {
   solve
       ->add_option("--iters", o.iters,
                    "Run exactly N iterations whatever the residual (timing runs; exit code 0)")
+      ->check(whole_number<long>())
       ->check(positive())
       ->excludes("--tol")
       ->excludes("--max-iters")
@@ -420,12 +465,16 @@ void add_solve_solver_options(CLI::App* solve, SolveOptions& o) {
   solve->add_option("--steps", o.steps, "Heat: explicit Euler steps")
       ->check(whole_number<long>() & non_negative())
       ->group("Solver");
-  solve->add_option("--alpha", o.alpha, "Heat: diffusivity")->check(positive())->group("Solver");
+  solve->add_option("--alpha", o.alpha, "Heat: diffusivity")
+      ->check(no_underflow())
+      ->check(positive())
+      ->group("Solver");
   add_choice(*solve, "--time-scheme", o.time_scheme,
              "Heat: explicit (Euler), implicit (backward Euler) or crank-nicolson; the "
              "implicit ones take any --dt and solve each step with CG (--precond, --tol)")
       ->group("Solver");
   solve->add_option("--dt", o.dt, "Heat: time step (0 = 0.9 of the stability limit)")
+      ->check(no_underflow())
       ->check(non_negative())
       ->group("Solver");
 }
@@ -466,6 +515,7 @@ void add_solve_output_options(CLI::App* solve, SolveOptions& o, SolveArgs& a) {
   solve
       ->add_option("--compress", o.compress,
                    "Deflate /u of --output at this level, 1-9 (chunked; slower to write); 0: off")
+      ->check(whole_number<int>())
       ->check(CLI::Range(0, 9))
       ->group("Output");
   solve->add_option("--report", o.report, "JSON report of the run, or 'none'")->group("Output");
@@ -511,9 +561,11 @@ CLI::App* add_bench_command(CLI::App& app, BenchOptions& b, BenchArgs& a) {
       ->check(non_negative())
       ->group("Benchmark");
   bench->add_option("--reps", b.reps, "Timed repetitions (the median is reported)")
+      ->check(whole_number<int>())
       ->check(positive())
       ->group("Benchmark");
   bench->add_option("--warmup", b.warmup, "Untimed repetitions first")
+      ->check(whole_number<int>())
       ->check(non_negative())
       ->group("Benchmark");
   bench->add_option("--report", b.report, "JSON file for the results, or 'none'")->group("Output");
@@ -527,6 +579,7 @@ CLI::App* add_bench_command(CLI::App& app, BenchOptions& b, BenchArgs& a) {
   bench
       ->add_option("--io-reps", b.io_reps,
                    "--io: timed writes of each kind (the median is reported)")
+      ->check(whole_number<int>())
       ->check(positive())
       ->group("I/O benchmark");
   add_switch(*bench, "--io-sync", b.io_sync, "--io: fsync inside both timed writes")
@@ -546,9 +599,11 @@ CLI::App* add_probe_command(CLI::App& app, ProbeOptions& pr, ProbeArgs& a) {
       ->delimiter(',')
       ->group("Probe");
   probe->add_option("--reps", pr.reps, "Timed round trips per size (the median is reported)")
+      ->check(whole_number<int>())
       ->check(positive())
       ->group("Probe");
   probe->add_option("--warmup", pr.warmup, "Untimed round trips first")
+      ->check(whole_number<int>())
       ->check(non_negative())
       ->group("Probe");
   probe
@@ -558,10 +613,12 @@ CLI::App* add_probe_command(CLI::App& app, ProbeOptions& pr, ProbeArgs& a) {
   probe->add_option("--grid", a.grid, "Estimate the halo time per iteration of this grid NX,NY,NZ")
       ->delimiter(',')
       ->expected(3)
+      ->check(whole_number<int>())
       ->group("Probe");
   probe->add_option("--procs", a.procs, "Process grid for --grid (0 = chosen)")
       ->delimiter(',')
       ->expected(3)
+      ->check(whole_number<int>())
       ->check(non_negative())
       ->group("Probe");
   probe->add_option("--report", pr.report, "JSON file for the results, or 'none'")->group("Output");
@@ -650,8 +707,7 @@ void finish_bench(CLI::App* bench, const BenchArgs& a, BenchOptions& b) {
         throw BadInput(std::string(name) + " is for the kernel benchmark; --io takes --io-reps");
   }
   none_is_empty(b.report);
-  for (int d = 0; d < 3; ++d)
-    if (b.grid[d] < 1) throw BadInput("--grid " + to_string(b.grid) + ": every size must be >= 1");
+  check_grid_size(b.grid, "--grid");
 }
 
 // --model measures nothing: the measurement options do not apply to it, and its own
@@ -677,9 +733,7 @@ void finish_probe(const CLI::App* probe, const ProbeArgs& a, ProbeOptions& pr) {
   for (const auto& s : a.sizes) pr.sizes.push_back(parse_bytes(s));
   if (!a.grid.empty()) {
     pr.grid = to_int3(a.grid, "--grid");
-    for (int d = 0; d < 3; ++d)
-      if (pr.grid[d] < 1)
-        throw BadInput("--grid " + to_string(pr.grid) + ": every size must be >= 1");
+    check_grid_size(pr.grid, "--grid");
   }
   pr.procs = to_int3(a.procs, "--procs");
   none_is_empty(pr.report);

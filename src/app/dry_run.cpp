@@ -6,7 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "checkpoint.hpp"
 #include "errors.hpp"
+#include "fields.hpp"
 #include "files.hpp"
 #include "halo.hpp"
 #include "implicit_heat.hpp"
@@ -142,7 +144,12 @@ int run_dry_run(const SolveOptions& o, MPI_Comm world) {
 
   // The files a run would write, checked as a run checks them (nothing is left behind).
   const std::vector<PlannedFile> files = planned_files(o);
-  check_planned_files(files, comm);
+  check_planned_files(files, comm, planned_inputs(o));
+  // Inputs as a run reads them at once: file: fields (file, dataset, type, shape) and the
+  // --restart checkpoint (format, identity, iteration); nothing large is read.
+  check_file_fields(o, d, comm);
+  if (!o.restart.empty())
+    check_checkpoint(o.restart, comm, RunIdentity::of(o, solver_identity(o), prob.dt()));
 
   if (!root) return kExitOk;
   std::printf("halo3d solve --dry-run: nothing allocated, solved or written\n");

@@ -6,6 +6,7 @@
 #include <exception>
 
 #include "app.hpp"
+#include "checks.hpp"
 #include "cli.hpp"
 #include "errors.hpp"
 #include "kernels.hpp"
@@ -19,8 +20,12 @@ namespace {
 // Every rank prints nothing but rank 0 prints the error, then all exit with its code.
 // An error only some ranks may have seen cannot be agreed on: abort the whole job,
 // which ends every rank within seconds instead of leaving the others to hang.
-int fail(const char* what, int code, bool collective) {
+int fail(const char* raw, int code, bool collective) {
   const int rank = halo3d::comm_rank(MPI_COMM_WORLD);
+  // One line, of bounded length, whatever a message quotes (a path with a newline, a 10 MB
+  // name): control bytes escaped as \xNN, cut at 2000 characters.
+  const std::string line = halo3d::printable(raw, 2000);
+  const char* what = line.c_str();
   if (collective) {
     if (rank == 0) std::fprintf(stderr, "halo3d: error: %s\n", what);
     return code;
@@ -78,6 +83,9 @@ int main(int argc, char** argv) {
   // preempted at once) is remembered and turns into a checkpoint-and-exit, not a killed rank.
   halo3d::install_stop_signal_handlers();
   install_interrupt_handler();
+  // A write past the file-size limit (ulimit -f) fails with EFBIG, reported as an I/O error
+  // (exit 5, the temporary removed), instead of SIGXFSZ killing the rank mid-write.
+  std::signal(SIGXFSZ, SIG_IGN);
   halo3d::MpiSession mpi(&argc, &argv);
   // Errors are reported as one line by halo3d, not as HDF5's error stack.
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);

@@ -712,7 +712,10 @@ int run_probe(const ProbeOptions& o, MPI_Comm world) {
   std::fflush(stdout);
   if (!o.report.empty())
     write_file_atomically(o.report,
-                          probe_report(o, s, matrix, pairs, topology, wall).dump(2) + "\n", world);
+                          probe_report(o, s, matrix, pairs, topology, wall)
+                                  .dump(2, ' ', false, nlohmann::json::error_handler_t::replace) +
+                              "\n",
+                          world);
   return kExitOk;
 }
 

@@ -1,7 +1,10 @@
 #include "checks.hpp"
 
+#include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <limits>
 
 #include "errors.hpp"
 
@@ -24,6 +27,36 @@ std::string printable(const std::string& s, std::size_t max) {
     }
   }
   return out;
+}
+
+bool parse_decimal(const std::string& s, double& v) {
+  std::size_t i = 0;
+  const auto digits = [&] {
+    const std::size_t from = i;
+    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
+    return i - from;
+  };
+  if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
+  std::size_t mantissa = digits();
+  if (i < s.size() && s[i] == '.') {
+    ++i;
+    mantissa += digits();
+  }
+  if (mantissa == 0) return false;
+  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    ++i;
+    if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
+    if (digits() == 0) return false;
+  }
+  if (i != s.size()) return false;
+  v = std::strtod(s.c_str(), nullptr);
+  return true;
+}
+
+bool underflows(const std::string& text, double v) {
+  if (std::abs(v) >= std::numeric_limits<double>::min()) return false;
+  const std::size_t exp = text.find_first_of("eE");
+  return text.substr(0, exp).find_first_of("123456789") != std::string::npos;
 }
 
 bool all_finite(const Layout& l, const std::vector<double>& padded, MPI_Comm comm) {

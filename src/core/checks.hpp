@@ -16,6 +16,13 @@ namespace halo3d {
 // "...") so that an error stays one line.
 std::string printable(const std::string& s, std::size_t max = 120);
 
+// A decimal number, [+-]digits[.digits][e[+-]digits], read into v (hexadecimal, inf, nan
+// and anything else: false). v may be 0 or subnormal for a text that is not: see underflows.
+bool parse_decimal(const std::string& s, double& v);
+// Whether the decimal `text`, read as v, names a nonzero number below the smallest normal
+// double (2.2e-308) in magnitude, which double cannot hold (1e-400 reads as 0).
+bool underflows(const std::string& text, double v);
+
 // Whether every interior value of every rank's padded field is finite (one MPI_Allreduce;
 // every rank gets the same answer).
 bool all_finite(const Layout& l, const std::vector<double>& padded, MPI_Comm comm);

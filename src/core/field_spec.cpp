@@ -11,13 +11,15 @@
 namespace halo3d {
 namespace {
 
-// A whole finite number, or false.
-bool parse_number(const std::string& s, double& v) {
-  if (s.empty() || std::isspace((unsigned char)s[0])) return false;
-  errno = 0;
-  char* end = nullptr;
-  v = std::strtod(s.c_str(), &end);
-  return end == s.c_str() + s.size() && std::isfinite(v);
+// A finite decimal number, or false; BadInput naming `spec` for a nonzero value that
+// underflows (1e-400 would silently be 0).
+bool parse_number(const std::string& s, double& v, const std::string& spec) {
+  if (!parse_decimal(s, v) || !std::isfinite(v)) return false;
+  if (underflows(s, v))
+    throw BadInput("--boundary " + printable(spec, 80) + ": " + printable(s, 40) +
+                   " is below the smallest normal double (2.2e-308) in magnitude and would "
+                   "underflow; give 0 or a larger value");
+  return true;
 }
 
 // "file:PATH.h5:/DATASET" (the dataset is what follows the last ":/"), or false when s
@@ -74,7 +76,7 @@ FieldSpec parse_boundary_spec(const std::string& s) {
   if (parse_file("--boundary", s, f) || parse_expr("--boundary", s, f)) return f;
   f.kind = FieldSpec::kFaces;
   double v = 0;
-  if (parse_number(s, v)) {
+  if (parse_number(s, v, s)) {
     f.faces.fill(v);
   } else if (s.find('=') != std::string::npos) {
     bool seen[6] = {};
@@ -86,7 +88,7 @@ FieldSpec parse_boundary_spec(const std::string& s) {
       int face = -1;
       for (int i = 0; i < 6 && eq != std::string::npos; ++i)
         if (item.compare(0, eq, kFaceNames[i]) == 0 && eq == 2) face = i;
-      if (face < 0 || !parse_number(item.substr(eq + 1), v))
+      if (face < 0 || !parse_number(item.substr(eq + 1), v, s))
         throw BadInput("--boundary " + printable(s, 80) + ": '" + printable(item, 40) +
                        "' is not FACE=VALUE with FACE one of x0,x1,y0,y1,z0,z1 and VALUE a "
                        "finite number");

@@ -85,6 +85,81 @@ std::string bcast_string(std::string s, MPI_Comm comm) {
   return s;
 }
 
+namespace {
+
+// Rank 0's look at an input: 0 and an open descriptor, or an exit code and why not.
+int open_input(const std::string& what, const std::string& path, int missing_code, int& fd,
+               std::string& why) {
+  fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) {
+    why = what + ": cannot open the file (" + errno_text(errno) + ")";
+    return missing_code;
+  }
+  struct stat st {};
+  const bool stat_ok = ::fstat(fd, &st) == 0;
+  if (stat_ok && S_ISREG(st.st_mode)) return 0;
+  why = what + ": not a regular file (" + (stat_ok ? kind_of(st.st_mode) : "cannot stat it") +
+        "); inputs must be regular files";
+  ::close(fd);
+  fd = -1;
+  return kExitBadInput;
+}
+
+// Reads all of `fd` (at most max bytes) into `text`; an exit code and why not on failure.
+int read_input(const std::string& what, int fd, std::size_t max, std::string& text,
+               std::string& why) {
+  char buf[65536];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n == 0) return 0;
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      why = what + ": cannot read the file (" + errno_text(errno) + ")";
+      return kExitIo;
+    }
+    text.append(buf, std::size_t(n));
+    if (text.size() > max) {
+      why = what + ": larger than " + std::to_string(max) + " bytes";
+      return kExitBadInput;
+    }
+  }
+}
+
+}  // namespace
+
+void check_input_file(const std::string& what, const std::string& path, MPI_Comm comm,
+                      int missing_code) {
+  int code = 0;
+  std::string why;
+  if (comm_rank(comm) == 0) {
+    int fd = -1;
+    code = open_input(what, path, missing_code, fd, why);
+    if (fd >= 0) ::close(fd);
+  }
+  agree(code, why, comm);
+}
+
+std::string read_input_file(const std::string& what, const std::string& path, MPI_Comm comm,
+                            std::size_t max_bytes, int missing_code) {
+  int code = 0;
+  std::string why, text;
+  if (comm == MPI_COMM_NULL || comm_rank(comm) == 0) {
+    int fd = -1;
+    code = open_input(what, path, missing_code, fd, why);
+    if (fd >= 0) {
+      code = read_input(what, fd, max_bytes, text, why);
+      ::close(fd);
+    }
+  }
+  if (comm == MPI_COMM_NULL) {
+    if (code == kExitBadInput) throw BadInput(why);
+    if (code != 0) throw IoError(why);
+    return text;
+  }
+  agree(code, why, comm);
+  return bcast_string(text, comm);
+}
+
 std::string first_error(const std::string& why, MPI_Comm comm) {
   const int size = comm_size(comm);
   int first = why.empty() ? size : comm_rank(comm);
@@ -135,7 +210,14 @@ std::string write_target(const std::string& path) {
 }
 
 std::string temp_name(const std::string& target, const std::string& suffix) {
-  return target + ".partial." + suffix;
+  // The temporary's name must fit NAME_MAX (255 bytes) with the suffix: a long target name
+  // (a legal 243-character one) is shortened in the temporary only; the suffix keeps it unique.
+  const auto slash = target.find_last_of('/');
+  const std::size_t base = slash == std::string::npos ? 0 : slash + 1;
+  const std::string tail = ".partial." + suffix;
+  std::string name = target.substr(base);
+  if (name.size() + tail.size() > 255) name.resize(tail.size() < 255 ? 255 - tail.size() : 0);
+  return target.substr(0, base) + name + tail;
 }
 
 std::string fsync_path(const std::string& path) {
@@ -229,7 +311,36 @@ void check_kinds(const std::vector<PlannedFile>& files, int& code, std::string& 
       code = kExitBadInput,
       why = head + "is " + kind_of(ls.st_mode) + ", not a regular file; refusing to replace it";
     }
+    // Write-protected (no write bit for anyone, e.g. 0444): kept, even where root could
+    // replace it.
+    if (!code && ::stat(f.path.c_str(), &s) == 0 && S_ISREG(s.st_mode) &&
+        (s.st_mode & (S_IWUSR | S_IWGRP | S_IWOTH)) == 0)
+      code = kExitIo, why = "cannot write " + f.path +
+                            ": the file is write-protected (no write permission); refusing to "
+                            "replace it";
   }
+}
+
+// Whether two paths name one file, however spelled (also through links and hard links).
+bool same_file(const std::string& a, const std::string& b) {
+  if (canonical_name(a) == canonical_name(b)) return true;
+  struct stat sa, sb;
+  return ::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev &&
+         sa.st_ino == sb.st_ino;
+}
+
+// No output is an input, but for a checkpoint that continues its own restart file.
+void check_not_inputs(const std::vector<PlannedFile>& files, const std::vector<PlannedFile>& inputs,
+                      int& code, std::string& why) {
+  for (const PlannedFile& f : files)
+    for (const PlannedFile& in : inputs) {
+      if (code) return;
+      if (f.option == "--checkpoint" && in.option == "--restart") continue;
+      if (same_file(f.path, in.path))
+        code = kExitBadInput, why = f.option + " " + f.path + " is the input of " + in.option +
+                                    " " + in.path +
+                                    "; writing it would destroy the input: give another file";
+    }
 }
 
 // No two of them one file, however spelled (also through links and hard links).
@@ -237,11 +348,7 @@ void check_distinct(const std::vector<PlannedFile>& files, int& code, std::strin
   for (std::size_t a = 0; a < files.size() && !code; ++a)
     for (std::size_t b = a + 1; b < files.size() && !code; ++b) {
       const PlannedFile &fa = files[a], &fb = files[b];
-      bool same = canonical_name(fa.path) == canonical_name(fb.path);
-      struct stat sa, sb;
-      if (!same && ::stat(fa.path.c_str(), &sa) == 0 && ::stat(fb.path.c_str(), &sb) == 0)
-        same = sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-      if (same)
+      if (same_file(fa.path, fb.path))
         code = kExitBadInput, why = fa.option + " " + fa.path + " and " + fb.option + " " +
                                     fb.path + " are the same file; give different files";
     }
@@ -264,12 +371,14 @@ void check_writable(const std::vector<PlannedFile>& files, int& code, std::strin
 
 }  // namespace
 
-void check_planned_files(const std::vector<PlannedFile>& files, MPI_Comm comm) {
+void check_planned_files(const std::vector<PlannedFile>& files, MPI_Comm comm,
+                         const std::vector<PlannedFile>& inputs) {
   int code = 0;
   std::string why;
   if (comm_rank(comm) == 0) {
     check_kinds(files, code, why);
     check_distinct(files, code, why);
+    check_not_inputs(files, inputs, code, why);
     check_writable(files, code, why);
   }
   agree(code, why, comm);
@@ -361,6 +470,17 @@ std::vector<PlannedFile> planned_files(const SolveOptions& o) {
   }
   if (!o.report.empty()) f.push_back({"--report", o.report});
   if (!o.checkpoint.empty()) f.push_back({"--checkpoint", o.checkpoint});
+  return f;
+}
+
+std::vector<PlannedFile> planned_inputs(const SolveOptions& o) {
+  std::vector<PlannedFile> f;
+  if (!o.config_file.empty()) f.push_back({"--config", o.config_file});
+  const FieldSpec src = source_field(o);
+  if (src.kind == FieldSpec::kFile) f.push_back({source_option(o), src.file});
+  const FieldSpec b = parse_boundary_spec(o.boundary);
+  if (b.kind == FieldSpec::kFile) f.push_back({"--boundary", b.file});
+  if (!o.restart.empty()) f.push_back({"--restart", o.restart});
   return f;
 }
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "errors.hpp"
 #include "options.hpp"
 
 namespace halo3d {
@@ -53,6 +54,19 @@ void write_file_atomically(const std::string& path, const std::string& text, MPI
 // One process alone; throws IoError (not collective) on failure.
 void write_file_atomically_local(const std::string& path, const std::string& text);
 
+// Inputs: rank 0 opens `path` without blocking (O_NONBLOCK: a FIFO would hang open(), fopen
+// or H5Fis_hdf5 on rank 0 while the other ranks wait) and looks at what it is; every rank
+// then throws the same error or none, one line starting with `what`: a path that cannot be
+// opened is exit `missing_code` (IoError, 5, by default), one that is not a regular file
+// (a FIFO, device, directory, socket) BadInput (exit 2). Collective over `comm`.
+void check_input_file(const std::string& what, const std::string& path, MPI_Comm comm,
+                      int missing_code = kExitIo);
+// The same, then rank 0 reads the whole file (at most max_bytes, else BadInput) and every
+// rank returns its contents: all ranks see one file as rank 0 saw it. comm MPI_COMM_NULL: this
+// process alone (before MPI starts).
+std::string read_input_file(const std::string& what, const std::string& path, MPI_Comm comm,
+                            std::size_t max_bytes, int missing_code = kExitIo);
+
 // A file a run will write, and the option that names it (e.g. "--report").
 struct PlannedFile {
   std::string option;
@@ -64,8 +78,12 @@ struct PlannedFile {
 //    link to one or to nothing) is refused (BadInput, exit 2);
 //  - two paths that are one file however spelled (canonical path, or device and inode)
 //    are refused naming both options (BadInput, exit 2);
-//  - a path whose directory does not let us create a file there is IoError (exit 5).
-void check_planned_files(const std::vector<PlannedFile>& files, MPI_Comm comm);
+//  - a path whose directory does not let us create a file there is IoError (exit 5);
+//  - a path that is one of the run's `inputs` (as above, however spelled) is refused naming
+//    both (BadInput, exit 2): writing it would destroy the input. Only --checkpoint may be
+//    the --restart file (a run continues and updates its own checkpoint).
+void check_planned_files(const std::vector<PlannedFile>& files, MPI_Comm comm,
+                         const std::vector<PlannedFile>& inputs = {});
 
 // Temporaries (TARGET.partial.HOST-PID-CLOCK-N) of the files' writes that earlier runs left
 // when they died mid-write: rank 0 removes those whose process, on this host, is gone, and
@@ -78,6 +96,10 @@ std::string clean_stale_temporaries(const std::vector<PlannedFile>& files, const
 // The files `halo3d solve` with these options writes: --output and its XDMF sidecar (unless
 // 'none'), --report, --checkpoint.
 std::vector<PlannedFile> planned_files(const SolveOptions& o);
+
+// The files `halo3d solve` with these options reads: --config, the file: of --rhs/--initial
+// and of --boundary, --restart.
+std::vector<PlannedFile> planned_inputs(const SolveOptions& o);
 
 // The XDMF sidecar of an HDF5 file: its name with the extension replaced by ".xdmf".
 std::string xdmf_path(const std::string& h5_path);

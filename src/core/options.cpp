@@ -1,6 +1,7 @@
 #include "options.hpp"
 
 #include <cmath>
+#include <utility>
 
 #include "errors.hpp"
 
@@ -21,10 +22,43 @@ FieldSpec source_field(const SolveOptions& o) {
   return parse_source_spec(source_option(o), source_spec(o));
 }
 
-void validate(const SolveOptions& o) {
+void check_grid_size(const Int3& grid, const std::string& option) {
   for (int d = 0; d < 3; ++d)
-    if (o.grid[d] < 1) throw BadInput("--grid " + to_string(o.grid) + ": every size must be >= 1");
+    if (grid[d] < 1) throw BadInput(option + " " + to_string(grid) + ": every size must be >= 1");
+  // A rank's padded rows and boxes are indexed in 64 bits, and a row's length in int: beyond
+  // these the arithmetic would overflow (a bad_alloc, or a hang) instead of failing cleanly.
+  for (int d = 0; d < 3; ++d)
+    if (grid[d] > kMaxGridAxis)
+      throw BadInput(option + " " + to_string(grid) + ": at most " + std::to_string(kMaxGridAxis) +
+                     " points per axis");
+  const double padded = double(grid[0] + 8) * double(grid[1] + 2) * double(grid[2] + 2);
+  if (padded > 0x1p58)
+    throw BadInput(option + " " + to_string(grid) +
+                   ": too many points for 64-bit sizes (at most 2^58 with ghost layers)");
+}
+
+namespace {
+
+// The modes and the field specifications are attributes of the output and of checkpoints
+// (HDF5 attributes hold at most 64 KiB): refused now, not when the output is written.
+void check_stored_sizes(const SolveOptions& o) {
+  if (o.modes.size() > kMaxModes)
+    throw BadInput("--mode: at most " + std::to_string(kMaxModes) + " modes, got " +
+                   std::to_string(o.modes.size()));
+  for (const auto& [name, spec] : {std::pair<const char*, const std::string&>{"--rhs", o.rhs},
+                                   {"--initial", o.initial},
+                                   {"--boundary", o.boundary}})
+    if (spec.size() > kMaxSpecBytes)
+      throw BadInput(std::string(name) + ": at most " + std::to_string(kMaxSpecBytes) +
+                     " characters, got " + std::to_string(spec.size()));
+}
+
+}  // namespace
+
+void validate(const SolveOptions& o) {
+  check_grid_size(o.grid, "--grid");
   if (o.modes.empty()) throw BadInput("--mode: at least one mode is needed");
+  check_stored_sizes(o);
   // A wave number beyond the grid aliases: K = N+1 is zero at every point, larger ones
   // repeat smaller modes, so the "exact" answer would not be the grid's.
   if (source_field(o).kind == FieldSpec::kModes)
@@ -34,8 +68,8 @@ void validate(const SolveOptions& o) {
           throw BadInput("--mode " + to_string(m) + ": wave number " + std::to_string(m[d]) +
                          " on axis " + "xyz"[d] + " must be between 1 and the grid size " +
                          std::to_string(o.grid[d]) + " (larger ones alias on the grid)");
-  if (!(o.tol >= 0) || !std::isfinite(o.tol))
-    throw BadInput("--tol must be a finite number >= 0 (0: run --max-iters iterations)");
+  if (!(o.tol >= 0) || !(o.tol < 1))
+    throw BadInput("--tol must be 0 (run --max-iters iterations) or a number between 0 and 1");
   if (!(o.alpha > 0) || !std::isfinite(o.alpha))
     throw BadInput("--alpha must be a finite number > 0");
   if (!(o.dt >= 0) || !std::isfinite(o.dt)) throw BadInput("--dt must be a finite number >= 0");

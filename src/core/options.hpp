@@ -112,6 +112,13 @@ struct ProbeOptions {
 
 // Throws BadInput for values that are each well-formed but impossible together.
 void validate(const SolveOptions& o);
+// Every size of `grid` in [1, kMaxGridAxis], and all its points (with ghost layers) within
+// 2^58: BadInput naming `option` otherwise (before any size arithmetic can overflow).
+inline constexpr int kMaxGridAxis = 1 << 30;
+// Limits of what the output and checkpoints store as attributes, checked by validate().
+inline constexpr std::size_t kMaxModes = 2000;
+inline constexpr std::size_t kMaxSpecBytes = 32768;
+void check_grid_size(const Int3& grid, const std::string& option);
 
 // The spec of the field the problem starts from: heat's --initial when given, else --rhs.
 const std::string& source_spec(const SolveOptions& o);

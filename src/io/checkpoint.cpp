@@ -3,6 +3,7 @@
 #include <hdf5.h>
 
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 
@@ -15,7 +16,8 @@ namespace halo3d {
 namespace {
 
 // Bumped whenever the checkpoint layout or the meaning of its state changes.
-constexpr const char* kFormat = "halo3d-checkpoint-1";
+constexpr const char* kFormat =
+    "halo3d-checkpoint-2";  // 2: CG and Jacobi state scaled (solvers.cpp)
 
 std::vector<long long> ints(const Int3& v) { return {v[0], v[1], v[2]}; }
 
@@ -25,21 +27,56 @@ std::vector<long long> flat_modes(const std::vector<Int3>& modes) {
   return f;
 }
 
-// Rank 0 looks at the file and every rank gets the same verdict, so that all throw the same
-// error (or none does) before the collective open: 1 HDF5, 0 exists but is not HDF5, -1 absent.
-int probe_hdf5(const std::string& path, MPI_Comm comm) {
-  int kind = -1;
-  if (comm_rank(comm) == 0) {
-    if (std::FILE* f = std::fopen(path.c_str(), "rb")) {
-      std::fclose(f);
-      kind = H5Fis_hdf5(path.c_str()) > 0 ? 1 : 0;
-    }
-  }
-  HALO3D_MPI_CHECK(MPI_Bcast(&kind, 1, MPI_INT, 0, comm));
-  return kind;
+std::uint64_t mix(std::uint64_t x) {  // splitmix64's finalizer
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ull;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+std::uint64_t point_hash(std::uint64_t index, double v) {
+  std::uint64_t bits = 0;
+  std::memcpy(&bits, &v, sizeof bits);
+  return mix(mix(index + 0x9e3779b97f4a7c15ull) ^ bits);
+}
+
+std::uint64_t vector_checksum(const std::vector<double>& v) {
+  std::uint64_t sum = 0;
+  for (std::size_t i = 0; i < v.size(); ++i) sum += point_hash(i, v[i]);
+  return sum;
+}
+
+// Checksums are stored as the bits of a signed 64-bit attribute.
+long long as_attr(std::uint64_t c) {
+  long long v = 0;
+  std::memcpy(&v, &c, sizeof v);
+  return v;
+}
+
+// The attribute "checksum" of dataset /name.
+void write_checksum(hid_t f, const std::string& name, std::uint64_t c) {
+  H5Id dset(H5Dopen2(f, name.c_str(), H5P_DEFAULT), H5Dclose);
+  h5_attr(dset.get(), "checksum", std::vector<long long>{as_attr(c)});
 }
 
 }  // namespace
+
+std::uint64_t field_checksum(const Decomposition& d, const std::vector<double>& padded,
+                             MPI_Comm comm) {
+  const Layout l = d.layout();
+  std::uint64_t sum = 0;
+  for (int k = 0; k < l.nz; ++k)
+    for (int j = 0; j < l.ny; ++j)
+      for (int i = 0; i < l.nx; ++i) {
+        const std::uint64_t g =
+            std::uint64_t(d.offset[0] + i) +
+            std::uint64_t(d.grid[0]) *
+                (std::uint64_t(d.offset[1] + j) + std::uint64_t(d.grid[1]) * (d.offset[2] + k));
+        sum += point_hash(g, padded[l.at(i, j, k)]);
+      }
+  HALO3D_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &sum, 1, MPI_UINT64_T, MPI_SUM, comm));
+  return sum;
+}
 
 RunIdentity RunIdentity::of(const SolveOptions& o, const std::string& solver, double dt) {
   RunIdentity id;
@@ -64,10 +101,16 @@ void write_checkpoint(const std::string& path, MPI_Comm comm, const Decompositio
   const std::vector<StateVector> state = m.state();
   std::vector<std::vector<double>> host;
   for (const StateVector& v : state) host.push_back(download(k, *v.buffer));
+  std::vector<std::uint64_t> sums;
+  for (const auto& h : host) sums.push_back(field_checksum(d, h, comm));
   write_h5_atomically(path, comm, [&](hid_t f) {
-    for (std::size_t i = 0; i < state.size(); ++i)
+    for (std::size_t i = 0; i < state.size(); ++i) {
       h5_write_field(f, state[i].name, d, host[i].data());
+      write_checksum(f, state[i].name, sums[i]);
+    }
     h5_write_vector(f, "residual_history", history, comm);  // empty for heat
+    write_checksum(f, "residual_history", vector_checksum(history));
+    h5_attr(f, "data_checksum", std::vector<long long>{as_attr(id.data)});
     h5_attr(f, "format", std::string(kFormat));
     h5_attr(f, "version", version_string());
     h5_attr(f, "problem", id.problem);
@@ -94,6 +137,7 @@ namespace {
 class Attrs {
  public:
   Attrs(hid_t f, std::string path) : f_(f), path_(std::move(path)) {}
+  const std::string& path() const { return path_; }
   [[noreturn]] void fail(const std::string& why) const {
     throw BadInput("--restart " + path_ + ": " + why);
   }
@@ -104,7 +148,8 @@ class Attrs {
     if (H5Tget_class(type.get()) != H5T_STRING || H5Tis_variable_str(type.get()) != 0)
       damaged("attribute " + key + " is not a fixed-length string");
     const std::size_t n = H5Tget_size(type.get());
-    if (n == 0 || n > 4096) damaged("attribute " + key + " has an impossible length");
+    // 64 KiB: the most an attribute holds, above the longest --rhs/--boundary accepted.
+    if (n == 0 || n > 65536) damaged("attribute " + key + " has an impossible length");
     std::string s(n, '\0');
     if (H5Aread(a.get(), type.get(), s.data()) < 0) damaged("attribute " + key + " cannot be read");
     s.resize(std::strlen(s.c_str()));
@@ -189,6 +234,20 @@ void check_identity(const Attrs& at, hid_t f, const RunIdentity& id) {
   const auto alpha_dt = at.doubles("alpha_dt", 2);
   expect("alpha", number_text(alpha_dt[0]), number_text(id.alpha));
   expect("dt", number_text(alpha_dt[1]), number_text(id.dt));
+  if (id.data != 0 && at.ints("data_checksum", 1)[0] != as_attr(id.data))
+    at.fail(
+        "the problem's data (right-hand side, initial state or boundary values as read) differ "
+        "from the checkpoint's: a file: input changed since it was written");
+}
+
+// Dataset /name's attribute "checksum" against `c` (the checksum of what was read).
+void check_checksum(const Attrs& at, hid_t f, const std::string& name, std::uint64_t c) {
+  H5Id dset(H5Dopen2(f, name.c_str(), H5P_DEFAULT), H5Dclose);
+  if (!h5_has_attr(dset.get(), "checksum")) at.damaged("dataset /" + name + " has no checksum");
+  const Attrs dat(dset.get(), at.path());
+  if (dat.ints("checksum", 1)[0] != as_attr(c))
+    at.damaged("dataset /" + name +
+               " does not match its checksum (the file was changed or corrupted)");
 }
 
 // The solver's scalars, as many as `m` has, all finite.
@@ -207,13 +266,16 @@ std::vector<double> read_scalars(const Attrs& at, const std::string& path, const
 // Collective: the solver's state vectors, each checked finite, into its buffers.
 void read_state(const Attrs& at, hid_t f, const std::string& path, MPI_Comm comm,
                 const Decomposition& d, Kernels& k, Method& m) {
+  const std::vector<hsize_t> shape = {hsize_t(d.grid[2]), hsize_t(d.grid[1]), hsize_t(d.grid[0])};
   for (const StateVector& v : m.state()) {
-    if (!h5_exists(f, v.name)) at.damaged("dataset /" + v.name + " is missing");
+    const std::string why = h5_dataset_problem(f, v.name, shape);
+    if (!why.empty()) at.damaged(why);
     std::vector<double> host(v.buffer->size(), 0.0);
     h5_read_field(f, v.name, d, host.data());
-    if (!all_finite(d.layout(), host, comm))
+    if (!all_finite(d.layout(), host, comm))  // NaN/Inf first: exit 4, whatever the checksum
       throw Error(kExitBreakdown, "--restart " + path + ": the checkpoint's /" + v.name +
                                       " holds NaN or Inf; refusing to continue from it");
+    check_checksum(at, f, v.name, field_checksum(d, host, comm));
     k.copy(v.buffer->data(), host.data(), host.size(), Lane::interior);
     k.synchronize();
   }
@@ -221,16 +283,13 @@ void read_state(const Attrs& at, hid_t f, const std::string& path, MPI_Comm comm
 
 }  // namespace
 
-long read_checkpoint(const std::string& path, MPI_Comm comm, const Decomposition& d, Kernels& k,
-                     Method& m, const RunIdentity& id, std::vector<double>& history) {
-  const int kind = probe_hdf5(path, comm);
-  if (kind < 0)
-    throw IoError("--restart " + path +
-                  ": cannot open the checkpoint (no such file, or not readable)");
-  if (kind == 0)
-    throw BadInput("--restart " + path + ": not an HDF5 file, so not a halo3d checkpoint");
+namespace {
+
+// The checkpoint opened, its format, identity and iteration checked; the iteration.
+long long open_checkpoint(const std::string& path, MPI_Comm comm, const RunIdentity& id, H5Id& f) {
+  check_input_h5("--restart " + path, path, comm, "not an HDF5 file, so not a halo3d checkpoint");
   QuietHdf5 quiet;
-  H5Id f = h5_open_read(path, comm);
+  f = h5_open_read(path, comm);
   const Attrs at(f.get(), path);
   if (H5Aexists(f.get(), "format") <= 0 || at.str("format") != kFormat)
     at.fail("not a halo3d checkpoint of format " + std::string(kFormat));
@@ -240,14 +299,40 @@ long read_checkpoint(const std::string& path, MPI_Comm comm, const Decomposition
   if (id.steps >= 0 && iteration > id.steps)
     at.fail("the checkpoint is at step " + std::to_string(iteration) + ", beyond --steps " +
             std::to_string(id.steps));
+  return iteration;
+}
+
+}  // namespace
+
+void check_checkpoint(const std::string& path, MPI_Comm comm, const RunIdentity& id) {
+  H5Id f;
+  open_checkpoint(path, comm, id, f);
+}
+
+long read_checkpoint(const std::string& path, MPI_Comm comm, const Decomposition& d, Kernels& k,
+                     Method& m, const RunIdentity& id, std::vector<double>& history) {
+  H5Id f;
+  const long long iteration = open_checkpoint(path, comm, id, f);
+  QuietHdf5 quiet;
+  const Attrs at(f.get(), path);
   const std::vector<double> scalars = read_scalars(at, path, m);
   read_state(at, f.get(), path, comm, d, k, m);
-  if (!h5_exists(f.get(), "residual_history")) at.damaged("dataset /residual_history is missing");
+  // One residual per iteration for the methods that have one (none for heat): anything
+  // else is a damaged file; a NaN/Inf residual, as a NaN state, is a breakdown.
+  const std::string why = h5_dataset_problem(f.get(), "residual_history",
+                                             {m.has_residual() ? hsize_t(iteration) : hsize_t(0)});
+  if (!why.empty()) at.damaged(why);
+  hsize_t file_bytes = 0;  // a declared history the file cannot hold is not allocated
+  if (H5Fget_filesize(f.get(), &file_bytes) < 0 ||
+      (m.has_residual() && double(iteration) * 8 > double(file_bytes)))
+    at.damaged("holds " + std::to_string(iteration) + " iterations, more residuals than its " +
+               std::to_string(file_bytes) + " bytes can hold");
   history = h5_read_vector(f.get(), "residual_history");
-  // One residual per iteration for the methods that have one: anything else is a damaged file.
-  if (m.has_residual() && (long long)history.size() != iteration)
-    at.damaged("holds " + std::to_string(history.size()) + " residuals for " +
-               std::to_string(iteration) + " iterations");
+  for (const double r : history)
+    if (!std::isfinite(r))
+      throw Error(kExitBreakdown,
+                  "--restart " + path + ": the checkpoint's /residual_history holds NaN or Inf");
+  check_checksum(at, f.get(), "residual_history", vector_checksum(history));
   m.set_scalars(scalars);
   return long(iteration);
 }

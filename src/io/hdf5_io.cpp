@@ -1,5 +1,6 @@
 #include "hdf5_io.hpp"
 
+#include <sys/resource.h>
 #include <sys/statvfs.h>
 
 #include <algorithm>
@@ -179,6 +180,21 @@ void check_room(hid_t file, double bytes, bool root) {
     }
   }
   why = bcast_string(why, FileComm(file).get());
+  // Each rank's own file-size limit (ulimit -f): a write past it fails on that rank alone,
+  // which hangs the collective write as a full disk does. Checked on every rank, agreed.
+  struct rlimit lim {};
+  hsize_t size = 0;
+  if (why.empty() && ::getrlimit(RLIMIT_FSIZE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY &&
+      H5Fget_filesize(file, &size) >= 0 &&
+      double(lim.rlim_cur) < double(size) + bytes + (1 << 20)) {
+    char buf[200];
+    std::snprintf(buf, sizeof buf,
+                  ": the file-size limit of rank %d (ulimit -f) is %.3g MB, up to %.3g MB needed",
+                  comm_rank(FileComm(file).get()), double(lim.rlim_cur) / 1e6,
+                  (double(size) + bytes + (1 << 20)) / 1e6);
+    why = "cannot write " + target_name(file) + buf + " (the previous file, if any, is kept)";
+  }
+  why = first_error(why, FileComm(file).get());
   if (!why.empty()) throw IoError(why);
 }
 
@@ -189,6 +205,85 @@ H5Id h5_create(const std::string& path, MPI_Comm comm) {
   const hid_t f = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, p.get());
   if (f < 0) throw IoError("cannot create HDF5 file " + path);
   return H5Id(f, H5Fclose);
+}
+
+void check_input_h5(const std::string& what, const std::string& path, MPI_Comm comm,
+                    const std::string& not_hdf5) {
+  check_input_file(what, path, comm);
+  int hdf5 = 0;
+  if (comm_rank(comm) == 0) {
+    QuietHdf5 quiet;
+    hdf5 = H5Fis_hdf5(path.c_str()) > 0 ? 1 : 0;
+  }
+  HALO3D_MPI_CHECK(MPI_Bcast(&hdf5, 1, MPI_INT, 0, comm));
+  if (!hdf5) throw BadInput(what + ": " + not_hdf5);
+}
+
+namespace {
+
+std::string shape_text(const std::vector<hsize_t>& dims) {
+  std::string s;
+  for (const hsize_t n : dims) s += "[" + (n ? std::to_string(n) : std::string("any")) + "]";
+  return s;
+}
+
+// The kind of link `name` is (hard, soft, external) and of the object it names.
+bool hard_link(hid_t file, const std::string& name) {
+#if H5_VERSION_GE(1, 12, 0)
+  H5L_info2_t li;
+  if (H5Lget_info2(file, name.c_str(), &li, H5P_DEFAULT) < 0) return false;
+#else
+  H5L_info_t li;
+  if (H5Lget_info(file, name.c_str(), &li, H5P_DEFAULT) < 0) return false;
+#endif
+  return li.type == H5L_TYPE_HARD;
+}
+bool is_dataset(hid_t file, const std::string& name) {
+#if H5_VERSION_GE(1, 12, 0)
+  H5O_info2_t info;
+  const herr_t got = H5Oget_info_by_name3(file, name.c_str(), &info, H5O_INFO_BASIC, H5P_DEFAULT);
+#else
+  H5O_info_t info;
+  const herr_t got = H5Oget_info_by_name(file, name.c_str(), &info, H5P_DEFAULT);
+#endif
+  return got >= 0 && info.type == H5O_TYPE_DATASET;
+}
+
+}  // namespace
+
+std::string h5_dataset_problem(hid_t file, const std::string& name,
+                               const std::vector<hsize_t>& dims) {
+  QuietHdf5 quiet;
+  const std::string what = "dataset /" + name;
+  if (H5Lexists(file, name.c_str(), H5P_DEFAULT) <= 0) return what + " is missing";
+  if (!hard_link(file, name)) return what + " is a soft or external link, not a dataset";
+  if (!is_dataset(file, name)) return what + " is not a dataset (a group?)";
+  H5Id dset(H5Dopen2(file, name.c_str(), H5P_DEFAULT), H5Dclose);
+  if (dset.get() < 0) return what + " cannot be opened";
+  H5Id type(H5Dget_type(dset.get()), H5Tclose);
+  if (type.get() < 0 || H5Tget_class(type.get()) != H5T_FLOAT)
+    return what + " does not hold floating-point numbers";
+  H5Id space(H5Dget_space(dset.get()), H5Sclose);
+  const int nd = space.get() < 0 ? -1 : H5Sget_simple_extent_ndims(space.get());
+  if (nd < 0) return what + " has no readable shape";
+  std::vector<hsize_t> got(std::size_t(nd), 0);
+  if (nd > 0 && H5Sget_simple_extent_dims(space.get(), got.data(), nullptr) < 0)
+    return what + " has no readable shape";
+  bool same = got.size() == dims.size();
+  for (std::size_t i = 0; same && i < dims.size(); ++i) same = dims[i] == 0 || dims[i] == got[i];
+  if (!same) return what + " has shape " + shape_text(got) + ", expected " + shape_text(dims);
+  H5Id dcpl(H5Dget_create_plist(dset.get()), H5Pclose);
+  if (dcpl.get() < 0 || H5Pget_external_count(dcpl.get()) != 0)
+    return what + " keeps its data in external files";
+  return std::string();
+}
+
+void refuse_external_storage(hid_t dset, const std::string& what) {
+  H5Id dcpl(H5Dget_create_plist(dset), H5Pclose);
+  if (dcpl.get() < 0 || H5Pget_external_count(dcpl.get()) != 0)
+    throw BadInput(what +
+                   ": the dataset keeps its data in external files (not supported: "
+                   "copy it into the HDF5 file)");
 }
 
 H5Id h5_open_read(const std::string& path, MPI_Comm comm) {
@@ -271,6 +366,8 @@ std::vector<double> h5_read_vector(hid_t file, const std::string& name) {
   H5Id dset(H5Dopen2(file, name.c_str(), H5P_DEFAULT), H5Dclose);
   H5Id fs(H5Dget_space(dset.get()), H5Sclose);
   hsize_t n = 0;
+  if (H5Sget_simple_extent_ndims(fs.get()) != 1)  // more would write past n
+    throw IoError("dataset /" + name + " is not one-dimensional");
   HALO3D_H5_CHECK(H5Sget_simple_extent_dims(fs.get(), &n, nullptr));
   std::vector<double> v(n);
   if (n)
@@ -401,6 +498,33 @@ void write_h5_atomically(const std::string& path, MPI_Comm comm,
 }
 
 namespace {
+// `s` as XML character data: & < > " ' escaped (a file named a&b<c>.h5 stays valid XML).
+std::string xml_text(const std::string& s) {
+  std::string out;
+  for (const char c : s) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
 // One uniform grid of the field at `ref` (file:/dataset), each line indented by `pad`;
 // `time`: its time in a temporal collection, or null.
 void xdmf_uniform_grid(std::ostream& o, const std::string& pad, const std::string& name,
@@ -425,7 +549,7 @@ void xdmf_uniform_grid(std::ostream& o, const std::string& pad, const std::strin
   o << pad << " </Geometry>\n"
     << pad << " <Attribute Name=\"u\" AttributeType=\"Scalar\" Center=\"Node\">\n"
     << pad << "  <DataItem Dimensions=\"" << dims
-    << "\" NumberType=\"Float\" Precision=\"8\" Format=\"HDF\">" << ref << "</DataItem>\n"
+    << "\" NumberType=\"Float\" Precision=\"8\" Format=\"HDF\">" << xml_text(ref) << "</DataItem>\n"
     << pad << " </Attribute>\n"
     << pad << "</Grid>\n";
 }

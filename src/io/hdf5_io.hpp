@@ -65,6 +65,20 @@ class QuietHdf5 {
 // A file opened collectively on `comm` with the MPI-IO driver.
 H5Id h5_create(const std::string& path, MPI_Comm comm);
 H5Id h5_open_read(const std::string& path, MPI_Comm comm);
+// Before h5_open_read of an input: check_input_file (files.hpp: exit 5 when it cannot be
+// opened, 2 when it is not a regular file, e.g. a FIFO, never a hang), then rank 0 asks HDF5
+// whether it is an HDF5 file; BadInput "`what`: `not_hdf5`" on every rank when it is not.
+void check_input_h5(const std::string& what, const std::string& path, MPI_Comm comm,
+                    const std::string& not_hdf5);
+// Why /name of `file` cannot be read as a floating-point dataset of shape `dims` (a 0 in dims:
+// any length on that axis), or "" when it can: missing, a soft or external link, a group, not
+// floating-point, another rank or shape, or data in external files each give a reason that
+// starts "dataset /name". Checked before any read, so a damaged file never reaches H5Dread.
+std::string h5_dataset_problem(hid_t file, const std::string& name,
+                               const std::vector<hsize_t>& dims);
+// BadInput "`what`: ..." when dataset `dset` keeps its data in external files (a path HDF5
+// would open by name, perhaps a FIFO): inputs must hold their data.
+void refuse_external_storage(hid_t dset, const std::string& what);
 
 // /name as float64 [NZ][NY][NX]; `local` is the rank's padded array (ghosts skipped).
 // deflate 1-9: compressed in chunks of up to 64^3 points (parallel filtered writes), after

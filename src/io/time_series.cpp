@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "checks.hpp"
 #include "errors.hpp"
 #include "hdf5_io.hpp"
 
@@ -73,9 +74,13 @@ void TimeSeries::restore(const std::string& path, long iteration) {
   std::vector<double> u(d_.layout().padded_size(), 0.0);
   for (const long long s : want) {
     const std::string name = snapshot_dataset(long(s));
-    if (!h5_exists(f.get(), name))
-      throw BadInput(where + "damaged checkpoint: dataset /" + name + " is missing");
+    const std::string why = h5_dataset_problem(
+        f.get(), name, {hsize_t(d_.grid[2]), hsize_t(d_.grid[1]), hsize_t(d_.grid[0])});
+    if (!why.empty()) throw BadInput(where + "damaged checkpoint: " + why);
     h5_read_field(f.get(), name, d_, u.data());
+    if (!all_finite(d_.layout(), u, comm_))  // copied into the output as it is: never NaN
+      throw Error(kExitBreakdown, where + "the checkpoint's snapshot /" + name +
+                                      " holds NaN or Inf; refusing to continue from it");
     write(long(s), u);
   }
 }

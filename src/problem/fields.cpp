@@ -89,21 +89,11 @@ std::string shape_text(const hsize_t* dims, int n) {
   return s.empty() ? "a scalar" : s;
 }
 
-// Collective: reads file field `f` into the padded array: this rank's box ([NZ][NY][NX]), or
-// its box with the ghost layer around it (ghost = 1: [NZ+2][NY+2][NX+2]).
-void read_file_field(const std::string& option, const FieldSpec& f, const Decomposition& d,
-                     int ghost, MPI_Comm comm, std::vector<double>& padded) {
-  const std::string what = option + " " + printable("file:" + f.file + ":" + f.dataset, 160);
-  int kind = -1;  // rank 0 looks; every rank gets the same verdict
-  if (comm_rank(comm) == 0) {
-    if (std::FILE* fp = std::fopen(f.file.c_str(), "rb")) {
-      std::fclose(fp);
-      kind = H5Fis_hdf5(f.file.c_str()) > 0 ? 1 : 0;
-    }
-  }
-  HALO3D_MPI_CHECK(MPI_Bcast(&kind, 1, MPI_INT, 0, comm));
-  if (kind < 0) throw IoError(what + ": cannot open the file (no such file, or not readable)");
-  if (kind == 0) throw BadInput(what + ": not an HDF5 file");
+// Collective: opens file field `f` and checks that it can be read as the grid's field
+// ([NZ][NY][NX], or with ghost = 1 [NZ+2][NY+2][NX+2]); BadInput/IoError naming `what`.
+H5Id open_file_field(const std::string& what, const FieldSpec& f, const Decomposition& d, int ghost,
+                     MPI_Comm comm) {
+  check_input_h5(what, f.file, comm, "not an HDF5 file");  // rank 0 looks, all agree
   QuietHdf5 quiet;
   H5Id file = h5_open_read(f.file, comm);
   // Each group on the way must exist, and the object must be a dataset.
@@ -123,6 +113,7 @@ void read_file_field(const std::string& option, const FieldSpec& f, const Decomp
 #endif
   if (got < 0 || info.type != H5O_TYPE_DATASET) throw BadInput(what + ": not a dataset");
   H5Id dset(H5Dopen2(file.get(), f.dataset.c_str(), H5P_DEFAULT), H5Dclose);
+  refuse_external_storage(dset.get(), what);
   H5Id type(H5Dget_type(dset.get()), H5Tclose);
   if (H5Tget_class(type.get()) != H5T_FLOAT)
     throw BadInput(what + ": holds no floating-point numbers (float64 or float32 expected)");
@@ -137,6 +128,16 @@ void read_file_field(const std::string& option, const FieldSpec& f, const Decomp
     throw BadInput(what + ": shape " + shape_text(dims, nd) + " does not match " +
                    shape_text(want, 3) + (ghost ? " ([NZ+2][NY+2][NX+2], ghosts included)" : "") +
                    " of --grid " + to_string(d.grid));
+  return file;
+}
+
+// Collective: reads file field `f` into the padded array: this rank's box ([NZ][NY][NX]), or
+// its box with the ghost layer around it (ghost = 1: [NZ+2][NY+2][NX+2]).
+void read_file_field(const std::string& option, const FieldSpec& f, const Decomposition& d,
+                     int ghost, MPI_Comm comm, std::vector<double>& padded) {
+  const std::string what = option + " " + printable("file:" + f.file + ":" + f.dataset, 160);
+  H5Id file = open_file_field(what, f, d, ghost, comm);
+  QuietHdf5 quiet;
   padded.assign(d.layout().padded_size(), 0.0);
   h5_read_field(file.get(), f.dataset, d, padded.data(), ghost);
 }
@@ -346,6 +347,30 @@ void add_boundary_values(const SolveOptions& o, const Problem& p, const Decompos
     fill_boundary_faces(b, d, g);
   agree(why, comm);
   lift_boundary(p, d, g, padded);
+  // Finite values whose lifted sum f + c_d g leaves the double range: refused, not solved.
+  const Layout l = d.layout();
+  for (int k = 0; k < l.nz && why.empty(); ++k)
+    for (int j = 0; j < l.ny && why.empty(); ++j)
+      for (int i = 0; i < l.nx && why.empty(); ++i)
+        if (!std::isfinite(padded[l.at(i, j, k)]))
+          why = "--boundary " + printable(o.boundary, 80) +
+                ": the right-hand side with the boundary values, f + g/h^2, overflows the double "
+                "range at [" +
+                std::to_string(d.offset[2] + k) + "][" + std::to_string(d.offset[1] + j) + "][" +
+                std::to_string(d.offset[0] + i) + "]";
+  agree(why, comm);
+}
+
+void check_file_fields(const SolveOptions& o, const Decomposition& d, MPI_Comm comm) {
+  const FieldSpec src = source_field(o);
+  if (src.kind == FieldSpec::kFile)
+    open_file_field(std::string(source_option(o)) + " " +
+                        printable("file:" + src.file + ":" + src.dataset, 160),
+                    src, d, 0, comm);
+  const FieldSpec b = parse_boundary_spec(o.boundary);
+  if (b.kind == FieldSpec::kFile)
+    open_file_field("--boundary " + printable("file:" + b.file + ":" + b.dataset, 160), b, d, 1,
+                    comm);
 }
 
 nlohmann::json fields_json(const SolveOptions& o) {

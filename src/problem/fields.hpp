@@ -51,6 +51,10 @@ void add_boundary_values(const SolveOptions& o, const Problem& p, const Decompos
 std::vector<double> boundary_source(const SolveOptions& o, const Problem& p, const Decomposition& d,
                                     MPI_Comm comm);
 
+// Collective: the checks of reading the file: fields (--rhs/--initial, --boundary) without
+// reading them: the file, the dataset, its type and shape (--dry-run). Same errors as a run.
+void check_file_fields(const SolveOptions& o, const Decomposition& d, MPI_Comm comm);
+
 // Where each field came from, for the JSON report.
 nlohmann::json fields_json(const SolveOptions& o);
 

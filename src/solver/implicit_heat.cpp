@@ -1,5 +1,7 @@
 #include "implicit_heat.hpp"
 
+#include <cmath>
+#include <cstdio>
 #include <limits>
 
 #include "errors.hpp"
@@ -49,6 +51,7 @@ class ImplicitHeat final : public Method {
         u_(k_, u0.size()),
         rhs_(k_, u0.size()),
         max_iters_(o.max_iters),
+        tol_(o.tol),
         name_(to_string(o.time_scheme)) {
     opm_ = make_operator(rt, rt.decomp, shifted(op_.stencil(), theta_ * o.alpha * dt));
     if (o.precond == Precond::mg) mg_ = std::make_unique<Multigrid>(rt, mg_options(o), opm_.get());
@@ -90,11 +93,30 @@ class ImplicitHeat final : public Method {
       if (s.advanced) ++its;
       if (s.converged) break;
     }
+    confirm_step(its);
     inner_ += its;
     ++steps_;
     bytes_ += (boundary_ ? 64.0 : 40.0) * op_.global_points() + double(its) * pcg_bytes_;
     u_.swap(cg_->solution());
     return {std::numeric_limits<double>::quiet_NaN(), true, false};
+  }
+
+  // A step is done when the true residual of its answer meets --tol (with the slack of
+  // solve's convergence), not only CG's recurrence: else the run ends, as at --max-iters.
+  void confirm_step(long its) {
+    const double rel = cg_->true_relative_residual();
+    if (!std::isfinite(rel))
+      throw Error(kExitBreakdown, "implicit step " + std::to_string(steps_ + 1) +
+                                      ": the true residual is " + std::to_string(rel) +
+                                      " (NaN/Inf in the data); nothing written");
+    if (rel > 2.0 * tol_) {
+      char line[200];
+      std::snprintf(line, sizeof line,
+                    "implicit step %ld: CG's recurrence met --tol %.3e after %ld iterations but "
+                    "the true residual %.3e is above 2 x --tol; nothing written",
+                    steps_ + 1, tol_, its, rel);
+      throw Error(kExitNotConverged, line);
+    }
   }
 
   std::vector<StateVector> state() override { return {{"u", &u_}}; }
@@ -115,6 +137,7 @@ class ImplicitHeat final : public Method {
   const Buffer* boundary_;  // B g, or null for zero boundary values
   Buffer u_, rhs_;
   long max_iters_;
+  double tol_;
   std::string name_;
   std::unique_ptr<DistributedOperator> opm_;
   std::unique_ptr<Multigrid> mg_;

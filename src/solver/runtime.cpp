@@ -1,10 +1,15 @@
 #include "runtime.hpp"
 
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <limits>
+#include <string>
 
 #include "cuda_variants.hpp"
 #include "errors.hpp"
@@ -64,24 +69,69 @@ std::string gib(double bytes) {
   return s;
 }
 
+constexpr double kUnlimited = std::numeric_limits<double>::infinity();
+
+// Bytes this process may still map under its address-space limit (ulimit -v, RLIMIT_AS).
+double address_space_left() {
+  struct rlimit lim {};
+  if (::getrlimit(RLIMIT_AS, &lim) != 0 || lim.rlim_cur == RLIM_INFINITY) return kUnlimited;
+  std::ifstream statm("/proc/self/statm");
+  double pages = 0;
+  statm >> pages;  // the address space in use, in pages
+  return std::max(0.0, double(lim.rlim_cur) - pages * double(::sysconf(_SC_PAGESIZE)));
+}
+
+// Bytes the memory cgroup of this process still allows: memory.max - memory.current (v2), or
+// memory.limit_in_bytes - memory.usage_in_bytes (v1); unlimited where neither is set.
+double cgroup_memory_left() {
+  std::ifstream cg("/proc/self/cgroup");
+  std::string line, v2, v1;
+  while (std::getline(cg, line)) {
+    if (line.rfind("0::", 0) == 0) v2 = "/sys/fs/cgroup" + line.substr(3);
+    const auto at = line.find(":memory:");
+    if (at != std::string::npos) v1 = "/sys/fs/cgroup/memory" + line.substr(at + 8);
+  }
+  const auto left = [](const std::string& max_file, const std::string& cur_file) {
+    std::ifstream max_in(max_file), cur_in(cur_file);
+    std::string max_text;
+    double current = 0;
+    if (!(max_in >> max_text) || max_text == "max" || !(cur_in >> current)) return kUnlimited;
+    const double max = std::strtod(max_text.c_str(), nullptr);
+    return max >= 0x1p62 ? kUnlimited : std::max(0.0, max - current);  // v1: 2^63 - page
+  };
+  double room = kUnlimited;
+  if (!v2.empty()) room = std::min(room, left(v2 + "/memory.max", v2 + "/memory.current"));
+  if (!v1.empty())
+    room = std::min(room, left(v1 + "/memory.limit_in_bytes", v1 + "/memory.usage_in_bytes"));
+  return room;
+}
+
 // Refuses (BadInput on every rank alike) a run whose allocations exceed what is free: per
-// GPU, the ranks that share it; per host, the ranks on it.
+// GPU, the ranks that share it; per host, the ranks on it (MemAvailable, or less where the
+// memory cgroup allows less); per rank, its address-space limit (ulimit -v).
 void check_memory(const Runtime& rt, MemoryNeed need, MPI_Comm comm) {
   const bool host_backend = rt.gpu < 0;
   if (host_backend) need.host += need.device, need.device = 0;
   double mine[5] = {double(rt.hosts.host_index), double(rt.gpu), need.device, need.host, 0};
   const double free_device = host_backend ? 0.0 : double(rt.kernels->available_memory());
   const int ranks = comm_size(comm);
-  std::vector<double> all(6 * std::size_t(ranks));
-  const double row[6] = {mine[0], mine[1],     mine[2],
-                         mine[3], free_device, double(host_available_memory())};
-  HALO3D_MPI_CHECK(MPI_Allgather(row, 6, MPI_DOUBLE, all.data(), 6, MPI_DOUBLE, comm));
+  std::vector<double> all(7 * std::size_t(ranks));
+  double host_free = double(host_available_memory());
+  host_free = host_free > 0 ? std::min(host_free, cgroup_memory_left()) : 0.0;
+  // A rank's own limit covers its host memory (on the host backend, the fields too).
+  const double as_left = std::min(address_space_left(), 1e300);
+  const double row[7] = {mine[0], mine[1], mine[2], mine[3], free_device, host_free, as_left};
+  HALO3D_MPI_CHECK(MPI_Allgather(row, 7, MPI_DOUBLE, all.data(), 7, MPI_DOUBLE, comm));
   for (int r = 0; r < ranks; ++r) {
-    const double* a = &all[6 * std::size_t(r)];
+    const double* a = &all[7 * std::size_t(r)];
+    if (a[3] > a[6])
+      throw BadInput("not enough address space: rank " + std::to_string(r) + " needs " + gib(a[3]) +
+                     " but its limit (ulimit -v) leaves " + gib(a[6]) +
+                     "; raise the limit, use more ranks or a smaller --grid");
     double dev = 0, host = 0, free_dev = a[4], free_host = a[5];
     int on_gpu = 0, on_host = 0;
     for (int q = 0; q < ranks; ++q) {
-      const double* b = &all[6 * std::size_t(q)];
+      const double* b = &all[7 * std::size_t(q)];
       if (b[0] != a[0]) continue;
       ++on_host, host += b[3], free_host = std::min(free_host, b[5]);
       if (b[1] == a[1] && a[1] >= 0) ++on_gpu, dev += b[2], free_dev = std::min(free_dev, b[4]);

@@ -14,6 +14,21 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
+// sqrt(rr / bb): a relative residual from squared norms (b = 0: 0 when r = 0 too).
+double relative(double rr, double bb) {
+  if (bb == 0) return rr == 0 ? 0.0 : std::numeric_limits<double>::infinity();
+  return std::sqrt(rr / bb);
+}
+
+// v holds a vector times `scale` (a power of two): make it the vector times `target`, in at
+// most two exact passes (the problem's units in between, so the factor cannot overflow).
+void rescale(Kernels& k, const Layout& l, Buffer& v, double& scale, double target) {
+  if (scale == target) return;
+  if (scale != 1.0) k.axpby(l, 1.0 / scale, v.data(), 0.0, v.data());
+  if (target != 1.0) k.axpby(l, target, v.data(), 0.0, v.data());
+  scale = target;
+}
+
 // Reads the backend's local partial sums and returns their global values.
 class Reducer {
  public:
@@ -36,6 +51,19 @@ class Reducer {
 
 // CG, preconditioned when pc is given (z = M^{-1} r, the textbook PCG recurrences);
 // without one, z is r itself and the iterates are plain CG's.
+//
+// Scaled: the iteration runs on b s and x s, s = norm_scale(b) (a power of two that puts
+// max|b s| in [1, 2)), so that squares of b and of the residual neither overflow nor
+// underflow whatever the problem's magnitude (b = 1e-170 or 1e300). A power of two is
+// exact, so the iterates are the unscaled ones times s bit for bit (in the normal range),
+// and relative residuals do not change. x is held scaled while iterating (state() and the
+// checkpoints hold the scaled vectors); solution() returns it in the problem's units.
+//
+// A recurrence that runs out (r.z, p.Ap or r.r exactly 0: the residual has reached the
+// underflow floor, or x is exact) is not a breakdown: the residual is recomputed from b - A x
+// and CG starts over from there (with --tol 0 this keeps a fixed iteration count going);
+// only when the true residual is exactly 0 is x the answer. Negative or NaN curvature is a
+// breakdown.
 class Cg final : public Method {
  public:
   Cg(DistributedOperator& op, MPI_Comm comm, Timers& t, const Buffer& b, double tol,
@@ -43,6 +71,7 @@ class Cg final : public Method {
       : op_(op),
         pc_(pc),
         k_(op.kernels()),
+        comm_(comm),
         red_(k_, comm, t),
         t_(t),
         b_(b),
@@ -53,29 +82,34 @@ class Cg final : public Method {
         ap_(k_, b.size()),
         points_(op.global_points()) {
     if (pc_) z_ = Buffer(k_, b.size());
-    k_.dot(op_.layout(), b_.data(), b_.data(), 0);
-    bnorm_ = std::sqrt(red_.sum());
+    scale_b();  // a restart's state continues with this scale (the same b gives the same s)
   }
   std::string name() const override { return "cg"; }
 
   void start() override {
     // b may have changed since construction (implicit time steps reuse one CG).
-    k_.dot(op_.layout(), b_.data(), b_.data(), 0);
-    bnorm_ = std::sqrt(red_.sum());
+    scale_b();
     // From the x held (0 unless the caller set it), so any x0 is right.
-    op_.residual(b_.data(), x_.data(), r_.data(), 0);
-    rr_ = red_.sum();
-    const double* z = precondition();
-    ScopedTimer t(t_.compute);
-    k_.axpby(op_.layout(), 1.0, z, 0.0, p_.data());
+    set_x_scale(s_);
+    if (bnorm_ == 0) {  // b = 0: x = 0 is exact
+      ScopedTimer t(t_.compute);
+      k_.axpby(op_.layout(), 0.0, x_.data(), 0.0, x_.data());
+      rr_ = rz_ = 0;
+      return;
+    }
+    recompute_residual();
   }
 
   Step step() override {
-    if (bnorm_ == 0) return {0.0, false, true};      // b = 0: x = 0 is exact
-    if (pc_ && rz_ == 0) return {0.0, false, true};  // r = 0: x is exact already
-    op_.apply(p_.data(), ap_.data(), 0);
-    const double pap = red_.sum();
-    if (!(pap > 0) || !std::isfinite(pap))
+    set_x_scale(s_);
+    if (bnorm_ == 0) return {0.0, false, true};                        // b = 0: x = 0 is exact
+    if (rz_ == 0 && !recompute_residual()) return {0.0, false, true};  // r = 0: x is exact
+    double pap = curvature();
+    if (pap == 0) {  // p.Ap underflowed: the recurrence is at its floor; start over
+      if (!recompute_residual()) return {0.0, false, true};
+      pap = curvature();
+    }
+    if (!(pap > 0))
       throw Error(kExitBreakdown, "CG breakdown: p.Ap = " + std::to_string(pap) +
                                       " (operator not positive definite, or NaN/Inf in the data)");
     const double alpha = rz_ / pap;
@@ -85,22 +119,38 @@ class Cg final : public Method {
     }
     const double rr_new = red_.sum();
     const double rel = std::sqrt(rr_new) / bnorm_;
-    if (pc_ && rel <= tol_) return {rel, true, true};  // x is the answer: no new direction
+    const bool done = tol_ > 0 && rel <= tol_;  // --tol 0: a fixed count, never done early
+    if (pc_ && done) return {rel, true, true};  // x is the answer: no new direction
     const double rz_old = rz_;
     rr_ = rr_new;
     const double* z = precondition();
-    const double beta = rz_ / rz_old;
-    {
-      ScopedTimer t(t_.compute);
-      k_.axpby(op_.layout(), 1.0, z, beta, p_.data());
-    }
-    return {rel, true, rel <= tol_};
+    next_direction(z, rz_ / rz_old);  // rz_ 0: the next step starts over
+    return {rel, true, done};
   }
 
-  std::vector<StateVector> state() override { return {{"x", &x_}, {"r", &r_}, {"p", &p_}}; }
+  double true_relative_residual() override {
+    set_x_scale(1.0);  // x as solution() returns it (exact back up: no bit of it is lost)
+    set_x_scale(s_);
+    {
+      ScopedTimer t(t_.compute);
+      k_.axpby(op_.layout(), s_, b_.data(), 0.0, ap_.data());
+    }
+    op_.residual(ap_.data(), x_.data(), r_.data(), 0);
+    rr_ = red_.sum();
+    rz_ = 0;  // a further step() starts over from this residual
+    return relative(rr_, bb_);
+  }
+
+  std::vector<StateVector> state() override {
+    set_x_scale(s_);
+    return {{"x", &x_}, {"r", &r_}, {"p", &p_}};
+  }
   std::vector<double> scalars() const override { return {rz_}; }
   void set_scalars(const std::vector<double>& s) override { rz_ = s.at(0); }
-  Buffer& solution() override { return x_; }
+  Buffer& solution() override {
+    set_x_scale(1.0);
+    return x_;
+  }
   // apply: read p, write Ap; update: read p, Ap, x, r, write x, r; axpby: read r (or z), p,
   // write p; preconditioned: the preconditioner's traffic (r.z comes with its last sweep).
   double bytes_per_iteration() const override {
@@ -108,8 +158,48 @@ class Cg final : public Method {
   }
 
  private:
+  // s and ||b s|| (ap_ holds b s until the next operator application).
+  void scale_b() {
+    s_ = norm_scale(k_, op_.layout(), b_.data(), comm_);
+    {
+      ScopedTimer t(t_.compute);
+      k_.axpby(op_.layout(), s_, b_.data(), 0.0, ap_.data());
+    }
+    k_.dot(op_.layout(), ap_.data(), ap_.data(), 0);
+    bb_ = red_.sum();
+    bnorm_ = std::sqrt(bb_);
+  }
+  // x_ holds x times x_scale_: make it x times `target` (exact: powers of two).
+  void set_x_scale(double target) {
+    ScopedTimer t(t_.compute);
+    rescale(k_, op_.layout(), x_, x_scale_, target);
+  }
+  // p.Ap, into ap_.
+  double curvature() {
+    op_.apply(p_.data(), ap_.data(), 0);
+    return red_.sum();
+  }
+  // r = b s - A x s from scratch, z = M^{-1} r, p = z; false when r is exactly 0 (x exact).
+  bool recompute_residual() {
+    {
+      ScopedTimer t(t_.compute);
+      k_.axpby(op_.layout(), s_, b_.data(), 0.0, ap_.data());
+    }
+    op_.residual(ap_.data(), x_.data(), r_.data(), 0);
+    rr_ = red_.sum();
+    const double* z = precondition();
+    next_direction(z, 0.0);
+    return rz_ > 0;
+  }
+  void next_direction(const double* z, double beta) {
+    ScopedTimer t(t_.compute);
+    k_.axpby(op_.layout(), 1.0, z, beta, p_.data());
+  }
   // z = M^{-1} r and rz_ = r.z; without a preconditioner z is r and r.z the r.r just summed.
   const double* precondition() {
+    if (!(rr_ >= 0) || !std::isfinite(rr_))
+      throw Error(kExitBreakdown, "CG breakdown: r.r = " + std::to_string(rr_) +
+                                      " (NaN/Inf in the data, or the solve diverged)");
     if (!pc_ || rr_ == 0) {  // r = 0 (b = 0, or x exact): z = M^{-1} r = 0 = r
       rz_ = rr_;
       return r_.data();
@@ -119,7 +209,8 @@ class Cg final : public Method {
       pc_->apply(r_.data(), z_.data(), 0);  // and r.z into slot 0
     }
     rz_ = red_.sum();
-    if (!(rz_ > 0) || !std::isfinite(rz_))
+    // 0: z underflowed (r at the floor of the preconditioner's precision); not a breakdown.
+    if (!(rz_ >= 0) || !std::isfinite(rz_))
       throw Error(kExitBreakdown, "PCG breakdown: r.z = " + std::to_string(rz_) +
                                       " (preconditioner not positive definite, or NaN/Inf)");
     return z_.data();
@@ -128,55 +219,83 @@ class Cg final : public Method {
   DistributedOperator& op_;
   Preconditioner* pc_;
   Kernels& k_;
+  MPI_Comm comm_;
   Reducer red_;
   Timers& t_;
   const Buffer& b_;
   double tol_;
   Buffer x_, r_, p_, ap_, z_;
-  double points_, bnorm_ = 0, rr_ = 0, rz_ = 0;
+  double points_, bb_ = 0, bnorm_ = 0, rr_ = 0, rz_ = 0;
+  double s_ = 1;        // the scale of b, r, p, z, and of x while iterating
+  double x_scale_ = 1;  // x_ holds x times this: s_ while iterating, 1 in the problem's units
 };
 
+// Scaled as CG is (see there) when max|f| is outside [2^-256, 2^256], where squares of f or
+// of the residual could leave the double range; then a scaled copy of f is kept (one more
+// vector, only for such problems).
 class Jacobi final : public Method {
  public:
   Jacobi(DistributedOperator& op, MPI_Comm comm, Timers& t, const Buffer& f, double tol)
       : op_(op),
         k_(op.kernels()),
         red_(k_, comm, t),
-        f_(f),
+        f_(f.data()),
         tol_(tol),
         u_(k_, f.size()),
         unew_(k_, f.size()),
         points_(op.global_points()) {
-    k_.dot(op_.layout(), f_.data(), f_.data(), 0);
-    fnorm_ = std::sqrt(red_.sum());
+    const double s = norm_scale(k_, op_.layout(), f.data(), comm);
+    if (s < 0x1p-256 || s > 0x1p+256) {
+      s_ = s;
+      fs_ = Buffer(k_, f.size());
+      k_.axpby(op_.layout(), s_, f.data(), 0.0, fs_.data());
+      f_ = fs_.data();
+    }
+    k_.dot(op_.layout(), f_, f_, 0);
+    ff_ = red_.sum();
+    fnorm_ = std::sqrt(ff_);
   }
   std::string name() const override { return "jacobi"; }
   void start() override {}
 
   Step step() override {
+    rescale(k_, op_.layout(), u_, u_scale_, s_);
     // One sweep gives the residual of the current iterate and the next iterate; when the
     // current one is already good enough it is kept and the sweep's output is dropped.
-    op_.jacobi(f_.data(), u_.data(), unew_.data(), 0);
+    op_.jacobi(f_, u_.data(), unew_.data(), 0);
     const double rr = red_.sum();
     const double rel = fnorm_ > 0 ? std::sqrt(rr) / fnorm_ : 0.0;
     if (rel <= tol_) return {rel, false, true};
     u_.swap(unew_);
     return {rel, true, false};
   }
-  std::vector<StateVector> state() override { return {{"u", &u_}}; }
+  double true_relative_residual() override {       // a sweep into unew_, which is dropped
+    rescale(k_, op_.layout(), u_, u_scale_, 1.0);  // u as solution() returns it
+    rescale(k_, op_.layout(), u_, u_scale_, s_);
+    op_.jacobi(f_, u_.data(), unew_.data(), 0);
+    return relative(red_.sum(), ff_);
+  }
+  std::vector<StateVector> state() override {
+    rescale(k_, op_.layout(), u_, u_scale_, s_);
+    return {{"u", &u_}};
+  }
   std::vector<double> scalars() const override { return {}; }
   void set_scalars(const std::vector<double>&) override {}
-  Buffer& solution() override { return u_; }
+  Buffer& solution() override {
+    rescale(k_, op_.layout(), u_, u_scale_, 1.0);
+    return u_;
+  }
   double bytes_per_iteration() const override { return 3.0 * 8.0 * points_; }  // f, u, unew
 
  private:
   DistributedOperator& op_;
   Kernels& k_;
   Reducer red_;
-  const Buffer& f_;
+  const double* f_;  // f, or its scaled copy fs_
   double tol_;
-  Buffer u_, unew_;
-  double points_, fnorm_ = 0;
+  Buffer u_, unew_, fs_;
+  double points_, ff_ = 0, fnorm_ = 0, s_ = 1;
+  double u_scale_ = 1;  // u_ holds u times this (s_ while iterating)
 };
 
 class Heat final : public Method {
@@ -225,6 +344,18 @@ class Heat final : public Method {
 };
 
 }  // namespace
+
+double norm_scale(Kernels& k, const Layout& l, const double* b, MPI_Comm comm) {
+  double m = k.max_abs(l, b);
+  if (std::isnan(m)) m = std::numeric_limits<double>::infinity();
+  HALO3D_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &m, 1, MPI_DOUBLE, MPI_MAX, comm));
+  if (!std::isfinite(m))
+    throw Error(kExitBreakdown, "the right-hand side holds NaN or Inf (it overflowed?)");
+  if (m == 0) return 1.0;
+  int e = 0;
+  std::frexp(m, &e);                              // m = f 2^e, f in [0.5, 1)
+  return std::ldexp(1.0, std::min(1 - e, 1022));  // m s in [1, 2) (subnormal m: up to 2^1022)
+}
 
 std::unique_ptr<Method> make_cg(DistributedOperator& op, MPI_Comm comm, Timers& t, const Buffer& b,
                                 double tol, Preconditioner* pc) {

@@ -4,6 +4,7 @@
 #include <mpi.h>
 
 #include <functional>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -33,6 +34,11 @@ class Method {
     bool converged;            // reached tol: the held iterate is the answer
   };
   virtual bool has_residual() const { return true; }
+  // ||b - A x|| / ||b|| of the iterate held (x as solution() returns it), recomputed from scratch
+  // (not the recurrence's), from vectors scaled as the method scales them (no square overflows or
+  // underflows); NaN for methods without a residual. Collective. CG starts over from it if stepped
+  // again.
+  virtual double true_relative_residual() { return std::numeric_limits<double>::quiet_NaN(); }
   virtual Step step() = 0;
   // Vectors and scalars that, restored, make the next step() bitwise the same.
   virtual std::vector<StateVector> state() = 0;
@@ -61,6 +67,11 @@ std::unique_ptr<Method> make_heat(DistributedOperator& op, Timers& t, const Buff
 std::unique_ptr<Method> make_method(const SolveOptions& o, double dt, DistributedOperator& op,
                                     MPI_Comm comm, Timers& t, const Buffer& source,
                                     Preconditioner* pc = nullptr, const Buffer* boundary = nullptr);
+// The power of two s that puts max|b s| over all ranks in [1, 2) (1 when b = 0; at most
+// 2^1022): dot products of b s cannot overflow or underflow. Collective; throws
+// Error(kExitBreakdown) on every rank when b holds NaN or Inf.
+double norm_scale(Kernels& k, const Layout& l, const double* b, MPI_Comm comm);
+
 // Whether `o` asks for a preconditioned CG (the caller builds the preconditioner).
 bool uses_preconditioner(const SolveOptions& o);
 
