@@ -115,6 +115,10 @@ expect_error("seed negative", ["solve", "--seed", "-1"], 2, "--seed")
 expect_error("seed beyond 2^64-1", ["solve", "--seed", "18446744073709551616"], 2, "--seed")
 expect_error("checkpoint-every beyond long", ["solve", "--checkpoint-every", "1e30"], 2, "--checkpoint-every")
 expect_error("progress negative", ["solve", "--progress", "-1"], 2, "--progress")
+# A mistyped command names the commands and the nearest one (CLI11 alone: "A subcommand is
+# required").
+expect_error("mistyped command", ["solv"], 2, "unknown command 'solv'; did you mean 'solve'? (commands: solve, bench, info, probe)", ranks=1)
+expect_error("unknown command", ["frobnicate", "--grid", "8,8,8"], 2, "unknown command 'frobnicate' (commands:", ranks=1)
 expect_error("progress nan", ["solve", "--progress", "nan"], 2, "--progress")
 expect_error("progress not a number", ["solve", "--progress", "5s"], 2, "--progress")
 expect_error("verify neither on nor off", ["solve", "--verify", "no"], 2, "--verify")

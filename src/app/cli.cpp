@@ -741,6 +741,28 @@ void finish_probe(const CLI::App* probe, const ProbeArgs& a, ProbeOptions& pr) {
 
 }  // namespace
 
+namespace {
+
+// "halo3d solv": the word is no command (CLI11 says only "A subcommand is required"); name
+// the commands and the nearest one.
+std::string unknown_command(const CLI::App& app, int argc, char** argv) {
+  if (argc < 2 || argv[1][0] == '-') return "";
+  const std::string typed = argv[1];
+  std::string names, best;
+  std::size_t best_d = 3;
+  for (const CLI::App* sub : app.get_subcommands({})) {
+    const std::string& n = sub->get_name();
+    if (n == typed) return "";
+    names += (names.empty() ? "" : ", ") + n;
+    const std::size_t d = edit_distance(typed, n);
+    if (d < best_d) best_d = d, best = n;
+  }
+  return "unknown command '" + printable(typed, 60) + "'" +
+         (best.empty() ? "" : "; did you mean '" + best + "'?") + " (commands: " + names + ")";
+}
+
+}  // namespace
+
 Command parse_command_line(int argc, char** argv) {
   Command cmd;
   CLI::App app{"halo3d: domain-decomposed 3D stencil and CG solver (MPI, CUDA, parallel HDF5)",
@@ -784,8 +806,10 @@ Command parse_command_line(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     cmd.exit_code = kExitBadInput;
     const auto subs = app.get_subcommands();
+    const std::string unknown = subs.empty() ? unknown_command(app, argc, argv) : "";
     const std::string hint = suggestion(subs.empty() ? app : *subs.front(), e.what());
-    cmd.message = std::string("halo3d: error: ") + printable(e.what(), 400) + hint + "\n";
+    cmd.message =
+        "halo3d: error: " + (unknown.empty() ? printable(e.what(), 400) + hint : unknown) + "\n";
   } catch (const Error& e) {  // BadInput, or a feature this build lacks
     cmd.exit_code = e.code();
     cmd.message = std::string("halo3d: error: ") + printable(e.what(), 400) + "\n";
