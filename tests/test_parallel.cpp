@@ -92,13 +92,8 @@ std::vector<double> exact_discrete(const SolveOptions& o) {
 TEST(Halo, GhostsHoldTheNeighboursValues) {
   for (const Int3& procs : process_grids(world_size())) {
     const Int3 grid{11, 6, 9};
-    RuntimeOptions ro;
-    ro.grid = grid;
-    ro.procs = procs;
-    ro.backend = backend_under_test();
-    ro.stencil = Stencil::laplacian(1, 1, 1);
     if (procs[0] > grid[0] || procs[1] > grid[1] || procs[2] > grid[2]) continue;
-    auto rt = make_runtime(ro, MPI_COMM_WORLD);
+    auto rt = make_runtime(test::laplacian_runtime(grid, procs), MPI_COMM_WORLD);
     const Decomposition& d = rt->decomp;
     const Layout l = d.layout();
     auto value = [&](int gi, int gj, int gk) {
@@ -140,12 +135,7 @@ TEST(Halo, ExchangeFillsEdgesAndCorners) {
   };
   for (const Int3& procs : process_grids(world_size())) {
     if (procs[0] > grid[0] || procs[1] > grid[1] || procs[2] > grid[2]) continue;
-    RuntimeOptions ro;
-    ro.grid = grid;
-    ro.procs = procs;
-    ro.backend = backend_under_test();
-    ro.stencil = Stencil::laplacian(1, 1, 1);
-    auto rt = make_runtime(ro, MPI_COMM_WORLD);
+    auto rt = make_runtime(test::laplacian_runtime(grid, procs), MPI_COMM_WORLD);
     const Decomposition& d = rt->decomp;
     const Layout l = d.layout();
     std::vector<double> h(l.padded_size(), -1.0);  // stale ghosts

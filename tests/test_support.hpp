@@ -30,6 +30,19 @@ inline Backend backend_under_test() {
   return choice<Backend>(b ? b : "host");
 }
 
+// A runtime's options for the plain Laplacian (unit coefficients) on `grid`, on the backend
+// under test: what the halo and transport tests build their runtimes from.
+inline RuntimeOptions laplacian_runtime(const Int3& grid, const Int3& procs = {0, 0, 0},
+                                        Transport halo = Transport::auto_) {
+  RuntimeOptions ro;
+  ro.grid = grid;
+  ro.procs = procs;
+  ro.backend = backend_under_test();
+  ro.halo = halo;
+  ro.stencil = Stencil::laplacian(1, 1, 1);
+  return ro;
+}
+
 // All factorisations of n into three factors: every process grid of n ranks.
 inline std::vector<Int3> process_grids(int n) {
   std::vector<Int3> out;

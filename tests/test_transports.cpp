@@ -197,13 +197,7 @@ void repeated_exchanges(const std::string& types) {
   const Int3 grid{11, 6, 9};
   for (const Int3& procs : process_grids(world_size())) {
     if (procs[0] > grid[0] || procs[1] > grid[1] || procs[2] > grid[2]) continue;
-    RuntimeOptions ro;
-    ro.grid = grid;
-    ro.procs = procs;
-    ro.backend = backend_under_test();
-    ro.halo = Transport::mpi;
-    ro.stencil = Stencil::laplacian(1, 1, 1);
-    auto rt = make_runtime(ro, MPI_COMM_WORLD);
+    auto rt = make_runtime(test::laplacian_runtime(grid, procs, Transport::mpi), MPI_COMM_WORLD);
     const Decomposition& d = rt->decomp;
     const Layout l = d.layout();
     const HaloPlan plan = HaloPlan::build(d);
@@ -236,12 +230,7 @@ TEST(Transports, RepeatedFloatExchangesDeliverTheNeighboursValues) { repeated_ex
 TEST(Transports, DoubleAndFloatExchangesInterleaved) { repeated_exchanges("dfdffddf"); }
 
 TEST(Transports, AutoPicksTheFastestAvailable) {
-  RuntimeOptions ro;
-  ro.grid = {16, 12, 10};
-  ro.backend = backend_under_test();
-  ro.halo = Transport::auto_;
-  ro.stencil = Stencil::laplacian(1, 1, 1);
-  auto rt = make_runtime(ro, MPI_COMM_WORLD);
+  auto rt = make_runtime(test::laplacian_runtime({16, 12, 10}), MPI_COMM_WORLD);
   const HaloSelection& s = rt->halo_selection;
   EXPECT_EQ(s.requested, Transport::auto_);
   EXPECT_EQ(s.chosen, rt->op->transport().kind());
@@ -262,11 +251,8 @@ TEST(Transports, AutoPicksTheFastestAvailable) {
 
 TEST(Transports, UnavailableTransportsFailAlikeWithExitCode6) {
   auto attempt = [](const std::string& halo) -> std::optional<Error> {
-    RuntimeOptions ro;
-    ro.grid = {8, 8, 8};
-    ro.backend = backend_under_test();
-    ro.halo = test::choice<Transport>(halo);
-    ro.stencil = Stencil::laplacian(1, 1, 1);
+    const RuntimeOptions ro =
+        test::laplacian_runtime({8, 8, 8}, {0, 0, 0}, test::choice<Transport>(halo));
     try {
       make_runtime(ro, MPI_COMM_WORLD);
     } catch (const Error& e) {
@@ -285,11 +271,8 @@ TEST(Transports, UnavailableTransportsFailAlikeWithExitCode6) {
     return;
   }
   // CUDA: NCCL refuses two ranks on one GPU before calling NCCL (no hang).
-  RuntimeOptions ro;
-  ro.grid = {8, 8, 8};
+  RuntimeOptions ro = test::laplacian_runtime({8, 8, 8}, {0, 0, 0}, Transport::mpi);
   ro.backend = Backend::cuda;
-  ro.halo = Transport::mpi;
-  ro.stencil = Stencil::laplacian(1, 1, 1);
   auto rt = make_runtime(ro, MPI_COMM_WORLD);
   const bool shared =
       !shared_gpu(gather_rank_gpus(*rt->kernels, rt->hosts, MPI_COMM_WORLD), rt->hosts).empty();
@@ -312,11 +295,8 @@ TEST(Transports, UnavailableTransportsFailAlikeWithExitCode6) {
 TEST(Transports, OverlapMeasurementWorksForEveryTransport) {
   if (world_size() == 1) GTEST_SKIP() << "no halo on one rank";
   for (const std::string& t : kTransports) {
-    RuntimeOptions ro;
-    ro.grid = {20, 16, 12};
-    ro.backend = backend_under_test();
-    ro.halo = test::choice<Transport>(t);
-    ro.stencil = Stencil::laplacian(1, 1, 1);
+    const RuntimeOptions ro =
+        test::laplacian_runtime({20, 16, 12}, {0, 0, 0}, test::choice<Transport>(t));
     std::unique_ptr<Runtime> rt;
     try {
       rt = make_runtime(ro, MPI_COMM_WORLD);
