@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <type_traits>
 
+#include "box_gather.hpp"
 #include "errors.hpp"
 #include "nvtx.hpp"
 #include "point_ops.hpp"
@@ -221,7 +222,6 @@ struct MgVectors {
   // Double: level 0 uses only y and w (b and x are the caller's); mixed: all four.
   BasicBuffer<T> b, x, y, w;
   BasicBuffer<T> restricted;  // where the level gathers: its own coarse points, then gathered
-  std::vector<T> host_local, host_global;
 };
 
 struct Multigrid::Level {
@@ -247,7 +247,7 @@ struct Multigrid::Level {
   // correction from that whole grid into this rank's box.
   bool gathers = false;
   TransferOp up;
-  std::vector<int> boxes;  // offset[3], count[3] of every rank's own coarse points
+  std::unique_ptr<BoxGather> gather;  // every rank's own coarse points into the whole grid
 };
 
 Multigrid::~Multigrid() = default;
@@ -350,8 +350,11 @@ Multigrid::Multigrid(Runtime& rt, const MgOptions& o, DistributedOperator* fine)
         F.d.restricted = Buffer(k, n);
       int mine[6];
       for (int a = 0; a < 3; ++a) mine[a] = own.offset[a], mine[3 + a] = own.count[a];
-      F.boxes.resize(6 * std::size_t(ranks));
-      HALO3D_MPI_CHECK(MPI_Allgather(mine, 6, MPI_INT, F.boxes.data(), 6, MPI_INT, cart));
+      std::vector<int> boxes(6 * std::size_t(ranks));
+      HALO3D_MPI_CHECK(MPI_Allgather(mine, 6, MPI_INT, boxes.data(), 6, MPI_INT, cart));
+      // Over CUDA IPC where the halo goes over it (every rank on one host), else via host.
+      const bool ipc = fine->transport().kind() == Transport::ipc;
+      F.gather = make_box_gather(k, boxes, C.grid, cart, rt.hosts, rt.peer, ipc);
     } else {
       F.down = make_transfer(k, F.decomp, C.decomp);
     }
@@ -437,10 +440,12 @@ std::string Multigrid::describe() const {
     s += (l ? " " : "") + std::to_string(g[0]) + "x" + std::to_string(g[1]) + "x" +
          std::to_string(g[2]) + (levels_[l]->distributed ? "" : "*");
   }
+  std::string gathered;
+  for (const auto& L : levels_)
+    if (L->gathers) gathered = "; * = gathered on every rank (via " + L->gather->describe() + ")";
   return s + "), " + (mixed_ ? "float V-cycle (mixed precision), " : "") + to_string(o_.smoother) +
          " " + std::to_string(o_.smooth) + "+" + std::to_string(o_.smooth) + ", coarsest " +
-         std::to_string(levels_.back()->steps.size()) + " Chebyshev steps" +
-         (levels_.back()->distributed ? "" : "; * = gathered on every rank");
+         std::to_string(levels_.back()->steps.size()) + " Chebyshev steps" + gathered;
 }
 
 // Runs the steps from the iterate in x (from_zero: from x = 0, whatever x holds),
@@ -505,7 +510,7 @@ T* Multigrid::cycle(std::size_t l, const T* b, T* x, T* y, int slot) {
   MgVectors<T>& CV = C.v<T>();
   L.A->exchange(V.w.data());
   k.restrict_to(L.down.t, V.w.data(), L.gathers ? V.restricted.data() : CV.b.data());
-  if (L.gathers) gather<T>(L, CV.b.data());
+  if (L.gathers) L.gather->gather(V.restricted.data(), CV.b.data());
   T* e = cycle(l + 1, CV.b.data(), CV.x.data(), CV.y.data(), kNoReduction);
   if (!L.gathers) C.A->exchange(e);  // a gathered e is whole on every rank
   k.prolong_add(L.gathers ? L.up.t : L.down.t, e, u);
@@ -518,52 +523,6 @@ void Multigrid::cycle_from(std::size_t l) {
     cycle(l, L.f.b.data(), L.f.x.data(), L.f.y.data(), kNoReduction);
   else
     cycle(l, L.d.b.data(), L.d.x.data(), L.d.y.data(), kNoReduction);
-}
-
-namespace {
-// f(i, j, k) over a box of n[0] x n[1] x n[2] points, x fastest.
-template <class F>
-void for_box(const int* n, F&& f) {
-  for (int kk = 0; kk < n[2]; ++kk)
-    for (int j = 0; j < n[1]; ++j)
-      for (int i = 0; i < n[0]; ++i) f(i, j, kk);
-}
-}  // namespace
-
-// This rank's restricted coarse points (L.restricted) to the whole coarse grid `whole` on
-// every rank. Staged through host memory once per cycle: the MPI need not take device
-// pointers.
-template <class T>
-void Multigrid::gather(Level& L, T* whole) {
-  HALO3D_NVTX_RANGE("multigrid gather");
-  Kernels& k = *rt_.kernels;
-  MgVectors<T>& V = L.v<T>();
-  const Layout own = L.down.t.coarse, all = L.up.t.coarse;
-  download_to(k, V.restricted.data(), own.padded_size(), V.host_local);
-  const int ranks = int(L.boxes.size() / 6);
-  std::vector<int> counts(ranks), displs(ranks);
-  int total = 0;
-  for (int r = 0; r < ranks; ++r) {
-    const int* box = &L.boxes[6 * std::size_t(r)];
-    counts[r] = box[3] * box[4] * box[5];
-    displs[r] = total;
-    total += counts[r];
-  }
-  std::vector<T> mine, gathered(static_cast<std::size_t>(total));
-  mine.reserve(own.interior_size());
-  const int own_n[3] = {own.nx, own.ny, own.nz};
-  for_box(own_n, [&](int i, int j, int kk) { mine.push_back(V.host_local[own.at(i, j, kk)]); });
-  HALO3D_MPI_CHECK(MPI_Allgatherv(mine.data(), int(mine.size()), mpi_datatype<T>(), gathered.data(),
-                                  counts.data(), displs.data(), mpi_datatype<T>(), rt_.cart.get()));
-  V.host_global.assign(all.padded_size(), T(0));
-  for (int r = 0; r < ranks; ++r) {
-    const int* box = &L.boxes[6 * std::size_t(r)];
-    std::size_t n = std::size_t(displs[r]);
-    for_box(box + 3, [&](int i, int j, int kk) {
-      V.host_global[all.at(box[0] + i, box[1] + j, box[2] + kk)] = gathered[n++];
-    });
-  }
-  upload_to(k, V.host_global, whole);
 }
 
 void Multigrid::apply(double* in, double* out, int slot) {

@@ -131,8 +131,6 @@ class Multigrid final : public Preconditioner {
             bool from_zero, int slot);
   static double smooth_bytes(const std::vector<std::array<double, 2>>& steps, bool from_zero);
   std::size_t swaps(std::size_t l) const;
-  template <class T>
-  void gather(Level& L, T* whole);
   void apply_mixed(double* in, double* out, int slot);
   void cycle_from(std::size_t l);  // the cycle on level l >= 1, on its own vectors
   Runtime& rt_;
