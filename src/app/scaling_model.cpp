@@ -240,12 +240,14 @@ double compute_s(const Setup& s, double bytes, int launches, const Int3& whole, 
   return std::max(moved, launches * s.c.floor_s);
 }
 
-// The halo terms of `exchanges` exchanges (`sweeps` of them with a sweep's shell launches).
-void add_halo(const Setup& s, const Exchange& e, int exchanges, int sweeps, Terms& t) {
-  const double launches = 2.0 * e.faces * exchanges + double(s.p.shell_kernels) * sweeps;
+// The halo terms of `exchanges` rounds that send `faces_sent` exchanges' worth of faces
+// (`sweeps` of them with a sweep's shell launches).
+void add_halo(const Setup& s, const Exchange& e, int exchanges, double faces_sent, int sweeps,
+              Terms& t) {
+  const double launches = 2.0 * e.faces * faces_sent + double(s.p.shell_kernels) * sweeps;
   t.halo_latency += exchanges * e.latency + launches * s.c.floor_s;
   t.halo_launches += launches * s.c.floor_s;
-  t.halo_bandwidth += exchanges * e.bandwidth;
+  t.halo_bandwidth += faces_sent * e.bandwidth;
 }
 
 // The gather below a level: its coarse points (the next level's `points`, this rank's own
@@ -309,11 +311,14 @@ LevelPrediction predict_level(const Setup& s, const std::vector<Level>& plan, st
   if (L.distributed && s.ranks > 1) {
     const int sweeps = coarsest ? steps - 1 : 2 * s.p.smooth;
     // The transfers: w before the restriction (gathering levels too), e before prolongation
-    // (unless the level above gathers, which makes this one gathered: not here).
-    out.exchanges = sweeps + (coarsest ? 0 : s.rounds) + (l > 0 ? s.rounds : 0);
+    // (unless the level above gathers, which makes this one gathered: not here); each
+    // sends every face once, one split axis per round (DistributedOperator::exchange).
+    const int transfers = int(!coarsest) + int(l > 0);
+    out.exchanges = sweeps + transfers * s.rounds;
+    out.faces_sent = sweeps + transfers;
     const Exchange e = busiest_exchange(s, L.boxes);
     out.face_bytes = e.bytes;
-    add_halo(s, e, out.exchanges, sweeps, out.t);
+    add_halo(s, e, out.exchanges, out.faces_sent, sweeps, out.t);
   }
   if (out.gathers)
     out.t.gather = gather_s(s, points_of(plan[l + 1].grid),
@@ -354,7 +359,7 @@ Prediction predict(const Calibration& c, const std::vector<Link>& links, const S
   const double share = s.shared ? ranks : 1;
   out.cg.compute = std::max(share * c.cg_s * local / points_of(c.m.grid), p.cg_kernels * c.floor_s);
   if (ranks > 1) {
-    add_halo(s, busiest_exchange(s, plan[0].boxes), 1, 1, out.cg);
+    add_halo(s, busiest_exchange(s, plan[0].boxes), 1, 1.0, 1, out.cg);
     const Wire& w = s.slowest();
     const double one = std::ceil(std::log2(double(ranks))) * w.collective_latency +
                        kSumBytes * (ranks - 1) / w.bandwidth;
@@ -392,6 +397,7 @@ nlohmann::json to_json(const Prediction& p) {
                       {"gathers", l.gathers},
                       {"exchanges", l.exchanges},
                       {"face_bytes_per_exchange", l.face_bytes},
+                      {"faces_sent_in_exchanges", l.faces_sent},
                       {"terms", terms_json(l.t)}});
   return {{"gpus", p.ranks},
           {"grid", p.grid},

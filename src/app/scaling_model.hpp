@@ -101,8 +101,9 @@ struct Terms {
 struct LevelPrediction {
   Int3 grid{}, box{};
   bool distributed = true, gathers = false;
-  int exchanges = 0;
-  double face_bytes = 0;  // per exchange, busiest rank
+  int exchanges = 0;      // rounds of messages, each waiting for the one before
+  double faces_sent = 0;  // the faces they send, in whole exchanges (each face once)
+  double face_bytes = 0;  // per whole exchange, busiest rank
   Terms t;
 };
 struct Prediction {

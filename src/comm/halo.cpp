@@ -35,15 +35,16 @@ namespace {
 // A message through face (axis, side) of the sender is tagged with that face.
 int face_tag(int axis, int side) { return 100 + 2 * axis + side; }
 
-// Face messages through MPI point-to-point: per face of the plan, a receive from its
+// Face messages through MPI point-to-point: per face of the plan on `axes`, a receive from its
 // neighbour into bufs[i] or a send from bufs[i], in T (face_buffer), tagged with the face it
 // leaves the sender through, so the two messages between a pair of ranks (periodic, or a
 // 2-rank axis) cannot swap. The requests are added to `reqs`.
 template <class T>
-void post_face_recvs(const HaloPlan& plan, std::vector<Buffer>& bufs, MPI_Comm comm,
+void post_face_recvs(const HaloPlan& plan, AxisMask axes, std::vector<Buffer>& bufs, MPI_Comm comm,
                      std::vector<Request>& reqs) {
   for (std::size_t i = 0; i < plan.faces.size(); ++i) {
     const HaloFace& f = plan.faces[i];
+    if (!in_axes(axes, f)) continue;
     HALO3D_MPI_CHECK(MPI_Irecv(face_buffer<T>(bufs[i]), int(f.points), mpi_datatype<T>(),
                                f.neighbor, face_tag(f.face.axis, 1 - f.face.side), comm,
                                reqs.emplace_back().for_recv()));
@@ -51,10 +52,11 @@ void post_face_recvs(const HaloPlan& plan, std::vector<Buffer>& bufs, MPI_Comm c
 }
 
 template <class T>
-void post_face_sends(const HaloPlan& plan, std::vector<Buffer>& bufs, MPI_Comm comm,
+void post_face_sends(const HaloPlan& plan, AxisMask axes, std::vector<Buffer>& bufs, MPI_Comm comm,
                      std::vector<Request>& reqs) {
   for (std::size_t i = 0; i < plan.faces.size(); ++i) {
     const HaloFace& f = plan.faces[i];
+    if (!in_axes(axes, f)) continue;
     HALO3D_MPI_CHECK(MPI_Isend(face_buffer<T>(bufs[i]), int(f.points), mpi_datatype<T>(),
                                f.neighbor, face_tag(f.face.axis, f.face.side), comm,
                                reqs.emplace_back().for_send()));
@@ -95,15 +97,17 @@ class MpiTransport final : public TypedTransport<MpiTransport> {
  private:
   friend class TypedTransport<MpiTransport>;
   template <class T>
-  void start_t(const T* u) {
+  void start_t(const T* u, AxisMask axes) {
     HALO3D_NVTX_RANGE("mpi start (pack, send)");
+    axes_ = axes;
     // The previous finish() may still be unpacking from the receive buffers.
     k_.synchronize(Lane::boundary);
     // Receives first, so a neighbour's eager send lands in its buffer directly.
-    post_face_recvs<T>(plan_, recv_, comm_, recvs_);
+    post_face_recvs<T>(plan_, axes, recv_, comm_, recvs_);
     k_.fence(Lane::interior, Lane::boundary);
     for (std::size_t i = 0; i < plan_.faces.size(); ++i) {
       const auto& f = plan_.faces[i];
+      if (!in_axes(axes, f)) continue;
       k_.pack(plan_.layout, f.face, u, face_buffer<T>(staged_ ? dev_send_[i] : send_[i]),
               Lane::boundary);
       if (staged_)
@@ -111,7 +115,7 @@ class MpiTransport final : public TypedTransport<MpiTransport> {
     }
     // MPI reads the buffers from the host's point of view: the packs must be done.
     k_.synchronize(Lane::boundary);
-    post_face_sends<T>(plan_, send_, comm_, sends_);
+    post_face_sends<T>(plan_, axes, send_, comm_, sends_);
   }
 
   template <class T>
@@ -121,6 +125,7 @@ class MpiTransport final : public TypedTransport<MpiTransport> {
     recvs_.clear();
     for (std::size_t i = 0; i < plan_.faces.size(); ++i) {
       const auto& f = plan_.faces[i];
+      if (!in_axes(axes_, f)) continue;
       if (staged_)
         k_.copy(face_buffer<T>(dev_recv_[i]), face_buffer<T>(recv_[i]), f.points, Lane::boundary);
       k_.unpack(plan_.layout, f.face, face_buffer<T>(staged_ ? dev_recv_[i] : recv_[i]), u,
@@ -134,6 +139,7 @@ class MpiTransport final : public TypedTransport<MpiTransport> {
   HaloPlan plan_;
   MPI_Comm comm_;
   bool device_messages_, staged_;
+  AxisMask axes_ = kAllAxes;                 // of the exchange in flight
   std::vector<Buffer> send_, recv_;          // what MPI sends and receives
   std::vector<Buffer> dev_send_, dev_recv_;  // staged_: the device side of send_ and recv_
   std::vector<Request> recvs_, sends_;       // pending ones released by ~Request

@@ -22,6 +22,13 @@ struct HaloFace {
   std::size_t points = 0;
 };
 
+// A set of axes (bit a: axis a). An exchange of all of them fills the ghosts a sweep
+// reads; one axis per round, in axis order, fills edges and corners too
+// (DistributedOperator::exchange), each face sent once.
+using AxisMask = unsigned;
+constexpr AxisMask kAllAxes = 7;
+inline bool in_axes(AxisMask axes, const HaloFace& f) { return (axes >> f.face.axis) & 1u; }
+
 struct HaloPlan {
   Layout layout;
   std::vector<HaloFace> faces;             // only faces with a neighbour, in (axis, side) order
@@ -38,12 +45,13 @@ class HaloTransport {
   std::string name() const { return to_string(kind()); }
   // What this rank detected and uses (one line, for the run's report).
   virtual std::string describe() const { return name(); }
-  // Send faces of u (interior boundary layers), receive into u's ghost layers. Either
-  // scalar type (a float multigrid V-cycle exchanges floats): each transport implements
-  // both with one template, moving faces of the type's size (face_buffer, mpi_datatype).
-  virtual void start(const double* u) = 0;
+  // Send faces of u (interior boundary layers), receive into u's ghost layers: the faces
+  // of the axes in `axes` only (bit a: axis a), which finish() completes. Either scalar
+  // type (a float multigrid V-cycle exchanges floats): each transport implements both
+  // with one template, moving faces of the type's size (face_buffer, mpi_datatype).
+  virtual void start(const double* u, AxisMask axes = kAllAxes) = 0;
   virtual void finish(double* u) = 0;
-  virtual void start(const float* u) = 0;
+  virtual void start(const float* u, AxisMask axes = kAllAxes) = 0;
   virtual void finish(float* u) = 0;
 };
 
@@ -52,8 +60,8 @@ class HaloTransport {
 template <class D>
 class TypedTransport : public HaloTransport {
  public:
-  void start(const double* u) final { self().start_t(u); }
-  void start(const float* u) final { self().start_t(u); }
+  void start(const double* u, AxisMask axes = kAllAxes) final { self().start_t(u, axes); }
+  void start(const float* u, AxisMask axes = kAllAxes) final { self().start_t(u, axes); }
   void finish(double* u) final { self().finish_t(u); }
   void finish(float* u) final { self().finish_t(u); }
 

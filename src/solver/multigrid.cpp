@@ -417,12 +417,15 @@ std::vector<MgLevelTraffic> Multigrid::level_traffic() const {
     const int sweeps = int(L.steps.size());
     const int rounds = L.A->split_axes();
     const bool coarsest = l + 1 == levels_.size();
-    // Pre-smoothing from zero (its first step does not sweep), the residual, post-smoothing.
-    t.exchanges = coarsest ? sweeps - 1 : 2 * sweeps;
-    if (!coarsest) t.exchanges += rounds;                          // w before the restriction
-    if (l > 0 && !levels_[l - 1]->gathers) t.exchanges += rounds;  // e before prolongation
-    t.messages = double(t.exchanges) * double(plan.faces.size());
-    t.bytes = double(t.exchanges) * double(plan.bytes_per_exchange()) * (mixed_ ? 0.5 : 1.0);
+    // Pre-smoothing from zero (its first step does not sweep), the residual, post-smoothing:
+    // all faces at once each.
+    const int sweep_exchanges = coarsest ? sweeps - 1 : 2 * sweeps;
+    // w before the restriction, e before prolongation: every face once, in `rounds` rounds.
+    const int transfers = int(!coarsest) + int(l > 0 && !levels_[l - 1]->gathers);
+    t.exchanges = sweep_exchanges + transfers * rounds;
+    const double faces_sent = double(sweep_exchanges + transfers);  // in whole exchanges
+    t.messages = faces_sent * double(plan.faces.size());
+    t.bytes = faces_sent * double(plan.bytes_per_exchange()) * (mixed_ ? 0.5 : 1.0);
   }
   return out;
 }

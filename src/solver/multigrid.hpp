@@ -94,9 +94,10 @@ struct MgLevelInfo {
   bool distributed = true;  // false: gathered, run on every rank
 };
 
-// One level's messages in one V-cycle, on this rank: halo exchanges (each one message per
-// face with a neighbour), the messages and bytes they send, and whether the level gathers
-// (one all-gather of its residual, staged through host memory, and a scatter back).
+// One level's messages in one V-cycle, on this rank: halo exchanges (rounds of messages
+// that wait for each other: a sweep's exchange is one, a transfer's one per split axis),
+// the messages and bytes they send, and whether the level gathers (one all-gather of its
+// coarse points; BoxGather).
 struct MgLevelTraffic {
   int exchanges = 0;
   double messages = 0, bytes = 0;

@@ -20,7 +20,10 @@ DistributedOperator::DistributedOperator(Kernels& k, const Decomposition& d, con
       overlap_(overlap),
       global_points_(double(d.global_points())),
       timers_(timers) {
-  for (int a = 0; a < 3; ++a) split_axes_ += d.procs[a] > 1;
+  for (int a = 0; a < 3; ++a) {
+    split_[a] = d.procs[a] > 1;
+    split_axes_ += split_[a];
+  }
   // Inner box: one layer in from every side, so it reads no ghost cell.
   const int n[3] = {layout_.nx, layout_.ny, layout_.nz};
   int lo[3], hi[3];
@@ -127,8 +130,9 @@ template <class T>
 void DistributedOperator::exchange_t(T* u) {
   HALO3D_NVTX_RANGE("halo exchange (edges and corners)");
   ScopedTimer t(timers_.halo);
-  for (int round = 0; round < split_axes_; ++round) {
-    transport_->start(u);
+  for (int a = 0; a < 3; ++a) {
+    if (!split_[a]) continue;
+    transport_->start(u, AxisMask(1) << a);
     transport_->finish(u);
   }
   k_.fence(Lane::boundary, Lane::interior);

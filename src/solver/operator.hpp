@@ -25,7 +25,7 @@ class DistributedOperator {
   Kernels& kernels() { return k_; }
   const HaloTransport& transport() const { return *transport_; }
   bool overlap() const { return overlap_; }
-  int split_axes() const { return split_axes_; }  // exchanges per exchange() call
+  int split_axes() const { return split_axes_; }  // rounds per exchange() call
   double global_points() const { return global_points_; }
 
   // out = A u (u's ghost layers are refreshed); slot += u.out
@@ -45,9 +45,10 @@ class DistributedOperator {
   void smooth(double cd, double cr, const float* f, float* u, const float* d_in, float* d_out,
               float* unew, int dot_slot = kNoReduction);
   // Refreshes every ghost point of u, edges and corners included (the multigrid transfers
-  // read them; a sweep's own exchange fills only what the stencil reads): one exchange of
-  // the wide faces per split axis of the process grid, each passing on the ghosts the
-  // previous one filled.
+  // read them; a sweep's own exchange fills only what the stencil reads): one round per
+  // split axis of the process grid, in axis order, each sending that axis's wide faces
+  // (ghost rim included), which pass on the ghosts the previous rounds filled. Each face
+  // goes once: the messages and bytes of one exchange, in split_axes() rounds.
   void exchange(double* u);
   void exchange(float* u);
 
@@ -76,7 +77,8 @@ class DistributedOperator {
   HaloPlan plan_;
   std::unique_ptr<HaloTransport> transport_;
   bool overlap_;
-  int split_axes_ = 0;  // axes the process grid splits: exchanges to fill every ghost
+  int split_axes_ = 0;  // axes the process grid splits: rounds to fill every ghost
+  bool split_[3] = {false, false, false};
   double global_points_;
   Timers& timers_;
   Region inner_;

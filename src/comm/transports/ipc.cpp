@@ -139,23 +139,25 @@ class IpcTransport final : public TypedTransport<IpcTransport> {
  private:
   friend class TypedTransport<IpcTransport>;
   template <class T>
-  void start_t(const T* u) {
+  void start_t(const T* u, AxisMask axes) {
     clean_ = false;
-    if (net_) net_->start(u);
+    if (net_) net_->start(u, axes);
+    for (Slot& s : slots_) s.active = in_axes(axes, s.face);
     if (slots_.empty()) return;
     {
       HALO3D_NVTX_RANGE("ipc post");
-      for (Slot& s : slots_) s.chan->post(), s.put = false;
+      for (Slot& s : slots_)
+        if (s.active) s.chan->post(), s.put = false;
     }
     k_.fence(Lane::interior, Lane::boundary);
     {
       HALO3D_NVTX_RANGE("ipc pack");
       for (Slot& s : slots_)
-        k_.pack(layout_, s.face.face, u, face_buffer<T>(s.send), Lane::boundary);
+        if (s.active) k_.pack(layout_, s.face.face, u, face_buffer<T>(s.send), Lane::boundary);
     }
     HALO3D_NVTX_RANGE("ipc send");
     for (Slot& s : slots_) {
-      if (s.chan->credit_request().test()) put<T>(s);
+      if (s.active && s.chan->credit_request().test()) put<T>(s);
     }
   }
 
@@ -165,14 +167,14 @@ class IpcTransport final : public TypedTransport<IpcTransport> {
       {
         HALO3D_NVTX_RANGE("ipc send (late credits)");
         for (Slot& s : slots_)
-          if (!s.put) {
+          if (s.active && !s.put) {
             s.chan->credit_request().wait();
             put<T>(s);
           }
       }
       HALO3D_NVTX_RANGE("ipc wait+unpack");
-      std::size_t left = slots_.size();
-      for (Slot& s : slots_) s.unpacked = false;
+      std::size_t left = 0;
+      for (Slot& s : slots_) s.unpacked = !s.active, left += s.active;
       while (left > 0)
         for (Slot& s : slots_) {
           if (s.unpacked) continue;
@@ -184,7 +186,8 @@ class IpcTransport final : public TypedTransport<IpcTransport> {
           s.unpacked = true;
           --left;
         }
-      for (Slot& s : slots_) s.chan->complete();
+      for (Slot& s : slots_)
+        if (s.active) s.chan->complete();
     }
     if (net_) net_->finish(u);
     clean_ = true;
@@ -194,6 +197,7 @@ class IpcTransport final : public TypedTransport<IpcTransport> {
     HaloFace face;
     std::unique_ptr<ipc::Channel> chan;
     Buffer send;
+    bool active = false;  // its axis is in the exchange in flight
     bool put = false, unpacked = false;
   };
   static int code(int axis, int side) { return 2 * axis + side; }

@@ -29,12 +29,13 @@ void copy_box(const Layout& from, const T* src, const Layout& to, const int* o, 
               cudaStream_t s) {
   if (from.interior_size() == 0) return;
   const std::size_t e = sizeof(T);
-  cudaMemcpy3DParms p{};
-  p.srcPtr = make_cudaPitchedPtr(const_cast<T*>(src), from.sy() * e, from.sy() * e, from.ny + 2);
-  p.dstPtr = make_cudaPitchedPtr(dst, to.sy() * e, to.sy() * e, to.ny + 2);
-  p.srcPos = make_cudaPos(Layout::kRowOffset * e, 1, 1);
-  p.dstPos = make_cudaPos((o[0] + Layout::kRowOffset) * e, o[1] + 1, o[2] + 1);
-  p.extent = make_cudaExtent(from.nx * e, from.ny, from.nz);
+  cudaMemcpy3DParms p{};  // pitched pointers, positions and extents in bytes along x
+  p.srcPtr = {const_cast<T*>(src), std::size_t(from.sy()) * e, std::size_t(from.sy()) * e,
+              std::size_t(from.ny) + 2};
+  p.dstPtr = {dst, std::size_t(to.sy()) * e, std::size_t(to.sy()) * e, std::size_t(to.ny) + 2};
+  p.srcPos = {Layout::kRowOffset * e, 1, 1};
+  p.dstPos = {(o[0] + Layout::kRowOffset) * e, std::size_t(o[1]) + 1, std::size_t(o[2]) + 1};
+  p.extent = {from.nx * e, std::size_t(from.ny), std::size_t(from.nz)};
   p.kind = cudaMemcpyDeviceToDevice;
   HALO3D_CUDA_CHECK(cudaMemcpy3DAsync(&p, s));
 }

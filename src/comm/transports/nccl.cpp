@@ -75,18 +75,21 @@ class NcclTransport final : public TypedTransport<NcclTransport> {
   }
 
   template <class T>
-  void start_t(const T* u) {
+  void start_t(const T* u, AxisMask axes) {
     clean_ = false;
+    axes_ = axes;
     HALO3D_NVTX_RANGE("nccl start");
     k_.fence(Lane::interior, Lane::boundary);
     for (std::size_t i = 0; i < plan_.faces.size(); ++i)
-      k_.pack(plan_.layout, plan_.faces[i].face, u, face_buffer<T>(send_[i]), Lane::boundary);
+      if (in_axes(axes, plan_.faces[i]))
+        k_.pack(plan_.layout, plan_.faces[i].face, u, face_buffer<T>(send_[i]), Lane::boundary);
     if (plan_.faces.empty()) return;
     // Stream order protects the buffers: the next pack comes after these sends, the
     // unpack after these receives, and the next receives after that unpack.
     HALO3D_NCCL_CHECK(ncclGroupStart());
     for (std::size_t i = 0; i < plan_.faces.size(); ++i) {
       const auto& f = plan_.faces[i];
+      if (!in_axes(axes, f)) continue;
       HALO3D_NCCL_CHECK(
           ncclRecv(face_buffer<T>(recv_[i]), f.points, nccl_type<T>(), f.neighbor, comm_, stream_));
       HALO3D_NCCL_CHECK(
@@ -99,7 +102,8 @@ class NcclTransport final : public TypedTransport<NcclTransport> {
   void finish_t(T* u) {
     HALO3D_NVTX_RANGE("nccl finish");
     for (std::size_t i = 0; i < plan_.faces.size(); ++i)
-      k_.unpack(plan_.layout, plan_.faces[i].face, face_buffer<T>(recv_[i]), u, Lane::boundary);
+      if (in_axes(axes_, plan_.faces[i]))
+        k_.unpack(plan_.layout, plan_.faces[i].face, face_buffer<T>(recv_[i]), u, Lane::boundary);
     clean_ = true;
   }
 
@@ -108,6 +112,7 @@ class NcclTransport final : public TypedTransport<NcclTransport> {
   cudaStream_t stream_ = nullptr;
   ncclComm_t comm_ = nullptr;
   std::vector<Buffer> send_, recv_;
+  AxisMask axes_ = kAllAxes;  // of the exchange in flight
   bool clean_ = true;
 };
 
