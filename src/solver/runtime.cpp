@@ -175,7 +175,8 @@ std::unique_ptr<Runtime> make_runtime(const RuntimeOptions& o, MPI_Comm world) {
 }
 
 std::unique_ptr<DistributedOperator> make_operator(Runtime& rt, const Decomposition& d,
-                                                   const Stencil& s, bool distributed) {
+                                                   const Stencil& s, bool distributed,
+                                                   bool overlap) {
   Kernels& k = *rt.kernels;
   const HaloPlan plan = HaloPlan::build(d);
   std::unique_ptr<HaloTransport> t =
@@ -183,7 +184,8 @@ std::unique_ptr<DistributedOperator> make_operator(Runtime& rt, const Decomposit
           ? make_named_transport(rt.op->transport().kind(),
                                  TransportContext{k, plan, rt.cart.get(), rt.hosts, rt.peer})
           : make_mpi_transport(k, plan, MPI_COMM_SELF);
-  return std::make_unique<DistributedOperator>(k, d, s, std::move(t), rt.op->overlap(), rt.timers);
+  return std::make_unique<DistributedOperator>(k, d, s, std::move(t), overlap && rt.op->overlap(),
+                                               rt.timers);
 }
 
 Buffer upload(Kernels& k, const std::vector<double>& host) {

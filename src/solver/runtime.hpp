@@ -73,10 +73,12 @@ std::unique_ptr<Runtime> make_runtime(const RuntimeOptions& o, MPI_Comm world);
 
 // An operator with stencil s on box d, with its own halo transport: of the kind the
 // runtime's fine operator uses when `distributed` (collective over the Cartesian
-// communicator), none when d is a whole grid held by every rank (`distributed` false).
+// communicator), none when d is a whole grid held by every rank (`distributed` false);
+// overlapped as the runtime's operator is, unless `overlap` is false.
 // Multigrid levels and implicit time steps make their operators here.
 std::unique_ptr<DistributedOperator> make_operator(Runtime& rt, const Decomposition& d,
-                                                   const Stencil& s, bool distributed = true);
+                                                   const Stencil& s, bool distributed = true,
+                                                   bool overlap = true);
 
 // Copies n elements of backend memory to `host` (resized), after all work queued before;
 // and a host array into backend memory at dst. Both wait for their copy.
