@@ -14,6 +14,10 @@
 #           16 host cores (256^3, 512^3): the measurements behind the default
 #   invariance  tests/invariance_test.py on the CUDA backend (14 process grids of 1-8 ranks
 #           sharing the GPU under MPS, double and mixed, bitwise against 1 rank)
+#   round2  the gather over CUDA IPC and the one-face-per-round exchange: the BoxGather test
+#           on CUDA (2-8 ranks), MG-PCG solve time at 512^3 (1-8 ranks) and 256^3 (4 ranks)
+#           against OLD_HALO3D back to back, --mg-gather 262144 to 8388608 now that
+#           the gather stays on the GPU, and bench's level table on 2 and 8 ranks
 # Usage: bench/gpu_mg_scaling.sh tests|scaling|gather|links|default|invariance BIN_DIR OUT_DIR [OLD_HALO3D]
 set -uo pipefail
 part=$1; bin=$2; out=$3; old=${4:-}
@@ -127,6 +131,34 @@ if [ "$part" = default ]; then
       echo "host $g^3 np16 --mg-gather $gp: $(solve_line 16 "$bin/halo3d" --backend host --grid $g,$g,$g --mg-gather $gp)"
     done
   done
+fi
+if [ "$part" = round2 ]; then
+  mps_on
+  for n in 2 3 4 8; do
+    HALO3D_TEST_BACKEND=cuda timeout 120 mpirun --oversubscribe --bind-to none -np $n "$bin/test_transports" \
+      --gtest_filter='*BoxGather*:*Bitwise*:*Repeated*' > "$out/tr_cuda_np$n.log" 2>&1
+    echo "test_transports cuda np$n rc=$? $(grep -c 'OK \]' "$out/tr_cuda_np$n.log") ok"; grep -E "FAILED|wrong" "$out/tr_cuda_np$n.log" | head -3
+  done
+  for rep in 1 2; do
+    for case in "512 1" "512 2" "512 4" "512 8" "256 4"; do
+      set -- $case
+      for which in new old; do
+        b="$bin/halo3d"; [ $which = old ] && b=$old
+        echo "$1^3 np$2 $which: $(solve_line $2 "$b" --grid $1,$1,$1 --halo ipc)"
+      done
+    done
+  done
+  for case in "512 2" "512 4" "512 8" "256 4"; do
+    set -- $case
+    for gp in 262144 2097152 8388608; do
+      echo "$1^3 np$2 --mg-gather $gp: $(solve_line $2 "$bin/halo3d" --grid $1,$1,$1 --halo ipc --mg-gather $gp)"
+    done
+  done
+  for np in 2 8; do
+    mpi -np $np "$bin/halo3d" bench --grid 512,512,512 --halo ipc --reps 10 > "$out/bench_np$np.txt" 2>&1
+    echo "bench np$np rc=$?"; grep -E "^preconditioner|^copy|^mg_vcycle |^mg_pcg_iteration |^level|^[0-9]+ " "$out/bench_np$np.txt"
+  done
+  mps_off
 fi
 if [ "$part" = invariance ]; then
   mps_on
