@@ -186,12 +186,35 @@ TEST(Operator, OverlapOnAndOffGiveIdenticalResults) {
   o.rhs = "random";
   o.max_iters = 25;
   o.tol = 1e-300;  // run exactly max_iters
-  o.overlap = false;
+  o.overlap = OverlapMode::off;
   const auto off = solve(o, MPI_COMM_WORLD);
-  o.overlap = true;
+  o.overlap = OverlapMode::on;
   const auto on = solve(o, MPI_COMM_WORLD);
   EXPECT_EQ(off.u, on.u);
   EXPECT_EQ(off.result.history, on.result.history);
+  o.overlap = OverlapMode::auto_;
+  const auto chosen = solve(o, MPI_COMM_WORLD);
+  EXPECT_EQ(off.u, chosen.u);
+  EXPECT_EQ(off.result.history, chosen.result.history);
+}
+
+// --overlap auto times both ways and says what it chose, the same on every rank.
+TEST(Operator, OverlapAutoChoosesByTimingTheSameOnEveryRank) {
+  RuntimeOptions ro = test::laplacian_runtime({40, 36, 32});
+  ro.overlap = OverlapMode::auto_;
+  auto rt = make_runtime(ro, MPI_COMM_WORLD);
+  const std::string& why = rt->overlap_choice;
+  if (test::world_size() == 1) {
+    EXPECT_FALSE(rt->op->overlap());
+    EXPECT_NE(why.find("one rank"), std::string::npos) << why;
+    return;
+  }
+  EXPECT_NE(why.find("auto: overlapped"), std::string::npos) << why;
+  EXPECT_EQ(why.rfind(rt->op->overlap() ? "on" : "off", 0), 0u) << why;
+  int mine = rt->op->overlap(), lo = 0, hi = 0;
+  MPI_Allreduce(&mine, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Allreduce(&mine, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  EXPECT_EQ(lo, hi);
 }
 
 TEST(Poisson, CgMatchesExactDiscreteSolution) {

@@ -54,7 +54,7 @@ std::optional<Outcome> solve_with(SolveOptions o, const std::string& halo, bool 
                                   std::string& why, const std::string& peer_access = "auto") {
   o.backend = backend_under_test();
   o.halo = test::choice<Transport>(halo);
-  o.overlap = overlap;
+  o.overlap = overlap ? OverlapMode::on : OverlapMode::off;
   o.peer_access = test::choice<PeerAccess>(peer_access);
   std::optional<test::InProcessSolve> run;
   try {

@@ -242,6 +242,7 @@ int run_bench(const BenchOptions& o, MPI_Comm world) {
   const bool root = d.rank == 0;
   if (root && !rt->warnings.empty()) std::fputs(rt->warnings.c_str(), stderr);
   if (root) print_halo_selection(rt->halo_selection);
+  if (root && !rt->overlap_choice.empty()) std::printf("overlap: %s\n", rt->overlap_choice.c_str());
 
   Fields fields(k, random_box(d, 7));  // random: zeros can run faster than real data
   std::vector<Row> rows;
@@ -266,6 +267,7 @@ int run_bench(const BenchOptions& o, MPI_Comm world) {
   j["reps"] = o.reps;
   j["warmup"] = o.warmup;
   j["copy_gbytes_per_s"] = copy_gbs;
+  j["overlap"] = rt->op->overlap();
   j["mg_setup_s"] = mg.setup_s;
   if (root) {
     std::printf(

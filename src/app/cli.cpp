@@ -248,12 +248,14 @@ void add_backend_options(CLI::App& c, Backend& backend, PeerAccess& peer_access)
       ->group("Parallel");
 }
 
-void add_parallel_options(CLI::App& c, Backend& backend, Transport& halo, bool& overlap,
+void add_parallel_options(CLI::App& c, Backend& backend, Transport& halo, OverlapMode& overlap,
                           PeerAccess& peer_access) {
   add_backend_options(c, backend, peer_access);
   add_choice(c, "--halo", halo, "Halo transport (auto: the fastest here, timed at start-up)")
       ->group("Parallel");
-  add_switch(c, "--overlap", overlap, "Overlap interior compute with the halo exchange")
+  add_choice(c, "--overlap", overlap,
+             "Overlap interior compute with the halo exchange (auto: if it is faster here, timed "
+             "at start-up)")
       ->group("Parallel");
 }
 

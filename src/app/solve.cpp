@@ -224,7 +224,9 @@ void print_header(const SolveRun& r) {
       to_string(o.grid).c_str(), d.ranks, d.ranks == 1 ? "rank" : "ranks",
       to_string(d.procs).c_str(), r.k->name().c_str(), r.k->device_name().c_str(),
       thread_setup().threads, thread_setup().from_env ? "OMP_NUM_THREADS" : "auto",
-      r.rt->op->transport().name().c_str(), o.overlap ? "on" : "off");
+      r.rt->op->transport().name().c_str(),
+      r.rt->overlap_choice.empty() ? (r.rt->op->overlap() ? "on" : "off")
+                                   : r.rt->overlap_choice.c_str());
   print_halo_selection(r.rt->halo_selection);
   std::fflush(stdout);
 }
@@ -631,7 +633,7 @@ nlohmann::json config_json(const SolveRun& r) {
       {"dt", r.dt},
       {"backend", r.k->name()},
       {"halo", r.rt->op->transport().name()},
-      {"overlap", o.overlap},
+      {"overlap", r.rt->op->overlap()},
       {"output", o.output},
       {"compress", o.compress},
       {"output_every", r.series ? nlohmann::json(r.series->every()) : nlohmann::json()},

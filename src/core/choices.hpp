@@ -21,6 +21,7 @@ enum class Backend { auto_, host, cuda };
 enum class Transport { auto_, mpi, mpi_cuda, ipc, nccl };
 enum class PeerAccess { auto_, off };
 enum class OnOff { on, off };
+enum class OverlapMode { auto_, on, off };
 
 template <class E>
 struct Choice {
@@ -49,6 +50,8 @@ HALO3D_CHOICES(Transport, {"auto", Transport::auto_}, {"mpi", Transport::mpi},
                {"nccl", Transport::nccl});
 HALO3D_CHOICES(PeerAccess, {"auto", PeerAccess::auto_}, {"off", PeerAccess::off});
 HALO3D_CHOICES(OnOff, {"on", OnOff::on}, {"off", OnOff::off});
+HALO3D_CHOICES(OverlapMode, {"auto", OverlapMode::auto_}, {"on", OverlapMode::on},
+               {"off", OverlapMode::off});
 #undef HALO3D_CHOICES
 
 // Every name of E, in the table's order.

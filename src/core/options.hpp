@@ -23,7 +23,7 @@ struct ParallelOptions {
   Backend backend = Backend::auto_;
   Transport halo = Transport::auto_;
   PeerAccess peer_access = PeerAccess::auto_;
-  bool overlap = true;
+  OverlapMode overlap = OverlapMode::auto_;
 };
 
 // Multigrid coarse levels of at most this many points leave the process grid: gathered

@@ -25,6 +25,7 @@ class DistributedOperator {
   Kernels& kernels() { return k_; }
   const HaloTransport& transport() const { return *transport_; }
   bool overlap() const { return overlap_; }
+  void set_overlap(bool on) { overlap_ = on; }    // the same results either way
   int split_axes() const { return split_axes_; }  // rounds per exchange() call
   double global_points() const { return global_points_; }
 

@@ -52,6 +52,7 @@ struct Runtime {
   int gpu = -1;                  // device ordinal bound to this rank, -1 on the host backend
   HaloSelection halo_selection;  // what --halo asked for and what was built (auto: timings)
   PeerPolicy peer;               // what coarser grids' transports may use too
+  std::string overlap_choice;    // --overlap auto: what was measured and chosen ("" otherwise)
 };
 
 // The backend part of make_runtime (also used by probe): --backend, GPU bound by
