@@ -14,6 +14,10 @@
 #           16 host cores (256^3, 512^3): the measurements behind the default
 #   invariance  tests/invariance_test.py on the CUDA backend (14 process grids of 1-8 ranks
 #           sharing the GPU under MPS, double and mixed, bitwise against 1 rank)
+#   round3  --overlap auto on top of round2: MG-PCG solve time at 512^3 (1-8 ranks) and 256^3 (1
+#           and 4 ranks) against OLD_HALO3D back to back, bench's level table on 2 and 8
+#           ranks, and the 16 host cores: halo3d against hypre PFMG-PCG (bench/peers/compare.sh,
+#           PEERS=dir of halo3d_peer_hypre) at 256^3 and 512^3, bench --backend host at 256^3
 #   round2  the gather over CUDA IPC and the one-face-per-round exchange: the BoxGather test
 #           on CUDA (2-8 ranks), MG-PCG solve time at 512^3 (1-8 ranks) and 256^3 (4 ranks)
 #           against OLD_HALO3D back to back, --mg-gather 262144 to 8388608 now that
@@ -159,6 +163,33 @@ if [ "$part" = round2 ]; then
     echo "bench np$np rc=$?"; grep -E "^preconditioner|^copy|^mg_vcycle |^mg_pcg_iteration |^level|^[0-9]+ " "$out/bench_np$np.txt"
   done
   mps_off
+fi
+if [ "$part" = round3 ]; then
+  mps_on
+  for rep in 1 2; do
+    for case in "512 1" "512 2" "512 4" "512 8" "256 1" "256 4"; do
+      set -- $case
+      for which in new old; do
+        b="$bin/halo3d"; [ $which = old ] && b=$old
+        echo "$1^3 np$2 $which: $(solve_line $2 "$b" --grid $1,$1,$1 --halo ipc | sed 's/note: [^)]*) //')"
+      done
+    done
+  done
+  for np in 2 8; do
+    mpi -np $np "$bin/halo3d" bench --grid 512,512,512 --halo ipc --reps 10 > "$out/bench_np$np.txt" 2>&1
+    echo "bench np$np rc=$?"; grep -E "^overlap|^copy|^mg_vcycle |^mg_pcg_iteration |^level|^[0-9]+ " "$out/bench_np$np.txt"
+  done
+  mps_off
+  export OMP_NUM_THREADS=1 MPIRUN="mpirun --oversubscribe" MPIRUN_ARGS="--bind-to core"
+  here=$(cd "$(dirname "$0")/.." && pwd)
+  for g in 256 512; do
+    reps=3; [ $g = 512 ] && reps=1
+    bash "$here/bench/peers/compare.sh" --grid $g,$g,$g --ranks 16 --repeats $reps --solvers halo3d-mg,hypre-pfmg \
+      --build "$PEERS" --halo3d "$bin/halo3d" --log "$out/peers_$g.log" 2>&1 | tail -8
+  done
+  bind=core
+  mpi -np 16 "$bin/halo3d" bench --backend host --grid 256,256,256 --reps 5 > "$out/bench_host_np16.txt" 2>&1
+  grep -E "^overlap|^copy|^apply|^operator|^cg_iter|^mg_smooth |^mg_vcycle |^mg_pcg_iteration |^level|^[0-9]+ " "$out/bench_host_np16.txt"
 fi
 if [ "$part" = invariance ]; then
   mps_on
