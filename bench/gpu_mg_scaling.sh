@@ -185,7 +185,7 @@ if [ "$part" = round3 ]; then
   for g in 256 512; do
     reps=3; [ $g = 512 ] && reps=1
     bash "$here/bench/peers/compare.sh" --grid $g,$g,$g --ranks 16 --repeats $reps --solvers halo3d-mg,hypre-pfmg \
-      --build "$PEERS" --halo3d "$bin/halo3d" --log "$out/peers_$g.log" 2>&1 | tail -8
+      --backend host --build "$PEERS" --halo3d "$bin/halo3d" --log "$out/peers_$g.log" 2>&1 | tail -8
   done
   bind=core
   mpi -np 16 "$bin/halo3d" bench --backend host --grid 256,256,256 --reps 5 > "$out/bench_host_np16.txt" 2>&1

@@ -5,16 +5,17 @@
 #
 #   bench/peers/compare.sh [--grid 128,128,128] [--ranks 2] [--seed 1] [--tol 1e-8]
 #                          [--repeats 3] [--solvers LIST] [--build DIR] [--halo3d PATH]
-#                          [--json FILE] [--log FILE]
+#                          [--backend auto|host|cuda] [--json FILE] [--log FILE]
 #
 # LIST is comma-separated, from: halo3d-mg halo3d-cg hypre-pfmg hypre-pcg petsc-mg
 # petsc-mg-dmda petsc-gamg petsc-cg (default: halo3d-mg,halo3d-cg,hypre-pfmg,hypre-pcg,
 # petsc-mg,petsc-gamg). --build is the HALO3D_BUILD_PEERS=ON build folder (default
-# build-peers); --halo3d defaults to DIR/halo3d. MPIRUN (default "mpirun --oversubscribe")
+# build-peers); --halo3d defaults to DIR/halo3d; --backend is halo3d's (host: against the
+# peers' CPU runs on a machine with a GPU). MPIRUN (default "mpirun --oversubscribe")
 # and MPIRUN_ARGS may be set; OMP_NUM_THREADS defaults to 1.
 set -euo pipefail
 
-grid=128,128,128 ranks=2 seed=1 tol=1e-8 repeats=3 build=build-peers halo3d="" json="" log=""
+grid=128,128,128 ranks=2 seed=1 tol=1e-8 repeats=3 build=build-peers halo3d="" json="" log="" backend=auto
 solvers=halo3d-mg,halo3d-cg,hypre-pfmg,hypre-pcg,petsc-mg,petsc-gamg
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -26,6 +27,7 @@ while [[ $# -gt 0 ]]; do
     --solvers) solvers=$2; shift 2 ;;
     --build) build=$2; shift 2 ;;
     --halo3d) halo3d=$2; shift 2 ;;
+    --backend) backend=$2; shift 2 ;;
     --json) json=$2; shift 2 ;;
     --log) log=$2; shift 2 ;;
     -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
@@ -49,7 +51,7 @@ run_one() {
     halo3d-mg|halo3d-cg)
       local pc=mg; [[ $s == halo3d-cg ]] && pc=none
       "${mpirun[@]}" "${mpiargs[@]}" -np "$ranks" "$halo3d" solve "${common[@]}" --rhs random \
-        --precond "$pc" --procs "1,1,$ranks" --output none --report "$tmp/report.json" > "$out" 2>&1 \
+        --precond "$pc" --procs "1,1,$ranks" --backend "$backend" --output none --report "$tmp/report.json" > "$out" 2>&1 \
         || { cat "$out" >&2; return 1; }
       python3 - "$tmp/report.json" "$s" "$ranks" >> "$tmp/peer" <<'PY'
 import json, sys
