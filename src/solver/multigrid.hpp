@@ -20,9 +20,11 @@
 // small): the last distributed level restricts its residual to its own coarse points,
 // all-gathers those (BoxGather: over CUDA IPC on one host, else through host memory) into
 // the whole coarse grid on every rank, and interpolates the correction straight from that
-// whole grid into its own box. Why redundant coarse solves rather than agglomeration onto
-// one rank: docs/PERFORMANCE.md (the gathered levels cost 1.0 ms a V-cycle on 8 ranks
-// sharing an H200 against 0.6 ms on one rank, less than one more dependent round would).
+// whole grid into its own box. Redundant coarse solves rather than agglomeration onto one
+// rank: on separate GPUs the redundant work runs concurrently and costs nothing, while
+// agglomeration adds a dependent step (sending the correction back); even 8 ranks sharing
+// one H200 spend only 0.74 ms a V-cycle on the 8 gathered levels of 512^3 (2 ranks: 0.48
+// ms), against about 0.17 ms for one dependent exchange round (docs/PERFORMANCE.md).
 //
 // Precision "mixed" (--precision mixed) runs the whole V-cycle in float, half the bytes
 // per level: apply() rounds r to float on the fine level, cycles in float (the same code,
