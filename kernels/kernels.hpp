@@ -255,7 +255,7 @@ struct GpuInfo {
 std::unique_ptr<Kernels> make_host_kernels();
 std::size_t host_available_memory();  // MemAvailable of this host, 0 if unknown
 // The CUDA kernel variants to run. The defaults are the product: the variants measured
-// fastest (docs/PERFORMANCE.md); the tests and measurements force one of the others
+// fastest (docs/performance-log.md); the tests and measurements force one of the others
 // (HALO3D_CUDA_APPLY / HALO3D_CUDA_ROWS, read by cuda_variants_from_env in src/core).
 struct CudaVariants {
   // The stencil sweeps; fastest: tile3d without a reduction, smem with one.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The probe table and the overlap figures on a GPU machine, for docs/PERFORMANCE.md.
+# The probe table and the overlap figures on a GPU machine, for docs/performance-log.md.
 # Usage: bench/gpu/overlap_probe.sh BUILD_DIR [OUT_DIR]  (writes probe.json, overlap.log)
 set -uo pipefail
 bin=$1

@@ -5,7 +5,8 @@
 // short last chunk, a chunk loop; kSplit: whole chunks take an unmasked path; kMinBlocks:
 // __launch_bounds__'s register cap), and halo3d's current tile3d_sweep (device_kernels.cuh:
 // x-pairs, no masks, no loop; uncapped and capped registers), launched as the backend launches it.
-// Every result is compared bitwise with the first. docs/PERFORMANCE.md version 6 has the results.
+// Every result is compared bitwise with the first. docs/performance-log.md, version 6, has
+// the results.
 //
 //   nvcc -O3 -arch=sm_90 -std=c++17 --fmad=false -Ikernels -Ikernels/cuda -Isrc/base \
 //        -o sweep_probe bench/gpu/sweep_probe.cu

@@ -26,7 +26,7 @@ namespace {
 
 // The sweep kernels compiled: tile3d with kTileZ planes per thread (T = 1 for a region's
 // last nk mod kTileZ planes) and smem, both with the kTileX x kTileY tile of
-// launch_config.hpp, and naive. Other shapes lost when measured (docs/PERFORMANCE.md,
+// launch_config.hpp, and naive. Other shapes lost when measured (docs/performance-log.md,
 // versions 4, 5 and 8); bench/gpu/sweep_probe.cu still compiles them to measure.
 template <class Op, bool kReduce>
 auto tile3d_kernel(int z) {
@@ -413,7 +413,7 @@ class CudaKernels final : public TypedKernels<CudaKernels>, public DeviceTimer {
   }
 
   // The variant asked for, or (fastest) the one measured fastest for this kind of sweep on
-  // an H200 at 512^3 (docs/PERFORMANCE.md, version 7): tile3d without a reduction, smem
+  // an H200 at 512^3 (docs/performance-log.md, version 7): tile3d without a reduction, smem
   // with one.
   template <class Op, bool kReduce>
   void launch_sweep(const Layout& l, const Region& r, const Op& op, int slot, cudaStream_t st) {

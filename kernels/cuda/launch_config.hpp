@@ -28,7 +28,7 @@ inline constexpr int kBlockThreads = 256;
 
 // The default (i,j) tile of tile3d and smem: 64 doubles = two warps per row, so each warp
 // reads whole 256-byte runs. The only tile the backend compiles (the smem kernel's template
-// arguments default to it); docs/PERFORMANCE.md versions 4 and 5 measured the others.
+// arguments default to it); docs/performance-log.md versions 4 and 5 measured the others.
 inline constexpr int kTileX = 64;
 inline constexpr int kTileY = 4;
 static_assert(kTileX * kTileY == kBlockThreads, "the default tile fills one block");
