@@ -53,12 +53,17 @@ MPS_512_BEFORE = [86.2, 104.7, 132.1, 202.7]  # 25f737c
 MPS_512_NOW = [85.9, 104.7, 113.6, 160.7]  # --mg-gather 262144 (e57a10d's default)
 MPS_256_BEFORE = [12.6, 25.0, 39.9]  # 1, 2, 4 ranks
 MPS_256_NOW = [12.6, 22.1, 31.0, 63.0]
+# Log "Multigrid across ranks, second round (issue 23, 2026-12-04 afternoon)", d9de56a, the
+# mean of two interleaved runs: the gather over CUDA IPC, one face per round, --overlap auto.
+MPS_512_LATEST = [86.25, 92.1, 95.7, 119.0]
+MPS_256_LATEST = [12.65, 23.8]  # 1 and 4 ranks
 
 # CPU against peers, set-up + solve (s), --rhs random --tol 1e-8.
 PEERS = [
     # (group, [(solver, seconds)], source)
-    ("16 cores, 256^3", [("halo3d", 0.582), ("hypre", 1.742)], "issue 23, 2026-12-04"),
-    ("16 cores, 512^3", [("halo3d", 4.03), ("hypre", 15.66)], "issue 23, 2026-12-04"),
+    ("16 cores, 256^3", [("halo3d", 0.629), ("hypre", 2.142)],
+     "issue 23 second round, 2026-12-04, medians of 3"),
+    ("16 cores, 512^3", [("halo3d", 4.32), ("hypre", 15.62)], "issue 23 second round, one run"),
     ("2 vCPUs, 256^3", [("halo3d", 4.20), ("hypre", 11.71)], "8f, medians of 6"),
     ("2 vCPUs, 256^3", [("halo3d", 7.32), ("hypre", 9.06), ("PETSc", 109.5)],
      "8c, 2026-12-03, medians of 3"),
@@ -139,9 +144,11 @@ def plot_levels():
 def plot_mps():
     fig, ax = plt.subplots(figsize=(6.4, 3.0))
     ax.plot(RANKS, MPS_512_BEFORE, "o--", color="0.5", label="512^3 before (25f737c)")
-    ax.plot(RANKS, MPS_512_NOW, "o-", color="tab:blue", label="512^3 now")
+    ax.plot(RANKS, MPS_512_NOW, "o-", color="tab:blue", label="512^3 e57a10d")
     ax.plot(RANKS[:3], MPS_256_BEFORE, "s--", color="0.7", label="256^3 before")
-    ax.plot(RANKS, MPS_256_NOW, "s-", color="tab:green", label="256^3 now")
+    ax.plot(RANKS, MPS_256_NOW, "s-", color="tab:green", label="256^3 e57a10d")
+    ax.plot(RANKS, MPS_512_LATEST, "o-", color="tab:red", label="512^3 latest (d9de56a)")
+    ax.plot([1, 4], MPS_256_LATEST, "s-", color="tab:orange", label="256^3 latest")
     ax.set_xscale("log", base=2)
     ax.set_xticks(RANKS, [str(r) for r in RANKS])
     ax.set_yscale("log")
