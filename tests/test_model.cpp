@@ -58,6 +58,48 @@ TEST(Model, ExchangesAndFaceBytesAsTheBenchCountsThem) {
   }
 }
 
+// Round 2's benches (512^3, default gather, on 2 and 8 ranks of one H200; bench printed 4
+// digits): rounds, face messages and halo bytes of the distributed levels 0-3, level 3
+// gathering. By hand: faces of 8 (n+2)^2 B; 2 ranks (1,1,2) send 1 face per exchange, 8
+// ranks 3.
+TEST(Model, RoundTwoBenchTraffic) {
+  const Params p;  // --mg-gather 262144
+  const Calibration c = calibrate(default_measurements(), p);
+  const struct {
+    int ranks, faces;
+    int rounds[4];
+    double bytes[4];
+  } cases[] = {{2,
+                1,
+                {5, 6, 6, 6},
+                {5 * 8 * 514. * 514, 6 * 8 * 343. * 343, 6 * 8 * 172. * 172, 6 * 8 * 115. * 115}},
+               {8,
+                3,
+                {7, 10, 10, 10},
+                {5 * 3 * 8 * 258. * 258, 6 * 3 * 8 * 173. * 173, 6 * 3 * 8 * 87. * 87,
+                 6 * 3 * 8 * 59. * 59}}};
+  const double printed[2][4] = {{1.057e7, 5.647e6, 1.42e6, 6.348e5},
+                                {7.988e6, 4.31e6, 1.09e6, 5.013e5}};
+  const double messages[2][4] = {{5, 6, 6, 6}, {15, 18, 18, 18}};
+  for (int k = 0; k < 2; ++k) {
+    const auto& t = cases[k];
+    const Prediction pr =
+        predict(c, default_links(), shared_gpu_system(), {512, 512, 512}, t.ranks, p);
+    ASSERT_EQ(pr.levels.size(), 12u);
+    for (int l = 0; l < 4; ++l) {
+      const LevelPrediction& L = pr.levels[l];
+      EXPECT_TRUE(L.distributed);
+      EXPECT_EQ(L.gathers, l == 3);
+      EXPECT_EQ(L.exchanges, t.rounds[l]) << t.ranks << " " << l;
+      EXPECT_DOUBLE_EQ(L.faces_sent * L.face_bytes, t.bytes[l]) << t.ranks << " " << l;
+      EXPECT_NEAR(L.faces_sent * L.face_bytes, printed[k][l], 5e-4 * printed[k][l]);
+      EXPECT_DOUBLE_EQ(L.faces_sent * t.faces, messages[k][l]);
+    }
+    EXPECT_EQ(pr.levels[3].gather_path, "ipc");
+    EXPECT_FALSE(pr.levels[4].distributed);
+  }
+}
+
 // Odd, anisotropic grids on 3-8 ranks, against what `halo3d bench --backend host --grid G
 // --mg-gather N` printed on those ranks (Multigrid::level_traffic of the busiest rank): per
 // level, distributed, gathers, exchanges and halo bytes per V-cycle.

@@ -11,8 +11,8 @@ namespace halo3d::model {
 
 Measurements default_measurements() {
   Measurements m;
-  // `halo3d bench --grid 512,512,512` on one rank of one H200 (driver 580, CUDA 13.0), taken
-  // 2026-12-04 for commit 996524c (the model's first). A one-rank bench has no exchange,
+  // `halo3d bench --grid 512,512,512` on one rank of one H200 (CUDA 13.0), as commit 996524c
+  // (the model's first, 2026-12-04) recorded it. A one-rank bench has no exchange,
   // gather or shell, so the changes since (one face per round, the IPC gather, the coarse
   // overlap threshold) leave it as it was; the 1-rank solve at 512^3 measured 86.6 ms
   // before and after them (docs/SCALING_MODEL.md).
