@@ -3,9 +3,9 @@
 //
 // Per V-cycle level on the busiest rank:
 //   compute  = max(bytes per rank / B, kernels x floor)  (B, floor: from the measured levels)
-//   halo     = exchanges x (latency + face bytes / link bandwidth) + launches x floor
-//              (a pack and an unpack per face sent; six shell sweeps per sweep only on the
-//              fine level and on coarse boxes of at least min_overlap_points)
+//   halo     = rounds x latency + faces sent x face bytes / link bandwidth
+//              + launches x floor (a pack and an unpack per face sent; six shell sweeps
+//              per sweep only on the fine level and on coarse boxes of min_overlap_points)
 // plus the gather of the coarse levels (--mg-gather rule; over CUDA IPC when every rank is
 // on one host, else host staging and an all-gather; then the redundant solve on every
 // rank), CG's own vector work, CG's halo exchange and its global sums (each an all-gather
