@@ -458,7 +458,7 @@ with tempfile.TemporaryDirectory() as d:
         with open(rep) as f:
             m = json.load(f)["model"]
         rows = [r for s in m["series"] for r in s["rows"]]
-        if {r["gpus"] for r in rows} != {1, 2, 8, 64, 512, 4096} or len(m["held_against"]) != 8:
+        if {r["gpus"] for r in rows} != {1, 2, 8, 64, 512, 4096} or len(m["held_against"]) != 14:
             problems.append(f"report: gpus {sorted({r['gpus'] for r in rows})}, held_against {len(m['held_against'])}")
         one = [r for r in rows if r["gpus"] == 1 and r["grid"] == [512, 512, 512]]
         if not one or abs(one[0]["ms_per_iteration"] - 13.942) > 1e-3:

@@ -58,6 +58,48 @@ TEST(Model, ExchangesAndFaceBytesAsTheBenchCountsThem) {
   }
 }
 
+// Round 2's benches (512^3, default gather, on 2 and 8 ranks of one H200; bench printed 4
+// digits): rounds, face messages and halo bytes of the distributed levels 0-3, level 3
+// gathering. By hand: faces of 8 (n+2)^2 B; 2 ranks (1,1,2) send 1 face per exchange, 8
+// ranks 3.
+TEST(Model, RoundTwoBenchTraffic) {
+  const Params p;  // --mg-gather 262144
+  const Calibration c = calibrate(default_measurements(), p);
+  const struct {
+    int ranks, faces;
+    int rounds[4];
+    double bytes[4];
+  } cases[] = {{2,
+                1,
+                {5, 6, 6, 6},
+                {5 * 8 * 514. * 514, 6 * 8 * 343. * 343, 6 * 8 * 172. * 172, 6 * 8 * 115. * 115}},
+               {8,
+                3,
+                {7, 10, 10, 10},
+                {5 * 3 * 8 * 258. * 258, 6 * 3 * 8 * 173. * 173, 6 * 3 * 8 * 87. * 87,
+                 6 * 3 * 8 * 59. * 59}}};
+  const double printed[2][4] = {{1.057e7, 5.647e6, 1.42e6, 6.348e5},
+                                {7.988e6, 4.31e6, 1.09e6, 5.013e5}};
+  const double messages[2][4] = {{5, 6, 6, 6}, {15, 18, 18, 18}};
+  for (int k = 0; k < 2; ++k) {
+    const auto& t = cases[k];
+    const Prediction pr =
+        predict(c, default_links(), shared_gpu_system(), {512, 512, 512}, t.ranks, p);
+    ASSERT_EQ(pr.levels.size(), 12u);
+    for (int l = 0; l < 4; ++l) {
+      const LevelPrediction& L = pr.levels[l];
+      EXPECT_TRUE(L.distributed);
+      EXPECT_EQ(L.gathers, l == 3);
+      EXPECT_EQ(L.exchanges, t.rounds[l]) << t.ranks << " " << l;
+      EXPECT_DOUBLE_EQ(L.faces_sent * L.face_bytes, t.bytes[l]) << t.ranks << " " << l;
+      EXPECT_NEAR(L.faces_sent * L.face_bytes, printed[k][l], 5e-4 * printed[k][l]);
+      EXPECT_DOUBLE_EQ(L.faces_sent * t.faces, messages[k][l]);
+    }
+    EXPECT_EQ(pr.levels[3].gather_path, "ipc");
+    EXPECT_FALSE(pr.levels[4].distributed);
+  }
+}
+
 // Odd, anisotropic grids on 3-8 ranks, against what `halo3d bench --backend host --grid G
 // --mg-gather N` printed on those ranks (Multigrid::level_traffic of the busiest rank): per
 // level, distributed, gathers, exchanges and halo bytes per V-cycle.
@@ -120,6 +162,13 @@ TEST(Model, LevelTrafficAsMultigridOnOddGrids) {
   }
 }
 
+// Two hosts of one GPU each, NVLink's numbers between them: the gather takes the host path.
+System two_hosts() {
+  System s = system_named("nvlink");
+  s.gpus_per_host = 1;
+  return s;
+}
+
 // Two ranks, only the fine level distributed: every term by hand.
 TEST(Model, TwoRanksByHand) {
   Calibration c;
@@ -133,7 +182,8 @@ TEST(Model, TwoRanksByHand) {
   p.staging_gbytes_per_s = 2;
   std::vector<Link> links = default_links();
   apply_link_override(links, "nvlink=10,1,4");
-  const Prediction pr = predict(c, links, system_named("nvlink"), {8, 8, 16}, 2, p);
+  const Prediction pr = predict(c, links, two_hosts(), {8, 8, 16}, 2, p);
+  EXPECT_EQ(pr.levels[0].gather_path, "host");
   EXPECT_EQ(pr.procs, (Int3{1, 1, 2}));
   // Levels 8x8x16, 8x8x11, 5^3, 2^3, 1^3: 7 launches each, 1 on the coarsest.
   ASSERT_EQ(pr.levels.size(), 5u);
@@ -156,6 +206,123 @@ TEST(Model, TwoRanksByHand) {
   EXPECT_NEAR(pr.cg.sums, 3 * (4 * us + 16 / 1e9), 1e-12);
   EXPECT_NEAR(pr.iteration_s(), 173.016 * us, 1e-11);
   EXPECT_EQ(pr.limit(), "coarse levels (latency)");
+}
+
+// The same two ranks on one host: the gather goes over CUDA IPC, every other term as above.
+TEST(Model, TwoRanksIpcGatherByHand) {
+  Calibration c;
+  c.m.grid = {8, 8, 16};
+  c.bandwidth_gbs = 1e6;
+  c.floor_s = 1e-6;
+  c.cg_s = 0;
+  Params p;
+  p.gather_points = 1 << 30;
+  std::vector<Link> links = default_links();
+  apply_link_override(links, "nvlink=10,1,4");
+  const Prediction pr = predict(c, links, system_named("nvlink"), {8, 8, 16}, 2, p);
+  EXPECT_EQ(pr.levels[0].gather_path, "ipc");
+  const double us = 1e-6;
+  // One round of credits and notices (10 us); 3 copies (its own box, one put, one placed)
+  // at 1 us; its padded coarse box (8x8x6: rows of 16, 10 x 8 rows and planes: 1280
+  // points) put once at 1 GB/s; the whole 8x8x11 level (704 points) read and written once
+  // at 1e6 GB/s.
+  const double gather = 10 * us + 3 * us + 8 * 1280 / 1e9 + 16 * 704 / 1e15;
+  EXPECT_NEAR(pr.vcycle.gather, gather, 1e-15);
+  // TwoRanksByHand's 173.016 us less its host gather (21.168 us), plus this one.
+  EXPECT_NEAR(pr.iteration_s(), 173.016 * us - 21.168 * us + gather, 1e-11);
+}
+
+// Four ranks sharing one GPU: the round's latency and the puts' bandwidth are shared (x 4,
+// / 4), the placing copies read the GPU's bandwidth shared too; three peers.
+TEST(Model, SharedGpuIpcGatherByHand) {
+  Calibration c;
+  c.m.grid = {8, 8, 32};
+  c.bandwidth_gbs = 0.5;
+  c.floor_s = 1e-6;
+  c.cg_s = 0;
+  c.measured_levels = false;
+  Params p;
+  p.gather_points = 1400;  // 8x8x21 = 1344 points: gathered below the fine level
+  std::vector<Link> links = default_links();
+  apply_link_override(links, "mps-shared-gpu=10,4,1");
+  const Prediction pr = predict(c, links, shared_gpu_system(), {8, 8, 32}, 4, p);
+  EXPECT_EQ(pr.procs, (Int3{1, 2, 2}));
+  ASSERT_TRUE(pr.levels[0].gathers);
+  EXPECT_EQ(pr.levels[0].gather_path, "ipc");
+  const double us = 1e-6;
+  // 40 us (10 x 4 ranks); 7 copies (own, 3 puts, 3 placed) at 1 us; the largest coarse
+  // box 8x4x11 padded (16 x 6 x 13 = 1248 points) put 3 times at 4/4 GB/s; 1344 points
+  // x 16 B at 0.5/4 GB/s.
+  EXPECT_NEAR(pr.vcycle.gather, 40 * us + 7 * us + 3 * 8 * 1248 / 1e9 + 4 * 16 * 1344 / 0.5e9,
+              1e-15);
+  // Spread over hosts of 2 GPUs, the same ranks take the host path: 2 staging copies of 10
+  // us + 8 B x (1344 + 352 own) at 20 GB/s, 2 collective steps of 1 us, 3/4 of 8 x 1344 B
+  // at min(20, 4/4) GB/s.
+  System split = shared_gpu_system();
+  split.gpus_per_host = 2;
+  const Prediction host = predict(c, links, split, {8, 8, 32}, 4, p);
+  EXPECT_EQ(host.levels[0].gather_path, "host");
+  EXPECT_NEAR(host.vcycle.gather, 20 * us + 8 * 1696 / 20e9 + 2 * us + 0.75 * 8 * 1344 / 1e9,
+              1e-15);
+  EXPECT_DOUBLE_EQ(host.vcycle.halo_latency, pr.vcycle.halo_latency);
+}
+
+// The machines' hosts: 8 GPUs on every multi-GPU machine, every rank on one host when they
+// share a GPU. At 8 GPUs the gather is GPU to GPU, at 64 it goes through host memory.
+TEST(Model, GatherPathFollowsTheHosts) {
+  const Params p;
+  const Calibration c = calibrate(default_measurements(), p);
+  for (const System& s : default_systems()) {
+    EXPECT_EQ(s.gpus_per_host, 8) << s.name;
+    for (int gpus : {2, 8, 64}) {
+      const Prediction pr =
+          predict(c, default_links(), s, weak_grid({256, 256, 256}, gpus), gpus, p);
+      int gathering = 0;
+      for (const LevelPrediction& L : pr.levels)
+        if (L.gathers) {
+          ++gathering;
+          EXPECT_EQ(L.gather_path, gpus <= 8 ? "ipc" : "host") << s.name << " " << gpus;
+        }
+      EXPECT_EQ(gathering, 1) << s.name << " " << gpus;
+    }
+  }
+  EXPECT_TRUE(shared_gpu_system().one_host(4096));
+}
+
+// Coarse levels launch the boundary shell only from min_overlap_points per rank (2^21, as
+// multigrid.cpp); the fine level always. 512^3 on 2,2,2: boxes 256^3, 171^3 (5000211
+// points), 85^3 (614125) and 57^3; every rank has 3 neighbours.
+TEST(Model, ShellLaunchesOnlyOnLevelsLargeEnoughToOverlap) {
+  Params p;
+  EXPECT_EQ(p.min_overlap_points, 2097152.0);
+  const Calibration c = calibrate(default_measurements(), p);
+  const auto launches = [&](const Params& q) {
+    const Prediction pr = predict(c, default_links(), shared_gpu_system(), {512, 512, 512}, 8, q);
+    std::vector<double> n;
+    for (std::size_t l = 0; l < 4; ++l) {
+      EXPECT_EQ(pr.levels[l].gathers, l == 3);
+      n.push_back(pr.levels[l].t.halo_launches / c.floor_s);
+    }
+    return n;
+  };
+  // A pack and an unpack per face sent (3 faces x (sweeps + transfers)), plus 6 shell
+  // launches per sweep (4) where the level overlaps: the fine level (5 faces' worth: no
+  // prolongation) and 171^3 do, 85^3 and 57^3 do not.
+  std::vector<double> n = launches(p);
+  const double want[] = {2 * 3 * 5 + 24, 2 * 3 * 6 + 24, 2 * 3 * 6, 2 * 3 * 6};
+  for (int l = 0; l < 4; ++l) EXPECT_NEAR(n[l], want[l], 1e-9) << l;
+  // The threshold at 85^3 exactly: that level overlaps; one point more and it does not.
+  p.min_overlap_points = 614125;
+  n = launches(p);
+  EXPECT_NEAR(n[2], 2 * 3 * 6 + 24, 1e-9);
+  EXPECT_NEAR(n[3], 2 * 3 * 6, 1e-9);
+  p.min_overlap_points = 614126;
+  EXPECT_NEAR(launches(p)[2], 2 * 3 * 6, 1e-9);
+  // A fine level far below the threshold still overlaps (16^3 on 8 ranks: 8^3 boxes).
+  const Prediction small =
+      predict(c, default_links(), shared_gpu_system(), {16, 16, 16}, 8, Params{});
+  EXPECT_TRUE(small.levels[0].overlapped);
+  EXPECT_FALSE(small.levels[1].overlapped);
 }
 
 TEST(Model, GlobalSumsLimitAtLargeScaleWithASlowCollective) {
@@ -197,7 +364,17 @@ TEST(Model, WeakScalingIsPerfectWithFreeLinks) {
     for (int gpus : {8, 64, 512, 4096}) {
       const Prediction pr = predict(c, links, s, weak_grid({512, 512, 512}, gpus), gpus, p);
       const Terms t = pr.total();
-      EXPECT_EQ(t.halo_latency + t.halo_bandwidth + t.gather + t.sums, 0.0) << gpus;
+      EXPECT_EQ(t.halo_latency + t.halo_bandwidth + t.sums, 0.0) << gpus;
+      // What is left of the gather is device work: the IPC gather (8 GPUs, one host) places
+      // the whole coarse level, 16 B a point at B; the host path (more) costs nothing here.
+      double placing = 0;
+      for (std::size_t l = 0; l + 1 < pr.levels.size(); ++l)
+        if (pr.levels[l].gathers && gpus <= 8) {
+          const Int3 g = pr.levels[l + 1].grid;
+          placing += 16.0 * g[0] * g[1] * g[2] / 3000e9;
+        }
+      EXPECT_GT(t.gather, gpus <= 8 ? 0.0 : -1.0);
+      EXPECT_DOUBLE_EQ(t.gather, placing) << name << " " << gpus;
       // The boxes of the coarse levels differ from one GPU's by a point per axis at most.
       EXPECT_NEAR(t1 / pr.iteration_s(), 1.0, 0.01) << name << " " << gpus;
     }

@@ -11,7 +11,12 @@ namespace halo3d::model {
 
 Measurements default_measurements() {
   Measurements m;
-  m.source = "built in: one H200, CUDA 13.0, halo3d bench --grid 512,512,512, 1 rank";
+  // `halo3d bench --grid 512,512,512` on one rank of one H200 (CUDA 13.0), as commit 996524c
+  // (the model's first, 2026-12-04) recorded it. A one-rank bench has no exchange,
+  // gather or shell, so the changes since (one face per round, the IPC gather, the coarse
+  // overlap threshold) leave it as it was; the 1-rank solve at 512^3 measured 86.6 ms
+  // before and after them (docs/SCALING_MODEL.md).
+  m.source = "built in: one H200, CUDA 13.0, halo3d bench --grid 512,512,512, 1 rank (996524c)";
   m.device = "NVIDIA H200";
   m.grid = {512, 512, 512};
   m.copy_gbs = 4173.7;
@@ -96,10 +101,11 @@ std::vector<Link> default_links() {
        "PCIe 4.0 x16 without peer access: device -> host -> device (dual RTX 4090)"},
       {"ib-hdr", 2e-6, 25, 2e-6, false, "InfiniBand HDR 200 Gb/s, one adapter per GPU"},
       {"ib-ndr", 2e-6, 50, 2e-6, false, "InfiniBand NDR 400 Gb/s, one adapter per GPU"},
-      // Latency fitted so levels 1-5 of the 8-rank bench at 512^3 (--mg-gather 32768, commit
-      // e57a10d, one-way gather) add up to the measured 14.77 ms; it was 25 us, fitted to the
-      // same bench before the one-way gather (14.65 ms at c38cf9f).
-      {"mps-shared-gpu", 23.7e-6, 350, 2e-6, true,
+      // Latency fitted so levels 1-3 of the 8-rank bench at 512^3 (--mg-gather 262144, the
+      // code of 16f7e0b: one face per round, the IPC gather, no shell below 2M points) add up
+      // to the measured 7.16 ms. Before those changes it was 23.7 us (levels 1-5 at
+      // e57a10d), and 25 us before the one-way gather (c38cf9f).
+      {"mps-shared-gpu", 14.4e-6, 350, 2e-6, true,
        "ranks sharing one H200 under MPS (latency per rank sharing it; fitted)"},
   };
 }
@@ -143,19 +149,26 @@ void apply_link_override(std::vector<Link>& links, const std::string& spec) {
   link->collective_latency_s = v.size() == 3 ? v[2] * 1e-6 : link->latency_s;
 }
 
+// Hosts of 8 GPUs (an HGX board; a PCIe server): a flat NVLink or PCIe system of more GPUs
+// spans hosts, and its multigrid gather then takes the host path.
 std::vector<System> default_systems() {
   return {{"nvlink", "nvlink", "nvlink", 1 << 30,
            "one NVLink domain (8 GPUs on an HGX node; 72 on NVL72, 256 on an NVLink Switch "
-           "System)"},
+           "System)",
+           8},
           {"pcie", "pcie", "pcie", 1 << 30,
-           "every pair through host memory over PCIe 4.0 (2 GPUs in the workstation)"},
-          {"ib-hdr", "nvlink", "ib-hdr", 8, "8-GPU NVLink nodes, InfiniBand HDR between nodes"},
-          {"ib-ndr", "nvlink", "ib-ndr", 8, "8-GPU NVLink nodes, InfiniBand NDR between nodes"}};
+           "every pair through host memory over PCIe 4.0 (2 GPUs in the workstation)", 8},
+          {"ib-hdr", "nvlink", "ib-hdr", 8, "8-GPU NVLink nodes, InfiniBand HDR between nodes", 8},
+          {"ib-ndr", "nvlink", "ib-ndr", 8, "8-GPU NVLink nodes, InfiniBand NDR between nodes", 8}};
 }
 
 System shared_gpu_system() {
-  return {"mps-shared-gpu", "mps-shared-gpu", "mps-shared-gpu", 1 << 30,
-          "every rank on one GPU under MPS (this machine)"};
+  return {"mps-shared-gpu",
+          "mps-shared-gpu",
+          "mps-shared-gpu",
+          1 << 30,
+          "every rank on one GPU under MPS (this machine)",
+          1 << 30};
 }
 
 }  // namespace halo3d::model

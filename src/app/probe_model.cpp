@@ -40,23 +40,33 @@ std::vector<Series> series_of(const ProbeOptions& o) {
 }
 
 // A measured point on one H200 shared by `ranks` ranks under MPS (--halo ipc): solve time of
-// `iters` MG-PCG iterations of a `n`^3 random right-hand side to 1e-8, at commit e57a10d with
-// --mg-gather kMeasuredGather (the points measured at c38cf9f, before the one-way gather, are
-// in docs/SCALING_MODEL.md only: the model no longer has their gather).
+// `iters` MG-PCG iterations of a `n`^3 random right-hand side to 1e-8 with --mg-gather
+// `gather`. Round 2 of bench/gpu_mg_scaling.sh (2026-12-04, the code of 16f7e0b: the IPC
+// gather, one face per round, coarse overlap from 2M points): at the default gather the
+// mean of two interleaved runs, at the larger gathers one run each; 256^3 on 1 rank at
+// e57a10d (a one-rank solve has no exchange, gather or shell: its path did not change, and
+// 512^3 on 1 rank measured 86.6 ms at both).
 struct MeasuredSolve {
   int n, ranks, iters;
+  long long gather;
   double solve_ms;
 };
-const MeasuredSolve kMeasured[] = {{512, 1, 7, 85.9},  {512, 2, 7, 104.7}, {512, 4, 7, 113.6},
-                                   {512, 8, 7, 160.7}, {256, 1, 7, 12.6},  {256, 2, 7, 22.1},
-                                   {256, 4, 7, 31.0},  {256, 8, 7, 63.0}};
+const MeasuredSolve kMeasured[] = {
+    {512, 1, 7, 262144, 86.55},  {512, 2, 7, 262144, 98.8},  {512, 4, 7, 262144, 103.45},
+    {512, 8, 7, 262144, 131.85}, {512, 2, 7, 2097152, 98.6}, {512, 4, 7, 2097152, 101.9},
+    {512, 8, 7, 2097152, 127.8}, {512, 2, 7, 8388608, 99.2}, {512, 4, 7, 8388608, 105.2},
+    {512, 8, 7, 8388608, 133.4}, {256, 1, 7, 262144, 12.6},  {256, 4, 7, 262144, 24.9},
+    {256, 4, 7, 2097152, 22.2},  {256, 4, 7, 8388608, 25.0}};
 constexpr long long kMeasuredGather = 262144;
-// `halo3d bench --grid 512,512,512 --mg-gather 32768` on 8 ranks under MPS (2,2,2), same
-// commit: each level's own ms, the gathered levels 6+ together (the V-cycle less levels 0-5),
-// the V-cycle and one MG-PCG iteration.
-const double kMeasuredLevels8[] = {10.88, 4.57, 2.98, 2.73, 2.54, 1.95};
-constexpr double kMeasuredRest8 = 0.42, kMeasuredVcycle8 = 26.07, kMeasuredPcg8 = 29.80;
-constexpr long long kMeasuredLevelsGather = 32768;
+// `halo3d bench --grid 512,512,512` (--mg-gather 262144) on 2 (1,1,2) and 8 (2,2,2) ranks
+// under MPS, same round: the own ms of levels 0-3 (level 3 gathers, over IPC), the
+// gathered levels 4-11 together, the V-cycle and one MG-PCG iteration.
+struct MeasuredBench {
+  int ranks;
+  double levels[4], gathered, vcycle, pcg;
+};
+const MeasuredBench kMeasuredBench[] = {{2, {8.42, 2.46, 0.577, 0.345}, 0.499, 12.30, 15.91},
+                                        {8, {9.92, 3.68, 1.68, 1.80}, 0.723, 17.85, 21.51}};
 
 Measurements load_measurements(const ProbeOptions& o) {
   if (o.model_bench.empty()) return default_measurements();
@@ -162,30 +172,30 @@ json all_series(const ProbeOptions& o, const Calibration& c, const std::vector<L
 // Each prediction takes the --mg-gather the measurement ran with, whatever the option says.
 json held_against(const Calibration& c, const std::vector<Link>& links, Params p) {
   const System sys = shared_gpu_system();
-  p.gather_points = kMeasuredGather;
   if (c.m.source != default_measurements().source)
     std::printf("\n(the measurements below are of one H200; the model's inputs here are %s)",
                 c.m.source.c_str());
   std::printf(
       "\nheld against measurements (one H200 shared by the ranks under MPS, link "
-      "mps-shared-gpu; --mg-gather %lld; solve = iterations x ms/iter):\n%-10s %5s %-8s %10s %12s "
-      "%12s %8s %10s "
-      "%10s\n",
-      kMeasuredGather, "grid", "ranks", "procs", "ms/iter", "solve pred", "measured", "error",
-      "T/T1 pred", "T/T1 meas");
+      "mps-shared-gpu; solve = iterations x ms/iter):\n%-12s %5s %-6s %8s %9s %11s %9s %8s "
+      "%9s %9s\n",
+      "grid", "ranks", "procs", "gather", "ms/iter", "solve pred", "measured", "error", "T/T1 pred",
+      "T/T1 meas");
   json out = json::array();
   double t1_pred = 0, t1_meas = 0;
   for (const MeasuredSolve& m : kMeasured) {
+    p.gather_points = m.gather;
     const Prediction pr = predict(c, links, sys, {m.n, m.n, m.n}, m.ranks, p);
     const double pred = pr.iteration_s() * 1e3 * m.iters;
     if (m.ranks == 1) t1_pred = pred, t1_meas = m.solve_ms;
     const double err = pred / m.solve_ms - 1;
-    std::printf("%-10s %5d %-8s %10.3f %12.1f %12.1f %+7.1f%% %10.2f %10.2f  %s\n",
-                to_string(pr.grid).c_str(), m.ranks, to_string(pr.procs).c_str(),
+    std::printf("%-12s %5d %-6s %8lld %9.3f %11.1f %9.1f %+7.1f%% %9.2f %9.2f  %s\n",
+                to_string(pr.grid).c_str(), m.ranks, to_string(pr.procs).c_str(), m.gather,
                 pr.iteration_s() * 1e3, pred, m.solve_ms, err * 100, pred / t1_pred,
                 m.solve_ms / t1_meas, pr.limit().c_str());
     out.push_back({{"grid", pr.grid},
                    {"ranks", m.ranks},
+                   {"mg_gather", m.gather},
                    {"iterations", m.iters},
                    {"predicted_solve_ms", pred},
                    {"measured_solve_ms", m.solve_ms},
@@ -198,36 +208,40 @@ json held_against(const Calibration& c, const std::vector<Link>& links, Params p
   return out;
 }
 
-// The 8-rank bench's level table against the model's levels.
+// The benches' level tables against the model's levels.
 json held_against_levels(const Calibration& c, const std::vector<Link>& links, Params p) {
-  p.gather_points = kMeasuredLevelsGather;
-  const Prediction pr = predict(c, links, shared_gpu_system(), {512, 512, 512}, 8, p);
-  std::printf(
-      "\n8 ranks on one H200 (2,2,2), 512^3, --mg-gather %lld, per V-cycle: level, predicted ms, "
-      "measured ms\n",
-      kMeasuredLevelsGather);
+  p.gather_points = kMeasuredGather;
   json out = json::array();
-  double rest = 0;
-  for (std::size_t l = 0; l < pr.levels.size(); ++l) {
-    const double pred = pr.levels[l].t.total() * 1e3;
-    if (l >= 6) {
-      rest += pred;
-      continue;
+  for (const MeasuredBench& m : kMeasuredBench) {
+    const Prediction pr = predict(c, links, shared_gpu_system(), {512, 512, 512}, m.ranks, p);
+    std::printf(
+        "\n%d ranks on one H200 (%s), 512^3, --mg-gather %lld, per V-cycle: level, predicted "
+        "ms, measured ms\n",
+        m.ranks, to_string(pr.procs).c_str(), kMeasuredGather);
+    json rows = json::array();
+    double rest = 0;
+    for (std::size_t l = 0; l < pr.levels.size(); ++l) {
+      const double pred = pr.levels[l].t.total() * 1e3;
+      if (l >= 4) {
+        rest += pred;
+        continue;
+      }
+      std::printf("  level %zu %-12s %8.3f %8.3f\n", l, to_string(pr.levels[l].grid).c_str(), pred,
+                  m.levels[l]);
+      rows.push_back({{"level", l}, {"predicted_ms", pred}, {"measured_ms", m.levels[l]}});
     }
-    std::printf("  level %zu %-12s %8.3f %8.3f\n", l, to_string(pr.levels[l].grid).c_str(), pred,
-                kMeasuredLevels8[l]);
-    out.push_back({{"level", l}, {"predicted_ms", pred}, {"measured_ms", kMeasuredLevels8[l]}});
+    std::printf("  levels 4+ %-11s %8.3f %8.3f\n", "(gathered)", rest, m.gathered);
+    std::printf("  V-cycle %-13s %8.3f %8.3f\n  MG-PCG iteration %-4s %8.3f %8.3f\n", "",
+                pr.vcycle.total() * 1e3, m.vcycle, "", pr.iteration_s() * 1e3, m.pcg);
+    rows.push_back({{"level", "4+"}, {"predicted_ms", rest}, {"measured_ms", m.gathered}});
+    rows.push_back({{"level", "vcycle"},
+                    {"predicted_ms", pr.vcycle.total() * 1e3},
+                    {"measured_ms", m.vcycle}});
+    rows.push_back({{"level", "mg_pcg_iteration"},
+                    {"predicted_ms", pr.iteration_s() * 1e3},
+                    {"measured_ms", m.pcg}});
+    out.push_back({{"ranks", m.ranks}, {"procs", pr.procs}, {"levels", rows}});
   }
-  std::printf("  levels 6+ %-11s %8.3f %8.3f\n", "(gathered)", rest, kMeasuredRest8);
-  std::printf("  V-cycle %-13s %8.3f %8.3f\n  MG-PCG iteration %-4s %8.3f %8.3f\n", "",
-              pr.vcycle.total() * 1e3, kMeasuredVcycle8, "", pr.iteration_s() * 1e3, kMeasuredPcg8);
-  out.push_back({{"level", "6+"}, {"predicted_ms", rest}, {"measured_ms", kMeasuredRest8}});
-  out.push_back({{"level", "vcycle"},
-                 {"predicted_ms", pr.vcycle.total() * 1e3},
-                 {"measured_ms", kMeasuredVcycle8}});
-  out.push_back({{"level", "mg_pcg_iteration"},
-                 {"predicted_ms", pr.iteration_s() * 1e3},
-                 {"measured_ms", kMeasuredPcg8}});
   return out;
 }
 
@@ -249,6 +263,7 @@ json inputs_json(const Calibration& c, const std::vector<Link>& links, const Par
                    {"intra", s.intra},
                    {"inter", s.inter},
                    {"gpus_per_node", s.gpus_per_node},
+                   {"gpus_per_host", s.gpus_per_host},
                    {"what", s.what}});
   return {{"source", c.m.source},
           {"device", c.m.device},
@@ -293,7 +308,7 @@ int run_probe_model(const ProbeOptions& o, MPI_Comm world) {
   j["mode"] = "model";
   j["model"] = {{"inputs", inputs_json(c, links, p)}, {"series", all_series(o, c, links, p)}};
   j["model"]["held_against"] = held_against(c, links, p);
-  j["model"]["held_against_levels_8_ranks"] = held_against_levels(c, links, p);
+  j["model"]["held_against_levels"] = held_against_levels(c, links, p);
   std::fflush(stdout);
   if (!o.report.empty()) write_file_atomically(o.report, j.dump(2) + "\n", world);
   return kExitOk;

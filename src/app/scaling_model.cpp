@@ -19,6 +19,12 @@ constexpr double kSumBytes = 16;  // one double-double partial per rank per sum
 
 double points_of(const Int3& g) { return double(g[0]) * g[1] * g[2]; }
 
+// The points of a box's padded Layout (kernels/layout.hpp: rows of nx + 5 rounded up to 4,
+// a ghost layer on y and z): what the IPC gather copies.
+double padded_points_of(const Int3& b) {
+  return double((b[0] + 8) / 4 * 4) * (b[1] + 2) * (b[2] + 2);
+}
+
 // As multigrid.cpp's coarse_first (the first coarse point a box starting at fine index o
 // owns): the rule that keeps every transfer within one ghost layer.
 int coarse_first(int o, int nf, int nc) {
@@ -179,6 +185,7 @@ struct Setup {
   Wire intra, inter;
   int gpus_per_node = 1, ranks = 1;
   bool shared = false;
+  bool ipc_gather = false;  // every rank on one host: the gather goes GPU to GPU
   Int3 procs{};
   int rounds = 0;  // split axes: exchanges per transfer
   const Wire& slowest() const { return ranks > gpus_per_node ? inter : intra; }
@@ -241,22 +248,37 @@ double compute_s(const Setup& s, double bytes, int launches, const Int3& whole, 
 }
 
 // The halo terms of `exchanges` rounds that send `faces_sent` exchanges' worth of faces
-// (`sweeps` of them with a sweep's shell launches).
-void add_halo(const Setup& s, const Exchange& e, int exchanges, double faces_sent, int sweeps,
+// (`shell_sweeps` of them with a sweep's shell launches: the overlapped sweeps).
+void add_halo(const Setup& s, const Exchange& e, int exchanges, double faces_sent, int shell_sweeps,
               Terms& t) {
-  const double launches = 2.0 * e.faces * faces_sent + double(s.p.shell_kernels) * sweeps;
+  const double launches = 2.0 * e.faces * faces_sent + double(s.p.shell_kernels) * shell_sweeps;
   t.halo_latency += exchanges * e.latency + launches * s.c.floor_s;
   t.halo_launches += launches * s.c.floor_s;
   t.halo_bandwidth += faces_sent * e.bandwidth;
 }
 
-// The gather below a level: its coarse points (the next level's `points`, this rank's own
-// `local` of them) staged down, all-gathered through host memory, and the whole coarse
-// level staged up (Multigrid::gather; the correction is interpolated on the device, with no
-// copy back). Ranks sharing a GPU stage concurrently (small copies on a full-duplex link;
-// the 8-rank bench's gathering level costs no more than its exchanges), so staging is not
-// multiplied by them.
-double gather_s(const Setup& s, double points, double local) {
+// The gather below a level over CUDA IPC (ipc_gather.cpp; every rank on one host): one
+// round of credit and notice messages (the link's latency once: the channels to the P-1
+// other ranks go together, as a halo round's faces do); this rank's padded box (`padded`
+// points) put into each of the other P-1 ranks' inboxes, one copy after the other on one
+// stream, over the link; and P strided device copies placing every box (its own and the
+// P-1 received) into the whole coarse level of `points`, each point read and written once
+// at the device's bandwidth (shared by the ranks on a shared GPU). Every copy is a launch.
+double ipc_gather_s(const Setup& s, double points, double padded) {
+  const Wire& w = s.intra;
+  const double share = s.shared ? s.ranks : 1;
+  const double launches = 2.0 * (s.ranks - 1) + 1;
+  return w.latency + launches * s.c.floor_s + (s.ranks - 1) * 8 * padded / w.bandwidth +
+         share * 16 * points / (s.c.bandwidth_gbs * 1e9);
+}
+
+// The gather below a level through host memory (box_gather.cpp's host path, used across
+// hosts): its coarse points (the next level's `points`, this rank's own `local` of them)
+// staged down, all-gathered through host memory, and the whole coarse level staged up
+// (the correction is interpolated on the device, with no copy back). Ranks sharing a GPU
+// stage concurrently (small copies on a full-duplex link), so staging is not multiplied
+// by them.
+double host_gather_s(const Setup& s, double points, double local) {
   const double staging =
       2 * s.p.staging_latency_s + 8 * (points + local) / (s.p.staging_gbytes_per_s * 1e9);
   const Wire& w = s.slowest();
@@ -310,6 +332,9 @@ LevelPrediction predict_level(const Setup& s, const std::vector<Level>& plan, st
   out.t.compute = compute_s(s, bytes, level_launches(s.p, coarsest, L.grid), L.grid, whole);
   if (L.distributed && s.ranks > 1) {
     const int sweeps = coarsest ? steps - 1 : 2 * s.p.smooth;
+    // Below min_overlap_points a coarse level's sweep is one launch over the whole box
+    // (Multigrid's make_operator); the fine level overlaps whatever its size.
+    out.overlapped = l == 0 || points_of(out.box) >= s.p.min_overlap_points;
     // The transfers: w before the restriction (gathering levels too), e before prolongation
     // (unless the level above gathers, which makes this one gathered: not here); each
     // sends every face once, one split axis per round (DistributedOperator::exchange).
@@ -318,11 +343,15 @@ LevelPrediction predict_level(const Setup& s, const std::vector<Level>& plan, st
     out.faces_sent = sweeps + transfers;
     const Exchange e = busiest_exchange(s, L.boxes);
     out.face_bytes = e.bytes;
-    add_halo(s, e, out.exchanges, out.faces_sent, sweeps, out.t);
+    add_halo(s, e, out.exchanges, out.faces_sent, out.overlapped ? sweeps : 0, out.t);
   }
-  if (out.gathers)
-    out.t.gather = gather_s(s, points_of(plan[l + 1].grid),
-                            points_of(coarser_boxes(L.boxes, L.grid, plan[l + 1].grid).largest()));
+  if (out.gathers) {
+    const Int3 own = coarser_boxes(L.boxes, L.grid, plan[l + 1].grid).largest();
+    const double whole = points_of(plan[l + 1].grid);
+    out.gather_path = s.ipc_gather ? "ipc" : "host";
+    out.t.gather = s.ipc_gather ? ipc_gather_s(s, whole, padded_points_of(own))
+                                : host_gather_s(s, whole, points_of(own));
+  }
   return out;
 }
 
@@ -338,6 +367,7 @@ Prediction predict(const Calibration& c, const std::vector<Link>& links, const S
           sys.gpus_per_node,
           ranks,
           intra.shared_gpu,
+          sys.one_host(ranks),
           choose_procs(grid, ranks, {0, 0, 0})};
   for (int a = 0; a < 3; ++a) s.rounds += s.procs[a] > 1;
   Prediction out;
@@ -395,6 +425,8 @@ nlohmann::json to_json(const Prediction& p) {
                       {"box", l.box},
                       {"distributed", l.distributed},
                       {"gathers", l.gathers},
+                      {"overlapped", l.overlapped},
+                      {"gather_path", l.gathers ? nlohmann::json(l.gather_path) : nlohmann::json()},
                       {"exchanges", l.exchanges},
                       {"face_bytes_per_exchange", l.face_bytes},
                       {"faces_sent_in_exchanges", l.faces_sent},

@@ -3,10 +3,13 @@
 //
 // Per V-cycle level on the busiest rank:
 //   compute  = max(bytes per rank / B, kernels x floor)  (B, floor: from the measured levels)
-//   halo     = exchanges x (latency + face bytes / link bandwidth + launches x floor)
-// plus the gather of the coarse levels (--mg-gather rule: host staging, an all-gather and
-// the redundant solve on every rank), CG's own vector work, CG's halo exchange and its
-// global sums (each an all-gather of 16 B per rank: latency x log2 P + 16 P / bandwidth).
+//   halo     = rounds x latency + faces sent x face bytes / link bandwidth
+//              + launches x floor (a pack and an unpack per face sent; six shell sweeps
+//              per sweep only on the fine level and on coarse boxes of min_overlap_points)
+// plus the gather of the coarse levels (--mg-gather rule; over CUDA IPC when every rank is
+// on one host, else host staging and an all-gather; then the redundant solve on every
+// rank), CG's own vector work, CG's halo exchange and its global sums (each an all-gather
+// of 16 B per rank: latency x log2 P + 16 P / bandwidth).
 // The hierarchy, the process grid, the boxes and the exchange counts follow the rules of
 // Multigrid (mg_level_grids, mg_plan, level_bytes, level_traffic) and choose_procs.
 #pragma once
@@ -60,11 +63,15 @@ const Link& find_link(const std::vector<Link>& links, const std::string& name);
 void apply_link_override(std::vector<Link>& links, const std::string& spec);
 
 // A machine: GPUs on nodes of `gpus_per_node`, `intra` between GPUs of a node, `inter`
-// between nodes.
+// between nodes. `gpus_per_host`: the GPUs one operating system holds (an NVLink domain can
+// span hosts); the multigrid gather runs over CUDA IPC only when every rank is on one host
+// (BoxGather), so up to this many GPUs.
 struct System {
   std::string name, intra, inter;
   int gpus_per_node = 8;
   std::string what;
+  int gpus_per_host = 8;
+  bool one_host(int ranks) const { return ranks <= gpus_per_host; }
 };
 std::vector<System> default_systems();  // nvlink, pcie, ib-hdr, ib-ndr
 System shared_gpu_system();             // mps-shared-gpu: every rank on one GPU
@@ -76,6 +83,10 @@ struct Params {
   int level_kernels = 7;       // launches of one level visit (2 pre, residual, R, P, 2 post)
   int cg_kernels = 4;          // CG's own launches per iteration
   int shell_kernels = 6;       // a sweep with overlap: the boundary shell's launches
+  // A coarse level overlaps (and launches the shell) only from this many points per rank
+  // (multigrid.cpp's kMinOverlapPoints); below, a sweep is one launch. The fine level is
+  // the solver's operator: it always overlaps (--overlap, on by default).
+  double min_overlap_points = double(1 << 21);
   double staging_latency_s = 10e-6, staging_gbytes_per_s = 20;  // device <-> host copies
   double bytes_per_point = 85;                                  // memory per grid point
 };
@@ -101,9 +112,11 @@ struct Terms {
 struct LevelPrediction {
   Int3 grid{}, box{};
   bool distributed = true, gathers = false;
-  int exchanges = 0;      // rounds of messages, each waiting for the one before
-  double faces_sent = 0;  // the faces they send, in whole exchanges (each face once)
-  double face_bytes = 0;  // per whole exchange, busiest rank
+  bool overlapped = false;  // its sweeps launch the boundary shell (distributed levels)
+  std::string gather_path;  // on the gathering level: "ipc" or "host"
+  int exchanges = 0;        // rounds of messages, each waiting for the one before
+  double faces_sent = 0;    // the faces they send, in whole exchanges (each face once)
+  double face_bytes = 0;    // per whole exchange, busiest rank
   Terms t;
 };
 struct Prediction {
