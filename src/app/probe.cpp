@@ -80,20 +80,6 @@ std::string recv_string(int from, MPI_Comm comm) {
   return s;
 }
 
-// How rank `me` sees peer access to rank `other`'s GPU.
-std::string peer_relation(const std::vector<RankGpu>& g, int me, int other,
-                          const PeerPolicy& policy, bool cuda) {
-  if (me == other) return "self";
-  if (g[me].host != g[other].host) return "other host";
-  if (!cuda) return "no GPU";
-  if (g[me].bus == g[other].bus) return "same GPU";
-  const int can = gpu_can_access_peer(g[me].bus, g[other].bus);
-  if (can < 0)
-    return "unknown (GPU " + g[other].bus + " not visible to rank " + std::to_string(me) + ")";
-  if (can == 0) return "no";
-  return policy.allowed ? "yes" : "yes (not used: " + policy.why_off + ")";
-}
-
 // What every section of the probe shares: the ranks, their hosts and GPUs, what may run
 // between them, the sizes, and a communicator of its own for the measurements.
 struct Setup {
@@ -136,18 +122,6 @@ Setup set_up(const ProbeOptions& o, MPI_Comm world) {
   HALO3D_MPI_CHECK(MPI_Comm_dup(world, &dup));
   s.comm = Comm(dup);
   return s;
-}
-
-// Peer access as each rank sees every other rank's GPU: row r is rank r's view (collective).
-std::vector<json> peer_matrix(const Setup& s, MPI_Comm world) {
-  std::vector<std::string> row;
-  for (int j = 0; j < s.size; ++j)
-    row.push_back(peer_relation(s.gpus, s.rank, j, s.policy, s.cuda));
-  json my_row = row;
-  std::vector<json> matrix;
-  for (const std::string& r : allgather_strings(my_row.dump(), world))
-    matrix.push_back(json::parse(r));
-  return matrix;
 }
 
 // The first lines: ranks, hosts, devices, what the GPU side allows, and the sizes.
@@ -233,10 +207,23 @@ json measure(Transport t, const ProbeOptions& o, const Setup& s, const Pair& p, 
   return rows;
 }
 
-// A transport's "not available" error without its "--halo NAME: " lead.
-std::string why_not(const std::string& what) {
-  const std::size_t p = what.find(": ");
-  return what.rfind("--halo ", 0) == 0 && p != std::string::npos ? what.substr(p + 2) : what;
+// Why transport t is not measured between a pair ("" where it is), decided from what all
+// ranks know (so both ranks skip it alike): ipc to another host would be mpi under another
+// name, and NCCL hangs or refuses with two ranks on one GPU.
+std::string why_skip(Transport t, const Setup& s, bool same_host, bool same_gpu) {
+  switch (t) {
+    case Transport::mpi_cuda:
+      return s.cuda_aware ? "" : s.cuda ? "the MPI is not CUDA-aware" : "no GPU";
+    case Transport::ipc:
+      return !s.cuda ? "no GPU" : !same_host ? "other host" : "";
+    case Transport::nccl:
+      return !nccl_compiled() ? "not compiled"
+             : !s.cuda        ? "no GPU"
+             : same_gpu       ? "same GPU (NCCL needs one GPU per rank)"
+                              : "";
+    default:
+      return "";
+  }
 }
 // What the ipc transport detected for the pair: its describe() without "ipc: z+ rank 1: "
 // (the face and rank of the probe's plan, which mean nothing to the reader).
@@ -260,9 +247,9 @@ json measure_pair(const ProbeOptions& o, const Setup& s, double* u, int i, int j
              {"skipped", json::object()}};
   const Pair p = make_pair(s.comm.get(), i, j);
   for (Transport t : concrete_transports()) {
-    const std::string name = to_string(t);
-    if (t == Transport::ipc && s.cuda && !same_host) {  // it would be mpi under another name
-      pr["skipped"][name] = "other host";
+    const std::string name = to_string(t), why = why_skip(t, s, same_host, same_gpu);
+    if (!why.empty()) {
+      pr["skipped"][name] = why;
       continue;
     }
     std::string how;
@@ -270,7 +257,7 @@ json measure_pair(const ProbeOptions& o, const Setup& s, double* u, int i, int j
       pr["transports"][name] = measure(t, o, s, p, u, how);
     } catch (const Error& e) {  // on both ranks of the pair alike
       if (e.code() != kExitUnavailable) throw;
-      pr["skipped"][name] = why_not(e.what());
+      pr["skipped"][name] = e.what();
       continue;
     }
     if (t == Transport::ipc) pr["ipc_how"] = ipc_how(how);
@@ -360,7 +347,7 @@ json probe_report(const ProbeOptions& o, const Setup& s, const std::vector<json>
 int run_probe(const ProbeOptions& o, MPI_Comm world) {
   if (o.model) return run_probe_model(o, world);
   const Setup s = set_up(o, world);
-  const std::vector<json> matrix = peer_matrix(s, world);
+  const std::vector<json> matrix = probe::peer_matrix(s.gpus, s.policy, s.cuda, world);
   if (s.root) print_header(o, s);
   Buffer u = make_field(s);
   const json pairs = measure_pairs(o, s, u.data(), matrix, world);

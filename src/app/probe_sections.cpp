@@ -1,4 +1,5 @@
-// The optional sections of `halo3d probe`: --topology and --grid's communication wall.
+// The sections of `halo3d probe` around its measurements: peer access between the ranks' GPUs,
+// --topology and --grid's communication wall.
 #include "probe_sections.hpp"
 
 #include <algorithm>
@@ -16,6 +17,20 @@ namespace halo3d::probe {
 using nlohmann::json;
 
 namespace {
+
+// How rank `me` sees peer access to rank `other`'s GPU.
+std::string peer_relation(const std::vector<RankGpu>& g, int me, int other,
+                          const PeerPolicy& policy, bool cuda) {
+  if (me == other) return "self";
+  if (g[me].host != g[other].host) return "other host";
+  if (!cuda) return "no GPU";
+  if (g[me].bus == g[other].bus) return "same GPU";
+  const int can = gpu_can_access_peer(g[me].bus, g[other].bus);
+  if (can < 0)
+    return "unknown (GPU " + g[other].bus + " not visible to rank " + std::to_string(me) + ")";
+  if (can == 0) return "no";
+  return policy.allowed ? "yes" : "yes (not used: " + policy.why_off + ")";
+}
 
 // nvidia-smi topo -m, or null (and a note) where nvidia-smi is absent.
 void nvidia_smi_topology(json& t) {
@@ -120,6 +135,19 @@ std::vector<std::string> allgather_strings(const std::string& mine, MPI_Comm com
   std::vector<std::string> out;
   for (int r = 0; r < size; ++r) out.emplace_back(&all[offs[r]], std::size_t(lens[r]));
   return out;
+}
+
+std::vector<json> peer_matrix(const std::vector<RankGpu>& gpus, const PeerPolicy& policy, bool cuda,
+                              MPI_Comm world) {
+  const int rank = comm_rank(world);
+  std::vector<std::string> row;
+  for (int j = 0; j < comm_size(world); ++j)
+    row.push_back(peer_relation(gpus, rank, j, policy, cuda));
+  json my_row = row;
+  std::vector<json> matrix;
+  for (const std::string& r : allgather_strings(my_row.dump(), world))
+    matrix.push_back(json::parse(r));
+  return matrix;
 }
 
 json gather_topology(const HostMap& hosts, MPI_Comm world) {

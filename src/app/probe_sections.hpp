@@ -1,5 +1,6 @@
-// The optional sections of `halo3d probe` (probe_sections.cpp): --topology (each host's
-// GPU topology) and --grid (the "communication wall" estimated from the measured pairs).
+// The sections of `halo3d probe` around its measurements (probe_sections.cpp): peer access
+// between the ranks' GPUs, --topology (each host's GPU topology) and --grid (the
+// "communication wall" estimated from the measured pairs).
 #pragma once
 #include <mpi.h>
 
@@ -9,11 +10,17 @@
 
 #include "mpi_env.hpp"
 #include "options.hpp"
+#include "transports/transports.hpp"
 
 namespace halo3d::probe {
 
 // Every rank's string, on every rank (collective).
 std::vector<std::string> allgather_strings(const std::string& mine, MPI_Comm comm);
+
+// Peer access as each rank sees every other rank's GPU: row r is rank r's view ("self",
+// "other host", "no GPU", "same GPU", "yes", "no", ...). Collective.
+std::vector<nlohmann::json> peer_matrix(const std::vector<RankGpu>& gpus, const PeerPolicy& policy,
+                                        bool cuda, MPI_Comm world);
 
 // Every host's GPU topology, from the first rank of each host (collective).
 nlohmann::json gather_topology(const HostMap& hosts, MPI_Comm world);
