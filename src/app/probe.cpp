@@ -349,7 +349,7 @@ int run_probe(const ProbeOptions& o, MPI_Comm world) {
   const Setup s = set_up(o, world);
   const std::vector<json> matrix = probe::peer_matrix(s.gpus, s.policy, s.cuda, world);
   if (s.root) print_header(o, s);
-  Buffer u = make_field(s);
+  Buffer u = s.size > 1 ? make_field(s) : Buffer();  // one rank: no pairs, nothing sent
   const json pairs = measure_pairs(o, s, u.data(), matrix, world);
   const json topology = o.topology ? probe::gather_topology(s.hosts, world) : json::array();
   const bool wall_asked = o.grid[0] > 0 && s.size > 1;
