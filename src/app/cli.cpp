@@ -600,11 +600,11 @@ CLI::App* add_probe_command(CLI::App& app, ProbeOptions& pr, ProbeArgs& a) {
                    "Message sizes in bytes, K/M/G suffixes allowed (default 8 B to 64 MiB)")
       ->delimiter(',')
       ->group("Probe");
-  probe->add_option("--reps", pr.reps, "Timed round trips per size (the median is reported)")
+  probe->add_option("--reps", pr.reps, "Timed exchanges per size (the median is reported)")
       ->check(whole_number<int>())
       ->check(positive())
       ->group("Probe");
-  probe->add_option("--warmup", pr.warmup, "Untimed round trips first")
+  probe->add_option("--warmup", pr.warmup, "Untimed exchanges first (at least 1)")
       ->check(whole_number<int>())
       ->check(non_negative())
       ->group("Probe");
