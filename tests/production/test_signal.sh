@@ -21,8 +21,10 @@ need_python_h5py
 new_workdir signal
 cd "$WORK"
 
-# ~5 s of Jacobi iterations on 3 ranks of 2 cores: long enough to signal it mid-solve.
-P=(--solver jacobi --grid 40,40,40 --mode 1,1,1 --tol 1e-9 --max-iters 8000 --procs 3,1,1 --monitor 250)
+# ~5 s of Jacobi iterations (about 10000) on 3 ranks of 2 cores: long enough to signal it mid-solve
+# even after each restart; a 40^3 grid took 1.3 s once the halo sent each face once, and a
+# Ctrl-C then arrived after the solve had converged.
+P=(--solver jacobi --grid 48,48,48 --mode 1,1,1 --tol 1e-9 --max-iters 20000 --procs 3,1,1 --monitor 250)
 
 log "reference: uninterrupted on 3 ranks"
 start_ranks ref 3 "${P[@]}" --output ref.h5
