@@ -9,6 +9,7 @@
 #include "implicit_heat.hpp"
 #include "mpi_env.hpp"
 #include "multigrid.hpp"
+#include "plan.hpp"
 #include "problem.hpp"
 #include "runtime.hpp"
 #include "solvers.hpp"
@@ -72,10 +73,11 @@ inline InProcessSolve solve_in_process(const SolveOptions& o, MPI_Comm comm) {
   std::vector<double> src;
   prob.fill_source(s.rt->decomp, src);
   s.source = std::make_unique<Buffer>(upload(*s.rt->kernels, src));
-  s.pc = make_preconditioner(o, *s.rt);
-  s.method = uses_implicit_heat(o) ? make_implicit_heat(*s.rt, o, prob.dt(), *s.source)
-                                   : make_method(o, prob.dt(), *s.rt->op, s.rt->cart.get(),
-                                                 s.rt->timers, *s.source, s.pc.get());
+  const MethodPlan mp = method_plan(o);
+  s.pc = make_preconditioner(mp, *s.rt);
+  s.method = mp.implicit() ? make_implicit_heat(*s.rt, mp, prob.dt(), *s.source)
+                           : make_method(mp, prob.dt(), *s.rt->op, s.rt->cart.get(), s.rt->timers,
+                                         *s.source, s.pc.get());
   s.method->start();
   DriveOptions dro;
   dro.max_iters = o.problem == ProblemKind::heat ? o.steps : o.max_iters;

@@ -17,6 +17,7 @@
 #include "hdf5_io.hpp"
 #include "implicit_heat.hpp"
 #include "multigrid.hpp"
+#include "plan.hpp"
 #include "point_ops.hpp"
 #include "problem.hpp"
 #include "provenance.hpp"
@@ -96,16 +97,16 @@ nlohmann::json to_json(const Int3& v) { return nlohmann::json::array({v[0], v[1]
 MemoryNeed solve_memory(const SolveOptions& o, const Decomposition& d, MPI_Comm cart) {
   const double field = 8.0 * double(d.layout().padded_size());
   // Implicit heat: u and the right-hand side of a step, and the inner CG's vectors.
-  const bool implicit = uses_implicit_heat(o);
-  const bool pc = uses_multigrid(o);
+  const MethodPlan mp = method_plan(o);
+  const bool implicit = mp.implicit();
+  const bool pc = mp.multigrid;
   const double method = implicit ? 2 + (pc ? 5 : 4)
                         : o.problem == ProblemKind::heat || o.solver == SolverKind::jacobi
                             ? 2
                             : (pc ? 5 : 4);
   MemoryNeed m;
   m.device = (2 + method) * field;
-  if (pc)
-    m.device += mg_memory_bytes(mg_plan(d, mg_options(o), cart), o.precision == Precision::mixed);
+  if (pc) m.device += mg_memory_bytes(mg_plan(d, mp.mg, cart), o.precision == Precision::mixed);
   m.host = 2 * field;
   if (has_boundary_values(o)) m.host += field;  // the boundary values, while lifted
   if (has_boundary_values(o) && o.problem == ProblemKind::heat) m.device += field;  // heat's B g
@@ -120,12 +121,13 @@ namespace {
 struct SolveRun {
   SolveRun(const SolveOptions& opts, MPI_Comm world)
       : o(opts),
+        plan(make_plan(o)),
         root(comm_rank(world) == 0),
-        heat(o.problem == ProblemKind::heat),
-        solver(heat ? (uses_implicit_heat(o) ? to_string(o.time_scheme) : "euler")
-                    : to_string(o.solver)),
+        heat(plan.heat),
+        solver(plan.solver),
         phases(root && !o.quiet, true) {}
   const SolveOptions& o;
+  const RunPlan plan;
   const bool root, heat;
   const std::string solver;
   PhaseClock phases;
@@ -187,28 +189,9 @@ void fill_source(SolveRun& r) {
 
 // The precision the run used: mixed only where a multigrid V-cycle ran in float (CG's or
 // the implicit heat steps' inner CG's preconditioner).
-std::string precision(const SolveRun& r) {
-  return r.o.precision == Precision::mixed && uses_multigrid(r.o) ? "mixed" : "double";
-}
+const std::string& precision(const SolveRun& r) { return r.plan.precision; }
 
 }  // namespace
-
-// A checkpoint continues only under the same preconditioner (it shapes the iterates).
-// An implicit step's answer depends on the inner solve: its tolerance and preconditioner.
-std::string solver_identity(const SolveOptions& o) {
-  const bool heat = o.problem == ProblemKind::heat;
-  const std::string solver =
-      heat ? (uses_implicit_heat(o) ? to_string(o.time_scheme) : "euler") : to_string(o.solver);
-  const bool mixed = o.precision == Precision::mixed && uses_multigrid(o);
-  if (uses_implicit_heat(o))
-    return solver + "(tol=" + nlohmann::json(o.tol).dump() + ",precond=" + to_string(o.precond) +
-           (mixed ? ",mixed" : "") + ")";
-  if (uses_preconditioner(o))  // the multigrid V-cycle CG runs with
-    return solver + "+mg(levels=" + std::to_string(o.mg_levels) +
-           ",smooth=" + std::to_string(o.mg_smooth) + "," + to_string(o.mg_smoother) +
-           (o.precision == Precision::mixed ? ",mixed" : "") + ")";
-  return solver;
-}
 
 namespace {
 
@@ -263,17 +246,18 @@ void start_solver(SolveRun& r) {
   const SolveOptions& o = r.o;
   // The preconditioner's set-up (the multigrid hierarchy) is timed on its own.
   const double t_setup = now_seconds();
-  r.pc = make_preconditioner(o, *r.rt);
+  r.pc = make_preconditioner(r.plan.method, *r.rt);
   r.mg = dynamic_cast<const Multigrid*>(r.pc.get());
   // The slowest rank's: the set-up is collective, and every rank then writes the same value
   // (the HDF5 attribute, which every rank writes, agrees with the report and the header).
   r.setup_s = max_over_ranks(now_seconds() - t_setup, r.comm);
-  r.precond = r.pc ? r.pc->name() : (uses_implicit_heat(o) ? to_string(o.precond) : "none");
+  r.precond = r.pc ? r.pc->name() : (r.plan.method.implicit() ? to_string(o.precond) : "none");
   const Buffer* bg = r.boundary ? &*r.boundary : nullptr;
-  r.method = uses_implicit_heat(o)
-                 ? make_implicit_heat(*r.rt, o, r.dt, r.b, bg)
-                 : make_method(o, r.dt, *r.rt->op, r.comm, r.rt->timers, r.b, r.pc.get(), bg);
-  r.id = RunIdentity::of(o, solver_identity(o), r.dt);
+  const MethodPlan& mp = r.plan.method;
+  r.method = mp.implicit()
+                 ? make_implicit_heat(*r.rt, mp, r.dt, r.b, bg)
+                 : make_method(mp, r.dt, *r.rt->op, r.comm, r.rt->timers, r.b, r.pc.get(), bg);
+  r.id = RunIdentity::of(o, r.plan.identity, r.dt);
   if (!o.checkpoint.empty() || !o.restart.empty()) r.id.data = data_checksum(r);
   if (!o.restart.empty()) {
     ScopedTimer t(r.rt->timers.io);
@@ -579,7 +563,7 @@ void print_results(const SolveRun& r, const DriveResult& res, const Verification
   if (r.heat) {
     std::printf("heat: %ld steps done, t = %.6e (dt %.6e, alpha %g)\n", res.iterations,
                 r.dt * double(res.iterations), r.dt, o.alpha);
-    if (!o.quiet && uses_implicit_heat(o) && m.done > 0)
+    if (!o.quiet && r.plan.method.implicit() && m.done > 0)
       std::printf("%s steps: %ld CG iterations (%s), %.2f per step\n",
                   to_string(o.time_scheme).c_str(), r.method->inner_iterations(),
                   o.precond == Precond::mg ? "multigrid-preconditioned" : "plain",
@@ -672,7 +656,7 @@ nlohmann::json result_json(const SolveRun& r, const DriveResult& res, const Veri
     j["dt"] = r.dt;
     j["alpha"] = r.o.alpha;
     j["time_scheme"] = to_string(r.o.time_scheme);
-    if (uses_implicit_heat(r.o)) {
+    if (r.plan.method.implicit()) {
       const long inner = r.method->inner_iterations();
       j["cg_iterations"] = inner;
       j["cg_iterations_per_step"] = m.done > 0 ? double(inner) / double(m.done) : 0.0;
@@ -753,7 +737,7 @@ std::string report_text(const SolveRun& r, const DriveResult& res, const Verific
                     {"cuda_driver", lib.cuda_driver},
                     {"nccl", lib.nccl},
                     {"cuda_aware_mpi", lib.cuda_aware_mpi}};
-  add_provenance(j, o, r.rt->hosts);
+  add_provenance(j, o.command_line, o.sources, r.rt->hosts);
   j["config"] = config_json(r);
   j["fields"] = fields_json(o);
   j["ranks"] = r.d->ranks;

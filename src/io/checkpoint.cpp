@@ -78,7 +78,7 @@ std::uint64_t field_checksum(const Decomposition& d, const std::vector<double>& 
   return sum;
 }
 
-RunIdentity RunIdentity::of(const SolveOptions& o, const std::string& solver, double dt) {
+RunIdentity RunIdentity::of(const ProblemSpec& o, const std::string& solver, double dt) {
   RunIdentity id;
   id.problem = to_string(o.problem);
   id.solver = solver;

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "decomposition.hpp"
-#include "options.hpp"
+#include "problem_spec.hpp"
 #include "solvers.hpp"
 
 namespace halo3d {
@@ -27,7 +27,7 @@ struct RunIdentity {
   // field_checksum of the problem's data as filled (Poisson: b = f + B g; heat: u0 and B g):
   // a restart after a file: input changed (same name, new contents) is refused. 0: unknown.
   std::uint64_t data = 0;
-  static RunIdentity of(const SolveOptions& o, const std::string& solver, double dt);
+  static RunIdentity of(const ProblemSpec& o, const std::string& solver, double dt);
 };
 
 // A checksum of a distributed field's interior values: the sum over points (mod 2^64) of a

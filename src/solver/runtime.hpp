@@ -10,7 +10,7 @@
 #include "kernels.hpp"
 #include "mpi_env.hpp"
 #include "operator.hpp"
-#include "options.hpp"
+#include "parallel_options.hpp"
 #include "timers.hpp"
 #include "transports/transports.hpp"
 

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "method_plan.hpp"
 #include "operator.hpp"
-#include "options.hpp"
 #include "precond.hpp"
 #include "timers.hpp"
 
@@ -63,17 +63,15 @@ std::unique_ptr<Method> make_jacobi(DistributedOperator& op, MPI_Comm comm, Time
 std::unique_ptr<Method> make_heat(DistributedOperator& op, Timers& t, const Buffer& u0,
                                   double alpha_dt, const Buffer* boundary = nullptr);
 
-// The method `o` asks for (CG, Jacobi, or explicit Euler with the problem's dt).
-std::unique_ptr<Method> make_method(const SolveOptions& o, double dt, DistributedOperator& op,
+// The method the plan asks for (CG, Jacobi, or explicit Euler with the problem's dt; implicit
+// heat is make_implicit_heat's).
+std::unique_ptr<Method> make_method(const MethodPlan& m, double dt, DistributedOperator& op,
                                     MPI_Comm comm, Timers& t, const Buffer& source,
                                     Preconditioner* pc = nullptr, const Buffer* boundary = nullptr);
 // The power of two s that puts max|b s| over all ranks in [1, 2) (1 when b = 0; at most
 // 2^1022): dot products of b s cannot overflow or underflow. Collective; throws
 // Error(kExitBreakdown) on every rank when b holds NaN or Inf.
 double norm_scale(Kernels& k, const Layout& l, const double* b, MPI_Comm comm);
-
-// Whether `o` asks for a preconditioned CG (the caller builds the preconditioner).
-bool uses_preconditioner(const SolveOptions& o);
 
 struct DriveOptions {
   long max_iters = 0;  // iterations (or steps) to run at most, counted from 0
