@@ -23,6 +23,7 @@
 #include "provenance.hpp"
 #include "reduction.hpp"
 #include "runtime.hpp"
+#include "session.hpp"
 #include "solvers.hpp"
 #include "threads.hpp"
 #include "time_series.hpp"
@@ -131,19 +132,20 @@ struct SolveRun {
   const bool root, heat;
   const std::string solver;
   PhaseClock phases;
-  std::unique_ptr<Problem> prob;
+  // The run itself; the pointers below are views into it.
+  std::unique_ptr<SolveSession> session;
+  const Problem* prob = nullptr;
   double dt = 0;
-  std::unique_ptr<Runtime> rt;
+  Runtime* rt = nullptr;
   MPI_Comm comm = MPI_COMM_NULL;
   Kernels* k = nullptr;
   const Decomposition* d = nullptr;
-  Buffer b;                        // the right-hand side (heat: the initial state)
-  std::optional<Buffer> boundary;  // heat's boundary values: a source term B g of every step
+  const Buffer* b = nullptr;         // the right-hand side (heat: the initial state)
+  const Buffer* boundary = nullptr;  // heat's boundary values: a source term B g of every step
   double setup_s = 0;
-  std::unique_ptr<Preconditioner> pc;
   const Multigrid* mg = nullptr;
   std::string precond;
-  std::unique_ptr<Method> method;
+  Method* method = nullptr;
   RunIdentity id;
   long first = 0;
   std::vector<double> history;  // a restart's residuals so far
@@ -164,11 +166,12 @@ struct SolveRun {
 // The problem, the runtime (decomposition, backend, transport) and the file checks.
 void set_up(SolveRun& r, MPI_Comm world) {
   const SolveOptions& o = r.o;
-  r.prob = std::make_unique<Problem>(o);
-  r.dt = r.prob->dt();
-  RuntimeOptions ro = runtime_options(o, r.prob->stencil());
-  ro.memory = [&o](const Decomposition& d, MPI_Comm cart) { return solve_memory(o, d, cart); };
-  r.rt = make_runtime(ro, world);
+  r.session = std::make_unique<SolveSession>(
+      r.plan.problem, r.plan.parallel, r.plan.method, world,
+      [&o](const Decomposition& d, MPI_Comm cart) { return solve_memory(o, d, cart); });
+  r.prob = &r.session->problem();
+  r.dt = r.session->dt();
+  r.rt = &r.session->runtime();
   r.comm = r.rt->cart.get();
   r.k = r.rt->kernels.get();
   r.d = &r.rt->decomp;
@@ -181,10 +184,9 @@ void set_up(SolveRun& r, MPI_Comm world) {
 }
 
 void fill_source(SolveRun& r) {
-  r.b = fill_fields(*r.k, r.o, *r.prob, *r.d, r.comm);
-  // Poisson's boundary values are in b; heat's are added by every step.
-  if (r.heat && has_boundary_values(r.o))
-    r.boundary = upload(*r.k, boundary_source(r.o, *r.prob, *r.d, r.comm));
+  r.session->fill_source();
+  r.b = &r.session->source();
+  r.boundary = r.session->boundary();
 }
 
 // The precision the run used: mixed only where a multigrid V-cycle ran in float (CG's or
@@ -236,7 +238,7 @@ long checkpoint_held(const SolveOptions& o, long first) {
 // The checksum of the problem's data as filled (b; heat: u0 and B g), which a checkpoint
 // records and a restart compares: a file: input whose contents changed is refused.
 std::uint64_t data_checksum(SolveRun& r) {
-  std::uint64_t c = field_checksum(*r.d, download(*r.k, r.b), r.comm);
+  std::uint64_t c = field_checksum(*r.d, download(*r.k, *r.b), r.comm);
   if (r.boundary) c = c * 31 + field_checksum(*r.d, download(*r.k, *r.boundary), r.comm);
   return c;
 }
@@ -244,19 +246,14 @@ std::uint64_t data_checksum(SolveRun& r) {
 // The preconditioner, the method, and its state: fresh or from --restart.
 void start_solver(SolveRun& r) {
   const SolveOptions& o = r.o;
-  // The preconditioner's set-up (the multigrid hierarchy) is timed on its own.
-  const double t_setup = now_seconds();
-  r.pc = make_preconditioner(r.plan.method, *r.rt);
-  r.mg = dynamic_cast<const Multigrid*>(r.pc.get());
-  // The slowest rank's: the set-up is collective, and every rank then writes the same value
+  // The hierarchy's set-up time is the slowest rank's: every rank writes the same value
   // (the HDF5 attribute, which every rank writes, agrees with the report and the header).
-  r.setup_s = max_over_ranks(now_seconds() - t_setup, r.comm);
-  r.precond = r.pc ? r.pc->name() : (r.plan.method.implicit() ? to_string(o.precond) : "none");
-  const Buffer* bg = r.boundary ? &*r.boundary : nullptr;
-  const MethodPlan& mp = r.plan.method;
-  r.method = mp.implicit()
-                 ? make_implicit_heat(*r.rt, mp, r.dt, r.b, bg)
-                 : make_method(mp, r.dt, *r.rt->op, r.comm, r.rt->timers, r.b, r.pc.get(), bg);
+  r.session->build_method();
+  r.mg = r.session->multigrid();
+  r.setup_s = r.session->setup_seconds();
+  const Preconditioner* pc = r.session->preconditioner();
+  r.precond = pc ? pc->name() : (r.plan.method.implicit() ? to_string(o.precond) : "none");
+  r.method = &r.session->method();
   r.id = RunIdentity::of(o, r.plan.identity, r.dt);
   if (!o.checkpoint.empty() || !o.restart.empty()) r.id.data = data_checksum(r);
   if (!o.restart.empty()) {
@@ -282,7 +279,7 @@ std::string heat_progress(SolveRun& r, long it) {
   std::snprintf(line, sizeof line, "t %.6e  ", r.dt * double(it));
   std::string s = line;
   if (r.prob->has_exact()) {
-    SolveOptions at = r.o;  // the exact answer after `it` steps, not after --steps
+    ProblemSpec at = r.plan.problem;  // the exact answer after `it` steps, not after --steps
     at.steps = it;
     const Problem::Errors e = Problem(at).errors(*r.k, *r.d, r.method->solution().data(), r.comm);
     std::snprintf(line, sizeof line, "max error %.3e  ", e.max);
@@ -355,7 +352,7 @@ SolveOutcome solve(SolveRun& r) {
   }
   SolveOutcome out;
   out.before = r.rt->timers;
-  out.res = drive(*r.method, r.comm, dro, r.first, std::move(r.history));
+  out.res = r.session->drive(dro, r.first, std::move(r.history));
   out.after = r.rt->timers;
   return out;
 }
@@ -427,7 +424,7 @@ Verification verify(SolveRun& r, DriveResult& res) {
   // How much of the halo the overlap hides, measured on the real faces after the solve.
   v.has_halo = r.d->ranks > 1;
   if (v.has_halo) {
-    Buffer scratch(*r.k, r.b.size());
+    Buffer scratch(*r.k, r.b->size());
     v.ov = r.rt->op->measure_overlap(r.method->solution().data(), scratch.data(), 5, r.comm);
   }
   return v;

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "checkpointable.hpp"
 #include "method_plan.hpp"
 #include "operator.hpp"
 #include "precond.hpp"
@@ -16,15 +17,9 @@
 
 namespace halo3d {
 
-// A named vector the method needs to continue (checkpointed and restored).
-struct StateVector {
-  std::string name;
-  Buffer* buffer;
-};
-
-class Method {
+// A method's state() and scalars() are what a checkpoint saves (checkpointable.hpp).
+class Method : public Checkpointable {
  public:
-  virtual ~Method() = default;
   virtual std::string name() const = 0;
   // From a fresh start (x = 0, or u = u0 for heat).
   virtual void start() = 0;
@@ -33,17 +28,12 @@ class Method {
     bool advanced;             // a new iterate was made (counted as an iteration)
     bool converged;            // reached tol: the held iterate is the answer
   };
-  virtual bool has_residual() const { return true; }
   // ||b - A x|| / ||b|| of the iterate held (x as solution() returns it), recomputed from scratch
   // (not the recurrence's), from vectors scaled as the method scales them (no square overflows or
   // underflows); NaN for methods without a residual. Collective. CG starts over from it if stepped
   // again.
   virtual double true_relative_residual() { return std::numeric_limits<double>::quiet_NaN(); }
   virtual Step step() = 0;
-  // Vectors and scalars that, restored, make the next step() bitwise the same.
-  virtual std::vector<StateVector> state() = 0;
-  virtual std::vector<double> scalars() const = 0;
-  virtual void set_scalars(const std::vector<double>& s) = 0;
   // The solution vector (x for CG, u for Jacobi/heat).
   virtual Buffer& solution() = 0;
   // Global bytes moved per iteration through device memory (for GB/s).
