@@ -2,6 +2,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "dry_run.hpp"
+#include "fields.hpp"
+
 namespace halo3d {
 
 MgOptions mg_options(const SolveOptions& o) {
@@ -69,6 +72,28 @@ RunPlan make_plan(const SolveOptions& o) {
   p.max_iters = p.heat ? o.steps : o.max_iters;
   p.tol = p.heat ? 0.0 : o.tol;
   return p;
+}
+
+// What run_solve allocates beyond the runtime, per rank: the source, the method's vectors
+// and one scratch vector (the true residual) in backend memory, and the multigrid
+// hierarchy; in host memory the source as filled and the solution as written.
+MemoryNeed solve_memory(const SolveOptions& o, const Decomposition& d, MPI_Comm cart) {
+  const double field = 8.0 * double(d.layout().padded_size());
+  // Implicit heat: u and the right-hand side of a step, and the inner CG's vectors.
+  const MethodPlan mp = method_plan(o);
+  const bool implicit = mp.implicit();
+  const bool pc = mp.multigrid;
+  const double method = implicit ? 2 + (pc ? 5 : 4)
+                        : o.problem == ProblemKind::heat || o.solver == SolverKind::jacobi
+                            ? 2
+                            : (pc ? 5 : 4);
+  MemoryNeed m;
+  m.device = (2 + method) * field;
+  if (pc) m.device += mg_memory_bytes(mg_plan(d, mp.mg, cart), o.precision == Precision::mixed);
+  m.host = 2 * field;
+  if (has_boundary_values(o)) m.host += field;  // the boundary values, while lifted
+  if (has_boundary_values(o) && o.problem == ProblemKind::heat) m.device += field;  // heat's B g
+  return m;
 }
 
 std::vector<PlannedFile> planned_files(const SolveOptions& o) {

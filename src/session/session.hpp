@@ -20,6 +20,22 @@
 
 namespace halo3d {
 
+// "Converged" means the true relative residual meets --tol with this slack, whatever the
+// recurrence said (CG's recurrence residual drifts from the true one near the precision floor).
+constexpr double kTrueResidualSlack = 2.0;
+
+struct Verification {
+  bool verified = false;  // the errors and the overlap were measured (--verify on)
+  double true_rel = NAN;  // Poisson: the true relative residual, recomputed
+  // The recurrence reached --tol but the true residual is above kTrueResidualSlack x --tol:
+  // not converged.
+  bool unconfirmed = false;
+  double rel_res = NAN;  // the relative residual reported
+  Problem::Errors err;
+  bool has_halo = false;
+  DistributedOperator::OverlapTimes ov;
+};
+
 class SolveSession {
  public:
   // The problem and the runtime: collective over world. `memory`, when set, is what the
@@ -45,6 +61,13 @@ class SolveSession {
   // Runs the method (started, or restored from a checkpoint by the caller) from iteration
   // `first` with `history` so far (a restart's).
   DriveResult drive(const DriveOptions& o, long first = 0, std::vector<double> history = {});
+
+  // Self-checks: the true residual recomputed from scratch (a converged recurrence is
+  // converged only when it meets tol too: otherwise res.converged is withdrawn) and the
+  // answer checked finite (always: cheap), and with `measure` the error against the exact
+  // answers where they are known and the overlap measurement (most of the time it takes).
+  // Throws Error(kExitBreakdown) on NaN/Inf. Collective.
+  Verification verify(DriveResult& res, double tol, bool measure);
 
   const ProblemSpec& spec() const { return spec_; }
   const MethodPlan& plan() const { return plan_; }
