@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "errors.hpp"
-#include "options.hpp"
 
 namespace halo3d {
 
