@@ -15,6 +15,7 @@
 #include "checks.hpp"
 #include "errors.hpp"
 #include "files.hpp"
+#include "plan.hpp"
 
 namespace halo3d {
 namespace {

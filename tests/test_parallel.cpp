@@ -265,8 +265,8 @@ ScaledSolve solve_scaled(const SolveOptions& o, double factor, MPI_Comm comm) {
   prob.fill_source(rt->decomp, src);
   for (double& v : src) v *= factor;
   const Buffer b = upload(*rt->kernels, src);
-  auto pc = make_preconditioner(o, *rt);
-  auto m = make_method(o, prob.dt(), *rt->op, rt->cart.get(), rt->timers, b, pc.get());
+  auto pc = make_preconditioner(method_plan(o), *rt);
+  auto m = make_method(method_plan(o), prob.dt(), *rt->op, rt->cart.get(), rt->timers, b, pc.get());
   m->start();
   DriveOptions dro;
   dro.max_iters = o.max_iters;
@@ -340,7 +340,8 @@ TEST(Poisson, NaNInTheRightHandSideIsABreakdownOnEveryRank) {
     const Buffer b = upload(*rt->kernels, src);
     int code = -1;
     try {
-      auto m = make_method(o, prob.dt(), *rt->op, rt->cart.get(), rt->timers, b, nullptr);
+      auto m =
+          make_method(method_plan(o), prob.dt(), *rt->op, rt->cart.get(), rt->timers, b, nullptr);
       m->start();
       DriveOptions dro;
       dro.max_iters = 5;

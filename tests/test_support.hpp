@@ -6,11 +6,12 @@
 #include <vector>
 
 #include "decomposition.hpp"
-#include "implicit_heat.hpp"
 #include "mpi_env.hpp"
 #include "multigrid.hpp"
+#include "plan.hpp"
 #include "problem.hpp"
 #include "runtime.hpp"
+#include "session.hpp"
 #include "solvers.hpp"
 
 namespace halo3d::test {
@@ -52,34 +53,26 @@ inline std::vector<Int3> process_grids(int n) {
   return out;
 }
 
-// The solver path of `halo3d solve`, in-process, on any communicator, without files.
-// Members in this order so the method goes before its source, and both before the runtime;
-// all on the heap, since the method refers to its source and the source to the kernels,
-// and the struct itself is moved around.
+// The solver path of `halo3d solve` (its SolveSession, built from the same plan), in-process,
+// on any communicator, without files. rt views the session's runtime.
 struct InProcessSolve {
-  std::unique_ptr<Runtime> rt;
-  std::unique_ptr<Buffer> source;
-  std::unique_ptr<Preconditioner> pc;
-  std::unique_ptr<Method> method;
+  std::unique_ptr<SolveSession> session;
+  Runtime* rt = nullptr;
   DriveResult result;
-  std::vector<double> solution() { return download(*rt->kernels, method->solution()); }
+  std::vector<double> solution() { return session->solution(); }
 };
 
 inline InProcessSolve solve_in_process(const SolveOptions& o, MPI_Comm comm) {
-  const Problem prob(o);
+  const RunPlan plan = make_plan(o);
   InProcessSolve s;
-  s.rt = make_runtime(runtime_options(o, prob.stencil()), comm);
-  std::vector<double> src;
-  prob.fill_source(s.rt->decomp, src);
-  s.source = std::make_unique<Buffer>(upload(*s.rt->kernels, src));
-  s.pc = make_preconditioner(o, *s.rt);
-  s.method = uses_implicit_heat(o) ? make_implicit_heat(*s.rt, o, prob.dt(), *s.source)
-                                   : make_method(o, prob.dt(), *s.rt->op, s.rt->cart.get(),
-                                                 s.rt->timers, *s.source, s.pc.get());
-  s.method->start();
+  s.session = std::make_unique<SolveSession>(plan.problem, plan.parallel, plan.method, comm);
+  s.rt = &s.session->runtime();
+  s.session->fill_source();
+  s.session->build_method();
+  s.session->method().start();
   DriveOptions dro;
-  dro.max_iters = o.problem == ProblemKind::heat ? o.steps : o.max_iters;
-  s.result = drive(*s.method, s.rt->cart.get(), dro, 0, {});
+  dro.max_iters = plan.max_iters;
+  s.result = s.session->drive(dro);
   return s;
 }
 

@@ -11,8 +11,8 @@
 #include "fields.hpp"
 #include "files.hpp"
 #include "halo.hpp"
-#include "implicit_heat.hpp"
 #include "multigrid.hpp"
+#include "plan.hpp"
 #include "problem.hpp"
 #include "solvers.hpp"
 #include "threads.hpp"
@@ -85,7 +85,7 @@ void print_multigrid(const SolveOptions& o, bool mg, const std::vector<MgLevelPl
     std::printf("\n");
   } else {
     std::printf("multigrid: none (%s)\n",
-                o.problem == ProblemKind::heat && !uses_implicit_heat(o)
+                method_plan(o).kind == MethodKind::euler
                     ? "explicit heat"
                     : (o.solver == SolverKind::jacobi ? "--solver jacobi" : "--precond none"));
   }
@@ -138,9 +138,10 @@ int run_dry_run(const SolveOptions& o, MPI_Comm world) {
   std::vector<double> all(8 * std::size_t(ranks));
   HALO3D_MPI_CHECK(MPI_Gather(row, 8, MPI_DOUBLE, all.data(), 8, MPI_DOUBLE, 0, comm));
 
-  const bool mg = uses_multigrid(o);
+  const MethodPlan method = method_plan(o);
+  const bool mg = method.multigrid;
   std::vector<MgLevelPlan> plan;
-  if (mg) plan = mg_plan(d, mg_options(o), comm);
+  if (mg) plan = mg_plan(d, method.mg, comm);
 
   // The files a run would write, checked as a run checks them (nothing is left behind).
   const std::vector<PlannedFile> files = planned_files(o);

@@ -16,8 +16,5 @@ MemoryNeed solve_memory(const SolveOptions& o, const Decomposition& d, MPI_Comm 
 // Checks the options and the files as a run does (same errors, same exit codes); returns
 // kExitOk. Collective over world.
 int run_dry_run(const SolveOptions& o, MPI_Comm world);
-// The solver as a checkpoint records it (the preconditioner and, for implicit heat, the
-// inner solve's tolerance shape the iterates): a restart must match it.
-std::string solver_identity(const SolveOptions& o);
 
 }  // namespace halo3d

@@ -17,100 +17,19 @@
 #include "hdf5_io.hpp"
 #include "implicit_heat.hpp"
 #include "multigrid.hpp"
+#include "plan.hpp"
 #include "point_ops.hpp"
 #include "problem.hpp"
 #include "provenance.hpp"
 #include "reduction.hpp"
 #include "runtime.hpp"
+#include "session.hpp"
+#include "solve_report.hpp"
 #include "solvers.hpp"
 #include "threads.hpp"
 #include "time_series.hpp"
 
 namespace halo3d {
-
-// docs/report.schema.json's version: raised when a field changes meaning or goes.
-constexpr int kReportSchemaVersion = 1;
-namespace {
-
-// Where the solve's time went on the slowest rank (largest solve time): the timers' growth
-// during the solve, disjoint parts, and "other" (loop, vote, waits outside the timers) as the
-// remainder, so the parts add up to the whole.
-struct SolveSplit {
-  int rank = 0;
-  double solve = 0, compute = 0, halo = 0, reduction = 0, checkpoint = 0, monitor = 0, other = 0;
-};
-// A rank with no neighbour exchanges nothing: what its halo timer holds is waiting for
-// compute (the fence after queued kernels), counted as compute (no_halo).
-SolveSplit solve_split(double solve_s, const Timers& before, const Timers& after, bool no_halo,
-                       MPI_Comm comm) {
-  struct {
-    double v;
-    int rank;
-  } in{solve_s, comm_rank(comm)}, slowest{};
-  HALO3D_MPI_CHECK(MPI_Allreduce(&in, &slowest, 1, MPI_DOUBLE_INT, MPI_MAXLOC, comm));
-  double v[6] = {solve_s,
-                 after.compute - before.compute,
-                 after.halo - before.halo,
-                 after.reduction - before.reduction,
-                 after.io - before.io,
-                 after.monitor - before.monitor};
-  if (no_halo) v[1] += v[2], v[2] = 0;
-  HALO3D_MPI_CHECK(MPI_Bcast(v, 6, MPI_DOUBLE, slowest.rank, comm));
-  SolveSplit sp{slowest.rank, v[0], v[1], v[2], v[3], v[4], v[5], 0};
-  sp.other = sp.solve - (sp.compute + sp.halo + sp.reduction + sp.checkpoint + sp.monitor);
-  return sp;
-}
-
-// Each rank's solve time and its parts (as the split counts them, before the no-neighbour
-// rule), and all its file I/O: the smallest and largest over the ranks, to show imbalance.
-nlohmann::json per_rank_spread(double solve_s, const Timers& before, const Timers& after,
-                               double io_s, MPI_Comm comm) {
-  const char* names[6] = {"solve_s", "compute_s", "halo_s", "reduction_s", "checkpoint_s", "io_s"};
-  double lo[6] = {solve_s,
-                  after.compute - before.compute,
-                  after.halo - before.halo,
-                  after.reduction - before.reduction,
-                  after.io - before.io,
-                  io_s};
-  double hi[6];
-  std::copy(lo, lo + 6, hi);
-  HALO3D_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, lo, 6, MPI_DOUBLE, MPI_MIN, comm));
-  HALO3D_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, hi, 6, MPI_DOUBLE, MPI_MAX, comm));
-  nlohmann::json j = nlohmann::json::object();
-  for (int i = 0; i < 6; ++i) j[names[i]] = {{"min", lo[i]}, {"max", hi[i]}};
-  return j;
-}
-
-double max_over_ranks(double x, MPI_Comm comm) {
-  HALO3D_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &x, 1, MPI_DOUBLE, MPI_MAX, comm));
-  return x;
-}
-
-nlohmann::json to_json(const Int3& v) { return nlohmann::json::array({v[0], v[1], v[2]}); }
-
-}  // namespace
-
-// What run_solve allocates beyond the runtime, per rank: the source, the method's vectors
-// and one scratch vector (the true residual) in backend memory, and the multigrid
-// hierarchy; in host memory the source as filled and the solution as written.
-MemoryNeed solve_memory(const SolveOptions& o, const Decomposition& d, MPI_Comm cart) {
-  const double field = 8.0 * double(d.layout().padded_size());
-  // Implicit heat: u and the right-hand side of a step, and the inner CG's vectors.
-  const bool implicit = uses_implicit_heat(o);
-  const bool pc = uses_multigrid(o);
-  const double method = implicit ? 2 + (pc ? 5 : 4)
-                        : o.problem == ProblemKind::heat || o.solver == SolverKind::jacobi
-                            ? 2
-                            : (pc ? 5 : 4);
-  MemoryNeed m;
-  m.device = (2 + method) * field;
-  if (pc)
-    m.device += mg_memory_bytes(mg_plan(d, mg_options(o), cart), o.precision == Precision::mixed);
-  m.host = 2 * field;
-  if (has_boundary_values(o)) m.host += field;  // the boundary values, while lifted
-  if (has_boundary_values(o) && o.problem == ProblemKind::heat) m.device += field;  // heat's B g
-  return m;
-}
 
 namespace {
 
@@ -120,28 +39,30 @@ namespace {
 struct SolveRun {
   SolveRun(const SolveOptions& opts, MPI_Comm world)
       : o(opts),
+        plan(make_plan(o)),
         root(comm_rank(world) == 0),
-        heat(o.problem == ProblemKind::heat),
-        solver(heat ? (uses_implicit_heat(o) ? to_string(o.time_scheme) : "euler")
-                    : to_string(o.solver)),
+        heat(plan.heat),
+        solver(plan.solver),
         phases(root && !o.quiet, true) {}
   const SolveOptions& o;
+  const RunPlan plan;
   const bool root, heat;
   const std::string solver;
   PhaseClock phases;
-  std::unique_ptr<Problem> prob;
+  // The run itself; the pointers below are views into it.
+  std::unique_ptr<SolveSession> session;
+  const Problem* prob = nullptr;
   double dt = 0;
-  std::unique_ptr<Runtime> rt;
+  Runtime* rt = nullptr;
   MPI_Comm comm = MPI_COMM_NULL;
   Kernels* k = nullptr;
   const Decomposition* d = nullptr;
-  Buffer b;                        // the right-hand side (heat: the initial state)
-  std::optional<Buffer> boundary;  // heat's boundary values: a source term B g of every step
+  const Buffer* b = nullptr;         // the right-hand side (heat: the initial state)
+  const Buffer* boundary = nullptr;  // heat's boundary values: a source term B g of every step
   double setup_s = 0;
-  std::unique_ptr<Preconditioner> pc;
   const Multigrid* mg = nullptr;
   std::string precond;
-  std::unique_ptr<Method> method;
+  Method* method = nullptr;
   RunIdentity id;
   long first = 0;
   std::vector<double> history;  // a restart's residuals so far
@@ -162,11 +83,12 @@ struct SolveRun {
 // The problem, the runtime (decomposition, backend, transport) and the file checks.
 void set_up(SolveRun& r, MPI_Comm world) {
   const SolveOptions& o = r.o;
-  r.prob = std::make_unique<Problem>(o);
-  r.dt = r.prob->dt();
-  RuntimeOptions ro = runtime_options(o, r.prob->stencil());
-  ro.memory = [&o](const Decomposition& d, MPI_Comm cart) { return solve_memory(o, d, cart); };
-  r.rt = make_runtime(ro, world);
+  r.session = std::make_unique<SolveSession>(
+      r.plan.problem, r.plan.parallel, r.plan.method, world,
+      [&o](const Decomposition& d, MPI_Comm cart) { return solve_memory(o, d, cart); });
+  r.prob = &r.session->problem();
+  r.dt = r.session->dt();
+  r.rt = &r.session->runtime();
   r.comm = r.rt->cart.get();
   r.k = r.rt->kernels.get();
   r.d = &r.rt->decomp;
@@ -179,56 +101,9 @@ void set_up(SolveRun& r, MPI_Comm world) {
 }
 
 void fill_source(SolveRun& r) {
-  r.b = fill_fields(*r.k, r.o, *r.prob, *r.d, r.comm);
-  // Poisson's boundary values are in b; heat's are added by every step.
-  if (r.heat && has_boundary_values(r.o))
-    r.boundary = upload(*r.k, boundary_source(r.o, *r.prob, *r.d, r.comm));
-}
-
-// The precision the run used: mixed only where a multigrid V-cycle ran in float (CG's or
-// the implicit heat steps' inner CG's preconditioner).
-std::string precision(const SolveRun& r) {
-  return r.o.precision == Precision::mixed && uses_multigrid(r.o) ? "mixed" : "double";
-}
-
-}  // namespace
-
-// A checkpoint continues only under the same preconditioner (it shapes the iterates).
-// An implicit step's answer depends on the inner solve: its tolerance and preconditioner.
-std::string solver_identity(const SolveOptions& o) {
-  const bool heat = o.problem == ProblemKind::heat;
-  const std::string solver =
-      heat ? (uses_implicit_heat(o) ? to_string(o.time_scheme) : "euler") : to_string(o.solver);
-  const bool mixed = o.precision == Precision::mixed && uses_multigrid(o);
-  if (uses_implicit_heat(o))
-    return solver + "(tol=" + nlohmann::json(o.tol).dump() + ",precond=" + to_string(o.precond) +
-           (mixed ? ",mixed" : "") + ")";
-  if (uses_preconditioner(o))  // the multigrid V-cycle CG runs with
-    return solver + "+mg(levels=" + std::to_string(o.mg_levels) +
-           ",smooth=" + std::to_string(o.mg_smooth) + "," + to_string(o.mg_smoother) +
-           (o.precision == Precision::mixed ? ",mixed" : "") + ")";
-  return solver;
-}
-
-namespace {
-
-// The header: what is solved, where and how; printed as soon as set-up has chosen the
-// decomposition, backend and halo transport, before any phase line.
-void print_header(const SolveRun& r) {
-  const SolveOptions& o = r.o;
-  const Decomposition& d = *r.d;
-  std::printf(
-      "halo3d %s: %s/%s on grid %s, %d %s as %s, backend %s (%s), %d thread(s)/rank (%s), "
-      "halo %s, overlap %s\n",
-      version_string().c_str(), to_string(o.problem).c_str(), r.solver.c_str(),
-      to_string(o.grid).c_str(), d.ranks, d.ranks == 1 ? "rank" : "ranks",
-      to_string(d.procs).c_str(), r.k->name().c_str(), r.k->device_name().c_str(),
-      thread_setup().threads, thread_setup().from_env ? "OMP_NUM_THREADS" : "auto",
-      r.rt->op->transport().name().c_str(),
-      r.rt->overlap_choice.empty() ? (r.rt->op->overlap() ? "on" : "off")
-                                   : r.rt->overlap_choice.c_str());
-  print_halo_selection(r.rt->halo_selection);
-  std::fflush(stdout);
+  r.session->fill_source();
+  r.b = &r.session->source();
+  r.boundary = r.session->boundary();
 }
 
 // --output-every: the solution file's temporary, opened now, and the series' first snapshot
@@ -255,7 +130,7 @@ long checkpoint_held(const SolveOptions& o, long first) {
 // The checksum of the problem's data as filled (b; heat: u0 and B g), which a checkpoint
 // records and a restart compares: a file: input whose contents changed is refused.
 std::uint64_t data_checksum(SolveRun& r) {
-  std::uint64_t c = field_checksum(*r.d, download(*r.k, r.b), r.comm);
+  std::uint64_t c = field_checksum(*r.d, download(*r.k, *r.b), r.comm);
   if (r.boundary) c = c * 31 + field_checksum(*r.d, download(*r.k, *r.boundary), r.comm);
   return c;
 }
@@ -263,19 +138,15 @@ std::uint64_t data_checksum(SolveRun& r) {
 // The preconditioner, the method, and its state: fresh or from --restart.
 void start_solver(SolveRun& r) {
   const SolveOptions& o = r.o;
-  // The preconditioner's set-up (the multigrid hierarchy) is timed on its own.
-  const double t_setup = now_seconds();
-  r.pc = make_preconditioner(o, *r.rt);
-  r.mg = dynamic_cast<const Multigrid*>(r.pc.get());
-  // The slowest rank's: the set-up is collective, and every rank then writes the same value
+  // The hierarchy's set-up time is the slowest rank's: every rank writes the same value
   // (the HDF5 attribute, which every rank writes, agrees with the report and the header).
-  r.setup_s = max_over_ranks(now_seconds() - t_setup, r.comm);
-  r.precond = r.pc ? r.pc->name() : (uses_implicit_heat(o) ? to_string(o.precond) : "none");
-  const Buffer* bg = r.boundary ? &*r.boundary : nullptr;
-  r.method = uses_implicit_heat(o)
-                 ? make_implicit_heat(*r.rt, o, r.dt, r.b, bg)
-                 : make_method(o, r.dt, *r.rt->op, r.comm, r.rt->timers, r.b, r.pc.get(), bg);
-  r.id = RunIdentity::of(o, solver_identity(o), r.dt);
+  r.session->build_method();
+  r.mg = r.session->multigrid();
+  r.setup_s = r.session->setup_seconds();
+  const Preconditioner* pc = r.session->preconditioner();
+  r.precond = pc ? pc->name() : (r.plan.method.implicit() ? to_string(o.precond) : "none");
+  r.method = &r.session->method();
+  r.id = RunIdentity::of(o, r.plan.identity, r.dt);
   if (!o.checkpoint.empty() || !o.restart.empty()) r.id.data = data_checksum(r);
   if (!o.restart.empty()) {
     ScopedTimer t(r.rt->timers.io);
@@ -300,43 +171,13 @@ std::string heat_progress(SolveRun& r, long it) {
   std::snprintf(line, sizeof line, "t %.6e  ", r.dt * double(it));
   std::string s = line;
   if (r.prob->has_exact()) {
-    SolveOptions at = r.o;  // the exact answer after `it` steps, not after --steps
+    ProblemSpec at = r.plan.problem;  // the exact answer after `it` steps, not after --steps
     at.steps = it;
     const Problem::Errors e = Problem(at).errors(*r.k, *r.d, r.method->solution().data(), r.comm);
     std::snprintf(line, sizeof line, "max error %.3e  ", e.max);
     s += line;
   }
   return s;
-}
-
-const char* signal_name(int sig) {
-  switch (sig) {
-    case SIGINT:
-      return "SIGINT";
-    case SIGTERM:
-      return "SIGTERM";
-    case SIGUSR1:
-      return "SIGUSR1";
-    default:
-      return "?";
-  }
-}
-
-// Rank 0's line as the ranks stop on a signal, before the checkpoint's write: under mpirun,
-// Ctrl-C (mpirun's SIGTERM, then SIGKILL 1 s later) may kill the ranks during that write,
-// and then the file still holds what this line says.
-void announce_stop(const SolveRun& r, long it, int sig) {
-  if (!r.root || r.o.checkpoint.empty()) return;
-  const std::string& ck = r.o.checkpoint;
-  const std::string held =
-      r.saved >= 0    ? ck + " still holds iteration " + std::to_string(r.saved)
-      : r.saved == -2 ? ck + " keeps the file it held before this run"
-                      : "nothing is saved (no earlier checkpoint; --checkpoint-every N keeps one)";
-  std::fprintf(stderr,
-               "halo3d: %s at iteration %ld: writing checkpoint %s (iteration %ld); if the "
-               "write is cut off, %s\n",
-               signal_name(sig), it, ck.c_str(), it, held.c_str());
-  std::fflush(stderr);
 }
 
 struct SolveOutcome {
@@ -362,7 +203,9 @@ SolveOutcome solve(SolveRun& r) {
       write_checkpoint(r.o.checkpoint, r.comm, *r.d, *r.k, *r.method, r.id, it, h, extra);
       r.saved = it;
     };
-  dro.stopping = [&r](long it, int sig) { announce_stop(r, it, sig); };
+  dro.stopping = [&r](long it, int sig) {
+    if (r.root) announce_stop(r.o.checkpoint, r.saved, it, sig);
+  };
   if (r.heat) dro.progress = [&r](long it) { return heat_progress(r, it); };
   if (series) {
     dro.snapshot_every = series->every();
@@ -373,132 +216,44 @@ SolveOutcome solve(SolveRun& r) {
   }
   SolveOutcome out;
   out.before = r.rt->timers;
-  out.res = drive(*r.method, r.comm, dro, r.first, std::move(r.history));
+  out.res = r.session->drive(dro, r.first, std::move(r.history));
   out.after = r.rt->timers;
   return out;
 }
 
-// A run stopped by a signal: the line saying so, and its exit code.
-int stopped_by_signal(const SolveRun& r, const DriveResult& res) {
-  const SolveOptions& o = r.o;
-  // 75 promises a checkpoint to restart from (batch scripts requeue on it); without
-  // --checkpoint nothing was saved, which is a code of its own.
-  const int code = o.checkpoint.empty() ? kExitStoppedUnsaved : kExitCheckpointed;
-  if (r.root)
-    std::fprintf(stderr, "halo3d: stopped by signal %d (%s) at iteration %ld; %s; exit code %d\n",
-                 res.stop_signal, signal_name(res.stop_signal), res.iterations,
-                 o.checkpoint.empty() ? "no --checkpoint given, state not saved"
-                                      : ("checkpoint written to " + o.checkpoint).c_str(),
-                 code);
-  return code;
-}
-
-// "Converged" means the true relative residual meets --tol with this slack, whatever the
-// recurrence said (CG's recurrence residual drifts from the true one near the precision floor).
-constexpr double kTrueResidualSlack = 2.0;
-
-struct Verification {
-  bool verified = false;  // the errors and the overlap were measured (--verify on)
-  double true_rel = NAN;  // Poisson: the true relative residual, recomputed
-  // The recurrence reached --tol but the true residual is above kTrueResidualSlack x --tol:
-  // not converged.
-  bool unconfirmed = false;
-  double rel_res = NAN;  // the relative residual reported
-  Problem::Errors err;
-  bool has_halo = false;
-  DistributedOperator::OverlapTimes ov;
-};
-
-// ||b - A x|| / ||b|| recomputed from scratch by the method, from its scaled vectors (b and
-// x times a power of two: the ratio is the same, and no square overflows or underflows
-// whatever the magnitude of b). NaN or Inf is a breakdown, never a success.
-double true_relative_residual(SolveRun& r) {
-  const double rel = r.method->true_relative_residual();
-  if (!std::isfinite(rel))
-    throw Error(kExitBreakdown, "the true residual ||b - A x|| / ||b|| is " + std::to_string(rel) +
-                                    ": the solve diverged or the data holds NaN/Inf; nothing "
-                                    "written");
-  return rel;
-}
-
-// Self-checks: the true residual recomputed from scratch (a converged recurrence is
-// converged only when it meets --tol too: otherwise res.converged is withdrawn) and the
-// answer checked finite (always: cheap), and with --verify on the error against the exact
-// answers where they are known and the overlap measurement (most of the phase's time).
-Verification verify(SolveRun& r, DriveResult& res) {
-  Verification v;
-  if (!r.heat) v.true_rel = true_relative_residual(r);
-  if (!r.heat && res.converged && !(v.true_rel <= kTrueResidualSlack * r.o.tol)) {
-    res.converged = false;
-    v.unconfirmed = true;
-  }
-  // No iteration ran (--max-iters 0): the residual is the starting iterate's, recomputed.
-  v.rel_res = res.history.empty() && !r.heat ? v.true_rel : res.relative_residual;
-  // A NaN/Inf answer is a breakdown on every rank, never a success. Checked where u lives.
-  if (!all_finite(*r.k, r.d->layout(), r.method->solution().data(), r.comm))
-    throw Error(kExitBreakdown, "the solution holds NaN or Inf after " +
-                                    std::to_string(res.iterations) +
-                                    " iterations: the solve diverged; nothing written");
-  v.verified = r.o.verify;
-  if (!v.verified) return v;
-  if (r.prob->has_exact()) v.err = r.prob->errors(*r.k, *r.d, r.method->solution().data(), r.comm);
-  // How much of the halo the overlap hides, measured on the real faces after the solve.
-  v.has_halo = r.d->ranks > 1;
-  if (v.has_halo) {
-    Buffer scratch(*r.k, r.b.size());
-    v.ov = r.rt->op->measure_overlap(r.method->solution().data(), scratch.data(), 5, r.comm);
-  }
-  return v;
-}
-
-// The run's description as attributes of the solution file's root group.
-void write_solution_attributes(const SolveRun& r, hid_t g, const DriveResult& res,
-                               const Verification& v) {
-  const SolveOptions& o = r.o;
-  const Decomposition& d = *r.d;
-  h5_attr(g, "grid", std::vector<long long>{o.grid[0], o.grid[1], o.grid[2]});
-  h5_attr(g, "procs", std::vector<long long>{d.procs[0], d.procs[1], d.procs[2]});
-  h5_attr(g, "spacing", std::vector<double>{r.prob->h()[0], r.prob->h()[1], r.prob->h()[2]});
-  h5_attr_matrix(g, "mode", o.modes);
-  h5_attr(g, "problem", to_string(o.problem));
-  h5_attr(g, "solver", r.solver);
-  h5_attr(g, "precond", r.precond);
-  h5_attr(g, "precision", precision(r));
-  if (r.mg) {  // the hierarchy: each level's grid, and its set-up time
-    std::vector<Int3> grids;
-    for (const MgLevelInfo& l : r.mg->levels()) grids.push_back(l.grid);
-    h5_attr_matrix(g, "mg_level_grids", grids);
-    h5_attr(g, "mg_setup_s", std::vector<double>{r.setup_s});
-  }
-  if (r.heat) h5_attr(g, "time_scheme", to_string(o.time_scheme));
-  h5_attr(g, "rhs", source_spec(o));  // heat: where its initial state came from
-  if (r.heat) h5_attr(g, "initial", source_spec(o));
-  h5_attr(g, "boundary", o.boundary);
-  h5_attr(g, "compress", std::vector<long long>{o.compress});  // deflate level of /u; 0: none
-  h5_attr(g, "iterations", std::vector<long long>{res.iterations});
-  h5_attr(g, "relative_residual", std::vector<double>{r.heat ? NAN : v.rel_res});
-  h5_attr(g, "true_relative_residual", std::vector<double>{v.true_rel});
-  h5_attr(g, "converged", std::vector<long long>{res.converged ? 1 : 0});
-  h5_attr(g, "fixed_iterations",
-          std::vector<long long>{fixed_iterations(o) && !res.converged ? 1 : 0});
-  h5_attr(g, "l2_error", std::vector<double>{v.err.l2});
-  h5_attr(g, "max_error", std::vector<double>{v.err.max});
-  h5_attr(g, "l2_error_continuous", std::vector<double>{v.err.l2_cont});
-  h5_attr(g, "max_error_continuous", std::vector<double>{v.err.max_cont});
-  h5_attr(g, "backend", r.k->name());
-  h5_attr(g, "halo", r.rt->op->transport().name());
-  h5_attr(g, "version", version_string());
-  if (r.heat) {
-    const double t_end = r.dt * double(res.iterations);  // the physical time reached
-    h5_attr(g, "t", std::vector<double>{t_end});
-    h5_attr(g, "dt", std::vector<double>{r.dt});
-    h5_attr(g, "alpha", std::vector<double>{o.alpha});
-    h5_attr(g, "time", std::vector<double>{t_end, r.dt, o.alpha});  // older readers: t, dt, alpha
-  }
-  if (r.series) {
-    h5_attr(g, "output_every", std::vector<long long>{r.series->every()});
-    h5_attr(g, "snapshots", std::vector<long long>{(long long)r.series->snapshots().size()});
-  }
+// The record the report is written from: what ran and what it measured.
+SolveRecord record_of(const SolveRun& r) {
+  SolveRecord c(r.o, r.plan);
+  c.solver = r.solver;
+  c.precond = r.precond;
+  c.precision = r.plan.precision;
+  c.heat = r.heat;
+  c.implicit = r.plan.method.implicit();
+  c.dt = r.dt;
+  c.h = r.prob->h();
+  c.has_exact = r.prob->has_exact();
+  c.ranks = r.d->ranks;
+  c.procs = r.d->procs;
+  c.backend = r.k->name();
+  c.device = r.k->device_name();
+  c.halo = r.rt->op->transport().name();
+  c.overlap = r.rt->op->overlap();
+  c.halo_selection = r.rt->halo_selection;
+  c.hosts = r.rt->hosts;
+  c.halo_bytes_rank0 = r.rt->op->plan().bytes_per_exchange();
+  c.mg = r.mg != nullptr;
+  if (r.mg) c.mg_levels = r.mg->levels(), c.mg_describe = r.mg->describe();
+  c.setup_s = r.setup_s;
+  c.series = r.series != nullptr;
+  if (r.series) c.output_every = r.series->every(), c.snapshots = r.series->snapshots().size();
+  c.out_s = r.out_s;
+  c.out_bytes = r.out_bytes;
+  c.bytes_per_iteration = r.method->bytes_per_iteration();
+  c.inner_iterations = r.method->inner_iterations();
+  c.phases = r.phases.phases();
+  c.phases_total = r.phases.total();
+  c.first = r.first;
+  return c;
 }
 
 // --output: the solution file and its XDMF sidecar. With a series the file is the one open
@@ -517,7 +272,7 @@ void write_solution(SolveRun& r, const DriveResult& res, const Verification& v) 
     r.series->write(res.iterations, u);
     r.series->finish();
   }
-  write_solution_attributes(r, f, res, v);
+  write_solution_attributes(record_of(r), f, res, v);
   r.out->commit();
   r.out_s = max_over_ranks(now_seconds() - t0, r.comm);
   if (!r.series) return write_xdmf(r.o.output, r.o.grid, r.prob->h(), r.comm);
@@ -525,16 +280,6 @@ void write_solution(SolveRun& r, const DriveResult& res, const Verification& v) 
   for (const Snapshot& s : r.series->snapshots()) steps.push_back({snapshot_dataset(s.step), s.t});
   write_xdmf_series(r.o.output, r.o.grid, r.prob->h(), steps, r.comm);
 }
-
-// The run's numbers reduced for the summary lines and the report.
-struct Summary {
-  SolveSplit sp;
-  nlohmann::json per_rank;  // min and max over the ranks of each part of the solve
-  double io_s = 0;
-  bool fixed = false;  // a fixed iteration count ran out (success)
-  long done = 0;       // iterations of this run (not counting a restart's)
-  double per_iter = 0, gbs = 0, gpts = 0;
-};
 
 Summary summarize(SolveRun& r, const SolveOutcome& s) {
   Summary m;
@@ -551,263 +296,6 @@ Summary summarize(SolveRun& r, const SolveOutcome& s) {
   return m;
 }
 
-// The error line: against the exact answer, or why there is none.
-void print_error(const SolveRun& r, const Verification& v) {
-  const SolveOptions& o = r.o;
-  if (!r.prob->has_exact())
-    std::printf("error vs exact: none (no exact answer for %s %s%s%s)\n", source_option(o),
-                source_spec(o).c_str(), has_boundary_values(o) ? " with --boundary " : "",
-                has_boundary_values(o) ? o.boundary.c_str() : "");
-  else if (!v.verified)
-    std::printf("error vs exact: not measured (--verify off)\n");
-  else
-    std::printf("error%s vs exact discrete: l2 %.3e max %.3e; vs continuous: l2 %.3e max %.3e\n",
-                r.heat ? " at t" : "", v.err.l2, v.err.max, v.err.l2_cont, v.err.max_cont);
-}
-
-// The overlap line only where its numbers mean something: not on the host backend (its
-// "halo" is a memory copy between ranks sharing the CPU cores that also compute), and not
-// when they cannot be right (the sequential application faster than its compute alone).
-bool overlap_shown(const SolveRun& r, const Verification& v) {
-  return v.has_halo && r.k->name() != to_string(Backend::host) &&
-         v.ov.sequential_s >= v.ov.compute_s;
-}
-
-// Rank 0's lines on the outcome: steps or convergence, errors; unless --quiet, the implicit
-// steps' inner iterations, the series, throughput and overlap.
-void print_results(const SolveRun& r, const DriveResult& res, const Verification& v,
-                   const Summary& m) {
-  const SolveOptions& o = r.o;
-  if (r.heat) {
-    std::printf("heat: %ld steps done, t = %.6e (dt %.6e, alpha %g)\n", res.iterations,
-                r.dt * double(res.iterations), r.dt, o.alpha);
-    if (!o.quiet && uses_implicit_heat(o) && m.done > 0)
-      std::printf("%s steps: %ld CG iterations (%s), %.2f per step\n",
-                  to_string(o.time_scheme).c_str(), r.method->inner_iterations(),
-                  o.precond == Precond::mg ? "multigrid-preconditioned" : "plain",
-                  double(r.method->inner_iterations()) / double(m.done));
-    if (!o.quiet && r.series)
-      std::printf("series: %zu snapshots of u (every %ld steps, and the last) in %s:/series\n",
-                  r.series->snapshots().size(), r.series->every(), o.output.c_str());
-  } else {
-    std::printf("%s after %ld iterations: relative residual %.3e (true %.3e)\n",
-                res.converged ? "converged" : (m.fixed ? "fixed iterations done" : "NOT converged"),
-                res.iterations, v.rel_res, v.true_rel);
-  }
-  print_error(r, v);
-  if (!o.quiet) {
-    std::printf("throughput: %.2f GB/s of vector traffic, %.3f Gpoints/s\n", m.gbs, m.gpts);
-    if (overlap_shown(r, v))
-      std::printf(
-          "overlap: operator %.3e s compute-only, %.3e s halo-only, %.3e s overlapped, %.3e s "
-          "sequential: %.0f%% of halo hidden\n",
-          v.ov.compute_s, v.ov.halo_s, v.ov.overlapped_s, v.ov.sequential_s,
-          100 * v.ov.hidden_fraction);
-  }
-  std::fflush(stdout);
-}
-
-// The report's "config": the options that shape the run, and where they came from.
-nlohmann::json config_json(const SolveRun& r) {
-  const SolveOptions& o = r.o;
-  nlohmann::json c = {
-      {"grid", to_json(o.grid)},
-      {"problem", to_string(o.problem)},
-      {"solver", r.solver},
-      {"precond", r.precond},
-      {"time_scheme", to_string(o.time_scheme)},
-      {"mg_levels", o.mg_levels},
-      {"mg_smooth", o.mg_smooth},
-      {"mg_smoother", to_string(o.mg_smoother)},
-      {"mg_gather", o.mg_gather},
-      {"precision", precision(r)},
-      {"rhs", source_spec(o)},
-      {"initial", r.heat ? nlohmann::json(source_spec(o)) : nlohmann::json()},
-      {"boundary", o.boundary},
-      {"seed", o.seed},
-      {"tol", o.tol},
-      {"max_iters", o.max_iters},
-      {"iters", o.iters > 0 ? nlohmann::json(o.iters) : nlohmann::json()},
-      {"steps", o.steps},
-      {"alpha", o.alpha},
-      {"dt", r.dt},
-      {"backend", r.k->name()},
-      {"halo", r.rt->op->transport().name()},
-      {"overlap", r.rt->op->overlap()},
-      {"output", o.output},
-      {"compress", o.compress},
-      {"output_every", r.series ? nlohmann::json(r.series->every()) : nlohmann::json()},
-      {"verify", o.verify},
-      {"progress_s", o.progress},
-      {"config_file", o.config_file}};
-  nlohmann::json modes = nlohmann::json::array();
-  for (const auto& m : o.modes) modes.push_back(to_json(m));
-  c["modes"] = modes;
-  return c;
-}
-
-// The report's "result": iterations, residuals, errors; heat's time reached.
-nlohmann::json result_json(const SolveRun& r, const DriveResult& res, const Verification& v,
-                           const Summary& m) {
-  const bool heat = r.heat, exact = r.prob->has_exact();
-  const auto num = [](bool has, double x) { return has ? nlohmann::json(x) : nlohmann::json(); };
-  nlohmann::json j = {
-      {"iterations", res.iterations},
-      {"iterations_this_run", m.done},
-      {"restarted_from", r.first},
-      {"converged", heat ? nlohmann::json() : nlohmann::json(res.converged)},
-      {"fixed_iterations", m.fixed},
-      {"verified", v.verified},
-      {"stop_reason", res.converged   ? (heat ? "steps done" : "converged")
-                      : m.fixed       ? "fixed iterations"
-                      : v.unconfirmed ? "true residual above tol"
-                                      : "iteration limit"},
-      {"relative_residual", num(!heat, v.rel_res)},
-      {"true_relative_residual", num(!heat, v.true_rel)},
-      {"l2_error", num(exact, v.err.l2)},
-      {"max_error", num(exact, v.err.max)},
-      {"l2_error_continuous", num(exact, v.err.l2_cont)},
-      {"snapshots", r.series ? nlohmann::json(r.series->snapshots().size()) : nlohmann::json()}};
-  if (heat) {
-    j["steps"] = res.iterations;
-    j["t"] = r.dt * double(res.iterations);
-    j["dt"] = r.dt;
-    j["alpha"] = r.o.alpha;
-    j["time_scheme"] = to_string(r.o.time_scheme);
-    if (uses_implicit_heat(r.o)) {
-      const long inner = r.method->inner_iterations();
-      j["cg_iterations"] = inner;
-      j["cg_iterations_per_step"] = m.done > 0 ? double(inner) / double(m.done) : 0.0;
-    }
-  }
-  return j;
-}
-
-// Phases of the whole run on rank 0 (output: until this report is written), and the
-// solve split on the slowest rank; each list of parts adds up to its whole.
-nlohmann::json timing_json(const SolveRun& r, const Summary& m) {
-  nlohmann::json ph = nlohmann::json::array();
-  double total = 0;
-  for (const auto& [name, sec] : r.phases.phases()) {
-    ph.push_back({{"name", name}, {"seconds", sec}});
-    total += sec;
-  }
-  const double output_so_far = now_seconds() - process_start_seconds() - r.phases.total();
-  ph.push_back({{"name", "output"}, {"seconds", output_so_far}});
-  total += output_so_far;
-  const SolveSplit& sp = m.sp;
-  return {{"total_s", total},
-          {"phases", ph},
-          {"setup_s", r.setup_s},
-          {"solve_s", sp.solve},
-          {"per_iteration_s", m.per_iter},
-          {"compute_s", sp.compute},
-          {"halo_s", sp.halo},
-          {"reduction_s", sp.reduction},
-          {"checkpoint_s", sp.checkpoint},
-          {"monitor_s", sp.monitor},
-          {"other_s", sp.other},
-          {"split_rank", sp.rank},
-          {"io_s", m.io_s},
-          {"per_rank", m.per_rank},
-          {"output_s", r.out_s > 0 ? nlohmann::json(r.out_s) : nlohmann::json()},
-          {"output_bytes", r.out_s > 0 ? nlohmann::json(r.out_bytes) : nlohmann::json()},
-          {"output_gbytes_per_s",
-           r.out_s > 0 ? nlohmann::json(double(r.out_bytes) / r.out_s / 1e9) : nlohmann::json()}};
-}
-
-// The report's halo parts: the transport chosen and why, and the overlap measured.
-void add_halo_json(nlohmann::json& j, const SolveRun& r, const Verification& v) {
-  j["halo_bytes_per_exchange_rank0"] = r.rt->op->plan().bytes_per_exchange();
-  const HaloSelection& hs = r.rt->halo_selection;
-  nlohmann::json cand = nlohmann::json::object(), skipped = nlohmann::json::object();
-  for (const auto& [n, s] : hs.candidates) cand[to_string(n)] = s;
-  for (const auto& [n, why] : hs.skipped) skipped[to_string(n)] = why;
-  j["halo_selection"] = {{"requested", to_string(hs.requested)},
-                         {"chosen", to_string(hs.chosen)},
-                         {"candidates", cand},
-                         {"skipped", skipped},
-                         {"reason", hs.reason},
-                         {"ranks", hs.details}};
-  if (v.has_halo)
-    j["overlap"] = {{"compute_only_s", v.ov.compute_s},
-                    {"halo_only_s", v.ov.halo_s},
-                    {"overlapped_s", v.ov.overlapped_s},
-                    {"sequential_s", v.ov.sequential_s},
-                    {"hidden_fraction", v.ov.hidden_fraction},
-                    {"what", "one operator application, median of 5, slowest rank"}};
-  else
-    j["overlap"] = nullptr;
-}
-
-// The --report JSON (docs/REPORT.md), made on rank 0.
-std::string report_text(const SolveRun& r, const DriveResult& res, const Verification& v,
-                        const Summary& m) {
-  const SolveOptions& o = r.o;
-  nlohmann::json j;
-  j["schema_version"] = kReportSchemaVersion;
-  j["halo3d_version"] = version_string();
-  j["command"] = "solve";
-  const LibraryVersions lib = library_versions();
-  j["libraries"] = {{"mpi", lib.mpi},
-                    {"hdf5", lib.hdf5},
-                    {"cuda_runtime", lib.cuda_runtime},
-                    {"cuda_driver", lib.cuda_driver},
-                    {"nccl", lib.nccl},
-                    {"cuda_aware_mpi", lib.cuda_aware_mpi}};
-  add_provenance(j, o, r.rt->hosts);
-  j["config"] = config_json(r);
-  j["fields"] = fields_json(o);
-  j["ranks"] = r.d->ranks;
-  j["procs"] = to_json(r.d->procs);
-  j["hosts"] = r.rt->hosts.hosts.size();
-  j["device"] = r.k->device_name();
-  const ThreadSetup& th = thread_setup();
-  j["threads"] = {{"per_rank", th.threads},
-                  {"source", th.from_env ? "OMP_NUM_THREADS" : "auto"},
-                  {"host_cpus", th.host_cpus},
-                  {"ranks_on_host", th.ranks_on_host},
-                  {"oversubscribed", th.oversubscribed}};
-  j["result"] = result_json(r, res, v, m);
-  j["timing"] = timing_json(r, m);
-  j["throughput"] = {{"bytes_per_iteration", r.method->bytes_per_iteration()},
-                     {"gbytes_per_s", m.gbs},
-                     {"gpoints_per_s", m.gpts}};
-  if (r.mg) {
-    nlohmann::json levels = nlohmann::json::array();
-    for (const MgLevelInfo& l : r.mg->levels())
-      levels.push_back({{"grid", to_json(l.grid)}, {"distributed", l.distributed}});
-    j["multigrid"] = {{"levels", levels}, {"describe", r.mg->describe()}};
-  }
-  add_halo_json(j, r, v);
-  // Paths and specifications are bytes: invalid UTF-8 is replaced (U+FFFD), never an exception.
-  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-}
-
-// Rank 0's closing lines: where the solve's time went (--quiet: the solve and the total),
-// the output's write, the files written. The phases were printed as they ended.
-void print_timing(const SolveRun& r, const Summary& m) {
-  const SolveOptions& o = r.o;
-  const SolveSplit& sp = m.sp;
-  if (o.quiet)
-    std::printf("time: solve %.4f s (%.3e s/iteration), total %.4f s\n", sp.solve, m.per_iter,
-                r.phases.total());
-  else
-    std::printf(
-        "time: solve %.4f s on the slowest rank (%d), %.3e s/iteration = compute %.4f + halo "
-        "%.4f + reductions %.4f + checkpoints %.4f + monitor %.4f + other %.4f s\n",
-        sp.solve, sp.rank, m.per_iter, sp.compute, sp.halo, sp.reduction, sp.checkpoint, sp.monitor,
-        sp.other);
-  std::string files;
-  if (o.output != "none") files = o.output + ", " + xdmf_path(o.output);  // ./sol: ./sol.xdmf
-  if (!o.report.empty()) files += (files.empty() ? "" : ", ") + o.report;
-  if (r.out_s > 0 && !o.quiet)
-    std::printf("output: %.4g bytes (/u, /residual_history) in %.4f s = %.3f GB/s\n",
-                double(r.out_bytes), r.out_s, double(r.out_bytes) / r.out_s / 1e9);
-  if (!files.empty()) std::printf("wrote %s\n", files.c_str());
-  std::fflush(stdout);
-}
-
 }  // namespace
 
 int run_solve(const SolveOptions& o, MPI_Comm world) {
@@ -817,7 +305,7 @@ int run_solve(const SolveOptions& o, MPI_Comm world) {
   r.phases.end("start-up");
   set_up(r, world);
   r.phases.end("set-up");
-  if (r.root && !o.quiet) print_header(r);
+  if (r.root && !o.quiet) print_header(o, r.solver, *r.rt);
   r.phases.release();
   fill_source(r);
   r.phases.end("right-hand side");
@@ -826,17 +314,18 @@ int run_solve(const SolveOptions& o, MPI_Comm world) {
   SolveOutcome s = solve(r);
   DriveResult& res = s.res;
   r.phases.end("solve");
-  if (res.stopped_by_signal) return stopped_by_signal(r, res);
+  if (res.stopped_by_signal) return stopped_by_signal(o, r.root, res);
 
-  const Verification v = verify(r, res);
+  const Verification v = r.session->verify(res, o.tol, o.verify);
   r.phases.end("verification");
   if (o.output != "none") write_solution(r, res, v);
   const Summary m = summarize(r, s);
-  if (r.root) print_results(r, res, v, m);
+  if (r.root) print_results(record_of(r), res, v, m);
   if (!o.report.empty())
-    write_file_atomically(o.report, r.root ? report_text(r, res, v, m) : std::string(), r.comm);
+    write_file_atomically(o.report, r.root ? report_text(record_of(r), res, v, m) : std::string(),
+                          r.comm);
   r.phases.end("output");
-  if (r.root) print_timing(r, m);
+  if (r.root) print_timing(record_of(r), m);
 
   if (!res.converged && !m.fixed) {
     if (r.root && v.unconfirmed)

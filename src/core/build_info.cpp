@@ -12,6 +12,7 @@
 
 namespace halo3d {
 
+std::string version_string() { return HALO3D_VERSION; }
 std::string git_revision() { return HALO3D_GIT_REVISION; }
 std::string build_type() {
   const std::string t = HALO3D_BUILD_TYPE;

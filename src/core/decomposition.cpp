@@ -9,6 +9,10 @@
 #include "errors.hpp"
 
 namespace halo3d {
+
+std::string to_string(const Int3& v) {
+  return std::to_string(v[0]) + "," + std::to_string(v[1]) + "," + std::to_string(v[2]);
+}
 namespace {
 
 std::string str(const Int3& v) {

@@ -3,6 +3,7 @@
 #include <mpi.h>
 
 #include <array>
+#include <string>
 
 #include "layout.hpp"
 #include "mpi_env.hpp"
@@ -10,6 +11,8 @@
 namespace halo3d {
 
 using Int3 = std::array<int, 3>;
+// "x,y,z", as --grid and --procs take it.
+std::string to_string(const Int3& v);
 
 // Block split of n points over p parts: the first (n mod p) parts get one extra point.
 struct Span {

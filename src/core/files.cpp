@@ -462,28 +462,6 @@ std::string clean_stale_temporaries(const std::vector<PlannedFile>& files, const
   return lines;
 }
 
-std::vector<PlannedFile> planned_files(const SolveOptions& o) {
-  std::vector<PlannedFile> f;
-  if (o.output != "none") {
-    f.push_back({"--output", o.output});
-    f.push_back({"the --output sidecar", xdmf_path(o.output)});
-  }
-  if (!o.report.empty()) f.push_back({"--report", o.report});
-  if (!o.checkpoint.empty()) f.push_back({"--checkpoint", o.checkpoint});
-  return f;
-}
-
-std::vector<PlannedFile> planned_inputs(const SolveOptions& o) {
-  std::vector<PlannedFile> f;
-  if (!o.config_file.empty()) f.push_back({"--config", o.config_file});
-  const FieldSpec src = source_field(o);
-  if (src.kind == FieldSpec::kFile) f.push_back({source_option(o), src.file});
-  const FieldSpec b = parse_boundary_spec(o.boundary);
-  if (b.kind == FieldSpec::kFile) f.push_back({"--boundary", b.file});
-  if (!o.restart.empty()) f.push_back({"--restart", o.restart});
-  return f;
-}
-
 std::string xdmf_path(const std::string& h5_path) {
   const auto slash = h5_path.find_last_of('/');
   const auto base = slash == std::string::npos ? 0 : slash + 1;

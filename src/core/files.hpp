@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "errors.hpp"
-#include "options.hpp"
 
 namespace halo3d {
 
@@ -92,14 +91,6 @@ void check_planned_files(const std::vector<PlannedFile>& files, MPI_Comm comm,
 // not collective.
 std::string clean_stale_temporaries(const std::vector<PlannedFile>& files, const std::string& keep,
                                     MPI_Comm comm);
-
-// The files `halo3d solve` with these options writes: --output and its XDMF sidecar (unless
-// 'none'), --report, --checkpoint.
-std::vector<PlannedFile> planned_files(const SolveOptions& o);
-
-// The files `halo3d solve` with these options reads: --config, the file: of --rhs/--initial
-// and of --boundary, --restart.
-std::vector<PlannedFile> planned_inputs(const SolveOptions& o);
 
 // The XDMF sidecar of an HDF5 file: its name with the extension replaced by ".xdmf".
 std::string xdmf_path(const std::string& h5_path);

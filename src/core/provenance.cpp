@@ -6,10 +6,11 @@
 
 namespace halo3d {
 
-void add_provenance(nlohmann::json& j, const SolveOptions& o, const HostMap& hosts) {
-  j["command_line"] = o.command_line;
+void add_provenance(nlohmann::json& j, const std::vector<std::string>& command_line,
+                    const std::vector<OptionSource>& sources, const HostMap& hosts) {
+  j["command_line"] = command_line;
   nlohmann::json opts = nlohmann::json::array();
-  for (const OptionSource& s : o.sources)
+  for (const OptionSource& s : sources)
     opts.push_back({{"name", s.name}, {"value", s.value}, {"source", s.source}});
   j["options"] = opts;
   char stamp[32] = "unknown";

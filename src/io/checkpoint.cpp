@@ -7,10 +7,11 @@
 #include <cstdio>
 #include <cstring>
 
+#include "build_info.hpp"
 #include "checks.hpp"
 #include "errors.hpp"
 #include "hdf5_io.hpp"
-#include "runtime.hpp"
+#include "host_copy.hpp"
 
 namespace halo3d {
 namespace {
@@ -78,7 +79,7 @@ std::uint64_t field_checksum(const Decomposition& d, const std::vector<double>& 
   return sum;
 }
 
-RunIdentity RunIdentity::of(const SolveOptions& o, const std::string& solver, double dt) {
+RunIdentity RunIdentity::of(const ProblemSpec& o, const std::string& solver, double dt) {
   RunIdentity id;
   id.problem = to_string(o.problem);
   id.solver = solver;
@@ -96,7 +97,7 @@ RunIdentity RunIdentity::of(const SolveOptions& o, const std::string& solver, do
 }
 
 void write_checkpoint(const std::string& path, MPI_Comm comm, const Decomposition& d, Kernels& k,
-                      Method& m, const RunIdentity& id, long iteration,
+                      Checkpointable& m, const RunIdentity& id, long iteration,
                       const std::vector<double>& history, const std::function<void(hid_t)>& extra) {
   const std::vector<StateVector> state = m.state();
   std::vector<std::vector<double>> host;
@@ -251,7 +252,8 @@ void check_checksum(const Attrs& at, hid_t f, const std::string& name, std::uint
 }
 
 // The solver's scalars, as many as `m` has, all finite.
-std::vector<double> read_scalars(const Attrs& at, const std::string& path, const Method& m) {
+std::vector<double> read_scalars(const Attrs& at, const std::string& path,
+                                 const Checkpointable& m) {
   auto scalars = at.doubles("scalars");
   if (scalars.size() < m.scalars().size())
     at.fail("has fewer solver scalars than this solver needs");
@@ -265,7 +267,7 @@ std::vector<double> read_scalars(const Attrs& at, const std::string& path, const
 
 // Collective: the solver's state vectors, each checked finite, into its buffers.
 void read_state(const Attrs& at, hid_t f, const std::string& path, MPI_Comm comm,
-                const Decomposition& d, Kernels& k, Method& m) {
+                const Decomposition& d, Kernels& k, Checkpointable& m) {
   const std::vector<hsize_t> shape = {hsize_t(d.grid[2]), hsize_t(d.grid[1]), hsize_t(d.grid[0])};
   for (const StateVector& v : m.state()) {
     const std::string why = h5_dataset_problem(f, v.name, shape);
@@ -310,7 +312,7 @@ void check_checkpoint(const std::string& path, MPI_Comm comm, const RunIdentity&
 }
 
 long read_checkpoint(const std::string& path, MPI_Comm comm, const Decomposition& d, Kernels& k,
-                     Method& m, const RunIdentity& id, std::vector<double>& history) {
+                     Checkpointable& m, const RunIdentity& id, std::vector<double>& history) {
   H5Id f;
   const long long iteration = open_checkpoint(path, comm, id, f);
   QuietHdf5 quiet;

@@ -9,9 +9,10 @@
 #include <string>
 #include <vector>
 
+#include "checkpointable.hpp"
 #include "decomposition.hpp"
-#include "options.hpp"
-#include "solvers.hpp"
+#include "kernels.hpp"
+#include "problem_spec.hpp"
 
 namespace halo3d {
 
@@ -27,7 +28,7 @@ struct RunIdentity {
   // field_checksum of the problem's data as filled (Poisson: b = f + B g; heat: u0 and B g):
   // a restart after a file: input changed (same name, new contents) is refused. 0: unknown.
   std::uint64_t data = 0;
-  static RunIdentity of(const SolveOptions& o, const std::string& solver, double dt);
+  static RunIdentity of(const ProblemSpec& o, const std::string& solver, double dt);
 };
 
 // A checksum of a distributed field's interior values: the sum over points (mod 2^64) of a
@@ -38,7 +39,7 @@ std::uint64_t field_checksum(const Decomposition& d, const std::vector<double>& 
 
 // `extra`, if given, adds to the file being written (heat's time series so far).
 void write_checkpoint(const std::string& path, MPI_Comm comm, const Decomposition& d, Kernels& k,
-                      Method& m, const RunIdentity& id, long iteration,
+                      Checkpointable& m, const RunIdentity& id, long iteration,
                       const std::vector<double>& history,
                       const std::function<void(hid_t)>& extra = nullptr);
 
@@ -49,6 +50,6 @@ void check_checkpoint(const std::string& path, MPI_Comm comm, const RunIdentity&
 // Restores the method's state; returns the iteration to continue from and fills
 // history. Throws BadInput when the checkpoint belongs to another run or version.
 long read_checkpoint(const std::string& path, MPI_Comm comm, const Decomposition& d, Kernels& k,
-                     Method& m, const RunIdentity& id, std::vector<double>& history);
+                     Checkpointable& m, const RunIdentity& id, std::vector<double>& history);
 
 }  // namespace halo3d

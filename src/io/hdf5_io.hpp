@@ -12,7 +12,6 @@
 
 #include "decomposition.hpp"
 #include "mpi_env.hpp"
-#include "options.hpp"
 
 namespace halo3d {
 

@@ -165,9 +165,9 @@ void for_boundary_ghosts(const Decomposition& d, const std::function<void(int, i
 
 }  // namespace
 
-bool has_boundary_values(const SolveOptions& o) { return !parse_boundary_spec(o.boundary).zero(); }
+bool has_boundary_values(const ProblemSpec& o) { return !parse_boundary_spec(o.boundary).zero(); }
 
-void check_field_options(const SolveOptions& o) {
+void check_field_options(const ProblemSpec& o) {
   if (o.problem != ProblemKind::heat && !o.initial.empty())
     throw BadInput("--initial " + printable(o.initial, 80) +
                    ": an initial state is for --problem heat; Poisson's source is --rhs");
@@ -309,7 +309,7 @@ void lift_boundary(const Problem& p, const Decomposition& d, const std::vector<d
 
 }  // namespace
 
-void fill_fields(const SolveOptions& o, const Problem& p, const Decomposition& d, MPI_Comm comm,
+void fill_fields(const ProblemSpec& o, const Problem& p, const Decomposition& d, MPI_Comm comm,
                  std::vector<double>& padded) {
   const char* option = source_option(o);
   const FieldSpec src = source_field(o);
@@ -323,7 +323,7 @@ void fill_fields(const SolveOptions& o, const Problem& p, const Decomposition& d
   if (o.problem != ProblemKind::heat) add_boundary_values(o, p, d, comm, padded);
 }
 
-std::vector<double> boundary_source(const SolveOptions& o, const Problem& p, const Decomposition& d,
+std::vector<double> boundary_source(const ProblemSpec& o, const Problem& p, const Decomposition& d,
                                     MPI_Comm comm) {
   std::vector<double> bg;
   if (parse_boundary_spec(o.boundary).zero()) return bg;
@@ -332,7 +332,7 @@ std::vector<double> boundary_source(const SolveOptions& o, const Problem& p, con
   return bg;
 }
 
-void add_boundary_values(const SolveOptions& o, const Problem& p, const Decomposition& d,
+void add_boundary_values(const ProblemSpec& o, const Problem& p, const Decomposition& d,
                          MPI_Comm comm, std::vector<double>& padded) {
   const FieldSpec b = parse_boundary_spec(o.boundary);
   if (b.zero()) return;  // homogeneous: b = f, bitwise as before
@@ -361,7 +361,7 @@ void add_boundary_values(const SolveOptions& o, const Problem& p, const Decompos
   agree(why, comm);
 }
 
-void check_file_fields(const SolveOptions& o, const Decomposition& d, MPI_Comm comm) {
+void check_file_fields(const ProblemSpec& o, const Decomposition& d, MPI_Comm comm) {
   const FieldSpec src = source_field(o);
   if (src.kind == FieldSpec::kFile)
     open_file_field(std::string(source_option(o)) + " " +
@@ -373,7 +373,7 @@ void check_file_fields(const SolveOptions& o, const Decomposition& d, MPI_Comm c
                     comm);
 }
 
-nlohmann::json fields_json(const SolveOptions& o) {
+nlohmann::json fields_json(const ProblemSpec& o) {
   const auto describe = [](const FieldSpec& f) {
     nlohmann::json j = {{"spec", f.text}};
     switch (f.kind) {
@@ -414,7 +414,7 @@ nlohmann::json fields_json(const SolveOptions& o) {
   return j;
 }
 
-Buffer fill_fields(Kernels& k, const SolveOptions& o, const Problem& p, const Decomposition& d,
+Buffer fill_fields(Kernels& k, const ProblemSpec& o, const Problem& p, const Decomposition& d,
                    MPI_Comm comm) {
   Buffer b(k, d.layout().padded_size());
   const FieldSpec src = source_field(o);

@@ -16,46 +16,46 @@
 #include "decomposition.hpp"
 #include "field_spec.hpp"
 #include "kernels.hpp"
-#include "options.hpp"
+#include "problem_spec.hpp"
 
 namespace halo3d {
 
 class Problem;
 
 // Whether the run has non-zero boundary values.
-bool has_boundary_values(const SolveOptions& o);
+bool has_boundary_values(const ProblemSpec& o);
 
 // Checks the specs (and compiles their formulas) when the options are read; BadInput.
-void check_field_options(const SolveOptions& o);
+void check_field_options(const ProblemSpec& o);
 
 // Collective: fills the interior of `padded` with the right-hand side (Poisson, plus the
 // boundary values lifted into it) or the initial state (heat; its boundary values are
 // boundary_source's). File and formula errors, shape mismatches and NaN/Inf values throw
 // the same error on every rank (BadInput, exit 2; a file that cannot be opened: IoError,
 // exit 5).
-void fill_fields(const SolveOptions& o, const Problem& p, const Decomposition& d, MPI_Comm comm,
+void fill_fields(const ProblemSpec& o, const Problem& p, const Decomposition& d, MPI_Comm comm,
                  std::vector<double>& padded);
 
 // The same field in backend memory. A built-in source (modes, random) with nothing to add
 // (heat, or Poisson without boundary values) is filled where the backend computes (no host
 // pass, no upload); the others go through fill_fields and are copied over.
-Buffer fill_fields(Kernels& k, const SolveOptions& o, const Problem& p, const Decomposition& d,
+Buffer fill_fields(Kernels& k, const ProblemSpec& o, const Problem& p, const Decomposition& d,
                    MPI_Comm comm);
 
 // Collective: adds B g (the --boundary values lifted, see above) to the interior of
 // `padded`, point by point in a fixed order (x, y, z; low side first), so the sums do not
 // depend on the ranks; nothing for zero boundary values. Errors as fill_fields.
-void add_boundary_values(const SolveOptions& o, const Problem& p, const Decomposition& d,
+void add_boundary_values(const ProblemSpec& o, const Problem& p, const Decomposition& d,
                          MPI_Comm comm, std::vector<double>& padded);
 // Collective: B g alone, a padded array (heat's source term); empty for zero boundary values.
-std::vector<double> boundary_source(const SolveOptions& o, const Problem& p, const Decomposition& d,
+std::vector<double> boundary_source(const ProblemSpec& o, const Problem& p, const Decomposition& d,
                                     MPI_Comm comm);
 
 // Collective: the checks of reading the file: fields (--rhs/--initial, --boundary) without
 // reading them: the file, the dataset, its type and shape (--dry-run). Same errors as a run.
-void check_file_fields(const SolveOptions& o, const Decomposition& d, MPI_Comm comm);
+void check_file_fields(const ProblemSpec& o, const Decomposition& d, MPI_Comm comm);
 
 // Where each field came from, for the JSON report.
-nlohmann::json fields_json(const SolveOptions& o);
+nlohmann::json fields_json(const ProblemSpec& o);
 
 }  // namespace halo3d

@@ -8,7 +8,6 @@
 
 #include "errors.hpp"
 #include "fields.hpp"
-#include "implicit_heat.hpp"
 #include "point_ops.hpp"
 #include "reduction.hpp"
 
@@ -44,7 +43,7 @@ std::vector<double> random_box(const Decomposition& d, std::uint64_t seed, doubl
   return u;
 }
 
-Problem::Problem(const SolveOptions& o)
+Problem::Problem(const ProblemSpec& o)
     : problem_(o.problem),
       source_(source_field(o).kind),
       modes_(o.modes),
@@ -64,7 +63,7 @@ Problem::Problem(const SolveOptions& o)
   if (!std::isfinite(c) || !(limit > 0) || !std::isfinite(limit) || !std::isfinite(dt_))
     throw BadInput("--alpha " + number(o.alpha) + ": alpha*2*(1/hx^2+1/hy^2+1/hz^2) = " +
                    number(c) + " leaves no usable time step (it must be finite and > 0)");
-  theta_ = time_scheme_theta(o);
+  theta_ = time_scheme_theta(o.time_scheme);
   if (theta_ > 0 && !std::isfinite(alpha_ * dt_ * stencil().diag))
     throw BadInput("--dt " + number(dt_) + " with --alpha " + number(o.alpha) +
                    ": alpha*dt*2*(1/hx^2+1/hy^2+1/hz^2) overflows");

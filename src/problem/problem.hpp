@@ -6,7 +6,7 @@
 
 #include "decomposition.hpp"
 #include "kernels.hpp"
-#include "options.hpp"
+#include "problem_spec.hpp"
 
 namespace halo3d {
 
@@ -17,7 +17,7 @@ enum class ModeField { source, exact_discrete, exact_continuous };
 class Problem {
  public:
   // Throws BadInput when an explicit heat problem's --dt is above the stability limit.
-  explicit Problem(const SolveOptions& o);
+  explicit Problem(const ProblemSpec& o);
 
   const std::array<double, 3>& h() const { return h_; }
   Stencil stencil() const { return Stencil::laplacian(h_[0], h_[1], h_[2]); }

@@ -9,26 +9,6 @@
 
 namespace halo3d {
 
-double time_scheme_theta(const SolveOptions& o) {
-  switch (o.time_scheme) {
-    case TimeScheme::implicit:
-      return 1.0;
-    case TimeScheme::crank_nicolson:
-      return 0.5;
-    case TimeScheme::explicit_:
-      break;
-  }
-  return 0.0;
-}
-
-bool uses_implicit_heat(const SolveOptions& o) {
-  return o.problem == ProblemKind::heat && time_scheme_theta(o) > 0;
-}
-
-bool uses_multigrid(const SolveOptions& o) {
-  return uses_preconditioner(o) || (uses_implicit_heat(o) && o.precond == Precond::mg);
-}
-
 namespace {
 
 // I + c A: the 7-point operator's stencil scaled by c, with 1 added on the diagonal.
@@ -38,12 +18,12 @@ Stencil shifted(const Stencil& s, double c) {
 
 class ImplicitHeat final : public Method {
  public:
-  ImplicitHeat(Runtime& rt, const SolveOptions& o, double dt, const Buffer& u0,
+  ImplicitHeat(Runtime& rt, const MethodPlan& o, double dt, const Buffer& u0,
                const Buffer* boundary)
       : op_(*rt.op),
         k_(*rt.kernels),
         t_(rt.timers),
-        theta_(time_scheme_theta(o)),
+        theta_(o.theta),
         explicit_c_((1.0 - theta_) * o.alpha * dt),
         boundary_c_(o.alpha * dt),
         u0_(u0),
@@ -54,7 +34,7 @@ class ImplicitHeat final : public Method {
         tol_(o.tol),
         name_(to_string(o.time_scheme)) {
     opm_ = make_operator(rt, rt.decomp, shifted(op_.stencil(), theta_ * o.alpha * dt));
-    if (o.precond == Precond::mg) mg_ = std::make_unique<Multigrid>(rt, mg_options(o), opm_.get());
+    if (o.multigrid) mg_ = std::make_unique<Multigrid>(rt, o.mg, opm_.get());
     cg_ = make_cg(*opm_, rt.cart.get(), t_, rhs_, o.tol, mg_.get());
     pcg_bytes_ = cg_->bytes_per_iteration();
   }
@@ -148,7 +128,7 @@ class ImplicitHeat final : public Method {
 
 }  // namespace
 
-std::unique_ptr<Method> make_implicit_heat(Runtime& rt, const SolveOptions& o, double dt,
+std::unique_ptr<Method> make_implicit_heat(Runtime& rt, const MethodPlan& o, double dt,
                                            const Buffer& u0, const Buffer* boundary) {
   return std::make_unique<ImplicitHeat>(rt, o, dt, u0, boundary);
 }

@@ -8,22 +8,15 @@
 #pragma once
 #include <memory>
 
-#include "options.hpp"
+#include "method_plan.hpp"
 #include "runtime.hpp"
 #include "solvers.hpp"
 
 namespace halo3d {
 
-// theta of --time-scheme (0 for explicit).
-double time_scheme_theta(const SolveOptions& o);
-bool uses_implicit_heat(const SolveOptions& o);
-// Whether the run builds a multigrid hierarchy: CG's preconditioner, or the one of the
-// implicit heat steps' inner CG.
-bool uses_multigrid(const SolveOptions& o);
-
 // boundary: B g of non-zero boundary values (fields.hpp's boundary_source), or null; it
 // must outlive the method.
-std::unique_ptr<Method> make_implicit_heat(Runtime& rt, const SolveOptions& o, double dt,
+std::unique_ptr<Method> make_implicit_heat(Runtime& rt, const MethodPlan& o, double dt,
                                            const Buffer& u0, const Buffer* boundary = nullptr);
 
 }  // namespace halo3d

@@ -8,6 +8,7 @@
 
 #include "box_gather.hpp"
 #include "errors.hpp"
+#include "method_plan.hpp"
 #include "nvtx.hpp"
 #include "point_ops.hpp"
 #include "timing.hpp"
@@ -181,20 +182,9 @@ TransferOp make_transfer(Kernels& k, const Decomposition& f, const Decomposition
   return op;
 }
 
-MgOptions mg_options(const SolveOptions& o) {
-  MgOptions m;
-  m.levels = o.mg_levels;
-  m.smooth = o.mg_smooth;
-  m.smoother = o.mg_smoother;
-  m.gather_points = o.mg_gather;
-  m.precision = o.precision;
-  return m;
-}
-
-std::unique_ptr<Preconditioner> make_preconditioner(const SolveOptions& o, Runtime& rt) {
-  if (o.problem == ProblemKind::heat || o.solver != SolverKind::cg || o.precond == Precond::none)
-    return nullptr;
-  return std::make_unique<Multigrid>(rt, mg_options(o));
+std::unique_ptr<Preconditioner> make_preconditioner(const MethodPlan& m, Runtime& rt) {
+  if (!m.preconditioned()) return nullptr;
+  return std::make_unique<Multigrid>(rt, m.mg);
 }
 
 int mg_coarser(int n) {

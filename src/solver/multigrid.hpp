@@ -42,7 +42,7 @@
 #include <string>
 #include <vector>
 
-#include "options.hpp"
+#include "parallel_options.hpp"
 #include "precond.hpp"
 #include "runtime.hpp"
 
@@ -71,10 +71,6 @@ std::vector<MgLevelPlan> mg_plan(const Decomposition& fine, const MgOptions& o, 
 // level's vectors are the solver's); mixed: float levels, and the fine level's right-hand
 // side and iterate in float as well.
 double mg_memory_bytes(const std::vector<MgLevelPlan>& plan, bool mixed = false);
-
-MgOptions mg_options(const SolveOptions& o);
-// The preconditioner `o` asks for, built on the runtime's fine level (nullptr: none).
-std::unique_ptr<Preconditioner> make_preconditioner(const SolveOptions& o, Runtime& rt);
 
 // A Transfer between two boxes of consecutive levels, with its weight tables in backend
 // memory. Throws std::logic_error if a transfer it is made for (`uses`) would read beyond

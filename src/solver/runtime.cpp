@@ -20,8 +20,6 @@
 
 namespace halo3d {
 
-std::string version_string() { return HALO3D_VERSION; }
-
 bool cuda_mps_running() {
   const char* dir = std::getenv("CUDA_MPS_PIPE_DIRECTORY");
   const std::string pipe = std::string(dir && *dir ? dir : "/tmp/nvidia-mps") + "/control";
@@ -209,18 +207,6 @@ std::unique_ptr<DistributedOperator> make_operator(Runtime& rt, const Decomposit
           : make_mpi_transport(k, plan, MPI_COMM_SELF);
   return std::make_unique<DistributedOperator>(k, d, s, std::move(t), overlap && rt.op->overlap(),
                                                rt.timers);
-}
-
-Buffer upload(Kernels& k, const std::vector<double>& host) {
-  Buffer b(k, host.size());
-  upload_to(k, host, b.data());
-  return b;
-}
-
-std::vector<double> download(Kernels& k, const Buffer& b) {
-  std::vector<double> host;
-  download_to(k, b.data(), b.size(), host);
-  return host;
 }
 
 }  // namespace halo3d

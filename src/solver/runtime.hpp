@@ -6,11 +6,13 @@
 #include <memory>
 #include <string>
 
+#include "build_info.hpp"
 #include "decomposition.hpp"
+#include "host_copy.hpp"
 #include "kernels.hpp"
 #include "mpi_env.hpp"
 #include "operator.hpp"
-#include "options.hpp"
+#include "parallel_options.hpp"
 #include "timers.hpp"
 #include "transports/transports.hpp"
 
@@ -80,25 +82,5 @@ std::unique_ptr<Runtime> make_runtime(const RuntimeOptions& o, MPI_Comm world);
 std::unique_ptr<DistributedOperator> make_operator(Runtime& rt, const Decomposition& d,
                                                    const Stencil& s, bool distributed = true,
                                                    bool overlap = true);
-
-// Copies n elements of backend memory to `host` (resized), after all work queued before;
-// and a host array into backend memory at dst. Both wait for their copy.
-template <class T>
-void download_to(Kernels& k, const T* src, std::size_t n, std::vector<T>& host) {
-  host.resize(n);
-  k.synchronize();
-  k.copy(host.data(), src, n, Lane::interior);
-  k.synchronize(Lane::interior);
-}
-template <class T>
-void upload_to(Kernels& k, const std::vector<T>& host, T* dst) {
-  k.copy(dst, host.data(), host.size(), Lane::interior);
-  k.synchronize(Lane::interior);
-}
-// The same into a new device buffer, and out of a whole one.
-Buffer upload(Kernels& k, const std::vector<double>& host);
-std::vector<double> download(Kernels& k, const Buffer& b);
-
-std::string version_string();
 
 }  // namespace halo3d

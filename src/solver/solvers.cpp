@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <stdexcept>
 
 #include "errors.hpp"
 #include "nvtx.hpp"
@@ -370,16 +371,20 @@ std::unique_ptr<Method> make_heat(DistributedOperator& op, Timers& t, const Buff
   return std::make_unique<Heat>(op, t, u0, alpha_dt, boundary);
 }
 
-std::unique_ptr<Method> make_method(const SolveOptions& o, double dt, DistributedOperator& op,
+std::unique_ptr<Method> make_method(const MethodPlan& m, double dt, DistributedOperator& op,
                                     MPI_Comm comm, Timers& t, const Buffer& source,
                                     Preconditioner* pc, const Buffer* boundary) {
-  if (o.problem == ProblemKind::heat) return make_heat(op, t, source, o.alpha * dt, boundary);
-  if (o.solver == SolverKind::jacobi) return make_jacobi(op, comm, t, source, o.tol);
-  return make_cg(op, comm, t, source, o.tol, pc);
-}
-
-bool uses_preconditioner(const SolveOptions& o) {
-  return o.problem != ProblemKind::heat && o.solver == SolverKind::cg && o.precond == Precond::mg;
+  switch (m.kind) {
+    case MethodKind::euler:
+      return make_heat(op, t, source, m.alpha * dt, boundary);
+    case MethodKind::jacobi:
+      return make_jacobi(op, comm, t, source, m.tol);
+    case MethodKind::cg:
+      break;
+    case MethodKind::implicit_heat:
+      throw std::logic_error("make_method: implicit heat is make_implicit_heat's");
+  }
+  return make_cg(op, comm, t, source, m.tol, pc);
 }
 
 namespace {

@@ -9,22 +9,17 @@
 #include <string>
 #include <vector>
 
+#include "checkpointable.hpp"
+#include "method_plan.hpp"
 #include "operator.hpp"
-#include "options.hpp"
 #include "precond.hpp"
 #include "timers.hpp"
 
 namespace halo3d {
 
-// A named vector the method needs to continue (checkpointed and restored).
-struct StateVector {
-  std::string name;
-  Buffer* buffer;
-};
-
-class Method {
+// A method's state() and scalars() are what a checkpoint saves (checkpointable.hpp).
+class Method : public Checkpointable {
  public:
-  virtual ~Method() = default;
   virtual std::string name() const = 0;
   // From a fresh start (x = 0, or u = u0 for heat).
   virtual void start() = 0;
@@ -33,17 +28,12 @@ class Method {
     bool advanced;             // a new iterate was made (counted as an iteration)
     bool converged;            // reached tol: the held iterate is the answer
   };
-  virtual bool has_residual() const { return true; }
   // ||b - A x|| / ||b|| of the iterate held (x as solution() returns it), recomputed from scratch
   // (not the recurrence's), from vectors scaled as the method scales them (no square overflows or
   // underflows); NaN for methods without a residual. Collective. CG starts over from it if stepped
   // again.
   virtual double true_relative_residual() { return std::numeric_limits<double>::quiet_NaN(); }
   virtual Step step() = 0;
-  // Vectors and scalars that, restored, make the next step() bitwise the same.
-  virtual std::vector<StateVector> state() = 0;
-  virtual std::vector<double> scalars() const = 0;
-  virtual void set_scalars(const std::vector<double>& s) = 0;
   // The solution vector (x for CG, u for Jacobi/heat).
   virtual Buffer& solution() = 0;
   // Global bytes moved per iteration through device memory (for GB/s).
@@ -63,17 +53,15 @@ std::unique_ptr<Method> make_jacobi(DistributedOperator& op, MPI_Comm comm, Time
 std::unique_ptr<Method> make_heat(DistributedOperator& op, Timers& t, const Buffer& u0,
                                   double alpha_dt, const Buffer* boundary = nullptr);
 
-// The method `o` asks for (CG, Jacobi, or explicit Euler with the problem's dt).
-std::unique_ptr<Method> make_method(const SolveOptions& o, double dt, DistributedOperator& op,
+// The method the plan asks for (CG, Jacobi, or explicit Euler with the problem's dt; implicit
+// heat is make_implicit_heat's).
+std::unique_ptr<Method> make_method(const MethodPlan& m, double dt, DistributedOperator& op,
                                     MPI_Comm comm, Timers& t, const Buffer& source,
                                     Preconditioner* pc = nullptr, const Buffer* boundary = nullptr);
 // The power of two s that puts max|b s| over all ranks in [1, 2) (1 when b = 0; at most
 // 2^1022): dot products of b s cannot overflow or underflow. Collective; throws
 // Error(kExitBreakdown) on every rank when b holds NaN or Inf.
 double norm_scale(Kernels& k, const Layout& l, const double* b, MPI_Comm comm);
-
-// Whether `o` asks for a preconditioned CG (the caller builds the preconditioner).
-bool uses_preconditioner(const SolveOptions& o);
 
 struct DriveOptions {
   long max_iters = 0;  // iterations (or steps) to run at most, counted from 0

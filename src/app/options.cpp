@@ -7,21 +7,6 @@
 
 namespace halo3d {
 
-std::string to_string(const Int3& v) {
-  return std::to_string(v[0]) + "," + std::to_string(v[1]) + "," + std::to_string(v[2]);
-}
-
-const std::string& source_spec(const SolveOptions& o) {
-  return o.problem == ProblemKind::heat && !o.initial.empty() ? o.initial : o.rhs;
-}
-const char* source_option(const SolveOptions& o) {
-  return o.problem == ProblemKind::heat && !o.initial.empty() ? "--initial" : "--rhs";
-}
-
-FieldSpec source_field(const SolveOptions& o) {
-  return parse_source_spec(source_option(o), source_spec(o));
-}
-
 void check_grid_size(const Int3& grid, const std::string& option) {
   for (int d = 0; d < 3; ++d)
     if (grid[d] < 1) throw BadInput(option + " " + to_string(grid) + ": every size must be >= 1");

@@ -7,38 +7,14 @@
 #include "choices.hpp"
 #include "decomposition.hpp"
 #include "field_spec.hpp"
+#include "parallel_options.hpp"
+#include "problem_spec.hpp"
+#include "provenance.hpp"
 
 namespace halo3d {
 
-// One option of a run as finally set: its long name without dashes, its value as text,
-// and where the value came from: "default", "config file" or "command line".
-struct OptionSource {
-  std::string name, value, source;
-};
-
-// How a run is spread over ranks and devices: set by solve and bench alike (and copied
-// into the runtime's options).
-struct ParallelOptions {
-  Int3 procs{0, 0, 0};
-  Backend backend = Backend::auto_;
-  Transport halo = Transport::auto_;
-  PeerAccess peer_access = PeerAccess::auto_;
-  OverlapMode overlap = OverlapMode::auto_;
-};
-
-// Multigrid coarse levels of at most this many points leave the process grid: gathered
-// and run on every rank (docs/PERFORMANCE.md measures the choice).
-constexpr long long kDefaultMgGather = 262144;  // 64^3
-
-struct SolveOptions : ParallelOptions {
-  // Problem
-  Int3 grid{64, 64, 64};
-  ProblemKind problem = ProblemKind::poisson;
-  std::string rhs = "modes";   // modes | random | file:PATH.h5:/DATASET | expr:FORMULA
-  std::string initial;         // heat's initial state, as --rhs (empty: --rhs gives it)
-  std::string boundary = "0";  // VALUE | x0=V,x1=V,... | expr:FORMULA | file:PATH.h5:/DATASET
-  std::vector<Int3> modes{{1, 1, 1}};
-  std::uint64_t seed = 1;
+// The problem (grid, equation, fields, heat's time stepping) is the ProblemSpec base.
+struct SolveOptions : ParallelOptions, ProblemSpec {
   // Solver
   SolverKind solver = SolverKind::cg;  // poisson
   Precond precond = Precond::mg;       // cg's preconditioner
@@ -49,12 +25,7 @@ struct SolveOptions : ParallelOptions {
   Precision precision = Precision::double_;  // mixed: the multigrid V-cycle in float
   double tol = 1e-8;
   long max_iters = 10000;
-  long iters = 0;      // --iters N: exactly N iterations, tol ignored (0: not given)
-  long steps = 100;    // heat
-  double alpha = 1.0;  // heat diffusivity
-  double dt = 0.0;     // heat; 0 = 0.9 of the stability limit
-  // heat: explicit (Euler) | implicit (backward Euler) | crank-nicolson
-  TimeScheme time_scheme = TimeScheme::explicit_;
+  long iters = 0;  // --iters N: exactly N iterations, tol ignored (0: not given)
   // Output
   int monitor = 0;
   double progress = 5;  // rank 0's progress line every this many seconds of a solve (0: none)
@@ -120,17 +91,10 @@ inline constexpr std::size_t kMaxModes = 2000;
 inline constexpr std::size_t kMaxSpecBytes = 32768;
 void check_grid_size(const Int3& grid, const std::string& option);
 
-// The spec of the field the problem starts from: heat's --initial when given, else --rhs.
-const std::string& source_spec(const SolveOptions& o);
-// The option that gave it ("--initial" or "--rhs").
-const char* source_option(const SolveOptions& o);
-// That spec parsed (BadInput, naming the option, for a malformed one).
-FieldSpec source_field(const SolveOptions& o);
 // A Poisson run of a fixed iteration count (--iters N, or --tol 0): running out of
 // iterations is the plan, not a failure (exit code 0).
 inline bool fixed_iterations(const SolveOptions& o) {
   return o.problem != ProblemKind::heat && o.tol == 0;
 }
-std::string to_string(const Int3& v);
 
 }  // namespace halo3d

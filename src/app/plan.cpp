@@ -1,0 +1,121 @@
+#include "plan.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include "dry_run.hpp"
+#include "fields.hpp"
+
+namespace halo3d {
+
+MgOptions mg_options(const SolveOptions& o) {
+  MgOptions m;
+  m.levels = o.mg_levels;
+  m.smooth = o.mg_smooth;
+  m.smoother = o.mg_smoother;
+  m.gather_points = o.mg_gather;
+  m.precision = o.precision;
+  return m;
+}
+
+MethodPlan method_plan(const SolveOptions& o) {
+  MethodPlan m;
+  const bool heat = o.problem == ProblemKind::heat;
+  m.theta = heat ? time_scheme_theta(o.time_scheme) : 0.0;
+  m.kind = heat ? (m.theta > 0 ? MethodKind::implicit_heat : MethodKind::euler)
+           : o.solver == SolverKind::jacobi ? MethodKind::jacobi
+                                            : MethodKind::cg;
+  m.tol = o.tol;
+  m.max_iters = o.max_iters;
+  m.alpha = o.alpha;
+  m.time_scheme = o.time_scheme;
+  // A hierarchy is built for CG's preconditioner, or for the implicit steps' inner CG.
+  m.multigrid =
+      (m.kind == MethodKind::cg || m.kind == MethodKind::implicit_heat) && o.precond == Precond::mg;
+  m.mg = mg_options(o);
+  return m;
+}
+
+namespace {
+
+std::string solver_name(const SolveOptions& o, const MethodPlan& m) {
+  if (o.problem != ProblemKind::heat) return to_string(o.solver);
+  return m.implicit() ? to_string(o.time_scheme) : "euler";
+}
+
+}  // namespace
+
+// A checkpoint continues only under the same preconditioner (it shapes the iterates).
+// An implicit step's answer depends on the inner solve: its tolerance and preconditioner.
+std::string solver_identity(const SolveOptions& o) {
+  const MethodPlan m = method_plan(o);
+  const std::string solver = solver_name(o, m);
+  const bool mixed = o.precision == Precision::mixed && m.multigrid;
+  if (m.implicit())
+    return solver + "(tol=" + nlohmann::json(o.tol).dump() + ",precond=" + to_string(o.precond) +
+           (mixed ? ",mixed" : "") + ")";
+  if (m.preconditioned())  // the multigrid V-cycle CG runs with
+    return solver + "+mg(levels=" + std::to_string(o.mg_levels) +
+           ",smooth=" + std::to_string(o.mg_smooth) + "," + to_string(o.mg_smoother) +
+           (o.precision == Precision::mixed ? ",mixed" : "") + ")";
+  return solver;
+}
+
+RunPlan make_plan(const SolveOptions& o) {
+  RunPlan p;
+  p.problem = o;
+  p.parallel = o;
+  p.method = method_plan(o);
+  p.heat = o.problem == ProblemKind::heat;
+  p.solver = solver_name(o, p.method);
+  p.identity = solver_identity(o);
+  p.precision = o.precision == Precision::mixed && p.method.multigrid ? "mixed" : "double";
+  p.max_iters = p.heat ? o.steps : o.max_iters;
+  p.tol = p.heat ? 0.0 : o.tol;
+  return p;
+}
+
+// What run_solve allocates beyond the runtime, per rank: the source, the method's vectors
+// and one scratch vector (the true residual) in backend memory, and the multigrid
+// hierarchy; in host memory the source as filled and the solution as written.
+MemoryNeed solve_memory(const SolveOptions& o, const Decomposition& d, MPI_Comm cart) {
+  const double field = 8.0 * double(d.layout().padded_size());
+  // Implicit heat: u and the right-hand side of a step, and the inner CG's vectors.
+  const MethodPlan mp = method_plan(o);
+  const bool implicit = mp.implicit();
+  const bool pc = mp.multigrid;
+  const double method = implicit ? 2 + (pc ? 5 : 4)
+                        : o.problem == ProblemKind::heat || o.solver == SolverKind::jacobi
+                            ? 2
+                            : (pc ? 5 : 4);
+  MemoryNeed m;
+  m.device = (2 + method) * field;
+  if (pc) m.device += mg_memory_bytes(mg_plan(d, mp.mg, cart), o.precision == Precision::mixed);
+  m.host = 2 * field;
+  if (has_boundary_values(o)) m.host += field;  // the boundary values, while lifted
+  if (has_boundary_values(o) && o.problem == ProblemKind::heat) m.device += field;  // heat's B g
+  return m;
+}
+
+std::vector<PlannedFile> planned_files(const SolveOptions& o) {
+  std::vector<PlannedFile> f;
+  if (o.output != "none") {
+    f.push_back({"--output", o.output});
+    f.push_back({"the --output sidecar", xdmf_path(o.output)});
+  }
+  if (!o.report.empty()) f.push_back({"--report", o.report});
+  if (!o.checkpoint.empty()) f.push_back({"--checkpoint", o.checkpoint});
+  return f;
+}
+
+std::vector<PlannedFile> planned_inputs(const SolveOptions& o) {
+  std::vector<PlannedFile> f;
+  if (!o.config_file.empty()) f.push_back({"--config", o.config_file});
+  const FieldSpec src = source_field(o);
+  if (src.kind == FieldSpec::kFile) f.push_back({source_option(o), src.file});
+  const FieldSpec b = parse_boundary_spec(o.boundary);
+  if (b.kind == FieldSpec::kFile) f.push_back({"--boundary", b.file});
+  if (!o.restart.empty()) f.push_back({"--restart", o.restart});
+  return f;
+}
+
+}  // namespace halo3d

@@ -1,0 +1,449 @@
+#include "solve_report.hpp"
+
+#include <csignal>
+#include <cstdio>
+
+#include "app.hpp"
+#include "build_info.hpp"
+#include "errors.hpp"
+#include "fields.hpp"
+#include "files.hpp"
+#include "hdf5_io.hpp"
+#include "provenance.hpp"
+#include "threads.hpp"
+
+namespace halo3d {
+
+// docs/report.schema.json's version: raised when a field changes meaning or goes.
+constexpr int kReportSchemaVersion = 1;
+
+// A rank with no neighbour exchanges nothing: what its halo timer holds is waiting for
+// compute (the fence after queued kernels), counted as compute (no_halo).
+SolveSplit solve_split(double solve_s, const Timers& before, const Timers& after, bool no_halo,
+                       MPI_Comm comm) {
+  struct {
+    double v;
+    int rank;
+  } in{solve_s, comm_rank(comm)}, slowest{};
+  HALO3D_MPI_CHECK(MPI_Allreduce(&in, &slowest, 1, MPI_DOUBLE_INT, MPI_MAXLOC, comm));
+  double v[6] = {solve_s,
+                 after.compute - before.compute,
+                 after.halo - before.halo,
+                 after.reduction - before.reduction,
+                 after.io - before.io,
+                 after.monitor - before.monitor};
+  if (no_halo) v[1] += v[2], v[2] = 0;
+  HALO3D_MPI_CHECK(MPI_Bcast(v, 6, MPI_DOUBLE, slowest.rank, comm));
+  SolveSplit sp{slowest.rank, v[0], v[1], v[2], v[3], v[4], v[5], 0};
+  sp.other = sp.solve - (sp.compute + sp.halo + sp.reduction + sp.checkpoint + sp.monitor);
+  return sp;
+}
+
+// Each rank's solve time and its parts (as the split counts them, before the no-neighbour
+// rule), and all its file I/O: the smallest and largest over the ranks, to show imbalance.
+nlohmann::json per_rank_spread(double solve_s, const Timers& before, const Timers& after,
+                               double io_s, MPI_Comm comm) {
+  const char* names[6] = {"solve_s", "compute_s", "halo_s", "reduction_s", "checkpoint_s", "io_s"};
+  double lo[6] = {solve_s,
+                  after.compute - before.compute,
+                  after.halo - before.halo,
+                  after.reduction - before.reduction,
+                  after.io - before.io,
+                  io_s};
+  double hi[6];
+  std::copy(lo, lo + 6, hi);
+  HALO3D_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, lo, 6, MPI_DOUBLE, MPI_MIN, comm));
+  HALO3D_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, hi, 6, MPI_DOUBLE, MPI_MAX, comm));
+  nlohmann::json j = nlohmann::json::object();
+  for (int i = 0; i < 6; ++i) j[names[i]] = {{"min", lo[i]}, {"max", hi[i]}};
+  return j;
+}
+
+double max_over_ranks(double x, MPI_Comm comm) {
+  HALO3D_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &x, 1, MPI_DOUBLE, MPI_MAX, comm));
+  return x;
+}
+
+namespace {
+
+nlohmann::json to_json(const Int3& v) { return nlohmann::json::array({v[0], v[1], v[2]}); }
+
+}  // namespace
+
+// The run's description as attributes of the solution file's root group.
+void write_solution_attributes(const SolveRecord& r, hid_t g, const DriveResult& res,
+                               const Verification& v) {
+  const SolveOptions& o = r.o;
+  h5_attr(g, "grid", std::vector<long long>{o.grid[0], o.grid[1], o.grid[2]});
+  h5_attr(g, "procs", std::vector<long long>{r.procs[0], r.procs[1], r.procs[2]});
+  h5_attr(g, "spacing", std::vector<double>{r.h[0], r.h[1], r.h[2]});
+  h5_attr_matrix(g, "mode", o.modes);
+  h5_attr(g, "problem", to_string(o.problem));
+  h5_attr(g, "solver", r.solver);
+  h5_attr(g, "precond", r.precond);
+  h5_attr(g, "precision", r.precision);
+  if (r.mg) {  // the hierarchy: each level's grid, and its set-up time
+    std::vector<Int3> grids;
+    for (const MgLevelInfo& l : r.mg_levels) grids.push_back(l.grid);
+    h5_attr_matrix(g, "mg_level_grids", grids);
+    h5_attr(g, "mg_setup_s", std::vector<double>{r.setup_s});
+  }
+  if (r.heat) h5_attr(g, "time_scheme", to_string(o.time_scheme));
+  h5_attr(g, "rhs", source_spec(o));  // heat: where its initial state came from
+  if (r.heat) h5_attr(g, "initial", source_spec(o));
+  h5_attr(g, "boundary", o.boundary);
+  h5_attr(g, "compress", std::vector<long long>{o.compress});  // deflate level of /u; 0: none
+  h5_attr(g, "iterations", std::vector<long long>{res.iterations});
+  h5_attr(g, "relative_residual", std::vector<double>{r.heat ? NAN : v.rel_res});
+  h5_attr(g, "true_relative_residual", std::vector<double>{v.true_rel});
+  h5_attr(g, "converged", std::vector<long long>{res.converged ? 1 : 0});
+  h5_attr(g, "fixed_iterations",
+          std::vector<long long>{fixed_iterations(o) && !res.converged ? 1 : 0});
+  h5_attr(g, "l2_error", std::vector<double>{v.err.l2});
+  h5_attr(g, "max_error", std::vector<double>{v.err.max});
+  h5_attr(g, "l2_error_continuous", std::vector<double>{v.err.l2_cont});
+  h5_attr(g, "max_error_continuous", std::vector<double>{v.err.max_cont});
+  h5_attr(g, "backend", r.backend);
+  h5_attr(g, "halo", r.halo);
+  h5_attr(g, "version", version_string());
+  if (r.heat) {
+    const double t_end = r.dt * double(res.iterations);  // the physical time reached
+    h5_attr(g, "t", std::vector<double>{t_end});
+    h5_attr(g, "dt", std::vector<double>{r.dt});
+    h5_attr(g, "alpha", std::vector<double>{o.alpha});
+    h5_attr(g, "time", std::vector<double>{t_end, r.dt, o.alpha});  // older readers: t, dt, alpha
+  }
+  if (r.series) {
+    h5_attr(g, "output_every", std::vector<long long>{r.output_every});
+    h5_attr(g, "snapshots", std::vector<long long>{(long long)r.snapshots});
+  }
+}
+
+namespace {
+
+// The error line: against the exact answer, or why there is none.
+void print_error(const SolveRecord& r, const Verification& v) {
+  const SolveOptions& o = r.o;
+  if (!r.has_exact)
+    std::printf("error vs exact: none (no exact answer for %s %s%s%s)\n", source_option(o),
+                source_spec(o).c_str(), has_boundary_values(o) ? " with --boundary " : "",
+                has_boundary_values(o) ? o.boundary.c_str() : "");
+  else if (!v.verified)
+    std::printf("error vs exact: not measured (--verify off)\n");
+  else
+    std::printf("error%s vs exact discrete: l2 %.3e max %.3e; vs continuous: l2 %.3e max %.3e\n",
+                r.heat ? " at t" : "", v.err.l2, v.err.max, v.err.l2_cont, v.err.max_cont);
+}
+
+// The overlap line only where its numbers mean something: not on the host backend (its
+// "halo" is a memory copy between ranks sharing the CPU cores that also compute), and not
+// when they cannot be right (the sequential application faster than its compute alone).
+bool overlap_shown(const SolveRecord& r, const Verification& v) {
+  return v.has_halo && r.backend != to_string(Backend::host) && v.ov.sequential_s >= v.ov.compute_s;
+}
+
+}  // namespace
+
+// Rank 0's lines on the outcome: steps or convergence, errors; unless --quiet, the implicit
+// steps' inner iterations, the series, throughput and overlap.
+void print_results(const SolveRecord& r, const DriveResult& res, const Verification& v,
+                   const Summary& m) {
+  const SolveOptions& o = r.o;
+  if (r.heat) {
+    std::printf("heat: %ld steps done, t = %.6e (dt %.6e, alpha %g)\n", res.iterations,
+                r.dt * double(res.iterations), r.dt, o.alpha);
+    if (!o.quiet && r.implicit && m.done > 0)
+      std::printf("%s steps: %ld CG iterations (%s), %.2f per step\n",
+                  to_string(o.time_scheme).c_str(), r.inner_iterations,
+                  o.precond == Precond::mg ? "multigrid-preconditioned" : "plain",
+                  double(r.inner_iterations) / double(m.done));
+    if (!o.quiet && r.series)
+      std::printf("series: %zu snapshots of u (every %ld steps, and the last) in %s:/series\n",
+                  r.snapshots, r.output_every, o.output.c_str());
+  } else {
+    std::printf("%s after %ld iterations: relative residual %.3e (true %.3e)\n",
+                res.converged ? "converged" : (m.fixed ? "fixed iterations done" : "NOT converged"),
+                res.iterations, v.rel_res, v.true_rel);
+  }
+  print_error(r, v);
+  if (!o.quiet) {
+    std::printf("throughput: %.2f GB/s of vector traffic, %.3f Gpoints/s\n", m.gbs, m.gpts);
+    if (overlap_shown(r, v))
+      std::printf(
+          "overlap: operator %.3e s compute-only, %.3e s halo-only, %.3e s overlapped, %.3e s "
+          "sequential: %.0f%% of halo hidden\n",
+          v.ov.compute_s, v.ov.halo_s, v.ov.overlapped_s, v.ov.sequential_s,
+          100 * v.ov.hidden_fraction);
+  }
+  std::fflush(stdout);
+}
+
+namespace {
+
+// The report's "config": the options that shape the run, and where they came from.
+nlohmann::json config_json(const SolveRecord& r) {
+  const SolveOptions& o = r.o;
+  nlohmann::json c = {
+      {"grid", to_json(o.grid)},
+      {"problem", to_string(o.problem)},
+      {"solver", r.solver},
+      {"precond", r.precond},
+      {"time_scheme", to_string(o.time_scheme)},
+      {"mg_levels", o.mg_levels},
+      {"mg_smooth", o.mg_smooth},
+      {"mg_smoother", to_string(o.mg_smoother)},
+      {"mg_gather", o.mg_gather},
+      {"precision", r.precision},
+      {"rhs", source_spec(o)},
+      {"initial", r.heat ? nlohmann::json(source_spec(o)) : nlohmann::json()},
+      {"boundary", o.boundary},
+      {"seed", o.seed},
+      {"tol", o.tol},
+      {"max_iters", o.max_iters},
+      {"iters", o.iters > 0 ? nlohmann::json(o.iters) : nlohmann::json()},
+      {"steps", o.steps},
+      {"alpha", o.alpha},
+      {"dt", r.dt},
+      {"backend", r.backend},
+      {"halo", r.halo},
+      {"overlap", r.overlap},
+      {"output", o.output},
+      {"compress", o.compress},
+      {"output_every", r.series ? nlohmann::json(r.output_every) : nlohmann::json()},
+      {"verify", o.verify},
+      {"progress_s", o.progress},
+      {"config_file", o.config_file}};
+  nlohmann::json modes = nlohmann::json::array();
+  for (const auto& m : o.modes) modes.push_back(to_json(m));
+  c["modes"] = modes;
+  return c;
+}
+
+// The report's "result": iterations, residuals, errors; heat's time reached.
+nlohmann::json result_json(const SolveRecord& r, const DriveResult& res, const Verification& v,
+                           const Summary& m) {
+  const bool heat = r.heat, exact = r.has_exact;
+  const auto num = [](bool has, double x) { return has ? nlohmann::json(x) : nlohmann::json(); };
+  nlohmann::json j = {{"iterations", res.iterations},
+                      {"iterations_this_run", m.done},
+                      {"restarted_from", r.first},
+                      {"converged", heat ? nlohmann::json() : nlohmann::json(res.converged)},
+                      {"fixed_iterations", m.fixed},
+                      {"verified", v.verified},
+                      {"stop_reason", res.converged   ? (heat ? "steps done" : "converged")
+                                      : m.fixed       ? "fixed iterations"
+                                      : v.unconfirmed ? "true residual above tol"
+                                                      : "iteration limit"},
+                      {"relative_residual", num(!heat, v.rel_res)},
+                      {"true_relative_residual", num(!heat, v.true_rel)},
+                      {"l2_error", num(exact, v.err.l2)},
+                      {"max_error", num(exact, v.err.max)},
+                      {"l2_error_continuous", num(exact, v.err.l2_cont)},
+                      {"snapshots", r.series ? nlohmann::json(r.snapshots) : nlohmann::json()}};
+  if (heat) {
+    j["steps"] = res.iterations;
+    j["t"] = r.dt * double(res.iterations);
+    j["dt"] = r.dt;
+    j["alpha"] = r.o.alpha;
+    j["time_scheme"] = to_string(r.o.time_scheme);
+    if (r.implicit) {
+      const long inner = r.inner_iterations;
+      j["cg_iterations"] = inner;
+      j["cg_iterations_per_step"] = m.done > 0 ? double(inner) / double(m.done) : 0.0;
+    }
+  }
+  return j;
+}
+
+// Phases of the whole run on rank 0 (output: until this report is written), and the
+// solve split on the slowest rank; each list of parts adds up to its whole.
+nlohmann::json timing_json(const SolveRecord& r, const Summary& m) {
+  nlohmann::json ph = nlohmann::json::array();
+  double total = 0;
+  for (const auto& [name, sec] : r.phases) {
+    ph.push_back({{"name", name}, {"seconds", sec}});
+    total += sec;
+  }
+  const double output_so_far = now_seconds() - process_start_seconds() - r.phases_total;
+  ph.push_back({{"name", "output"}, {"seconds", output_so_far}});
+  total += output_so_far;
+  const SolveSplit& sp = m.sp;
+  return {{"total_s", total},
+          {"phases", ph},
+          {"setup_s", r.setup_s},
+          {"solve_s", sp.solve},
+          {"per_iteration_s", m.per_iter},
+          {"compute_s", sp.compute},
+          {"halo_s", sp.halo},
+          {"reduction_s", sp.reduction},
+          {"checkpoint_s", sp.checkpoint},
+          {"monitor_s", sp.monitor},
+          {"other_s", sp.other},
+          {"split_rank", sp.rank},
+          {"io_s", m.io_s},
+          {"per_rank", m.per_rank},
+          {"output_s", r.out_s > 0 ? nlohmann::json(r.out_s) : nlohmann::json()},
+          {"output_bytes", r.out_s > 0 ? nlohmann::json(r.out_bytes) : nlohmann::json()},
+          {"output_gbytes_per_s",
+           r.out_s > 0 ? nlohmann::json(double(r.out_bytes) / r.out_s / 1e9) : nlohmann::json()}};
+}
+
+// The report's halo parts: the transport chosen and why, and the overlap measured.
+void add_halo_json(nlohmann::json& j, const SolveRecord& r, const Verification& v) {
+  j["halo_bytes_per_exchange_rank0"] = r.halo_bytes_rank0;
+  const HaloSelection& hs = r.halo_selection;
+  nlohmann::json cand = nlohmann::json::object(), skipped = nlohmann::json::object();
+  for (const auto& [n, s] : hs.candidates) cand[to_string(n)] = s;
+  for (const auto& [n, why] : hs.skipped) skipped[to_string(n)] = why;
+  j["halo_selection"] = {{"requested", to_string(hs.requested)},
+                         {"chosen", to_string(hs.chosen)},
+                         {"candidates", cand},
+                         {"skipped", skipped},
+                         {"reason", hs.reason},
+                         {"ranks", hs.details}};
+  if (v.has_halo)
+    j["overlap"] = {{"compute_only_s", v.ov.compute_s},
+                    {"halo_only_s", v.ov.halo_s},
+                    {"overlapped_s", v.ov.overlapped_s},
+                    {"sequential_s", v.ov.sequential_s},
+                    {"hidden_fraction", v.ov.hidden_fraction},
+                    {"what", "one operator application, median of 5, slowest rank"}};
+  else
+    j["overlap"] = nullptr;
+}
+
+}  // namespace
+
+// The --report JSON (docs/REPORT.md), made on rank 0.
+std::string report_text(const SolveRecord& r, const DriveResult& res, const Verification& v,
+                        const Summary& m) {
+  const SolveOptions& o = r.o;
+  nlohmann::json j;
+  j["schema_version"] = kReportSchemaVersion;
+  j["halo3d_version"] = version_string();
+  j["command"] = "solve";
+  const LibraryVersions lib = library_versions();
+  j["libraries"] = {{"mpi", lib.mpi},
+                    {"hdf5", lib.hdf5},
+                    {"cuda_runtime", lib.cuda_runtime},
+                    {"cuda_driver", lib.cuda_driver},
+                    {"nccl", lib.nccl},
+                    {"cuda_aware_mpi", lib.cuda_aware_mpi}};
+  add_provenance(j, o.command_line, o.sources, r.hosts);
+  j["config"] = config_json(r);
+  j["fields"] = fields_json(o);
+  j["ranks"] = r.ranks;
+  j["procs"] = to_json(r.procs);
+  j["hosts"] = r.hosts.hosts.size();
+  j["device"] = r.device;
+  const ThreadSetup& th = thread_setup();
+  j["threads"] = {{"per_rank", th.threads},
+                  {"source", th.from_env ? "OMP_NUM_THREADS" : "auto"},
+                  {"host_cpus", th.host_cpus},
+                  {"ranks_on_host", th.ranks_on_host},
+                  {"oversubscribed", th.oversubscribed}};
+  j["result"] = result_json(r, res, v, m);
+  j["timing"] = timing_json(r, m);
+  j["throughput"] = {{"bytes_per_iteration", r.bytes_per_iteration},
+                     {"gbytes_per_s", m.gbs},
+                     {"gpoints_per_s", m.gpts}};
+  if (r.mg) {
+    nlohmann::json levels = nlohmann::json::array();
+    for (const MgLevelInfo& l : r.mg_levels)
+      levels.push_back({{"grid", to_json(l.grid)}, {"distributed", l.distributed}});
+    j["multigrid"] = {{"levels", levels}, {"describe", r.mg_describe}};
+  }
+  add_halo_json(j, r, v);
+  // Paths and specifications are bytes: invalid UTF-8 is replaced (U+FFFD), never an exception.
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+// Rank 0's closing lines: where the solve's time went (--quiet: the solve and the total),
+// the output's write, the files written. The phases were printed as they ended.
+void print_timing(const SolveRecord& r, const Summary& m) {
+  const SolveOptions& o = r.o;
+  const SolveSplit& sp = m.sp;
+  if (o.quiet)
+    std::printf("time: solve %.4f s (%.3e s/iteration), total %.4f s\n", sp.solve, m.per_iter,
+                r.phases_total);
+  else
+    std::printf(
+        "time: solve %.4f s on the slowest rank (%d), %.3e s/iteration = compute %.4f + halo "
+        "%.4f + reductions %.4f + checkpoints %.4f + monitor %.4f + other %.4f s\n",
+        sp.solve, sp.rank, m.per_iter, sp.compute, sp.halo, sp.reduction, sp.checkpoint, sp.monitor,
+        sp.other);
+  std::string files;
+  if (o.output != "none") files = o.output + ", " + xdmf_path(o.output);  // ./sol: ./sol.xdmf
+  if (!o.report.empty()) files += (files.empty() ? "" : ", ") + o.report;
+  if (r.out_s > 0 && !o.quiet)
+    std::printf("output: %.4g bytes (/u, /residual_history) in %.4f s = %.3f GB/s\n",
+                double(r.out_bytes), r.out_s, double(r.out_bytes) / r.out_s / 1e9);
+  if (!files.empty()) std::printf("wrote %s\n", files.c_str());
+  std::fflush(stdout);
+}
+
+namespace {
+
+const char* signal_name(int sig) {
+  switch (sig) {
+    case SIGINT:
+      return "SIGINT";
+    case SIGTERM:
+      return "SIGTERM";
+    case SIGUSR1:
+      return "SIGUSR1";
+    default:
+      return "?";
+  }
+}
+
+}  // namespace
+
+// Rank 0's line as the ranks stop on a signal, before the checkpoint's write: under mpirun,
+// Ctrl-C (mpirun's SIGTERM, then SIGKILL 1 s later) may kill the ranks during that write,
+// and then the file still holds what this line says.
+void announce_stop(const std::string& ck, long saved, long it, int sig) {
+  if (ck.empty()) return;
+  const std::string held =
+      saved >= 0    ? ck + " still holds iteration " + std::to_string(saved)
+      : saved == -2 ? ck + " keeps the file it held before this run"
+                    : "nothing is saved (no earlier checkpoint; --checkpoint-every N keeps one)";
+  std::fprintf(stderr,
+               "halo3d: %s at iteration %ld: writing checkpoint %s (iteration %ld); if the "
+               "write is cut off, %s\n",
+               signal_name(sig), it, ck.c_str(), it, held.c_str());
+  std::fflush(stderr);
+}
+
+// A run stopped by a signal: the line saying so, and its exit code.
+int stopped_by_signal(const SolveOptions& o, bool root, const DriveResult& res) {
+  // 75 promises a checkpoint to restart from (batch scripts requeue on it); without
+  // --checkpoint nothing was saved, which is a code of its own.
+  const int code = o.checkpoint.empty() ? kExitStoppedUnsaved : kExitCheckpointed;
+  if (root)
+    std::fprintf(stderr, "halo3d: stopped by signal %d (%s) at iteration %ld; %s; exit code %d\n",
+                 res.stop_signal, signal_name(res.stop_signal), res.iterations,
+                 o.checkpoint.empty() ? "no --checkpoint given, state not saved"
+                                      : ("checkpoint written to " + o.checkpoint).c_str(),
+                 code);
+  return code;
+}
+
+// The header: what is solved, where and how; printed as soon as set-up has chosen the
+// decomposition, backend and halo transport, before any phase line.
+void print_header(const SolveOptions& o, const std::string& solver, const Runtime& rt) {
+  const Decomposition& d = rt.decomp;
+  std::printf(
+      "halo3d %s: %s/%s on grid %s, %d %s as %s, backend %s (%s), %d thread(s)/rank (%s), "
+      "halo %s, overlap %s\n",
+      version_string().c_str(), to_string(o.problem).c_str(), solver.c_str(),
+      to_string(o.grid).c_str(), d.ranks, d.ranks == 1 ? "rank" : "ranks",
+      to_string(d.procs).c_str(), rt.kernels->name().c_str(), rt.kernels->device_name().c_str(),
+      thread_setup().threads, thread_setup().from_env ? "OMP_NUM_THREADS" : "auto",
+      rt.op->transport().name().c_str(),
+      rt.overlap_choice.empty() ? (rt.op->overlap() ? "on" : "off") : rt.overlap_choice.c_str());
+  print_halo_selection(rt.halo_selection);
+  std::fflush(stdout);
+}
+
+}  // namespace halo3d

@@ -1,0 +1,28 @@
+// Copies between host vectors and backend memory (io, the solvers, the problem and the
+// tests move whole fields with these).
+#pragma once
+#include <vector>
+
+#include "kernels.hpp"
+
+namespace halo3d {
+
+// Copies n elements of backend memory to `host` (resized), after all work queued before;
+// and a host array into backend memory at dst. Both wait for their copy.
+template <class T>
+void download_to(Kernels& k, const T* src, std::size_t n, std::vector<T>& host) {
+  host.resize(n);
+  k.synchronize();
+  k.copy(host.data(), src, n, Lane::interior);
+  k.synchronize(Lane::interior);
+}
+template <class T>
+void upload_to(Kernels& k, const std::vector<T>& host, T* dst) {
+  k.copy(dst, host.data(), host.size(), Lane::interior);
+  k.synchronize(Lane::interior);
+}
+// The same into a new device buffer, and out of a whole one.
+Buffer upload(Kernels& k, const std::vector<double>& host);
+std::vector<double> download(Kernels& k, const Buffer& b);
+
+}  // namespace halo3d

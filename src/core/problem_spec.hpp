@@ -1,0 +1,40 @@
+// What is solved, as the library takes it: the grid, the equation and the fields it starts
+// from. The command line's SolveOptions (src/app) is one, plus how to solve and what to
+// write; an embedding code fills one directly.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "choices.hpp"
+#include "decomposition.hpp"
+#include "field_spec.hpp"
+
+namespace halo3d {
+
+struct ProblemSpec {
+  Int3 grid{64, 64, 64};
+  ProblemKind problem = ProblemKind::poisson;
+  std::string rhs = "modes";   // modes | random | file:PATH.h5:/DATASET | expr:FORMULA
+  std::string initial;         // heat's initial state, as --rhs (empty: --rhs gives it)
+  std::string boundary = "0";  // VALUE | x0=V,x1=V,... | expr:FORMULA | file:PATH.h5:/DATASET
+  std::vector<Int3> modes{{1, 1, 1}};
+  std::uint64_t seed = 1;
+  long steps = 100;    // heat
+  double alpha = 1.0;  // heat diffusivity
+  double dt = 0.0;     // heat; 0 = 0.9 of the stability limit
+  // heat: explicit (Euler) | implicit (backward Euler) | crank-nicolson
+  TimeScheme time_scheme = TimeScheme::explicit_;
+};
+
+// theta of a time scheme (0 for explicit, 1 backward Euler, 1/2 Crank-Nicolson).
+double time_scheme_theta(TimeScheme s);
+
+// The spec of the field the problem starts from: heat's --initial when given, else --rhs.
+const std::string& source_spec(const ProblemSpec& p);
+// The option that gave it ("--initial" or "--rhs").
+const char* source_option(const ProblemSpec& p);
+// That spec parsed (BadInput, naming the option, for a malformed one).
+FieldSpec source_field(const ProblemSpec& p);
+
+}  // namespace halo3d

@@ -1,0 +1,101 @@
+#include "session.hpp"
+
+#include <cmath>
+#include <string>
+
+#include "checks.hpp"
+#include "errors.hpp"
+#include "fields.hpp"
+#include "implicit_heat.hpp"
+#include "timers.hpp"
+
+namespace halo3d {
+
+namespace {
+
+double max_over_ranks(double x, MPI_Comm comm) {
+  HALO3D_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &x, 1, MPI_DOUBLE, MPI_MAX, comm));
+  return x;
+}
+
+// ||b - A x|| / ||b|| recomputed from scratch by the method, from its scaled vectors (b and
+// x times a power of two: the ratio is the same, and no square overflows or underflows
+// whatever the magnitude of b). NaN or Inf is a breakdown, never a success.
+double true_relative_residual(Method& m) {
+  const double rel = m.true_relative_residual();
+  if (!std::isfinite(rel))
+    throw Error(kExitBreakdown, "the true residual ||b - A x|| / ||b|| is " + std::to_string(rel) +
+                                    ": the solve diverged or the data holds NaN/Inf; nothing "
+                                    "written");
+  return rel;
+}
+}  // namespace
+
+SolveSession::SolveSession(const ProblemSpec& problem, const ParallelOptions& parallel,
+                           const MethodPlan& method, MPI_Comm world,
+                           std::function<MemoryNeed(const Decomposition&, MPI_Comm)> memory)
+    : spec_(problem), plan_(method), problem_(std::make_unique<Problem>(spec_)) {
+  RuntimeOptions ro;
+  static_cast<ParallelOptions&>(ro) = parallel;
+  ro.grid = spec_.grid;
+  ro.stencil = problem_->stencil();
+  ro.memory = std::move(memory);
+  rt_ = make_runtime(ro, world);
+}
+
+SolveSession::~SolveSession() = default;
+
+void SolveSession::fill_source() {
+  b_ = fill_fields(kernels(), spec_, *problem_, decomp(), comm());
+  // Poisson's boundary values are in b; heat's are added by every step.
+  if (spec_.problem == ProblemKind::heat && has_boundary_values(spec_))
+    boundary_ = upload(kernels(), boundary_source(spec_, *problem_, decomp(), comm()));
+}
+
+void SolveSession::set_source(Buffer b) { b_ = std::move(b); }
+
+void SolveSession::build_method() {
+  // The preconditioner's set-up (the multigrid hierarchy) is timed on its own.
+  const double t_setup = now_seconds();
+  pc_ = make_preconditioner(plan_, *rt_);
+  // The slowest rank's: the set-up is collective, and every rank then reports the same value.
+  setup_s_ = max_over_ranks(now_seconds() - t_setup, comm());
+  const Buffer* bg = boundary();
+  method_ = plan_.implicit()
+                ? make_implicit_heat(*rt_, plan_, dt(), b_, bg)
+                : make_method(plan_, dt(), *rt_->op, comm(), rt_->timers, b_, pc_.get(), bg);
+}
+
+DriveResult SolveSession::drive(const DriveOptions& o, long first, std::vector<double> history) {
+  return halo3d::drive(*method_, comm(), o, first, std::move(history));
+}
+
+Verification SolveSession::verify(DriveResult& res, double tol, bool measure) {
+  const bool heat = spec_.problem == ProblemKind::heat;
+  Verification v;
+  if (!heat) v.true_rel = true_relative_residual(*method_);
+  if (!heat && res.converged && !(v.true_rel <= kTrueResidualSlack * tol)) {
+    res.converged = false;
+    v.unconfirmed = true;
+  }
+  // No iteration ran (--max-iters 0): the residual is the starting iterate's, recomputed.
+  v.rel_res = res.history.empty() && !heat ? v.true_rel : res.relative_residual;
+  // A NaN/Inf answer is a breakdown on every rank, never a success. Checked where u lives.
+  if (!all_finite(kernels(), decomp().layout(), method_->solution().data(), comm()))
+    throw Error(kExitBreakdown, "the solution holds NaN or Inf after " +
+                                    std::to_string(res.iterations) +
+                                    " iterations: the solve diverged; nothing written");
+  v.verified = measure;
+  if (!v.verified) return v;
+  if (problem_->has_exact())
+    v.err = problem_->errors(kernels(), decomp(), method_->solution().data(), comm());
+  // How much of the halo the overlap hides, measured on the real faces after the solve.
+  v.has_halo = decomp().ranks > 1;
+  if (v.has_halo) {
+    Buffer scratch(kernels(), b_.size());
+    v.ov = rt_->op->measure_overlap(method_->solution().data(), scratch.data(), 5, comm());
+  }
+  return v;
+}
+
+}  // namespace halo3d
