@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "checks.hpp"
+#include "config_toml.hpp"
 #include "errors.hpp"
 #include "fields.hpp"
 #include "files.hpp"
@@ -115,8 +116,9 @@ CLI::Validator tolerance() {
 
 std::string suggestion(const CLI::App& app, const std::string& message);  // below
 
-// CLI11 2.1 reads config files for the top-level app only, so the subcommand's --config
-// is applied here with CLI11's own TOML reader; options given on the command line win.
+// CLI11 2.1 reads config files for the top-level app only, and its reader is not TOML
+// (quotes, escapes, comments, duplicate keys), so the subcommand's --config is read with
+// toml++ (config_toml.cpp) and applied here; options given on the command line win.
 void apply_config(CLI::App& sub, const std::string& path) {
   const std::string shown = printable(path);
   // Rank 0 reads the file and broadcasts it (before MPI starts: this process reads it), so
@@ -127,30 +129,26 @@ void apply_config(CLI::App& sub, const std::string& path) {
   const std::string text =
       read_input_file("--config " + shown, path, mpi_up ? MPI_COMM_WORLD : MPI_COMM_NULL,
                       std::size_t(16) << 20, kExitBadInput);
-  std::vector<CLI::ConfigItem> items;
-  try {
-    std::istringstream in(text);
-    items = CLI::ConfigTOML().from_config(in);
-  } catch (const CLI::Error& e) {
-    throw BadInput("--config " + shown + ": " + printable(e.what()));
-  }
-  for (const auto& it : items) {
-    if (it.name == "++" || it.name == "--") continue;  // section markers
+  for (const auto& it : parse_config_toml(text, shown)) {
+    const std::string at =
+        "--config " + shown + ":" + std::to_string(it.line) + ":" + std::to_string(it.column);
     CLI::Option* opt = nullptr;
     try {
-      opt = sub.get_option("--" + it.name);
+      opt = sub.get_option("--" + it.key);
     } catch (const CLI::OptionNotFound&) {
     }
-    if (!opt || !it.parents.empty() || it.name == "config")
-      throw BadInput("--config " + shown + ": unknown key '" + printable(it.fullname()) + "'" +
-                     (it.parents.empty() ? suggestion(sub, "--" + it.name) : ""));
+    if (it.section)
+      throw BadInput(at + ": unknown key '" + printable(it.key) +
+                     "': a [section]; options are top-level keys");
+    if (!opt || it.key == "config")
+      throw BadInput(at + ": unknown key '" + printable(it.key) + "'" +
+                     suggestion(sub, "--" + it.key));
     if (opt->count() > 0) continue;
     try {
-      opt->add_result(it.inputs);
+      opt->add_result(it.values);
       opt->run_callback();
     } catch (const CLI::Error& e) {
-      throw BadInput("--config " + shown + ": key '" + printable(it.name) +
-                     "': " + printable(e.what()));
+      throw BadInput(at + ": key '" + printable(it.key) + "': " + printable(e.what()));
     }
   }
 }
