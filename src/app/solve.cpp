@@ -1,4 +1,5 @@
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -145,6 +146,13 @@ struct SolveRun {
   RunIdentity id;
   long first = 0;
   std::vector<double> history;  // a restart's residuals so far
+  // --output, its sidecar and --report, committed together at the end (files.hpp); made
+  // before `out`, which is one of them, so destroyed after it.
+  std::unique_ptr<OutputSet> outputs;
+  OutputSet& output_set() {
+    if (!outputs) outputs = std::make_unique<OutputSet>(comm);
+    return *outputs;
+  }
   // Heat's --output-every: the solution file is open (as its temporary) for the whole run.
   std::unique_ptr<AtomicH5File> out;
   std::unique_ptr<TimeSeries> series;
@@ -233,7 +241,7 @@ void print_header(const SolveRun& r) {
 // (the initial state, or a restart's series so far copied from its checkpoint).
 void start_series(SolveRun& r) {
   ScopedTimer t(r.rt->timers.io);
-  r.out = std::make_unique<AtomicH5File>(r.o.output, r.comm);
+  r.out = std::make_unique<AtomicH5File>(r.o.output, r.comm, true, &r.output_set());
   r.series = std::make_unique<TimeSeries>(r.out->get(), *r.d, r.comm, r.o.output_every, r.dt);
   if (!r.o.restart.empty()) r.series->restore(r.o.restart, r.first);
   if (r.series->due(r.first)) r.series->write(r.first, download(*r.k, r.method->solution()));
@@ -507,7 +515,7 @@ void write_solution(SolveRun& r, const DriveResult& res, const Verification& v) 
   const std::vector<double> u = download(*r.k, r.method->solution());
   const double t0 = now_seconds();
   r.out_bytes = 8 * (r.d->global_points() + (long long)res.history.size());
-  if (!r.out) r.out = std::make_unique<AtomicH5File>(r.o.output, r.comm);
+  if (!r.out) r.out = std::make_unique<AtomicH5File>(r.o.output, r.comm, true, &r.output_set());
   const hid_t f = r.out->get();
   h5_write_field(f, "u", *r.d, u.data(), r.o.compress);
   h5_write_vector(f, "residual_history", res.history, r.comm);
@@ -518,10 +526,10 @@ void write_solution(SolveRun& r, const DriveResult& res, const Verification& v) 
   write_solution_attributes(r, f, res, v);
   r.out->commit();
   r.out_s = max_over_ranks(now_seconds() - t0, r.comm);
-  if (!r.series) return write_xdmf(r.o.output, r.o.grid, r.prob->h(), r.comm);
+  if (!r.series) return write_xdmf(r.o.output, r.o.grid, r.prob->h(), r.comm, &r.output_set());
   std::vector<XdmfStep> steps;
   for (const Snapshot& s : r.series->snapshots()) steps.push_back({snapshot_dataset(s.step), s.t});
-  write_xdmf_series(r.o.output, r.o.grid, r.prob->h(), steps, r.comm);
+  write_xdmf_series(r.o.output, r.o.grid, r.prob->h(), steps, r.comm, &r.output_set());
 }
 
 // The run's numbers reduced for the summary lines and the report.
@@ -808,13 +816,36 @@ void print_timing(const SolveRun& r, const Summary& m) {
 
 }  // namespace
 
-int run_solve(const SolveOptions& o, MPI_Comm world) {
-  if (o.dry_run) return run_dry_run(o, world);
-  // Start-up (MPI, threads, options) ran before this; the phases follow back to back.
-  SolveRun r(o, world);
-  r.phases.end("start-up");
-  set_up(r, world);
-  r.phases.end("set-up");
+namespace {
+
+// A run that fails after its files were checked (set_up) replaces its --report with one
+// that says so (status "failed", the exit code and the error), so no earlier run's report,
+// which may say converged, is left beside this failure. An error that only this rank saw
+// (the job is then aborted) cannot be agreed on: this rank removes the old report.
+void report_failure(const SolveRun& r, const Error& e) {
+  if (r.o.report.empty()) return;
+  if (!e.collective()) {
+    ::unlink(r.o.report.c_str());
+    return;
+  }
+  if (!r.root) return;
+  nlohmann::json j;
+  j["schema_version"] = kReportSchemaVersion;
+  j["halo3d_version"] = version_string();
+  j["command"] = "solve";
+  j["status"] = "failed";
+  j["exit_code"] = e.code();
+  j["error"] = printable(e.what(), 2000);
+  add_provenance(j, r.o, r.rt->hosts);
+  try {
+    write_file_atomically_local(r.o.report, j.dump(2) + "\n");
+  } catch (const Error&) {
+    ::unlink(r.o.report.c_str());  // not even this: at least no stale report
+  }
+}
+
+int solve_and_write(SolveRun& r) {
+  const SolveOptions& o = r.o;
   if (r.root && !o.quiet) print_header(r);
   r.phases.release();
   fill_source(r);
@@ -832,7 +863,8 @@ int run_solve(const SolveOptions& o, MPI_Comm world) {
   const Summary m = summarize(r, s);
   if (r.root) print_results(r, res, v, m);
   if (!o.report.empty())
-    write_file_atomically(o.report, r.root ? report_text(r, res, v, m) : std::string(), r.comm);
+    r.output_set().stage_text(o.report, r.root ? report_text(r, res, v, m) : std::string());
+  r.output_set().commit();
   r.phases.end("output");
   if (r.root) print_timing(r, m);
 
@@ -851,6 +883,23 @@ int run_solve(const SolveOptions& o, MPI_Comm world) {
     return kExitNotConverged;
   }
   return kExitOk;
+}
+
+}  // namespace
+
+int run_solve(const SolveOptions& o, MPI_Comm world) {
+  if (o.dry_run) return run_dry_run(o, world);
+  // Start-up (MPI, threads, options) ran before this; the phases follow back to back.
+  SolveRun r(o, world);
+  r.phases.end("start-up");
+  set_up(r, world);
+  r.phases.end("set-up");
+  try {
+    return solve_and_write(r);
+  } catch (const Error& e) {
+    report_failure(r, e);
+    throw;
+  }
 }
 
 }  // namespace halo3d

@@ -54,6 +54,38 @@ void write_file_atomically(const std::string& path, const std::string& text, MPI
 // One process alone; throws IoError (not collective) on failure.
 void write_file_atomically_local(const std::string& path, const std::string& text);
 
+// The output files of one run (solve's --output, its .xdmf sidecar and --report), committed
+// together: each is written in full under its temporary first, and commit() renames them all
+// into place only once every one is written, so a failure (a full disk, an error on any
+// rank) keeps every previous file and a run never leaves an .h5 of one run beside an .xdmf
+// of another. Concurrent runs writing the same files commit one whole set after another
+// (rank 0 holds an flock of each target directory over the renames). RAII: a set destroyed
+// uncommitted removes its temporaries. All members are collective over `comm`.
+class OutputSet {
+ public:
+  explicit OutputSet(MPI_Comm comm) : comm_(comm) {}
+  ~OutputSet();
+  OutputSet(const OutputSet&) = delete;
+  OutputSet& operator=(const OutputSet&) = delete;
+  // The temporary to write `path` under (the same name on every rank); the caller writes and
+  // closes it; commit() puts it in place.
+  std::string stage(const std::string& path);
+  // Rank 0 writes `text` (significant on rank 0 only) to the temporary of `path`; every rank
+  // returns or throws the same IoError.
+  void stage_text(const std::string& path, const std::string& text);
+  // Renames every staged temporary onto its target (flushed first, then the directories);
+  // every rank returns or throws the same IoError.
+  void commit();
+
+ private:
+  struct Staged {
+    std::string path, target, tmp;
+  };
+  MPI_Comm comm_;
+  std::vector<Staged> staged_;
+  bool done_ = false;
+};
+
 // Inputs: rank 0 opens `path` without blocking (O_NONBLOCK: a FIFO would hang open(), fopen
 // or H5Fis_hdf5 on rank 0 while the other ranks wait) and looks at what it is; every rank
 // then throws the same error or none, one line starting with `what`: a path that cannot be

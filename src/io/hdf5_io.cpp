@@ -452,11 +452,15 @@ std::vector<double> h5_attr_doubles(hid_t obj, const std::string& name) {
   return read_numeric_attr<double>(obj, name, H5T_NATIVE_DOUBLE);
 }
 
-AtomicH5File::AtomicH5File(const std::string& path, MPI_Comm comm, bool durable)
-    : path_(path), comm_(comm), durable_(durable) {
-  // Every rank must open the same temporary: rank 0 names it.
-  target_ = bcast_string(comm_rank(comm) == 0 ? write_target(path) : std::string(), comm);
-  tmp_ = temp_name(target_, unique_suffix(comm));
+AtomicH5File::AtomicH5File(const std::string& path, MPI_Comm comm, bool durable, OutputSet* set)
+    : path_(path), comm_(comm), durable_(durable), set_(set) {
+  if (set) {
+    tmp_ = set->stage(path);
+  } else {
+    // Every rank must open the same temporary: rank 0 names it.
+    target_ = bcast_string(comm_rank(comm) == 0 ? write_target(path) : std::string(), comm);
+    tmp_ = temp_name(target_, unique_suffix(comm));
+  }
   file_ = h5_create(tmp_, comm);
 }
 
@@ -475,6 +479,10 @@ void AtomicH5File::commit() {
     why = e.what();
   }
   why = first_error(why, comm_);
+  if (set_ && why.empty()) {  // the set renames it (and removes it if never committed)
+    done_ = true;
+    return;
+  }
   int renamed = 0;
   if (why.empty()) {  // the same on every rank, so all take this branch or none
     bool moved = false;
@@ -561,7 +569,7 @@ std::string h5_base_name(const std::string& h5_path) {
 }  // namespace
 
 void write_xdmf(const std::string& h5_path, const Int3& grid, const std::array<double, 3>& h,
-                MPI_Comm comm) {
+                MPI_Comm comm, OutputSet* set) {
   std::string text;
   if (comm_rank(comm) == 0) {
     std::ostringstream o;
@@ -571,11 +579,14 @@ void write_xdmf(const std::string& h5_path, const Int3& grid, const std::array<d
     o << " </Domain>\n</Xdmf>\n";
     text = o.str();
   }
-  write_file_atomically(xdmf_path(h5_path), text, comm);
+  if (set)
+    set->stage_text(xdmf_path(h5_path), text);
+  else
+    write_file_atomically(xdmf_path(h5_path), text, comm);
 }
 
 void write_xdmf_series(const std::string& h5_path, const Int3& grid, const std::array<double, 3>& h,
-                       const std::vector<XdmfStep>& steps, MPI_Comm comm) {
+                       const std::vector<XdmfStep>& steps, MPI_Comm comm, OutputSet* set) {
   std::string text;
   if (comm_rank(comm) == 0) {
     std::ostringstream o;
@@ -588,7 +599,10 @@ void write_xdmf_series(const std::string& h5_path, const Int3& grid, const std::
     o << "  </Grid>\n </Domain>\n</Xdmf>\n";
     text = o.str();
   }
-  write_file_atomically(xdmf_path(h5_path), text, comm);
+  if (set)
+    set->stage_text(xdmf_path(h5_path), text);
+  else
+    write_file_atomically(xdmf_path(h5_path), text, comm);
 }
 
 }  // namespace halo3d
