@@ -151,7 +151,7 @@ def failed_run_report():
 
 failed_run_report()
 races()
-for ranks in (1,):
+for ranks in (1, 2):
     full_disk(ranks)
 if failures:
     print("\n".join("FAIL " + f for f in failures))
