@@ -21,9 +21,9 @@ OLD = ["--grid", "16,16,16"]  # the previous run's set
 NEW = ["--grid", "16,16,12"]  # this run's: /u, the sidecar and the report all say 12,16,16
 
 
-def run(args, ranks, cwd, timeout=90):
+def run(args, ranks, cwd, timeout=90, files=("out.h5", "r.json")):
     cmd = [MPIEXEC, "-np", str(ranks), "--oversubscribe", HALO3D, "solve", "--tol", "1e-6", "--quiet",
-           "--output", "out.h5", "--report", "r.json"] + args
+           "--output", files[0], "--report", files[1]] + args
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, errors="backslashreplace", timeout=timeout, cwd=cwd)
     except subprocess.TimeoutExpired:
@@ -60,7 +60,24 @@ def full_disk(ranks):
             subprocess.run(["umount", d])
 
 
+def too_small(d, ranks):
+    """A disk that cannot hold the planned output is refused before solving: exit 5, no work."""
+    rc, out, err = run(["--grid", "64,64,64"], ranks, d, files=("big.h5", "big.json"))
+    lines = [l for l in err.splitlines() if l.startswith("halo3d")]
+    rep = os.path.join(d, "big.json")  # the failure's own report, and nothing else
+    status = json.loads(read(rep)).get("status") if os.path.exists(rep) else None
+    if os.path.exists(rep):
+        os.remove(rep)
+    left = sorted(set(os.listdir(d)) - {"out.h5", "out.xdmf", "r.json"})
+    if rc != 5 or len(lines) != 1 or "not enough free space" not in lines[0] or "converged" in out or left \
+            or status != "failed":
+        failures.append(f"{ranks} ranks, 2 MB output on a 1 MB disk: exit {rc}, left {left}, {out[-200:]!r} {err[-300:]!r}")
+    else:
+        print(f"ok   {ranks} ranks, output larger than the disk: {lines[0]}")
+
+
 def sweep(d, ranks):
+    too_small(d, ranks)
     rc, _, err = run(OLD, 1, d)
     old = {f: read(os.path.join(d, f)) for f in ("out.h5", "out.xdmf", "r.json")}
     if rc != 0:

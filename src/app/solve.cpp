@@ -846,6 +846,7 @@ void report_failure(const SolveRun& r, const Error& e) {
 
 int solve_and_write(SolveRun& r) {
   const SolveOptions& o = r.o;
+  check_free_space(o, r.comm);  // fail before solving, not after hours of it
   if (r.root && !o.quiet) print_header(r);
   r.phases.release();
   fill_source(r);

@@ -129,6 +129,11 @@ std::string clean_stale_temporaries(const std::vector<PlannedFile>& files, const
 // 'none'), --report, --checkpoint.
 std::vector<PlannedFile> planned_files(const SolveOptions& o);
 
+// Collective, before solving: rank 0 adds up what the planned files will take at least
+// (--output's fields, --checkpoint's solution, HDF5 metadata; per file system) and compares
+// it with statvfs's free space; every rank throws the same IoError (exit 5) when short.
+void check_free_space(const SolveOptions& o, MPI_Comm comm);
+
 // The files `halo3d solve` with these options reads: --config, the file: of --rhs/--initial
 // and of --boundary, --restart.
 std::vector<PlannedFile> planned_inputs(const SolveOptions& o);
