@@ -555,15 +555,16 @@ std::vector<PlannedFile> planned_files(const SolveOptions& o) {
 }
 
 namespace {
-// What each planned file will take at least: --output /u (and heat's series snapshots),
-// --checkpoint its solution vector, each plus 16 KiB of HDF5 metadata; the sidecar 4 KiB,
-// the report 16 KiB. A lower bound: each write reserves what it needs (hdf5_io.cpp).
+// What each planned file will take at least: --output /u (with heat's series, the first and
+// last snapshots too: a series run may be meant to end by a signal, so its length is not
+// counted), --checkpoint its solution vector, each plus 16 KiB of HDF5 metadata; the sidecar
+// 4 KiB, the report 16 KiB. A lower bound: each write reserves what it needs (hdf5_io.cpp).
 double planned_bytes(const PlannedFile& f, const SolveOptions& o) {
   const double field = 8.0 * double(o.grid[0]) * double(o.grid[1]) * double(o.grid[2]);
   const double meta = 16 << 10;
   if (f.option == "--output") {
     const bool series = o.problem == ProblemKind::heat && o.output_every > 0;
-    return field * (series ? 2.0 + double(o.steps / o.output_every) : 1.0) + meta;
+    return field * (series ? 3.0 : 1.0) + meta;
   }
   if (f.option == "--checkpoint") return field + meta;
   return f.option == "--report" ? meta : 4 << 10;
@@ -596,7 +597,13 @@ void check_free_space(const SolveOptions& o, MPI_Comm comm) {
       char buf[200];
       std::snprintf(buf, sizeof buf, "%.3g MB free, at least %.3g MB needed", free_bytes / 1e6,
                     need[i].second / 1e6);
-      why = "not enough free space for the run's files in " + where[i] + ": " + buf +
+      std::string names;
+      for (const PlannedFile& f : planned_files(o)) {
+        struct stat st;
+        if (::stat(parent_dir(f.path).c_str(), &st) == 0 && st.st_dev == need[i].first)
+          names += (names.empty() ? "" : ", ") + f.path;
+      }
+      why = "not enough free space for " + names + " in " + where[i] + ": " + buf +
             " (checked before solving)";
     }
   }

@@ -164,9 +164,9 @@ void agree_write(hid_t file, herr_t status, const std::string& what) {
                   " (the previous file, if any, is kept)");
 }
 
-// Room HDF5's metadata may take past the data (attributes, object headers, B-trees of a few
-// KiB for halo3d's files), reserved with the data.
-constexpr off_t kMetadataRoom = 64 << 10;
+// Room HDF5's metadata may take past the data (attributes, object headers, B-trees: about
+// 6 KiB in a solution file), reserved with the data.
+constexpr off_t kMetadataRoom = 16 << 10;
 
 // Rank 0 allocates the disk blocks the next `bytes` of `file` (and its metadata) will take,
 // without changing its size (FALLOC_FL_KEEP_SIZE): a disk too full for them fails here, on
