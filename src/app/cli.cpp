@@ -759,6 +759,23 @@ std::string unknown_command(const CLI::App& app, int argc, char** argv) {
          (best.empty() ? "" : "; did you mean '" + best + "'?") + " (commands: " + names + ")";
 }
 
+// --help shows each option's type alone: CLI11 2.1 appends every validator's description to
+// it ("INT:(INT) AND (>= 0)"); the checks are in the option's text and docs/OPTIONS.md.
+// A choice shows its choices ("{cg,jacobi}") instead of TEXT.
+class CleanTypes : public CLI::Formatter {
+ public:
+  std::string make_option_opts(const CLI::Option* opt) const override {
+    std::string s = CLI::Formatter::make_option_opts(opt);
+    const std::string full = opt->get_type_name();
+    const std::size_t at = full.empty() ? std::string::npos : s.find(" " + full);
+    if (at == std::string::npos || full.find(':') == std::string::npos) return s;
+    std::string shown = full.substr(0, full.find(':'));
+    const std::size_t brace = full.find(":{");
+    if (brace != std::string::npos) shown = full.substr(brace + 1, full.find('}', brace) - brace);
+    return s.replace(at + 1, full.size(), shown);
+  }
+};
+
 }  // namespace
 
 Command parse_command_line(int argc, char** argv) {
@@ -768,6 +785,7 @@ Command parse_command_line(int argc, char** argv) {
   app.set_version_flag("--version", version_string());
   app.require_subcommand(1, 1);
   app.failure_message(CLI::FailureMessage::simple);
+  app.formatter(std::make_shared<CleanTypes>());  // before the subcommands, which copy it
 
   SolveArgs solve_args(cmd.solve);
   BenchArgs bench_args(cmd.bench);
