@@ -15,7 +15,7 @@ cd "$(dirname "$0")/.."
 
 # What building and running halo3d needs; `test` adds the test suite's tools.
 run_packages=(build-essential cmake pkg-config openmpi-bin libopenmpi-dev libhdf5-openmpi-dev
-              libcli11-dev nlohmann-json3-dev libmuparser-dev)
+              libcli11-dev nlohmann-json3-dev libmuparser-dev libtomlplusplus-dev)
 test_packages=(hdf5-tools libgtest-dev python3 python3-h5py python3-numpy python3-matplotlib
                slurm-wlm munge iproute2 procps util-linux clang-format-14 python3-pip)
 case "$mode" in

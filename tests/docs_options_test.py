@@ -8,7 +8,8 @@
    `halo3d solve`, and every row there names an option of solve;
 3. the defaults in those rows match the defaults --help shows;
 4. every relative link of README.md and docs/*.md leads to a file that exists and, for a
-   `#anchor` into a Markdown page, to one of its headings (GitHub's anchor rule).
+   `#anchor` into a Markdown page, to one of its headings (GitHub's anchor rule);
+5. --help shows clean types, without CLI11's validator text.
 Run: docs_options_test.py HALO3D SOURCE_DIR"""
 import os
 import re
@@ -144,6 +145,15 @@ for page in pages:
         elif anchor and rel.endswith(".md") and anchor not in anchors(rel):
             broken.append(f"{page}: {target} (no heading #{anchor} in {rel})")
 check(not broken, f"every relative link of README.md and docs/*.md resolves: broken {broken}")
+
+# 5. --help shows each option's type alone (issue 27): no validator text appended by CLI11,
+# such as "INT:(INT) AND (>= 0)"; a choice shows its choices, "{cg,jacobi}".
+for command in ("solve", "bench", "probe"):
+    p = subprocess.run([HALO3D, command, "--help"], capture_output=True, text=True, timeout=120,
+                       stdin=subprocess.DEVNULL)
+    cluttered = [l.strip()[:60] for l in p.stdout.splitlines()
+                 if re.match(r"\s+(?:-\w,)?--[a-z][\w-]* \S*:", l) or " AND " in l]
+    check(not cluttered, f"halo3d {command} --help shows clean types: {cluttered}")
 
 if failures:
     print("FAILED:\n  " + "\n  ".join(failures))

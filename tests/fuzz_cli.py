@@ -12,6 +12,7 @@ in process (tests/test_cli_fuzz.cpp); this checks the whole program end to end.
 Run: fuzz_cli.py HALO3D [COUNT [SEED]]   (default 120 runs, seed 1; e.g. 5000 by hand)"""
 import os
 import random
+import re
 import subprocess
 import sys
 import tempfile
@@ -88,6 +89,14 @@ def toml(rng):
         lines.append(line)
     if rng.random() < 0.1:
         lines.insert(0, rng.choice(["[solve]", "[a.b]", "= 1", "quiet = true", "quiet = 3", "mode = [\"1,1,1\", \"2,1,1\"]"]))
+    if rng.random() < 0.15:
+        # TOML's own forms and faults (issue 28 class 16): quoting, escapes, duplicates,
+        # unclosed strings and brackets, number forms, inline tables, dates.
+        lines.insert(rng.randrange(len(lines) + 1), rng.choice([
+            'output = "run#1.h5" # c', 'output = "a\\u0062.h5"', "output = 'x\\y.h5'", 'output = """m.h5"""',
+            'output = "abc', "grid = [4, 4", "seed = 0x10", "seed = 1_000", "seed = 010", "tol = 1e-400",
+            "seed = {a = 1}", "seed = 1979-05-27", "monitor = 1\nmonitor = 2", "solver = cg", "tol = nan",
+            "grid = [[4], 4, 4]", "\"quoted key\" = 1", "seed = 1.5"]))
     return "\n".join(lines) + "\n"
 
 
@@ -158,6 +167,9 @@ def main():
                 rc = p.returncode
                 if len(err_lines) != 1 or not err_lines[0].startswith("halo3d: error: "):
                     failures.append(f"exit {rc} without exactly one 'halo3d: error:' line: {p.stderr!r}: {shown}")
+                elif "--config fuzz.toml" in err_lines[0] and not re.search(r"--config fuzz\.toml:\d+:\d+: ",
+                                                                           err_lines[0]):
+                    failures.append(f"a config error without its line and column: {err_lines[0]!r}: {shown}")
                 if left:
                     failures.append(f"exit {rc} left files {left}: {shown}")
             elif p.returncode not in (0, 3):

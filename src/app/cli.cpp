@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "checks.hpp"
+#include "config_toml.hpp"
 #include "errors.hpp"
 #include "fields.hpp"
 #include "files.hpp"
@@ -115,8 +116,9 @@ CLI::Validator tolerance() {
 
 std::string suggestion(const CLI::App& app, const std::string& message);  // below
 
-// CLI11 2.1 reads config files for the top-level app only, so the subcommand's --config
-// is applied here with CLI11's own TOML reader; options given on the command line win.
+// CLI11 2.1 reads config files for the top-level app only, and its reader is not TOML
+// (quotes, escapes, comments, duplicate keys), so the subcommand's --config is read with
+// toml++ (config_toml.cpp) and applied here; options given on the command line win.
 void apply_config(CLI::App& sub, const std::string& path) {
   const std::string shown = printable(path);
   // Rank 0 reads the file and broadcasts it (before MPI starts: this process reads it), so
@@ -127,30 +129,26 @@ void apply_config(CLI::App& sub, const std::string& path) {
   const std::string text =
       read_input_file("--config " + shown, path, mpi_up ? MPI_COMM_WORLD : MPI_COMM_NULL,
                       std::size_t(16) << 20, kExitBadInput);
-  std::vector<CLI::ConfigItem> items;
-  try {
-    std::istringstream in(text);
-    items = CLI::ConfigTOML().from_config(in);
-  } catch (const CLI::Error& e) {
-    throw BadInput("--config " + shown + ": " + printable(e.what()));
-  }
-  for (const auto& it : items) {
-    if (it.name == "++" || it.name == "--") continue;  // section markers
+  for (const auto& it : parse_config_toml(text, shown)) {
+    const std::string at =
+        "--config " + shown + ":" + std::to_string(it.line) + ":" + std::to_string(it.column);
     CLI::Option* opt = nullptr;
     try {
-      opt = sub.get_option("--" + it.name);
+      opt = sub.get_option("--" + it.key);
     } catch (const CLI::OptionNotFound&) {
     }
-    if (!opt || !it.parents.empty() || it.name == "config")
-      throw BadInput("--config " + shown + ": unknown key '" + printable(it.fullname()) + "'" +
-                     (it.parents.empty() ? suggestion(sub, "--" + it.name) : ""));
+    if (it.section)
+      throw BadInput(at + ": unknown key '" + printable(it.key) +
+                     "': a [section]; options are top-level keys");
+    if (!opt || it.key == "config")
+      throw BadInput(at + ": unknown key '" + printable(it.key) + "'" +
+                     suggestion(sub, "--" + it.key));
     if (opt->count() > 0) continue;
     try {
-      opt->add_result(it.inputs);
+      opt->add_result(it.values);
       opt->run_callback();
     } catch (const CLI::Error& e) {
-      throw BadInput("--config " + shown + ": key '" + printable(it.name) +
-                     "': " + printable(e.what()));
+      throw BadInput(at + ": key '" + printable(it.key) + "': " + printable(e.what()));
     }
   }
 }
@@ -763,6 +761,23 @@ std::string unknown_command(const CLI::App& app, int argc, char** argv) {
          (best.empty() ? "" : "; did you mean '" + best + "'?") + " (commands: " + names + ")";
 }
 
+// --help shows each option's type alone: CLI11 2.1 appends every validator's description to
+// it ("INT:(INT) AND (>= 0)"); the checks are in the option's text and docs/OPTIONS.md.
+// A choice shows its choices ("{cg,jacobi}") instead of TEXT.
+class CleanTypes : public CLI::Formatter {
+ public:
+  std::string make_option_opts(const CLI::Option* opt) const override {
+    std::string s = CLI::Formatter::make_option_opts(opt);
+    const std::string full = opt->get_type_name();
+    const std::size_t at = full.empty() ? std::string::npos : s.find(" " + full);
+    if (at == std::string::npos || full.find(':') == std::string::npos) return s;
+    std::string shown = full.substr(0, full.find(':'));
+    const std::size_t brace = full.find(":{");
+    if (brace != std::string::npos) shown = full.substr(brace + 1, full.find('}', brace) - brace);
+    return s.replace(at + 1, full.size(), shown);
+  }
+};
+
 }  // namespace
 
 Command parse_command_line(int argc, char** argv) {
@@ -772,6 +787,7 @@ Command parse_command_line(int argc, char** argv) {
   app.set_version_flag("--version", version_string());
   app.require_subcommand(1, 1);
   app.failure_message(CLI::FailureMessage::simple);
+  app.formatter(std::make_shared<CleanTypes>());  // before the subcommands, which copy it
 
   SolveArgs solve_args(cmd.solve);
   BenchArgs bench_args(cmd.bench);

@@ -1,5 +1,11 @@
 #include "plan.hpp"
 
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+
+#include <algorithm>
+#include <cstdio>
+
 #include <nlohmann/json.hpp>
 
 #include "dry_run.hpp"
@@ -116,6 +122,62 @@ std::vector<PlannedFile> planned_inputs(const SolveOptions& o) {
   if (b.kind == FieldSpec::kFile) f.push_back({"--boundary", b.file});
   if (!o.restart.empty()) f.push_back({"--restart", o.restart});
   return f;
+}
+
+namespace {
+// What each planned file will take at least: --output /u (with heat's series, the first and
+// last snapshots too: a series run may be meant to end by a signal, so its length is not
+// counted), --checkpoint its solution vector, each plus 16 KiB of HDF5 metadata; the sidecar
+// 4 KiB, the report 16 KiB. A lower bound: each write reserves what it needs (hdf5_io.cpp).
+double planned_bytes(const PlannedFile& f, const SolveOptions& o) {
+  const double field = 8.0 * double(o.grid[0]) * double(o.grid[1]) * double(o.grid[2]);
+  const double meta = 16 << 10;
+  if (f.option == "--output") {
+    const bool series = o.problem == ProblemKind::heat && o.output_every > 0;
+    return field * (series ? 3.0 : 1.0) + meta;
+  }
+  if (f.option == "--checkpoint") return field + meta;
+  return f.option == "--report" ? meta : 4 << 10;
+}
+}  // namespace
+
+void check_free_space(const SolveOptions& o, MPI_Comm comm) {
+  std::string why;
+  if (comm_rank(comm) == 0) {
+    // Per file system (the device of each file's folder): the sum of its files' needs.
+    std::vector<std::pair<dev_t, double>> need;
+    std::vector<std::string> where;
+    for (const PlannedFile& f : planned_files(o)) {
+      struct stat st;
+      if (::stat(parent_dir(f.path).c_str(), &st) != 0) continue;
+      auto it = std::find_if(need.begin(), need.end(),
+                             [&](const auto& n) { return n.first == st.st_dev; });
+      if (it == need.end()) {
+        need.push_back({st.st_dev, 0.0});
+        where.push_back(parent_dir(f.path));
+        it = need.end() - 1;
+      }
+      it->second += planned_bytes(f, o);
+    }
+    for (std::size_t i = 0; i < need.size() && why.empty(); ++i) {
+      struct statvfs v;
+      if (::statvfs(where[i].c_str(), &v) != 0) continue;
+      const double free_bytes = double(v.f_bavail) * double(v.f_frsize);
+      if (free_bytes >= need[i].second) continue;
+      char buf[200];
+      std::snprintf(buf, sizeof buf, "%.3g MB free, at least %.3g MB needed", free_bytes / 1e6,
+                    need[i].second / 1e6);
+      std::string names;
+      for (const PlannedFile& f : planned_files(o)) {
+        struct stat st;
+        if (::stat(parent_dir(f.path).c_str(), &st) == 0 && st.st_dev == need[i].first)
+          names += (names.empty() ? "" : ", ") + f.path;
+      }
+      why = "not enough free space for " + names + " in " + where[i] + ": " + buf +
+            " (checked before solving)";
+    }
+  }
+  agree_verdict(why.empty() ? 0 : kExitIo, why, comm);
 }
 
 }  // namespace halo3d

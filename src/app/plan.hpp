@@ -45,4 +45,9 @@ std::vector<PlannedFile> planned_files(const SolveOptions& o);
 // and of --boundary, --restart.
 std::vector<PlannedFile> planned_inputs(const SolveOptions& o);
 
+// Collective, before solving: rank 0 adds up what the planned files will take at least
+// (--output's fields, --checkpoint's solution, HDF5 metadata; per file system) and compares
+// it with statvfs's free space; every rank throws the same IoError (exit 5) when short.
+void check_free_space(const SolveOptions& o, MPI_Comm comm);
+
 }  // namespace halo3d

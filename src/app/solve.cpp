@@ -1,4 +1,5 @@
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -66,6 +67,13 @@ struct SolveRun {
   RunIdentity id;
   long first = 0;
   std::vector<double> history;  // a restart's residuals so far
+  // --output, its sidecar and --report, committed together at the end (files.hpp); made
+  // before `out`, which is one of them, so destroyed after it.
+  std::unique_ptr<OutputSet> outputs;
+  OutputSet& output_set() {
+    if (!outputs) outputs = std::make_unique<OutputSet>(comm);
+    return *outputs;
+  }
   // Heat's --output-every: the solution file is open (as its temporary) for the whole run.
   std::unique_ptr<AtomicH5File> out;
   std::unique_ptr<TimeSeries> series;
@@ -110,7 +118,7 @@ void fill_source(SolveRun& r) {
 // (the initial state, or a restart's series so far copied from its checkpoint).
 void start_series(SolveRun& r) {
   ScopedTimer t(r.rt->timers.io);
-  r.out = std::make_unique<AtomicH5File>(r.o.output, r.comm);
+  r.out = std::make_unique<AtomicH5File>(r.o.output, r.comm, true, &r.output_set());
   r.series = std::make_unique<TimeSeries>(r.out->get(), *r.d, r.comm, r.o.output_every, r.dt);
   if (!r.o.restart.empty()) r.series->restore(r.o.restart, r.first);
   if (r.series->due(r.first)) r.series->write(r.first, download(*r.k, r.method->solution()));
@@ -264,7 +272,7 @@ void write_solution(SolveRun& r, const DriveResult& res, const Verification& v) 
   const std::vector<double> u = download(*r.k, r.method->solution());
   const double t0 = now_seconds();
   r.out_bytes = 8 * (r.d->global_points() + (long long)res.history.size());
-  if (!r.out) r.out = std::make_unique<AtomicH5File>(r.o.output, r.comm);
+  if (!r.out) r.out = std::make_unique<AtomicH5File>(r.o.output, r.comm, true, &r.output_set());
   const hid_t f = r.out->get();
   h5_write_field(f, "u", *r.d, u.data(), r.o.compress);
   h5_write_vector(f, "residual_history", res.history, r.comm);
@@ -275,10 +283,10 @@ void write_solution(SolveRun& r, const DriveResult& res, const Verification& v) 
   write_solution_attributes(record_of(r), f, res, v);
   r.out->commit();
   r.out_s = max_over_ranks(now_seconds() - t0, r.comm);
-  if (!r.series) return write_xdmf(r.o.output, r.o.grid, r.prob->h(), r.comm);
+  if (!r.series) return write_xdmf(r.o.output, r.o.grid, r.prob->h(), r.comm, &r.output_set());
   std::vector<XdmfStep> steps;
   for (const Snapshot& s : r.series->snapshots()) steps.push_back({snapshot_dataset(s.step), s.t});
-  write_xdmf_series(r.o.output, r.o.grid, r.prob->h(), steps, r.comm);
+  write_xdmf_series(r.o.output, r.o.grid, r.prob->h(), steps, r.comm, &r.output_set());
 }
 
 Summary summarize(SolveRun& r, const SolveOutcome& s) {
@@ -298,13 +306,30 @@ Summary summarize(SolveRun& r, const SolveOutcome& s) {
 
 }  // namespace
 
-int run_solve(const SolveOptions& o, MPI_Comm world) {
-  if (o.dry_run) return run_dry_run(o, world);
-  // Start-up (MPI, threads, options) ran before this; the phases follow back to back.
-  SolveRun r(o, world);
-  r.phases.end("start-up");
-  set_up(r, world);
-  r.phases.end("set-up");
+namespace {
+
+// A run that fails after its files were checked (set_up) replaces its --report with one
+// that says so (status "failed", the exit code and the error), so no earlier run's report,
+// which may say converged, is left beside this failure. An error that only this rank saw
+// (the job is then aborted) cannot be agreed on: this rank removes the old report.
+void report_failure(const SolveRun& r, const Error& e) {
+  if (r.o.report.empty()) return;
+  if (!e.collective()) {
+    ::unlink(r.o.report.c_str());
+    return;
+  }
+  if (!r.root) return;
+  try {
+    write_file_atomically_local(r.o.report,
+                                failure_report_text(r.o, r.rt->hosts, e.code(), e.what()));
+  } catch (const Error&) {
+    ::unlink(r.o.report.c_str());  // not even this: at least no stale report
+  }
+}
+
+int solve_and_write(SolveRun& r) {
+  const SolveOptions& o = r.o;
+  check_free_space(o, r.comm);  // fail before solving, not after hours of it
   if (r.root && !o.quiet) print_header(o, r.solver, *r.rt);
   r.phases.release();
   fill_source(r);
@@ -322,8 +347,8 @@ int run_solve(const SolveOptions& o, MPI_Comm world) {
   const Summary m = summarize(r, s);
   if (r.root) print_results(record_of(r), res, v, m);
   if (!o.report.empty())
-    write_file_atomically(o.report, r.root ? report_text(record_of(r), res, v, m) : std::string(),
-                          r.comm);
+    r.output_set().stage_text(o.report, r.root ? report_text(record_of(r), res, v, m) : std::string());
+  r.output_set().commit();
   r.phases.end("output");
   if (r.root) print_timing(record_of(r), m);
 
@@ -342,6 +367,23 @@ int run_solve(const SolveOptions& o, MPI_Comm world) {
     return kExitNotConverged;
   }
   return kExitOk;
+}
+
+}  // namespace
+
+int run_solve(const SolveOptions& o, MPI_Comm world) {
+  if (o.dry_run) return run_dry_run(o, world);
+  // Start-up (MPI, threads, options) ran before this; the phases follow back to back.
+  SolveRun r(o, world);
+  r.phases.end("start-up");
+  set_up(r, world);
+  r.phases.end("set-up");
+  try {
+    return solve_and_write(r);
+  } catch (const Error& e) {
+    report_failure(r, e);
+    throw;
+  }
 }
 
 }  // namespace halo3d

@@ -5,6 +5,7 @@
 
 #include "app.hpp"
 #include "build_info.hpp"
+#include "checks.hpp"
 #include "errors.hpp"
 #include "fields.hpp"
 #include "files.hpp"
@@ -355,6 +356,19 @@ std::string report_text(const SolveRecord& r, const DriveResult& res, const Veri
   }
   add_halo_json(j, r, v);
   // Paths and specifications are bytes: invalid UTF-8 is replaced (U+FFFD), never an exception.
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+std::string failure_report_text(const SolveOptions& o, const HostMap& hosts, int exit_code,
+                                const std::string& error) {
+  nlohmann::json j;
+  j["schema_version"] = kReportSchemaVersion;
+  j["halo3d_version"] = version_string();
+  j["command"] = "solve";
+  j["status"] = "failed";
+  j["exit_code"] = exit_code;
+  j["error"] = printable(error, 2000);
+  add_provenance(j, o.command_line, o.sources, hosts);
   return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 

@@ -96,6 +96,10 @@ void print_results(const SolveRecord& r, const DriveResult& res, const Verificat
 // The --report JSON (docs/REPORT.md), made on rank 0.
 std::string report_text(const SolveRecord& r, const DriveResult& res, const Verification& v,
                         const Summary& m);
+// The --report of a run that failed after its files were checked: status "failed", the
+// exit code and the error, the provenance; made on rank 0.
+std::string failure_report_text(const SolveOptions& o, const HostMap& hosts, int exit_code,
+                                const std::string& error);
 // Rank 0's closing lines: where the solve's time went (--quiet: the solve and the total),
 // the output's write, the files written. The phases were printed as they ended.
 void print_timing(const SolveRecord& r, const Summary& m);

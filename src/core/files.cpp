@@ -2,7 +2,9 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -20,17 +22,16 @@
 namespace halo3d {
 std::string bcast_string(std::string s, MPI_Comm comm);
 
-namespace {
-
-std::string errno_text(int e) { return std::strerror(e); }
-
-// A verdict rank 0 reached (0: fine, else the exit code) and its message, thrown everywhere.
-void agree(int code, const std::string& why, MPI_Comm comm) {
+void agree_verdict(int code, const std::string& why, MPI_Comm comm) {
   HALO3D_MPI_CHECK(MPI_Bcast(&code, 1, MPI_INT, 0, comm));
   const std::string msg = bcast_string(why, comm);
   if (code == kExitBadInput) throw BadInput(msg);
   if (code != 0) throw IoError(msg);
 }
+
+namespace {
+
+std::string errno_text(int e) { return std::strerror(e); }
 
 const char* kind_of(mode_t m) {
   if (S_ISDIR(m)) return "a directory";
@@ -136,7 +137,7 @@ void check_input_file(const std::string& what, const std::string& path, MPI_Comm
     code = open_input(what, path, missing_code, fd, why);
     if (fd >= 0) ::close(fd);
   }
-  agree(code, why, comm);
+  agree_verdict(code, why, comm);
 }
 
 std::string read_input_file(const std::string& what, const std::string& path, MPI_Comm comm,
@@ -156,7 +157,7 @@ std::string read_input_file(const std::string& what, const std::string& path, MP
     if (code != 0) throw IoError(why);
     return text;
   }
-  agree(code, why, comm);
+  agree_verdict(code, why, comm);
   return bcast_string(text, comm);
 }
 
@@ -281,7 +282,86 @@ void write_file_atomically(const std::string& path, const std::string& text, MPI
       why = e.what();
     }
   }
-  agree(code, why, comm);
+  agree_verdict(code, why, comm);
+}
+
+OutputSet::~OutputSet() {
+  if (done_ || comm_rank(comm_) != 0) return;
+  for (const Staged& s : staged_) ::unlink(s.tmp.c_str());
+}
+
+std::string OutputSet::stage(const std::string& path) {
+  Staged s;
+  s.path = path;
+  s.target = bcast_string(comm_rank(comm_) == 0 ? write_target(path) : std::string(), comm_);
+  s.tmp = temp_name(s.target, unique_suffix(comm_));
+  staged_.push_back(s);
+  return s.tmp;
+}
+
+void OutputSet::stage_text(const std::string& path, const std::string& text) {
+  const std::string tmp = stage(path);
+  std::string why;
+  if (comm_rank(comm_) == 0) {
+    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd < 0) {
+      why = errno_text(errno);
+    } else {
+      if (!write_all(fd, text)) why = errno_text(errno);
+      if (::close(fd) != 0 && why.empty()) why = errno_text(errno);
+    }
+  }
+  if (!why.empty())
+    why = "cannot write " + path + ": " + why + " (the previous file, if any, is kept)";
+  agree_verdict(why.empty() ? 0 : kExitIo, why, comm_);
+}
+
+namespace {
+// An exclusive flock of each directory (sorted, so two runs cannot deadlock), released when
+// the descriptors close; where a file system has no flock, the renames go unlocked.
+struct DirLocks {
+  std::vector<int> fds;
+  explicit DirLocks(std::vector<std::string> dirs) {
+    std::sort(dirs.begin(), dirs.end());
+    dirs.erase(std::unique(dirs.begin(), dirs.end()), dirs.end());
+    for (const std::string& d : dirs) {
+      const int fd = ::open(d.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      if (fd < 0) continue;
+      while (::flock(fd, LOCK_EX) != 0 && errno == EINTR) {
+      }
+      fds.push_back(fd);
+    }
+  }
+  ~DirLocks() {
+    for (const int fd : fds) ::close(fd);
+  }
+};
+}  // namespace
+
+void OutputSet::commit() {
+  std::string why;
+  if (comm_rank(comm_) == 0) {
+    // Data first, for every file: a rename of one then never waits on another's flush.
+    for (const Staged& s : staged_)
+      if (why.empty()) {
+        why = fsync_path(s.tmp);
+        if (!why.empty()) why = "cannot write " + s.path + ": " + why;
+      }
+    std::vector<std::string> dirs;
+    for (const Staged& s : staged_) dirs.push_back(parent_dir(s.target));
+    DirLocks locks(dirs);
+    for (std::size_t i = 0; i < staged_.size() && why.empty(); ++i) {
+      bool renamed = false;
+      why = durable_rename(staged_[i].tmp, staged_[i].target, renamed, false);
+      if (!why.empty())
+        why = "cannot write " + staged_[i].path + ": " + why +
+              (i == 0 ? " (the previous files, if any, are kept)" : "");
+    }
+    for (const std::string& d : dirs)
+      if (why.empty()) why = fsync_path(d);
+  }
+  done_ = why.empty();
+  agree_verdict(why.empty() ? 0 : kExitIo, why, comm_);
 }
 
 namespace {
@@ -381,7 +461,7 @@ void check_planned_files(const std::vector<PlannedFile>& files, MPI_Comm comm,
     check_not_inputs(files, inputs, code, why);
     check_writable(files, code, why);
   }
-  agree(code, why, comm);
+  agree_verdict(code, why, comm);
 }
 
 namespace {

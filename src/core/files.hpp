@@ -42,6 +42,10 @@ std::string durable_rename(const std::string& tmp, const std::string& target, bo
                            bool durable = true);
 // The directory holding `path` as spelled ("." for a bare name, "/" for a file at the root).
 std::string parent_dir(const std::string& path);
+
+// Collective: a verdict rank 0 reached (0: fine, else the exit code) and its message,
+// thrown on every rank (BadInput for kExitBadInput, IoError otherwise).
+void agree_verdict(int code, const std::string& why, MPI_Comm comm);
 // fsync of a file, or of the directory holding it; empty on success, else why not (file
 // systems that cannot flush, EINVAL/EROFS, count as success).
 std::string fsync_path(const std::string& path);
@@ -52,6 +56,38 @@ std::string fsync_parent(const std::string& path);
 void write_file_atomically(const std::string& path, const std::string& text, MPI_Comm comm);
 // One process alone; throws IoError (not collective) on failure.
 void write_file_atomically_local(const std::string& path, const std::string& text);
+
+// The output files of one run (solve's --output, its .xdmf sidecar and --report), committed
+// together: each is written in full under its temporary first, and commit() renames them all
+// into place only once every one is written, so a failure (a full disk, an error on any
+// rank) keeps every previous file and a run never leaves an .h5 of one run beside an .xdmf
+// of another. Concurrent runs writing the same files commit one whole set after another
+// (rank 0 holds an flock of each target directory over the renames). RAII: a set destroyed
+// uncommitted removes its temporaries. All members are collective over `comm`.
+class OutputSet {
+ public:
+  explicit OutputSet(MPI_Comm comm) : comm_(comm) {}
+  ~OutputSet();
+  OutputSet(const OutputSet&) = delete;
+  OutputSet& operator=(const OutputSet&) = delete;
+  // The temporary to write `path` under (the same name on every rank); the caller writes and
+  // closes it; commit() puts it in place.
+  std::string stage(const std::string& path);
+  // Rank 0 writes `text` (significant on rank 0 only) to the temporary of `path`; every rank
+  // returns or throws the same IoError.
+  void stage_text(const std::string& path, const std::string& text);
+  // Renames every staged temporary onto its target (flushed first, then the directories);
+  // every rank returns or throws the same IoError.
+  void commit();
+
+ private:
+  struct Staged {
+    std::string path, target, tmp;
+  };
+  MPI_Comm comm_;
+  std::vector<Staged> staged_;
+  bool done_ = false;
+};
 
 // Inputs: rank 0 opens `path` without blocking (O_NONBLOCK: a FIFO would hang open(), fopen
 // or H5Fis_hdf5 on rank 0 while the other ranks wait) and looks at what it is; every rank

@@ -1,7 +1,9 @@
 #include "hdf5_io.hpp"
 
+#include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/statvfs.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -162,14 +164,44 @@ void agree_write(hid_t file, herr_t status, const std::string& what) {
                   " (the previous file, if any, is kept)");
 }
 
+// Room HDF5's metadata may take past the data (attributes, object headers, B-trees: about
+// 6 KiB in a solution file), reserved with the data.
+constexpr off_t kMetadataRoom = 16 << 10;
+
+// Rank 0 allocates the disk blocks the next `bytes` of `file` (and its metadata) will take,
+// without changing its size (FALLOC_FL_KEEP_SIZE): a disk too full for them fails here, on
+// rank 0, agreed, instead of inside a collective write, where a rank that fails under
+// ROMIO's data-sieving lock never releases it and the others wait forever. Empty, or why
+// not; a file system without fallocate (EOPNOTSUPP) is left to the statvfs check.
+std::string reserve_blocks(hid_t file, double bytes) {
+  std::string path(std::size_t(std::max<ssize_t>(H5Fget_name(file, nullptr, 0), 0)), '\0');
+  if (!path.empty()) H5Fget_name(file, path.data(), path.size() + 1);
+  hsize_t size = 0;
+  if (path.empty() || H5Fget_filesize(file, &size) < 0) return std::string();
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return std::string();
+  const off_t len = off_t(size) + off_t(bytes) + kMetadataRoom;
+  int rc;
+  while ((rc = ::fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, len)) != 0 && errno == EINTR) {
+  }
+  const int err = errno;
+  ::close(fd);
+  if (rc == 0 || (err != ENOSPC && err != EDQUOT && err != EFBIG)) return std::string();
+  char buf[200];
+  std::snprintf(buf, sizeof buf, ": %.3g MB (the data and its metadata) cannot be allocated: %s",
+                double(len) / 1e6, std::strerror(err));
+  return "cannot write " + target_name(file) + buf + " (the previous file, if any, is kept)";
+}
+
 // Collective: throws the same IoError on every rank when the file system holding `file`
-// has less than `bytes` free.
+// has less than `bytes` free, or cannot allocate them.
 void check_room(hid_t file, double bytes, bool root) {
   std::string why;
   if (root) {
     const std::string name = target_name(file);
+    why = reserve_blocks(file, bytes);
     struct statvfs v;
-    if (::statvfs(parent_dir(name).c_str(), &v) == 0) {
+    if (why.empty() && ::statvfs(parent_dir(name).c_str(), &v) == 0) {
       const double free_bytes = double(v.f_bavail) * double(v.f_frsize);
       if (free_bytes < bytes) {
         char buf[160];
@@ -452,11 +484,15 @@ std::vector<double> h5_attr_doubles(hid_t obj, const std::string& name) {
   return read_numeric_attr<double>(obj, name, H5T_NATIVE_DOUBLE);
 }
 
-AtomicH5File::AtomicH5File(const std::string& path, MPI_Comm comm, bool durable)
-    : path_(path), comm_(comm), durable_(durable) {
-  // Every rank must open the same temporary: rank 0 names it.
-  target_ = bcast_string(comm_rank(comm) == 0 ? write_target(path) : std::string(), comm);
-  tmp_ = temp_name(target_, unique_suffix(comm));
+AtomicH5File::AtomicH5File(const std::string& path, MPI_Comm comm, bool durable, OutputSet* set)
+    : path_(path), comm_(comm), durable_(durable), set_(set) {
+  if (set) {
+    tmp_ = set->stage(path);
+  } else {
+    // Every rank must open the same temporary: rank 0 names it.
+    target_ = bcast_string(comm_rank(comm) == 0 ? write_target(path) : std::string(), comm);
+    tmp_ = temp_name(target_, unique_suffix(comm));
+  }
   file_ = h5_create(tmp_, comm);
 }
 
@@ -475,6 +511,10 @@ void AtomicH5File::commit() {
     why = e.what();
   }
   why = first_error(why, comm_);
+  if (set_ && why.empty()) {  // the set renames it (and removes it if never committed)
+    done_ = true;
+    return;
+  }
   int renamed = 0;
   if (why.empty()) {  // the same on every rank, so all take this branch or none
     bool moved = false;
@@ -561,7 +601,7 @@ std::string h5_base_name(const std::string& h5_path) {
 }  // namespace
 
 void write_xdmf(const std::string& h5_path, const Int3& grid, const std::array<double, 3>& h,
-                MPI_Comm comm) {
+                MPI_Comm comm, OutputSet* set) {
   std::string text;
   if (comm_rank(comm) == 0) {
     std::ostringstream o;
@@ -571,11 +611,14 @@ void write_xdmf(const std::string& h5_path, const Int3& grid, const std::array<d
     o << " </Domain>\n</Xdmf>\n";
     text = o.str();
   }
-  write_file_atomically(xdmf_path(h5_path), text, comm);
+  if (set)
+    set->stage_text(xdmf_path(h5_path), text);
+  else
+    write_file_atomically(xdmf_path(h5_path), text, comm);
 }
 
 void write_xdmf_series(const std::string& h5_path, const Int3& grid, const std::array<double, 3>& h,
-                       const std::vector<XdmfStep>& steps, MPI_Comm comm) {
+                       const std::vector<XdmfStep>& steps, MPI_Comm comm, OutputSet* set) {
   std::string text;
   if (comm_rank(comm) == 0) {
     std::ostringstream o;
@@ -588,7 +631,10 @@ void write_xdmf_series(const std::string& h5_path, const Int3& grid, const std::
     o << "  </Grid>\n </Domain>\n</Xdmf>\n";
     text = o.str();
   }
-  write_file_atomically(xdmf_path(h5_path), text, comm);
+  if (set)
+    set->stage_text(xdmf_path(h5_path), text);
+  else
+    write_file_atomically(xdmf_path(h5_path), text, comm);
 }
 
 }  // namespace halo3d

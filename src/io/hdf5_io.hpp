@@ -15,6 +15,8 @@
 
 namespace halo3d {
 
+class OutputSet;  // files.hpp
+
 // The innermost message on HDF5's error stack (which it then clears); empty if none.
 std::string hdf5_error_cause();
 [[noreturn]] void throw_hdf5_error(const char* expr, const char* file, int line);
@@ -115,7 +117,10 @@ bool h5_has_attr(hid_t obj, const std::string& name);
 // --io-sync off, which compares page-cache writes).
 class AtomicH5File {
  public:
-  AtomicH5File(const std::string& path, MPI_Comm comm, bool durable = true);
+  // With `set`, the file is one of a run's output set: commit() closes it and the set's
+  // commit() renames it, with the others.
+  AtomicH5File(const std::string& path, MPI_Comm comm, bool durable = true,
+               OutputSet* set = nullptr);
   ~AtomicH5File();
   AtomicH5File(const AtomicH5File&) = delete;
   AtomicH5File& operator=(const AtomicH5File&) = delete;
@@ -126,6 +131,7 @@ class AtomicH5File {
   std::string path_, target_, tmp_;
   MPI_Comm comm_;
   bool durable_ = true;
+  OutputSet* set_ = nullptr;
   H5Id file_;
   bool done_ = false;
 };
@@ -136,8 +142,9 @@ void write_h5_atomically(const std::string& path, MPI_Comm comm,
 
 // The XDMF sidecar (xdmf_path(h5_path)) that lets ParaView/VisIt open /u of `h5_path`
 // directly; collective, written atomically by rank 0.
+// With `set`, staged in it (renamed by its commit()).
 void write_xdmf(const std::string& h5_path, const Int3& grid, const std::array<double, 3>& h,
-                MPI_Comm comm);
+                MPI_Comm comm, OutputSet* set = nullptr);
 
 // One time step of a series: a [NZ][NY][NX] dataset of the HDF5 file and its time.
 struct XdmfStep {
@@ -148,7 +155,7 @@ struct XdmfStep {
 // step, each with its <Time> and its dataset as attribute "u", so ParaView and VisIt play
 // the series; collective, written atomically by rank 0.
 void write_xdmf_series(const std::string& h5_path, const Int3& grid, const std::array<double, 3>& h,
-                       const std::vector<XdmfStep>& steps, MPI_Comm comm);
+                       const std::vector<XdmfStep>& steps, MPI_Comm comm, OutputSet* set = nullptr);
 
 }  // namespace halo3d
 
