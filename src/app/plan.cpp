@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cstdio>
-
 #include <nlohmann/json.hpp>
 
 #include "dry_run.hpp"

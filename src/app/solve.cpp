@@ -347,7 +347,8 @@ int solve_and_write(SolveRun& r) {
   const Summary m = summarize(r, s);
   if (r.root) print_results(record_of(r), res, v, m);
   if (!o.report.empty())
-    r.output_set().stage_text(o.report, r.root ? report_text(record_of(r), res, v, m) : std::string());
+    r.output_set().stage_text(o.report,
+                              r.root ? report_text(record_of(r), res, v, m) : std::string());
   r.output_set().commit();
   r.phases.end("output");
   if (r.root) print_timing(record_of(r), m);
