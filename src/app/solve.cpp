@@ -138,6 +138,7 @@ struct SolveRun {
   Buffer b;                        // the right-hand side (heat: the initial state)
   std::optional<Buffer> boundary;  // heat's boundary values: a source term B g of every step
   double setup_s = 0;
+  double start_s = 0;  // the method's start (--fmg: the F-cycle, the first residual)
   std::unique_ptr<Preconditioner> pc;
   const Multigrid* mg = nullptr;
   std::string precond;
@@ -279,7 +280,9 @@ void start_solver(SolveRun& r) {
     ScopedTimer t(r.rt->timers.io);
     r.first = read_checkpoint(o.restart, r.comm, *r.d, *r.k, *r.method, r.id, r.history);
   } else {
+    const double t_start = now_seconds();  // with --fmg: the F-cycle (not in solve_s)
     r.method->start();
+    r.start_s = max_over_ranks(now_seconds() - t_start, r.comm);
   }
   if (r.wants_series()) start_series(r);  // refuses a checkpoint whose series cannot go on
   r.saved = checkpoint_held(o, r.first);
@@ -288,6 +291,8 @@ void start_solver(SolveRun& r) {
   if (r.root && !o.quiet && r.mg)
     std::printf("preconditioner: multigrid V-cycle, %s; set-up %.4f s\n", r.mg->describe().c_str(),
                 r.setup_s);
+  if (r.root && !o.quiet && r.mg && o.fmg && o.restart.empty())
+    std::printf("first iterate: full-multigrid F-cycle; CG's start %.4f s\n", r.start_s);
   std::fflush(stdout);
 }
 
@@ -618,6 +623,7 @@ nlohmann::json config_json(const SolveRun& r) {
       {"mg_smooth", o.mg_smooth},
       {"mg_smoother", to_string(o.mg_smoother)},
       {"mg_gather", o.mg_gather},
+      {"fmg", o.fmg},
       {"precision", precision(r)},
       {"rhs", source_spec(o)},
       {"initial", r.heat ? nlohmann::json(source_spec(o)) : nlohmann::json()},
@@ -697,6 +703,7 @@ nlohmann::json timing_json(const SolveRun& r, const Summary& m) {
   return {{"total_s", total},
           {"phases", ph},
           {"setup_s", r.setup_s},
+          {"start_s", r.start_s},
           {"solve_s", sp.solve},
           {"per_iteration_s", m.per_iter},
           {"compute_s", sp.compute},
