@@ -10,6 +10,7 @@
 #include "app.hpp"
 #include "errors.hpp"
 #include "files.hpp"
+#include "fmg.hpp"
 #include "multigrid.hpp"
 #include "problem.hpp"
 #include "runtime.hpp"
@@ -160,6 +161,9 @@ MgNumbers measure_multigrid(Runtime& rt, Fields& f, const MgOptions& o, int reps
   const double share = pts / double(d.global_points());  // this rank's part of global bytes
   measure("mg_vcycle", "one V-cycle, " + mg.describe(), mg.bytes_per_apply() * share,
           [&] { mg.apply(f.u.data(), f.out.data()); });
+  if (o.fmg_cycles > 0)  // x (f.out) overwritten: its start does not matter
+    measure("mg_fmg", "one full-multigrid F-cycle (--fmg's first iterate)", mg.fmg_bytes() * share,
+            [&] { mg.first_iterate(f.u.data(), f.out.data()); });
   // What each level costs, and what bounds it (bytes over the copy rate, or launches).
   n.ms = mg.level_ms(f.u.data(), f.out.data(), reps);
   HALO3D_MPI_CHECK(
@@ -253,6 +257,7 @@ int run_bench(const BenchOptions& o, MPI_Comm world) {
   measure_kernels(*rt, fields, measure);
   MgOptions mo;
   mo.gather_points = o.mg_gather;
+  mo.fmg_cycles = kFmgCycles;
   const MgNumbers mg = measure_multigrid(*rt, fields, mo, o.reps, measure);
 
   const double copy_gbs = rows[0].bytes / (rows[0].median_ms * 1e-3) / 1e9;

@@ -309,6 +309,7 @@ void refuse_inapplicable(const SolveOptions& o, const std::set<std::string>& giv
       refuse(n, "applies to --problem heat only (this run solves Poisson)");
   } else {
     refuse("solver", "applies to --problem poisson only (heat steps by --time-scheme)");
+    refuse("fmg", "applies to --problem poisson only (an implicit step starts from the last)");
   }
   const bool explicit_heat = heat && o.time_scheme == TimeScheme::explicit_;
   const bool jacobi = !heat && o.solver == SolverKind::jacobi;
@@ -317,7 +318,7 @@ void refuse_inapplicable(const SolveOptions& o, const std::set<std::string>& giv
                                     : "does not apply to --solver jacobi (CG's preconditioner)");
   const bool mg = !explicit_heat && !jacobi && o.precond == Precond::mg;
   if (!mg)
-    for (const char* n : {"mg-levels", "mg-smooth", "mg-smoother", "mg-gather", "precision"})
+    for (const char* n : {"mg-levels", "mg-smooth", "mg-smoother", "mg-gather", "precision", "fmg"})
       refuse(n, explicit_heat ? "does not apply to explicit heat steps (no multigrid)"
                 : jacobi      ? "does not apply to --solver jacobi (no multigrid)"
                               : "does not apply with --precond none (no multigrid)");
@@ -445,6 +446,10 @@ void add_solve_solver_options(CLI::App* solve, SolveOptions& o) {
       ->group("Solver");
   add_choice(*solve, "--precision", o.precision,
              "double, or mixed: the multigrid V-cycle in float, CG in double")
+      ->group("Solver");
+  solve
+      ->add_flag("--fmg", o.fmg,
+                 "MG-PCG starts from a full-multigrid F-cycle's answer instead of 0 (Poisson)")
       ->group("Solver");
   solve->add_option("--tol", o.tol, "Stop at this relative residual ||r||/||b||")
       ->check(tolerance())

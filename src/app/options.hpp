@@ -23,6 +23,7 @@ struct SolveOptions : ParallelOptions, ProblemSpec {
   Smoother mg_smoother = Smoother::chebyshev;
   long long mg_gather = kDefaultMgGather;    // coarse levels of at most this many points gathered
   Precision precision = Precision::double_;  // mixed: the multigrid V-cycle in float
+  bool fmg = false;  // MG-PCG's first iterate from a full-multigrid F-cycle (fmg.hpp)
   double tol = 1e-8;
   long max_iters = 10000;
   long iters = 0;  // --iters N: exactly N iterations, tol ignored (0: not given)

@@ -9,6 +9,7 @@
 
 #include "dry_run.hpp"
 #include "fields.hpp"
+#include "fmg.hpp"
 
 namespace halo3d {
 
@@ -19,6 +20,9 @@ MgOptions mg_options(const SolveOptions& o) {
   m.smoother = o.mg_smoother;
   m.gather_points = o.mg_gather;
   m.precision = o.precision;
+  // The Poisson solve only (the command line refuses --fmg for heat: an implicit step
+  // starts from the last one).
+  m.fmg_cycles = o.fmg ? kFmgCycles : 0;
   return m;
 }
 

@@ -61,6 +61,7 @@ struct SolveRun {
   const Buffer* b = nullptr;         // the right-hand side (heat: the initial state)
   const Buffer* boundary = nullptr;  // heat's boundary values: a source term B g of every step
   double setup_s = 0;
+  double start_s = 0;  // the method's start (--fmg: the F-cycle, the first residual)
   const Multigrid* mg = nullptr;
   std::string precond;
   Method* method = nullptr;
@@ -160,7 +161,9 @@ void start_solver(SolveRun& r) {
     ScopedTimer t(r.rt->timers.io);
     r.first = read_checkpoint(o.restart, r.comm, *r.d, *r.k, *r.method, r.id, r.history);
   } else {
+    const double t_start = now_seconds();  // with --fmg: the F-cycle (not in solve_s)
     r.method->start();
+    r.start_s = max_over_ranks(now_seconds() - t_start, r.comm);
   }
   if (r.wants_series()) start_series(r);  // refuses a checkpoint whose series cannot go on
   r.saved = checkpoint_held(o, r.first);
@@ -169,6 +172,8 @@ void start_solver(SolveRun& r) {
   if (r.root && !o.quiet && r.mg)
     std::printf("preconditioner: multigrid V-cycle, %s; set-up %.4f s\n", r.mg->describe().c_str(),
                 r.setup_s);
+  if (r.root && !o.quiet && r.mg && o.fmg && o.restart.empty())
+    std::printf("first iterate: full-multigrid F-cycle; CG's start %.4f s\n", r.start_s);
   std::fflush(stdout);
 }
 
@@ -252,6 +257,7 @@ SolveRecord record_of(const SolveRun& r) {
   c.mg = r.mg != nullptr;
   if (r.mg) c.mg_levels = r.mg->levels(), c.mg_describe = r.mg->describe();
   c.setup_s = r.setup_s;
+  c.start_s = r.start_s;
   c.series = r.series != nullptr;
   if (r.series) c.output_every = r.series->every(), c.snapshots = r.series->snapshots().size();
   c.out_s = r.out_s;

@@ -46,6 +46,7 @@ struct SolveRecord {
   std::vector<MgLevelInfo> mg_levels;
   std::string mg_describe;
   double setup_s = 0;
+  double start_s = 0;   // the method's start (--fmg: the F-cycle, the first residual)
   bool series = false;  // heat's --output-every
   long output_every = 0;
   std::size_t snapshots = 0;

@@ -8,6 +8,7 @@
 
 #include "box_gather.hpp"
 #include "errors.hpp"
+#include "fmg.hpp"
 #include "method_plan.hpp"
 #include "nvtx.hpp"
 #include "point_ops.hpp"
@@ -495,16 +496,17 @@ std::size_t Multigrid::swaps(std::size_t l) const {
   return l + 1 == levels_.size() ? n - 1 : 2 * n - 1;
 }
 
-// The V-cycle on level l for right-hand side b, from x = 0; x and y are its two iterate
-// buffers. Returns the one that holds the result.
+// The V-cycle on level l for right-hand side b, from x = 0 (from_zero false: from the x
+// held, as full multigrid starts it); x and y are its two iterate buffers. Returns the one
+// that holds the result.
 // slot += b.result (from the last step).
 template <class T>
-T* Multigrid::cycle(std::size_t l, const T* b, T* x, T* y, int slot) {
+T* Multigrid::cycle(std::size_t l, const T* b, T* x, T* y, int slot, bool from_zero) {
   Level& L = *levels_[l];
   MgVectors<T>& V = L.v<T>();
   Kernels& k = *rt_.kernels;
-  if (l + 1 == levels_.size()) return smooth(L, L.steps, b, x, y, true, slot);
-  T* u = smooth(L, L.steps, b, x, y, true, kNoReduction);
+  if (l + 1 == levels_.size()) return smooth(L, L.steps, b, x, y, from_zero, slot);
+  T* u = smooth(L, L.steps, b, x, y, from_zero, kNoReduction);
   T* other = u == x ? y : x;
   L.A->residual(b, u, V.w.data(), kNoReduction);
   Level& C = *levels_[l + 1];
@@ -548,5 +550,26 @@ void Multigrid::apply_mixed(double* in, double* out, int slot) {
       cycle(0, const_cast<const float*>(L0.f.b.data()), L0.f.x.data(), L0.f.y.data(), kNoReduction);
   k.convert(lay, z, out, in, slot);
 }
+
+template <class T>
+MgLevelView<T> Multigrid::view(std::size_t l) const {
+  Level& L = *levels_[l];
+  MgVectors<T>& V = L.v<T>();
+  MgLevelView<T> out;
+  out.A = L.A;
+  out.b = V.b.data(), out.x = V.x.data(), out.y = V.y.data();
+  out.restricted = V.restricted.data();
+  out.down = &L.down.t;
+  out.points = L.points;
+  out.steps = &L.steps;
+  if (L.gathers) out.up = &L.up.t, out.gather = L.gather.get();
+  return out;
+}
+
+// For fmg.cpp, which runs the same cycle on the same levels.
+template MgLevelView<double> Multigrid::view<double>(std::size_t) const;
+template MgLevelView<float> Multigrid::view<float>(std::size_t) const;
+template double* Multigrid::cycle<double>(std::size_t, const double*, double*, double*, int, bool);
+template float* Multigrid::cycle<float>(std::size_t, const float*, float*, float*, int, bool);
 
 }  // namespace halo3d

@@ -34,6 +34,9 @@
 // decomposition-independent; it is a symmetric operator only up to float rounding, which
 // plain PCG tolerates at the tolerances halo3d solves to (docs/PERFORMANCE.md measures the
 // iteration counts).
+//
+// --fmg (fmg.hpp): first_iterate() runs a full-multigrid F-cycle on the same levels, which
+// CG starts from instead of x = 0.
 #pragma once
 #include <mpi.h>
 
@@ -57,6 +60,9 @@ struct MgOptions {
   // point, and every level below it, is gathered onto every rank and run there (0: only
   // the latter; tests use it to run the distributed path on small grids).
   long long gather_points = kDefaultMgGather;
+  // Full multigrid (fmg.cpp): first_iterate() runs an F-cycle with this many V-cycles per
+  // level (0: off, first_iterate() declines and CG starts from x = 0).
+  int fmg_cycles = 0;
 };
 
 // Each level's global size, this rank's box and whether it runs distributed (false:
@@ -105,6 +111,21 @@ struct MgLevelTraffic {
   bool gathers = false;
 };
 
+class BoxGather;
+// One level's pieces as the full-multigrid start (fmg.cpp) uses them, in scalar type T.
+// Level 0's b and x are null in double (the caller's).
+template <class T>
+struct MgLevelView {
+  DistributedOperator* A = nullptr;
+  T *b = nullptr, *x = nullptr, *y = nullptr;
+  T* restricted = nullptr;         // where the level gathers: its own coarse points
+  const Transfer* down = nullptr;  // restriction to the next level (or its own points)
+  const Transfer* up = nullptr;    // where it gathers: prolongation from the whole grid
+  BoxGather* gather = nullptr;     // where it gathers
+  double points = 0;               // global
+  const std::vector<std::array<double, 2>>* steps = nullptr;  // smoothing (coarsest: solve)
+};
+
 class Multigrid final : public Preconditioner {
  public:
   // Builds the hierarchy under `fine` (default: the runtime's operator), an operator on the
@@ -114,6 +135,11 @@ class Multigrid final : public Preconditioner {
   std::string name() const override { return "mg"; }
   void apply(double* in, double* out, int dot_slot = kNoReduction) override;
   double bytes_per_apply() const override { return bytes_; }
+  // With MgOptions::fmg_cycles > 0: x = one full-multigrid F-cycle's approximation to
+  // A^{-1} b (fmg.cpp), else false. b's ghost layers may be refreshed. Collective.
+  bool first_iterate(double* b, double* x) override;
+  // Global bytes one first_iterate() moves (0 when off).
+  double fmg_bytes() const;
   std::vector<MgLevelInfo> levels() const;
   std::string describe() const;  // one line: the levels and where they run
   // Each level's own share of one V-cycle: global bytes (the model of bytes_per_apply) and
@@ -127,7 +153,11 @@ class Multigrid final : public Preconditioner {
   struct Level;
   // The cycle's pieces, for the V-cycle's scalar type T (double, or float when mixed).
   template <class T>
-  T* cycle(std::size_t l, const T* b, T* x, T* y, int slot);
+  T* cycle(std::size_t l, const T* b, T* x, T* y, int slot, bool from_zero = true);
+  template <class T>
+  MgLevelView<T> view(std::size_t l) const;
+  template <class T>
+  T* fmg(const T* b, T* x, T* y);  // fmg.cpp
   template <class T>
   T* smooth(Level& L, const std::vector<std::array<double, 2>>& steps, const T* b, T* x, T* y,
             bool from_zero, int slot);

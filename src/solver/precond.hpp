@@ -17,6 +17,9 @@ class Preconditioner {
   // comes from the preconditioner's last sweep instead of another pass). `in` is only read
   // (its ghost layers may be refreshed).
   virtual void apply(double* in, double* out, int dot_slot = kNoReduction) = 0;
+  // A first iterate x for A x = b that CG starts from instead of 0 (multigrid's --fmg), or
+  // false (x untouched). b is only read (its ghost layers may be refreshed). Collective.
+  virtual bool first_iterate(double* /*b*/, double* /*x*/) { return false; }
   // Global bytes moved through device memory by one apply (for GB/s).
   virtual double bytes_per_apply() const = 0;
 };

@@ -90,7 +90,9 @@ class Cg final : public Method {
   void start() override {
     // b may have changed since construction (implicit time steps reuse one CG).
     scale_b();
-    // From the x held (0 unless the caller set it), so any x0 is right.
+    // From the x held (0 unless the caller set it), so any x0 is right; or from the
+    // preconditioner's first iterate (--fmg), computed from b s (ap_) as x s.
+    if (pc_ && bnorm_ != 0 && pc_->first_iterate(ap_.data(), x_.data())) x_scale_ = s_;
     set_x_scale(s_);
     if (bnorm_ == 0) {  // b = 0: x = 0 is exact
       ScopedTimer t(t_.compute);
