@@ -345,7 +345,13 @@ int solve_and_write(SolveRun& r) {
   SolveOutcome s = solve(r);
   DriveResult& res = s.res;
   r.phases.end("solve");
-  if (res.stopped_by_signal) return stopped_by_signal(o, r.root, res);
+  if (res.stopped_by_signal) {
+    const int code = stopped_by_signal(o, r.root, res);
+    // No earlier run's report, which may say converged, is left beside a stopped run.
+    if (r.root && !o.report.empty())
+      write_file_atomically_local(o.report, stopped_report_text(o, r.rt->hosts, code, res));
+    return code;
+  }
 
   const Verification v = r.session->verify(res, o.tol, o.verify);
   r.phases.end("verification");

@@ -361,17 +361,30 @@ std::string report_text(const SolveRecord& r, const DriveResult& res, const Veri
   return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
-std::string failure_report_text(const SolveOptions& o, const HostMap& hosts, int exit_code,
-                                const std::string& error) {
+namespace {
+// The short report of a run that ended without a result: status, exit code, provenance.
+nlohmann::json short_report(const SolveOptions& o, const HostMap& hosts, const char* status,
+                            int exit_code) {
   nlohmann::json j;
   j["schema_version"] = kReportSchemaVersion;
   j["halo3d_version"] = version_string();
   j["command"] = "solve";
-  j["status"] = "failed";
+  j["status"] = status;
   j["exit_code"] = exit_code;
-  j["error"] = printable(error, 2000);
   add_provenance(j, o.command_line, o.sources, hosts);
+  return j;
+}
+
+std::string dump(const nlohmann::json& j) {
   return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+}  // namespace
+
+std::string failure_report_text(const SolveOptions& o, const HostMap& hosts, int exit_code,
+                                const std::string& error) {
+  nlohmann::json j = short_report(o, hosts, "failed", exit_code);
+  j["error"] = printable(error, 2000);
+  return dump(j);
 }
 
 // Rank 0's closing lines: where the solve's time went (--quiet: the solve and the total),
@@ -432,6 +445,17 @@ void announce_stop(const std::string& ck, long saved, long it, int sig) {
 }
 
 // A run stopped by a signal: the line saying so, and its exit code.
+std::string stopped_report_text(const SolveOptions& o, const HostMap& hosts, int exit_code,
+                                const DriveResult& res) {
+  nlohmann::json j = short_report(o, hosts, "stopped", exit_code);
+  j["stop"] = {
+      {"signal", res.stop_signal},
+      {"signal_name", signal_name(res.stop_signal)},
+      {"iteration", res.iterations},
+      {"checkpoint", o.checkpoint.empty() ? nlohmann::json() : nlohmann::json(o.checkpoint)}};
+  return dump(j);
+}
+
 int stopped_by_signal(const SolveOptions& o, bool root, const DriveResult& res) {
   // 75 promises a checkpoint to restart from (batch scripts requeue on it); without
   // --checkpoint nothing was saved, which is a code of its own.

@@ -101,6 +101,10 @@ std::string report_text(const SolveRecord& r, const DriveResult& res, const Veri
 // exit code and the error, the provenance; made on rank 0.
 std::string failure_report_text(const SolveOptions& o, const HostMap& hosts, int exit_code,
                                 const std::string& error);
+// The --report of a run stopped by a signal (exit 75 or 76): status "stopped", the exit
+// code, the signal, the iteration and the checkpoint written (null: none); made on rank 0.
+std::string stopped_report_text(const SolveOptions& o, const HostMap& hosts, int exit_code,
+                                const DriveResult& res);
 // Rank 0's closing lines: where the solve's time went (--quiet: the solve and the total),
 // the output's write, the files written. The phases were printed as they ended.
 void print_timing(const SolveRecord& r, const Summary& m);

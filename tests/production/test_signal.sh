@@ -34,11 +34,27 @@ ref_rc=$rc
 
 # interrupt NAME HOW RESTART_ARGS...: starts the run, waits for it to be well into the solve,
 # sends the signal, and checks every rank stopped with 75 and a fresh checkpoint.
+# stopped_report FILE CODE SIGNAL ITERATION CHECKPOINT: the --report of a stopped run says so
+# (status "stopped", its exit code, signal, iteration and checkpoint; "null": none).
+stopped_report() {
+  "$PY" - "$@" <<'PY' || fail "$1: not the report of a stopped run: $(cat "$1")"
+import json, sys
+f, code, sig, it, ck = sys.argv[1:]
+j = json.load(open(f))
+s = j["stop"]
+assert j["status"] == "stopped" and j["exit_code"] == int(code), j
+assert s["signal_name"] == sig and s["iteration"] == int(it), s
+assert s["checkpoint"] == (None if ck == "null" else ck), s
+PY
+}
+
 last_k=0
 interrupt() {
   local name=$1 how=$2 want=${3:-75}
   shift 3
-  start_ranks "$name" 3 "${P[@]}" --output "$name.h5" --checkpoint ck.h5 "$@"
+  # An earlier run's report that says converged: the stopped run must not leave it standing.
+  echo '{"status": "old", "result": {"converged": true}}' >"$name.json"
+  start_ranks "$name" 3 "${P[@]}" --output "$name.h5" --checkpoint ck.h5 --report "$name.json" "$@"
   local from
   from=$(progress "$name")
   wait_for 60 "$name to iterate" eval "(( \$(progress $name) >= $from + 500 ))"
@@ -62,6 +78,7 @@ interrupt() {
   [[ ! -e $name.h5 ]] || fail "$name: a solution file was written by a stopped run"
   local k
   k=$(h5 checkpoint ck.h5) || fail "$name: ck.h5 is not a readable checkpoint: $k"
+  stopped_report "$name.json" 75 "$sig" "$k" ck.h5
   ((k > last_k)) || fail "$name: checkpoint at iteration $k, not after the previous $last_k"
   # Said before the write: what ck.h5 holds should mpirun kill the ranks during it.
   local held="nothing is saved (no earlier checkpoint; --checkpoint-every N keeps one)"
@@ -134,7 +151,7 @@ grep -q "\"restarted_from\": $last_k" final.json || fail "final report does not 
 h5 same ref.h5 final.h5 || fail "four times interrupted and restarted is not bitwise the uninterrupted run"
 
 log "SIGUSR1 to mpirun without --checkpoint: exit 76, nothing saved"
-start_ranks e 3 "${P[@]}" --output e.h5
+start_ranks e 3 "${P[@]}" --output e.h5 --report e.json
 from=$(progress e)
 wait_for 60 "e to iterate" eval "(( \$(progress e) >= $from + 500 ))"
 kill -USR1 "$MPI_PID"
@@ -143,6 +160,8 @@ expect_rc 76 "$rc" "SIGUSR1 without --checkpoint ($(tail -n3 e.err))"
 grep -q 'stopped by signal .* no --checkpoint given, state not saved; exit code 76' e.err ||
   fail "e: no 'state not saved; exit code 76' line: $(cat e.err)"
 [[ ! -e e.h5 ]] || fail "e: a solution file was written by a stopped run"
+e_it=$(sed -n 's/.*stopped by signal [0-9]* (SIGUSR1) at iteration \([0-9]*\);.*/\1/p' e.err)
+stopped_report e.json 76 SIGUSR1 "$e_it" null
 log "temporaries of runs that died mid-write"
 host=$(hostname | cut -c1-63 | tr './' '__')
 sh -c 'exit 0' &
