@@ -1,12 +1,4 @@
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <algorithm>
-#include <cmath>
-#include <csignal>
 #include <cstdio>
-#include <nlohmann/json.hpp>
-#include <optional>
 
 #include "app.hpp"
 #include "checkpoint.hpp"
@@ -125,17 +117,6 @@ void start_series(SolveRun& r) {
   if (r.series->due(r.first)) r.series->write(r.first, download(*r.k, r.method->solution()));
 }
 
-// What --checkpoint holds as the solve starts (SolveRun::saved): the restart's iteration
-// when --restart is that same file, else -2 if the file exists, -1 if not.
-long checkpoint_held(const SolveOptions& o, long first) {
-  struct stat ck, rs;
-  if (o.checkpoint.empty() || ::stat(o.checkpoint.c_str(), &ck) != 0) return -1;
-  if (!o.restart.empty() && ::stat(o.restart.c_str(), &rs) == 0 && ck.st_dev == rs.st_dev &&
-      ck.st_ino == rs.st_ino)
-    return first;
-  return -2;
-}
-
 // The checksum of the problem's data as filled (b; heat: u0 and B g), which a checkpoint
 // records and a restart compares: a file: input whose contents changed is refused.
 std::uint64_t data_checksum(SolveRun& r) {
@@ -166,7 +147,7 @@ void start_solver(SolveRun& r) {
     r.start_s = max_over_ranks(now_seconds() - t_start, r.comm);
   }
   if (r.wants_series()) start_series(r);  // refuses a checkpoint whose series cannot go on
-  r.saved = checkpoint_held(o, r.first);
+  r.saved = checkpoint_held(o.checkpoint, o.restart, r.first);
   if (r.root && !o.restart.empty())
     std::printf("restarted from %s at iteration %ld\n", o.restart.c_str(), r.first);
   if (r.root && !o.quiet && r.mg)
@@ -310,29 +291,6 @@ Summary summarize(SolveRun& r, const SolveOutcome& s) {
   return m;
 }
 
-}  // namespace
-
-namespace {
-
-// A run that fails after its files were checked (set_up) replaces its --report with one
-// that says so (status "failed", the exit code and the error), so no earlier run's report,
-// which may say converged, is left beside this failure. An error that only this rank saw
-// (the job is then aborted) cannot be agreed on: this rank removes the old report.
-void report_failure(const SolveRun& r, const Error& e) {
-  if (r.o.report.empty()) return;
-  if (!e.collective()) {
-    ::unlink(r.o.report.c_str());
-    return;
-  }
-  if (!r.root) return;
-  try {
-    write_file_atomically_local(r.o.report,
-                                failure_report_text(r.o, r.rt->hosts, e.code(), e.what()));
-  } catch (const Error&) {
-    ::unlink(r.o.report.c_str());  // not even this: at least no stale report
-  }
-}
-
 int solve_and_write(SolveRun& r) {
   const SolveOptions& o = r.o;
   check_free_space(o, r.comm);  // fail before solving, not after hours of it
@@ -345,13 +303,7 @@ int solve_and_write(SolveRun& r) {
   SolveOutcome s = solve(r);
   DriveResult& res = s.res;
   r.phases.end("solve");
-  if (res.stopped_by_signal) {
-    const int code = stopped_by_signal(o, r.root, res);
-    // No earlier run's report, which may say converged, is left beside a stopped run.
-    if (r.root && !o.report.empty())
-      write_file_atomically_local(o.report, stopped_report_text(o, r.rt->hosts, code, res));
-    return code;
-  }
+  if (res.stopped_by_signal) return stopped_by_signal(o, r.rt->hosts, r.root, res);
 
   const Verification v = r.session->verify(res, o.tol, o.verify);
   r.phases.end("verification");
@@ -366,17 +318,7 @@ int solve_and_write(SolveRun& r) {
   if (r.root) print_timing(record_of(r), m);
 
   if (!res.converged && !m.fixed) {
-    if (r.root && v.unconfirmed)
-      std::fprintf(stderr,
-                   "halo3d: warning: not converged: the recurrence residual %.3e met --tol %.3e "
-                   "but the true residual %.3e is above %g x --tol (double precision does "
-                   "not reach --tol for this problem)\n",
-                   v.rel_res, o.tol, v.true_rel, kTrueResidualSlack);
-    else if (r.root)
-      std::fprintf(
-          stderr,
-          "halo3d: warning: not converged to --tol %.3e within --max-iters %ld (residual %.3e)\n",
-          o.tol, o.max_iters, v.rel_res);
+    if (r.root) warn_not_converged(o, v);
     return kExitNotConverged;
   }
   return kExitOk;
@@ -394,7 +336,7 @@ int run_solve(const SolveOptions& o, MPI_Comm world) {
   try {
     return solve_and_write(r);
   } catch (const Error& e) {
-    report_failure(r, e);
+    replace_report_after_failure(o, r.rt->hosts, r.root, e);
     throw;
   }
 }

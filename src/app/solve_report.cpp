@@ -1,5 +1,7 @@
 #include "solve_report.hpp"
 
+#include <unistd.h>
+
 #include <csignal>
 #include <cstdio>
 
@@ -380,13 +382,6 @@ std::string dump(const nlohmann::json& j) {
 }
 }  // namespace
 
-std::string failure_report_text(const SolveOptions& o, const HostMap& hosts, int exit_code,
-                                const std::string& error) {
-  nlohmann::json j = short_report(o, hosts, "failed", exit_code);
-  j["error"] = printable(error, 2000);
-  return dump(j);
-}
-
 // Rank 0's closing lines: where the solve's time went (--quiet: the solve and the total),
 // the output's write, the files written. The phases were printed as they ended.
 void print_timing(const SolveRecord& r, const Summary& m) {
@@ -445,6 +440,8 @@ void announce_stop(const std::string& ck, long saved, long it, int sig) {
 }
 
 // A run stopped by a signal: the line saying so, and its exit code.
+
+namespace {
 std::string stopped_report_text(const SolveOptions& o, const HostMap& hosts, int exit_code,
                                 const DriveResult& res) {
   nlohmann::json j = short_report(o, hosts, "stopped", exit_code);
@@ -455,18 +452,61 @@ std::string stopped_report_text(const SolveOptions& o, const HostMap& hosts, int
       {"checkpoint", o.checkpoint.empty() ? nlohmann::json() : nlohmann::json(o.checkpoint)}};
   return dump(j);
 }
+}  // namespace
 
-int stopped_by_signal(const SolveOptions& o, bool root, const DriveResult& res) {
+int stopped_by_signal(const SolveOptions& o, const HostMap& hosts, bool root,
+                      const DriveResult& res) {
   // 75 promises a checkpoint to restart from (batch scripts requeue on it); without
   // --checkpoint nothing was saved, which is a code of its own.
   const int code = o.checkpoint.empty() ? kExitStoppedUnsaved : kExitCheckpointed;
-  if (root)
-    std::fprintf(stderr, "halo3d: stopped by signal %d (%s) at iteration %ld; %s; exit code %d\n",
-                 res.stop_signal, signal_name(res.stop_signal), res.iterations,
-                 o.checkpoint.empty() ? "no --checkpoint given, state not saved"
-                                      : ("checkpoint written to " + o.checkpoint).c_str(),
-                 code);
+  if (!root) return code;
+  std::fprintf(stderr, "halo3d: stopped by signal %d (%s) at iteration %ld; %s; exit code %d\n",
+               res.stop_signal, signal_name(res.stop_signal), res.iterations,
+               o.checkpoint.empty() ? "no --checkpoint given, state not saved"
+                                    : ("checkpoint written to " + o.checkpoint).c_str(),
+               code);
+  // No earlier run's report, which may say converged, is left beside a stopped run.
+  if (!o.report.empty())
+    write_file_atomically_local(o.report, stopped_report_text(o, hosts, code, res));
   return code;
+}
+
+namespace {
+std::string failure_report_text(const SolveOptions& o, const HostMap& hosts, int exit_code,
+                                const std::string& error) {
+  nlohmann::json j = short_report(o, hosts, "failed", exit_code);
+  j["error"] = printable(error, 2000);
+  return dump(j);
+}
+}  // namespace
+
+void replace_report_after_failure(const SolveOptions& o, const HostMap& hosts, bool root,
+                                  const Error& e) {
+  if (o.report.empty()) return;
+  if (!e.collective()) {
+    ::unlink(o.report.c_str());
+    return;
+  }
+  if (!root) return;
+  try {
+    write_file_atomically_local(o.report, failure_report_text(o, hosts, e.code(), e.what()));
+  } catch (const Error&) {
+    ::unlink(o.report.c_str());  // not even this: at least no stale report
+  }
+}
+
+void warn_not_converged(const SolveOptions& o, const Verification& v) {
+  if (v.unconfirmed)
+    std::fprintf(stderr,
+                 "halo3d: warning: not converged: the recurrence residual %.3e met --tol %.3e "
+                 "but the true residual %.3e is above %g x --tol (double precision does "
+                 "not reach --tol for this problem)\n",
+                 v.rel_res, o.tol, v.true_rel, kTrueResidualSlack);
+  else
+    std::fprintf(
+        stderr,
+        "halo3d: warning: not converged to --tol %.3e within --max-iters %ld (residual %.3e)\n",
+        o.tol, o.max_iters, v.rel_res);
 }
 
 // The header: what is solved, where and how; printed as soon as set-up has chosen the

@@ -97,14 +97,6 @@ void print_results(const SolveRecord& r, const DriveResult& res, const Verificat
 // The --report JSON (docs/REPORT.md), made on rank 0.
 std::string report_text(const SolveRecord& r, const DriveResult& res, const Verification& v,
                         const Summary& m);
-// The --report of a run that failed after its files were checked: status "failed", the
-// exit code and the error, the provenance; made on rank 0.
-std::string failure_report_text(const SolveOptions& o, const HostMap& hosts, int exit_code,
-                                const std::string& error);
-// The --report of a run stopped by a signal (exit 75 or 76): status "stopped", the exit
-// code, the signal, the iteration and the checkpoint written (null: none); made on rank 0.
-std::string stopped_report_text(const SolveOptions& o, const HostMap& hosts, int exit_code,
-                                const DriveResult& res);
 // Rank 0's closing lines: where the solve's time went (--quiet: the solve and the total),
 // the output's write, the files written. The phases were printed as they ended.
 void print_timing(const SolveRecord& r, const Summary& m);
@@ -114,7 +106,17 @@ void print_header(const SolveOptions& o, const std::string& solver, const Runtim
 // Rank 0's line as the ranks stop on a signal, before the checkpoint's write (`saved`: what
 // the checkpoint file holds, as SolveRun::saved).
 void announce_stop(const std::string& checkpoint, long saved, long it, int sig);
-// A run stopped by a signal: the line saying so (rank 0), and its exit code.
-int stopped_by_signal(const SolveOptions& o, bool root, const DriveResult& res);
-
+// A run stopped by a signal: its exit code; on rank 0 the line saying so, and --report
+// replaced by a short "stopped" one (status, exit code, signal, iteration, checkpoint).
+int stopped_by_signal(const SolveOptions& o, const HostMap& hosts, bool root,
+                      const DriveResult& res);
+// A run that fails after its files were checked replaces its --report with one that says
+// so (status "failed", the exit code and the error), so no earlier run's report, which may
+// say converged, is left beside this failure. An error that only this rank saw (the job is
+// then aborted) cannot be agreed on: this rank removes the old report.
+void replace_report_after_failure(const SolveOptions& o, const HostMap& hosts, bool root,
+                                  const Error& e);
+// Rank 0's warning of a Poisson run that did not converge (exit 3): the true residual above
+// --tol although the recurrence met it, or --max-iters reached.
+void warn_not_converged(const SolveOptions& o, const Verification& v);
 }  // namespace halo3d

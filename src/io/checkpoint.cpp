@@ -1,6 +1,7 @@
 #include "checkpoint.hpp"
 
 #include <hdf5.h>
+#include <sys/stat.h>
 
 #include <cmath>
 #include <cstdint>
@@ -337,6 +338,15 @@ long read_checkpoint(const std::string& path, MPI_Comm comm, const Decomposition
   check_checksum(at, f.get(), "residual_history", vector_checksum(history));
   m.set_scalars(scalars);
   return long(iteration);
+}
+
+long checkpoint_held(const std::string& checkpoint, const std::string& restart, long first) {
+  struct stat ck, rs;
+  if (checkpoint.empty() || ::stat(checkpoint.c_str(), &ck) != 0) return -1;
+  if (!restart.empty() && ::stat(restart.c_str(), &rs) == 0 && ck.st_dev == rs.st_dev &&
+      ck.st_ino == rs.st_ino)
+    return first;
+  return -2;
 }
 
 }  // namespace halo3d

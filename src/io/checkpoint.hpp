@@ -43,6 +43,10 @@ void write_checkpoint(const std::string& path, MPI_Comm comm, const Decompositio
                       const std::vector<double>& history,
                       const std::function<void(hid_t)>& extra = nullptr);
 
+// What `checkpoint` holds as a solve starts: the restart's iteration `first` when `restart`
+// is that same file, -2 if the file exists (from before this run), -1 if not (or none).
+long checkpoint_held(const std::string& checkpoint, const std::string& restart, long first);
+
 // The checks of read_checkpoint that need no state (collective): the file, its format, the
 // run's identity (the data checksum only when id.data is not 0) and iteration. --dry-run.
 void check_checkpoint(const std::string& path, MPI_Comm comm, const RunIdentity& id);
