@@ -10,6 +10,7 @@
 #include "errors.hpp"
 #include "fmg.hpp"
 #include "method_plan.hpp"
+#include "multigrid_level.hpp"
 #include "nvtx.hpp"
 #include "point_ops.hpp"
 #include "timing.hpp"
@@ -214,40 +215,6 @@ std::vector<Int3> mg_level_grids(const Int3& grid, int max_levels) {
   return out;
 }
 
-// A level's vectors in the V-cycle's scalar type T.
-template <class T>
-struct MgVectors {
-  // Double: level 0 uses only y and w (b and x are the caller's); mixed: all four.
-  BasicBuffer<T> b, x, y, w;
-  BasicBuffer<T> restricted;  // where the level gathers: its own coarse points, then gathered
-};
-
-struct Multigrid::Level {
-  Int3 grid{};
-  bool distributed = true;
-  Decomposition decomp;
-  std::unique_ptr<DistributedOperator> own_op;
-  DistributedOperator* A = nullptr;
-  MgVectors<double> d;  // precision double
-  MgVectors<float> f;   // precision mixed
-  template <class T>
-  MgVectors<T>& v() {
-    if constexpr (std::is_same_v<T, float>)
-      return f;
-    else
-      return d;
-  }
-  Steps steps;      // smoothing (the coarsest: its solve)
-  TransferOp down;  // to the next level (where it gathers: restriction to its own coarse points)
-  double points = 0;
-  // The last distributed level before gathered ones: the coarse points it restricts to are
-  // all-gathered into the whole coarse grid on every rank, and `up` interpolates the
-  // correction from that whole grid into this rank's box.
-  bool gathers = false;
-  TransferOp up;
-  std::unique_ptr<BoxGather> gather;  // every rank's own coarse points into the whole grid
-};
-
 Multigrid::~Multigrid() = default;
 
 std::vector<MgLevelPlan> mg_plan(const Decomposition& fine, const MgOptions& o, MPI_Comm cart) {
@@ -362,92 +329,6 @@ Multigrid::Multigrid(Runtime& rt, const MgOptions& o, DistributedOperator* fine)
   // Mixed: the fine level's conversions (read r, write its float copy; read z in float and
   // r, write z in double, with r.z).
   if (mixed_) bytes_ += levels_[0]->points * (12 + 20);
-}
-
-// Per level: the smoothing steps (smooth_bytes), then on every level but the coarsest the
-// residual (24 B/point), restriction (8) and prolongation (16) on the fine side and 16 on
-// the coarse side; in 8-byte values (mixed: halved, 4-byte values).
-std::vector<double> Multigrid::level_bytes() const {
-  std::vector<double> out;
-  const double e = mixed_ ? 0.5 : 1.0;
-  for (std::size_t l = 0; l < levels_.size(); ++l) {
-    const Level& L = *levels_[l];
-    if (l + 1 == levels_.size()) {
-      out.push_back(e * L.points * smooth_bytes(L.steps, true));
-      break;
-    }
-    out.push_back(e *
-                  (L.points * (smooth_bytes(L.steps, true) + smooth_bytes(L.steps, false) + 48) +
-                   16 * levels_[l + 1]->points));
-  }
-  return out;
-}
-
-std::vector<double> Multigrid::level_ms(double* in, double* out, int reps) {
-  Kernels& k = *rt_.kernels;
-  apply(in, out);  // fills every level's right-hand side with real data
-  std::vector<double> from(levels_.size() + 1, 0.0);
-  for (std::size_t l = levels_.size(); l-- > 0;) {
-    auto work = [&] {
-      if (l == 0)
-        apply(in, out);
-      else
-        cycle_from(l);
-    };
-    work();
-    std::vector<double> t;
-    for (int r = 0; r < std::max(reps, 1); ++r) t.push_back(device_timer(k).elapsed_ms(work));
-    std::sort(t.begin(), t.end());
-    from[l] = t[t.size() / 2];
-  }
-  std::vector<double> own(levels_.size());
-  for (std::size_t l = 0; l < levels_.size(); ++l) own[l] = std::max(0.0, from[l] - from[l + 1]);
-  return own;
-}
-
-std::vector<MgLevelTraffic> Multigrid::level_traffic() const {
-  std::vector<MgLevelTraffic> out(levels_.size());
-  for (std::size_t l = 0; l < levels_.size(); ++l) {
-    const Level& L = *levels_[l];
-    MgLevelTraffic& t = out[l];
-    t.gathers = L.gathers;
-    const HaloPlan& plan = L.A->plan();
-    if (!L.distributed || plan.faces.empty()) continue;
-    const int sweeps = int(L.steps.size());
-    const int rounds = L.A->split_axes();
-    const bool coarsest = l + 1 == levels_.size();
-    // Pre-smoothing from zero (its first step does not sweep), the residual, post-smoothing:
-    // all faces at once each.
-    const int sweep_exchanges = coarsest ? sweeps - 1 : 2 * sweeps;
-    // w before the restriction, e before prolongation: every face once, in `rounds` rounds.
-    const int transfers = int(!coarsest) + int(l > 0 && !levels_[l - 1]->gathers);
-    t.exchanges = sweep_exchanges + transfers * rounds;
-    const double faces_sent = double(sweep_exchanges + transfers);  // in whole exchanges
-    t.messages = faces_sent * double(plan.faces.size());
-    t.bytes = faces_sent * double(plan.bytes_per_exchange()) * (mixed_ ? 0.5 : 1.0);
-  }
-  return out;
-}
-
-std::vector<MgLevelInfo> Multigrid::levels() const {
-  std::vector<MgLevelInfo> out;
-  for (const auto& L : levels_) out.push_back({L->grid, L->distributed});
-  return out;
-}
-
-std::string Multigrid::describe() const {
-  std::string s = std::to_string(levels_.size()) + " levels (";
-  for (std::size_t l = 0; l < levels_.size(); ++l) {
-    const Int3& g = levels_[l]->grid;
-    s += (l ? " " : "") + std::to_string(g[0]) + "x" + std::to_string(g[1]) + "x" +
-         std::to_string(g[2]) + (levels_[l]->distributed ? "" : "*");
-  }
-  std::string gathered;
-  for (const auto& L : levels_)
-    if (L->gathers) gathered = "; * = gathered on every rank (via " + L->gather->describe() + ")";
-  return s + "), " + (mixed_ ? "float V-cycle (mixed precision), " : "") + to_string(o_.smoother) +
-         " " + std::to_string(o_.smooth) + "+" + std::to_string(o_.smooth) + ", coarsest " +
-         std::to_string(levels_.back()->steps.size()) + " Chebyshev steps" + gathered;
 }
 
 // Runs the steps from the iterate in x (from_zero: from x = 0, whatever x holds),

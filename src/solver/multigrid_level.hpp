@@ -1,0 +1,50 @@
+// Multigrid's levels as the V-cycle holds them: shared by multigrid.cpp (set-up and the
+// cycle) and multigrid_info.cpp (what the levels cost and how they are described), and by
+// nothing outside src/solver.
+#pragma once
+#include <array>
+#include <memory>
+#include <type_traits>
+#include <vector>
+
+#include "box_gather.hpp"
+#include "multigrid.hpp"
+#include "operator.hpp"
+
+namespace halo3d {
+
+// A level's vectors in the V-cycle's scalar type T.
+template <class T>
+struct MgVectors {
+  // Double: level 0 uses only y and w (b and x are the caller's); mixed: all four.
+  BasicBuffer<T> b, x, y, w;
+  BasicBuffer<T> restricted;  // where the level gathers: its own coarse points, then gathered
+};
+
+struct Multigrid::Level {
+  Int3 grid{};
+  bool distributed = true;
+  Decomposition decomp;
+  std::unique_ptr<DistributedOperator> own_op;
+  DistributedOperator* A = nullptr;
+  MgVectors<double> d;  // precision double
+  MgVectors<float> f;   // precision mixed
+  template <class T>
+  MgVectors<T>& v() {
+    if constexpr (std::is_same_v<T, float>)
+      return f;
+    else
+      return d;
+  }
+  std::vector<std::array<double, 2>> steps;  // smoothing (the coarsest: its solve)
+  TransferOp down;  // to the next level (where it gathers: restriction to its own coarse points)
+  double points = 0;
+  // The last distributed level before gathered ones: the coarse points it restricts to are
+  // all-gathered into the whole coarse grid on every rank, and `up` interpolates the
+  // correction from that whole grid into this rank's box.
+  bool gathers = false;
+  TransferOp up;
+  std::unique_ptr<BoxGather> gather;  // every rank's own coarse points into the whole grid
+};
+
+}  // namespace halo3d
