@@ -493,7 +493,7 @@ with tempfile.TemporaryDirectory() as d:
         failures.append("not converged: no output file")
     else:
         with h5py.File(out) as h:
-            if int(h.attrs["converged"][0]) != 0 or int(h.attrs["iterations"][0]) != 3:
+            if int(h.attrs["converged"]) != 0 or int(h.attrs["iterations"]) != 3:
                 failures.append("not converged: attributes wrong")
             else:
                 print("ok   not converged: exit 3, file written with converged=0")
@@ -513,7 +513,7 @@ for name, extra in (("--iters 5", ["--iters", "5"]), ("--tol 0 --max-iters 5", [
             with open(rep) as f:
                 r = json.load(f)["result"]
             with h5py.File(out) as h:
-                its, fixed_attr = int(h.attrs["iterations"][0]), int(h.attrs["fixed_iterations"][0])
+                its, fixed_attr = int(h.attrs["iterations"]), int(h.attrs["fixed_iterations"])
             if (r["iterations"], r["converged"], r["fixed_iterations"], r["stop_reason"]) != (5, False, True, "fixed iterations"):
                 problems.append(f"report result {r!r}")
             if its != 5 or fixed_attr != 1:

@@ -61,13 +61,21 @@ exact = modes_exact((65, 33, 47), [(2, 3, 1), (1, 1, 1)])
 rel = np.abs(u - exact).max() / np.abs(exact).max()
 check(u.shape == (47, 33, 65), f"/u has shape [NZ][NY][NX] = {u.shape}")
 # Multigrid-preconditioned CG (the default): a bounded number of iterations.
-check(int(attrs["converged"][0]) == 1 and int(attrs["iterations"][0]) <= 12,
-      f"converged in {int(attrs['iterations'][0])} iterations")
+check(int(attrs["converged"]) == 1 and int(attrs["iterations"]) <= 12,
+      f"converged in {int(attrs['iterations'])} iterations")
 check(rel < 1e-8, f"/u matches the exact discrete solution: max rel error {rel:.2e}")
 for key in ("grid", "procs", "spacing", "mode", "problem", "solver", "precond", "iterations", "relative_residual", "converged",
             "l2_error", "max_error", "backend", "halo", "version"):
     check(key in attrs, f"attribute {key} present")
 check(list(attrs["procs"]) == [2, 1, 2], "procs attribute 2,1,2")
+# What h5py users get: numbers for scalars (not 1-element arrays), str for text (not bytes).
+for key in ("iterations", "converged", "fixed_iterations", "compress", "relative_residual",
+            "true_relative_residual", "l2_error", "mg_setup_s"):
+    check(np.ndim(attrs[key]) == 0, f"attribute {key} is a scalar: {attrs[key]!r}")
+for key in ("problem", "solver", "precond", "precision", "rhs", "boundary", "backend", "halo", "version"):
+    check(isinstance(attrs[key], str), f"attribute {key} reads as str: {attrs[key]!r}")
+check(attrs["solver"] == "cg" and attrs["precond"] == "mg" and attrs["problem"] == "poisson",
+      f"solver/precond/problem attributes: {attrs['solver']!r} {attrs['precond']!r} {attrs['problem']!r}")
 check(os.path.exists(os.path.join(work, "acc.xdmf")), "XDMF sidecar written")
 rep = json.load(open(os.path.join(work, "acc.json")))
 for key in ("config", "ranks", "procs", "result", "timing", "throughput"):
@@ -131,7 +139,7 @@ p = halo3d(1, "solve", "--grid", "24,20,16", "--rhs", "random", "--output", "v2.
 prog = [l for l in p.stdout.splitlines() if l.startswith("progress: iteration ")]
 a, aa, ah = read_u("v1.h5")
 b, ba, bh = read_u("v2.h5")
-check(len(prog) == int(ba["iterations"][0]) and np.array_equal(a, b) and np.array_equal(ah, bh),
+check(len(prog) == int(ba["iterations"]) and np.array_equal(a, b) and np.array_equal(ah, bh),
       f"--progress: a line per iteration at 1e-9 s, same iterates as --progress 0 ({len(prog)} lines)")
 check(all(re.match(r"progress: iteration \d+, relative residual \S+, [0-9.]+ s into the solve", l) for l in prog),
       f"progress lines: iteration, residual, time: {prog[:2]}")
@@ -144,12 +152,12 @@ for ranks, procs in ((1, "1,1,1"), (3, "3,1,1"), (3, "1,3,1"), (3, "1,1,3"), (4,
     halo3d(ranks, "solve", "--grid", "29,23,19", "--rhs", "random", "--seed", "5", "--procs", procs,
            "--output", out)
     u, attrs, hist = read_u(out)
-    its = int(attrs["iterations"][0])
+    its = int(attrs["iterations"])
     if ref is None:
         ref = (u, its)
-        check(int(attrs["converged"][0]) == 1 and 3 < its <= 12,
+        check(int(attrs["converged"]) == 1 and 3 < its <= 12,
               f"random rhs converged in {its} iterations on 1 rank (multigrid: at most 12)")
-        check(attrs["true_relative_residual"][0] < 1e-8 * 1.01, "true residual recomputed below tol")
+        check(attrs["true_relative_residual"] < 1e-8 * 1.01, "true residual recomputed below tol")
         continue
     d = np.abs(u - ref[0]).max() / np.abs(ref[0]).max()
     check(its == ref[1], f"{ranks} ranks as {procs}: {its} iterations (1 rank: {ref[1]})")
@@ -159,7 +167,7 @@ for ranks, procs in ((1, "1,1,1"), (3, "3,1,1"), (3, "1,3,1"), (3, "1,1,3"), (4,
 p = halo3d(2, "solve", "--config", os.path.join(SRC, "inputs", "heat.toml"), "--grid", "24,20,18", "--steps", "50",
            "--monitor", "25", "--output", "heat.h5", "--report", "heat.json")
 u, attrs, _ = read_u("heat.h5")
-t, dt, alpha = attrs["t"][0], attrs["dt"][0], attrs["alpha"][0]
+t, dt, alpha = attrs["t"], attrs["dt"], attrs["alpha"]
 check(abs(t - 50 * dt) < 1e-15 and alpha == 1.0 and list(attrs["time"]) == [t, dt, alpha],
       f"heat: named HDF5 attributes t = 50 dt, dt, alpha (and time = [t, dt, alpha]): {t}, {dt}, {alpha}")
 # Heat summaries speak of steps, physical time and the error, not of convergence.
@@ -185,7 +193,7 @@ for ov in ("on", "off"):
            "--output", f"jac_{ov}.h5")
 a, aa, _ = read_u("jac_on.h5")
 b, ba, _ = read_u("jac_off.h5")
-check(np.array_equal(a, b) and aa["iterations"][0] == ba["iterations"][0], "Jacobi overlap on/off bitwise equal")
+check(np.array_equal(a, b) and aa["iterations"] == ba["iterations"], "Jacobi overlap on/off bitwise equal")
 exact = modes_exact((12, 9, 10), [(1, 1, 1)])
 check(np.abs(a - exact).max() / np.abs(exact).max() < 1e-5, "Jacobi near the exact discrete solution")
 
@@ -547,7 +555,7 @@ p = halo3d_in(d11, 2, "solve", "--grid", "32,32,32", "--tol", "1e-17", "--output
 try:
     r, (_, a) = result_of("tol.json"), u_of("tol.h5")
     check(p.returncode == 3 and r["converged"] is False and r["stop_reason"] == "true residual above tol"
-          and r["true_relative_residual"] > 2e-17 and int(a["converged"][0]) == 0
+          and r["true_relative_residual"] > 2e-17 and int(a["converged"]) == 0
           and any("true residual" in l and "warning" in l for l in error_lines(p)) and "NOT converged" in p.stdout,
           f"--tol 1e-17 on 32^3 (true residual ~4e-14): exit {p.returncode} (want 3), report {r['converged']} "
           f"{r['stop_reason']!r}, {error_lines(p)}")
@@ -568,13 +576,13 @@ p2 = halo3d_in(d11, 3, "solve", *g16, "--rhs", "expr:2^-600", "--output", "tiny.
 p3 = halo3d_in(d11, 2, "solve", *g16, "--rhs", "expr:1e-170", "--output", "e170.h5")
 try:
     (u1, a1), (ut, at), (u170, a170) = u_of("one.h5"), u_of("tiny.h5"), u_of("e170.h5")
-    check(p1.returncode == 0 and p2.returncode == 0 and int(at["converged"][0]) == 1
-          and int(at["iterations"][0]) == int(a1["iterations"][0]) > 0 and np.array_equal(ut * 2.0 ** 600, u1),
-          f"--rhs expr:2^-600 on 3 ranks is expr:1's answer times 2^-600 bitwise ({int(at['iterations'][0])} "
+    check(p1.returncode == 0 and p2.returncode == 0 and int(at["converged"]) == 1
+          and int(at["iterations"]) == int(a1["iterations"]) > 0 and np.array_equal(ut * 2.0 ** 600, u1),
+          f"--rhs expr:2^-600 on 3 ranks is expr:1's answer times 2^-600 bitwise ({int(at['iterations'])} "
           f"iterations, exit {p2.returncode})")
-    check(p3.returncode == 0 and int(a170["converged"][0]) == 1
+    check(p3.returncode == 0 and int(a170["converged"]) == 1
           and np.abs(u170 / 1e-170 - u1).max() < 1e-7 * np.abs(u1).max(),
-          f"--rhs expr:1e-170 solved, not taken for b = 0 (exit {p3.returncode}, {int(a170['iterations'][0])} iterations)")
+          f"--rhs expr:1e-170 solved, not taken for b = 0 (exit {p3.returncode}, {int(a170['iterations'])} iterations)")
 except (OSError, KeyError, ValueError) as e:
     check(False, f"tiny right-hand sides: {e!r} {error_lines(p2)} {error_lines(p3)}")
 
@@ -586,10 +594,10 @@ p3 = halo3d_in(d11, 2, "solve", *g12, "--boundary", "1e300", "--output", "j300.h
 p4 = halo3d_in(d11, 3, "solve", "--grid", "12,12,12", "--rhs", "expr:0", "--boundary", "1e300", "--output", "c300.h5")
 try:
     (j1, _), (jb, ab), (j3, a3), (c3, ac) = u_of("j1.h5"), u_of("jbig.h5"), u_of("j300.h5"), u_of("c300.h5")
-    check(p2.returncode == 0 and int(ab["converged"][0]) == 1 and np.array_equal(jb, j1 * 2.0 ** 1000),
+    check(p2.returncode == 0 and int(ab["converged"]) == 1 and np.array_equal(jb, j1 * 2.0 ** 1000),
           f"jacobi --boundary 2^1000 is 2^1000 x --boundary 1 bitwise (exit {p2.returncode})")
-    check(p3.returncode == 0 and int(a3["iterations"][0]) > 0 and np.abs(j3 / 1e300 - 1).max() < 1e-6,
-          f"jacobi --boundary 1e300: u = 1e300 (exit {p3.returncode}, {int(a3['iterations'][0])} iterations)")
+    check(p3.returncode == 0 and int(a3["iterations"]) > 0 and np.abs(j3 / 1e300 - 1).max() < 1e-6,
+          f"jacobi --boundary 1e300: u = 1e300 (exit {p3.returncode}, {int(a3['iterations'])} iterations)")
     check(p4.returncode == 0 and np.abs(c3 / 1e300 - 1).max() < 1e-8,
           f"cg --boundary 1e300 on 3 ranks: u = 1e300 (exit {p4.returncode})")
 except (OSError, KeyError, ValueError) as e:

@@ -32,7 +32,7 @@ def solve(procs, precision, gather, out):
         failures.append(f"{' '.join(cmd)}: exit {p.returncode}\n{p.stdout}\n{p.stderr}")
         return None
     with h5py.File(os.path.join(work, out)) as f:
-        return f["u"][...], int(f.attrs["iterations"][0]), f["residual_history"][...]
+        return f["u"][...], int(f.attrs["iterations"]), f["residual_history"][...]
 
 
 for precision in ("double", "mixed"):

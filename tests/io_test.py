@@ -152,8 +152,8 @@ halo3d(3, "solve", "--grid", "48,40,36", "--output", "setup.h5", "--report", "se
 with open(os.path.join(work, "setup.json")) as f:
     setup_s = json.load(f)["timing"]["setup_s"]
 with h5py.File(os.path.join(work, "setup.h5")) as f:
-    check(float(f.attrs["mg_setup_s"][0]) == setup_s,
-          f"mg_setup_s {f.attrs['mg_setup_s'][0]} is the report's setup_s {setup_s}")
+    check(float(f.attrs["mg_setup_s"]) == setup_s,
+          f"mg_setup_s {f.attrs['mg_setup_s']} is the report's setup_s {setup_s}")
 
 print(f"{len(failures)} failure(s)")
 sys.exit(1 if failures else 0)

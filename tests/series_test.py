@@ -54,13 +54,13 @@ def series(name):
         snaps = {}
         for key in g:
             d = g[key]
-            snaps[int(d.attrs["step"][0])] = (key, d[...], float(d.attrs["t"][0]))
+            snaps[int(d.attrs["step"])] = (key, d[...], float(d.attrs["t"]))
         return snaps, {k: np.asarray(v) for k, v in g.attrs.items()}, dict(f.attrs), f["u"][...]
 
 
 def final_u(name):
     with h5py.File(path(name)) as f:
-        return f["u"][...], float(f.attrs["dt"][0])
+        return f["u"][...], float(f.attrs["dt"])
 
 
 def same_series(a, b, what):
@@ -116,8 +116,8 @@ check(sorted(snaps) == want, f"snapshot steps {sorted(snaps)} == {want}")
 check(all(snaps[s][0] == f"{s:06d}" for s in snaps), "datasets named by the step, 6 digits")
 check(all(snaps[s][2] == s * dt for s in snaps), "each snapshot's t == step * dt exactly")
 check(list(gattrs["steps"]) == want and list(gattrs["t"]) == [s * dt for s in want]
-      and int(gattrs["output_every"][0]) == 5, "/series attributes output_every, steps, t")
-check(int(rattrs["output_every"][0]) == 5 and int(rattrs["snapshots"][0]) == 6,
+      and int(gattrs["output_every"]) == 5, "/series attributes output_every, steps, t")
+check(int(rattrs["output_every"]) == 5 and int(rattrs["snapshots"]) == 6,
       "root attributes output_every 5, snapshots 6")
 check(np.array_equal(u, snaps[23][1]), "the final /u is the last snapshot")
 for n in (1, 3):
@@ -177,7 +177,7 @@ for at, n_first, n in ((7, 3, 1), (10, 1, 2)):
     halo3d(n_first, *HEAT, "--steps", "12", "--output-every", "5", "--output", f"first{at}.h5",
            "--checkpoint", f"c{at}.h5", "--checkpoint-every", str(at))
     with h5py.File(path(f"c{at}.h5")) as f:
-        held = sorted(int(f["series"][k].attrs["step"][0]) for k in f["series"])
+        held = sorted(int(f["series"][k].attrs["step"]) for k in f["series"])
     check(held == [s for s in want if s <= at], f"checkpoint at {at} holds snapshots {held}")
     halo3d(n, *HEAT, "--steps", "23", "--output-every", "5", "--output", f"r{at}.h5",
            "--restart", f"c{at}.h5", "--report", f"r{at}.json")
@@ -264,7 +264,7 @@ for sig, code in ((signal.SIGKILL, -signal.SIGKILL), (signal.SIGTERM, 76)):
     check(hashlib.sha256(open(prev, "rb").read()).hexdigest() == digest,
           f"{name} mid-series: the previous file is intact")
     with h5py.File(prev) as f:
-        check(sorted(int(f["series"][k].attrs["step"][0]) for k in f["series"]) == want,
+        check(sorted(int(f["series"][k].attrs["step"]) for k in f["series"]) == want,
               f"{name} mid-series: the previous file still opens with its series")
     left = glob.glob(prev + ".partial.*")
     if sig == signal.SIGTERM:
@@ -288,7 +288,7 @@ check(rc == 75, f"SIGTERM with --checkpoint mid-series: exit {rc} (want 75; 0: e
 check(not os.path.exists(path("sig.h5")), "SIGTERM with --checkpoint: no output file yet")
 with h5py.File(path("sig.ckpt.h5")) as f:
     stopped = int(f.attrs["iteration"][0])
-    held = sorted(int(f["series"][k].attrs["step"][0]) for k in f["series"])
+    held = sorted(int(f["series"][k].attrs["step"]) for k in f["series"])
 check(held == list(range(0, stopped + 1, 40000)),
       f"the checkpoint at step {stopped} holds the snapshots {held}")
 halo3d(2, *SIG, "--output", "sig.h5", "--restart", "sig.ckpt.h5")

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -71,6 +72,49 @@ TEST(Files, PrintableEscapesControlAndHighBytesAndCuts) {
   EXPECT_EQ(printable(std::string("a\0b\n\x1b[31m\xff", 10)), "a\\x00b\\x0a\\x1b[31m\\xff");
   EXPECT_EQ(printable(printable("\x07")), printable("\x07"));  // escaping twice changes nothing
   EXPECT_EQ(printable(std::string(500, 'x'), 10), std::string(10, 'x') + "...");
+}
+
+// A reference for valid_utf8 written the other way round: decode each sequence by its lead
+// byte's length, then refuse overlong forms, surrogates and code points past U+10FFFF.
+bool reference_utf8(const std::string& s) {
+  for (std::size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    const int n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+    if (n == 0 || i + n > s.size()) return false;
+    unsigned cp = n == 1 ? c : c & (0x7F >> n);
+    for (int k = 1; k < n; ++k) {
+      const auto b = static_cast<unsigned char>(s[i + k]);
+      if ((b >> 6) != 2) return false;
+      cp = cp << 6 | (b & 0x3F);
+    }
+    const unsigned least[5] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < least[n] || (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF) return false;
+    i += n;
+  }
+  return true;
+}
+
+TEST(Files, ValidUtf8AgreesWithADecodingReference) {
+  EXPECT_TRUE(valid_utf8("plain ascii, file:f.h5:/f"));
+  EXPECT_TRUE(valid_utf8("d\xc3\xa9j\xc3\xa0 \xe2\x82\xac \xf0\x9f\x98\x80"));  // déjà € 😀
+  EXPECT_FALSE(valid_utf8("\xff"));
+  EXPECT_FALSE(valid_utf8("\xc0\xaf"));          // overlong '/'
+  EXPECT_FALSE(valid_utf8("\xed\xa0\x80"));      // a surrogate
+  EXPECT_FALSE(valid_utf8("\xf4\x90\x80\x80"));  // past U+10FFFF
+  EXPECT_FALSE(valid_utf8("\xe2\x82"));          // cut off
+  // Random strings biased towards lead and continuation bytes, so both answers occur often.
+  std::mt19937 gen(42);
+  const unsigned char pool[] = {'a',  0x7F, 0x80, 0x9F, 0xA0, 0xBF, 0xC0, 0xC2,
+                                0xDF, 0xE0, 0xED, 0xEF, 0xF0, 0xF4, 0xF5, 0xFF};
+  int valid = 0;
+  for (int t = 0; t < 200000; ++t) {
+    std::string s(gen() % 6, '\0');
+    for (char& ch : s) ch = char(pool[gen() % sizeof pool]);
+    ASSERT_EQ(valid_utf8(s), reference_utf8(s)) << printable(s);
+    valid += reference_utf8(s);
+  }
+  EXPECT_GT(valid, 1000);
+  EXPECT_LT(valid, 199000);
 }
 
 TEST(Files, AtomicWriteReplacesAndLeavesNoTemporary) {

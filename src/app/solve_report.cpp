@@ -81,44 +81,43 @@ void write_solution_attributes(const SolveRecord& r, hid_t g, const DriveResult&
   h5_attr(g, "procs", std::vector<long long>{r.procs[0], r.procs[1], r.procs[2]});
   h5_attr(g, "spacing", std::vector<double>{r.h[0], r.h[1], r.h[2]});
   h5_attr_matrix(g, "mode", o.modes);
-  h5_attr(g, "problem", to_string(o.problem));
-  h5_attr(g, "solver", r.solver);
-  h5_attr(g, "precond", r.precond);
-  h5_attr(g, "precision", r.precision);
+  h5_attr_text(g, "problem", to_string(o.problem));
+  h5_attr_text(g, "solver", r.solver);
+  h5_attr_text(g, "precond", r.precond);
+  h5_attr_text(g, "precision", r.precision);
   if (r.mg) {  // the hierarchy: each level's grid, and its set-up time
     std::vector<Int3> grids;
     for (const MgLevelInfo& l : r.mg_levels) grids.push_back(l.grid);
     h5_attr_matrix(g, "mg_level_grids", grids);
-    h5_attr(g, "mg_setup_s", std::vector<double>{r.setup_s});
+    h5_attr_real(g, "mg_setup_s", r.setup_s);
   }
-  if (r.heat) h5_attr(g, "time_scheme", to_string(o.time_scheme));
-  h5_attr(g, "rhs", source_spec(o));  // heat: where its initial state came from
-  if (r.heat) h5_attr(g, "initial", source_spec(o));
-  h5_attr(g, "boundary", o.boundary);
-  h5_attr(g, "compress", std::vector<long long>{o.compress});  // deflate level of /u; 0: none
-  h5_attr(g, "iterations", std::vector<long long>{res.iterations});
-  h5_attr(g, "relative_residual", std::vector<double>{r.heat ? NAN : v.rel_res});
-  h5_attr(g, "true_relative_residual", std::vector<double>{v.true_rel});
-  h5_attr(g, "converged", std::vector<long long>{res.converged ? 1 : 0});
-  h5_attr(g, "fixed_iterations",
-          std::vector<long long>{fixed_iterations(o) && !res.converged ? 1 : 0});
-  h5_attr(g, "l2_error", std::vector<double>{v.err.l2});
-  h5_attr(g, "max_error", std::vector<double>{v.err.max});
-  h5_attr(g, "l2_error_continuous", std::vector<double>{v.err.l2_cont});
-  h5_attr(g, "max_error_continuous", std::vector<double>{v.err.max_cont});
-  h5_attr(g, "backend", r.backend);
-  h5_attr(g, "halo", r.halo);
-  h5_attr(g, "version", version_string());
+  if (r.heat) h5_attr_text(g, "time_scheme", to_string(o.time_scheme));
+  h5_attr_text(g, "rhs", source_spec(o));  // heat: where its initial state came from
+  if (r.heat) h5_attr_text(g, "initial", source_spec(o));
+  h5_attr_text(g, "boundary", o.boundary);
+  h5_attr_int(g, "compress", o.compress);  // deflate level of /u; 0: none
+  h5_attr_int(g, "iterations", res.iterations);
+  h5_attr_real(g, "relative_residual", r.heat ? NAN : v.rel_res);
+  h5_attr_real(g, "true_relative_residual", v.true_rel);
+  h5_attr_int(g, "converged", res.converged ? 1 : 0);
+  h5_attr_int(g, "fixed_iterations", fixed_iterations(o) && !res.converged ? 1 : 0);
+  h5_attr_real(g, "l2_error", v.err.l2);
+  h5_attr_real(g, "max_error", v.err.max);
+  h5_attr_real(g, "l2_error_continuous", v.err.l2_cont);
+  h5_attr_real(g, "max_error_continuous", v.err.max_cont);
+  h5_attr_text(g, "backend", r.backend);
+  h5_attr_text(g, "halo", r.halo);
+  h5_attr_text(g, "version", version_string());
   if (r.heat) {
     const double t_end = r.dt * double(res.iterations);  // the physical time reached
-    h5_attr(g, "t", std::vector<double>{t_end});
-    h5_attr(g, "dt", std::vector<double>{r.dt});
-    h5_attr(g, "alpha", std::vector<double>{o.alpha});
+    h5_attr_real(g, "t", t_end);
+    h5_attr_real(g, "dt", r.dt);
+    h5_attr_real(g, "alpha", o.alpha);
     h5_attr(g, "time", std::vector<double>{t_end, r.dt, o.alpha});  // older readers: t, dt, alpha
   }
   if (r.series) {
-    h5_attr(g, "output_every", std::vector<long long>{r.output_every});
-    h5_attr(g, "snapshots", std::vector<long long>{(long long)r.snapshots});
+    h5_attr_int(g, "output_every", r.output_every);
+    h5_attr_int(g, "snapshots", (long long)r.snapshots);
   }
 }
 

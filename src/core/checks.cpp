@@ -79,4 +79,31 @@ bool all_finite(Kernels& k, const Layout& l, const double* u, MPI_Comm comm) {
   return ok == 1;
 }
 
+bool valid_utf8(const std::string& s) {
+  std::size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    // The sequence's length and the range of its second byte (RFC 3629, table 3-7).
+    int n = 0;
+    unsigned char lo = 0x80, hi = 0xBF;
+    if (c < 0x80)
+      n = 0;
+    else if (c >= 0xC2 && c <= 0xDF)
+      n = 1;
+    else if (c >= 0xE0 && c <= 0xEF)
+      n = 2, lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
+    else if (c >= 0xF0 && c <= 0xF4)
+      n = 3, lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
+    else
+      return false;
+    if (i + n >= s.size()) return false;  // the sequence is cut off
+    for (int k = 1; k <= n; ++k) {
+      const auto b = static_cast<unsigned char>(s[i + k]);
+      if (b < (k == 1 ? lo : 0x80) || b > (k == 1 ? hi : 0xBF)) return false;
+    }
+    i += n + 1;
+  }
+  return true;
+}
+
 }  // namespace halo3d

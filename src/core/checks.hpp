@@ -15,6 +15,9 @@ namespace halo3d {
 // escaped as \xNN (idempotent: backslashes are kept as they are), cut to `max` characters (with
 // "...") so that an error stays one line.
 std::string printable(const std::string& s, std::size_t max = 120);
+// Whether `s` is well-formed UTF-8 (no overlong forms, surrogates or code points past
+// U+10FFFF): what may be stored as UTF-8 text for readers that decode it.
+bool valid_utf8(const std::string& s);
 
 // A decimal number, [+-]digits[.digits][e[+-]digits], read into v (hexadecimal, inf, nan
 // and anything else: false). v may be 0 or subnormal for a text that is not: see underflows.

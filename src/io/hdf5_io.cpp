@@ -11,6 +11,7 @@
 #include <cstring>
 #include <sstream>
 
+#include "checks.hpp"
 #include "errors.hpp"
 #include "files.hpp"
 
@@ -425,9 +426,10 @@ void h5_attr(hid_t obj, const std::string& name, const std::string& value) {
 namespace {
 // A numeric attribute of `rank` dimensions `dims`: stored as `file_type` (fixed, so files
 // read the same everywhere), written from memory of `mem_type`.
+// rank 0: a scalar.
 void h5_numeric_attr(hid_t obj, const std::string& name, int rank, const hsize_t* dims,
                      hid_t file_type, hid_t mem_type, const void* data) {
-  H5Id space(H5Screate_simple(rank, dims, nullptr), H5Sclose);
+  H5Id space(rank == 0 ? H5Screate(H5S_SCALAR) : H5Screate_simple(rank, dims, nullptr), H5Sclose);
   H5Id a(H5Acreate2(obj, name.c_str(), file_type, space.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
   HALO3D_H5_CHECK(H5Awrite(a.get(), mem_type, data));
 }
@@ -448,6 +450,26 @@ void h5_attr_matrix(hid_t obj, const std::string& name, const std::vector<Int3>&
   std::vector<long long> flat;
   for (const auto& r : rows) flat.insert(flat.end(), r.begin(), r.end());
   h5_numeric_attr(obj, name, 2, dims, H5T_STD_I64LE, H5T_NATIVE_LLONG, flat.data());
+}
+
+void h5_attr_int(hid_t obj, const std::string& name, long long value) {
+  h5_numeric_attr(obj, name, 0, nullptr, H5T_STD_I64LE, H5T_NATIVE_LLONG, &value);
+}
+
+void h5_attr_real(hid_t obj, const std::string& name, double value) {
+  h5_numeric_attr(obj, name, 0, nullptr, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &value);
+}
+
+void h5_attr_text(hid_t obj, const std::string& name, const std::string& value) {
+  if (!valid_utf8(value) || value.find('\0') != std::string::npos) return h5_attr(obj, name, value);
+  H5Id type(H5Tcopy(H5T_C_S1), H5Tclose);
+  HALO3D_H5_CHECK(H5Tset_size(type.get(), H5T_VARIABLE));
+  HALO3D_H5_CHECK(H5Tset_cset(type.get(), H5T_CSET_UTF8));
+  H5Id space(H5Screate(H5S_SCALAR), H5Sclose);
+  H5Id a(H5Acreate2(obj, name.c_str(), type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT),
+         H5Aclose);
+  const char* p = value.c_str();
+  HALO3D_H5_CHECK(H5Awrite(a.get(), type.get(), &p));
 }
 
 bool h5_has_attr(hid_t obj, const std::string& name) { return H5Aexists(obj, name.c_str()) > 0; }

@@ -98,10 +98,19 @@ void h5_write_vector(hid_t file, const std::string& name, const std::vector<doub
 std::vector<double> h5_read_vector(hid_t file, const std::string& name);
 bool h5_exists(hid_t file, const std::string& name);
 
+// Attributes as halo3d's own readers expect them (checkpoints): fixed-length strings and
+// 1-D numeric arrays, whatever their length.
 void h5_attr(hid_t obj, const std::string& name, const std::string& value);
 void h5_attr(hid_t obj, const std::string& name, const std::vector<long long>& value);
 void h5_attr(hid_t obj, const std::string& name, const std::vector<double>& value);
 void h5_attr_matrix(hid_t obj, const std::string& name, const std::vector<Int3>& rows);
+// Attributes of the files users read (the solution file, its series): scalars in a scalar
+// dataspace (h5py gives a number, not a 1-element array) and text as a variable-length
+// UTF-8 string (h5py gives str, not bytes); text that is not valid UTF-8 (a path's raw
+// bytes) is stored as a fixed-length byte string instead, unchanged.
+void h5_attr_int(hid_t obj, const std::string& name, long long value);
+void h5_attr_real(hid_t obj, const std::string& name, double value);
+void h5_attr_text(hid_t obj, const std::string& name, const std::string& value);
 std::string h5_attr_string(hid_t obj, const std::string& name);
 std::vector<long long> h5_attr_ints(hid_t obj, const std::string& name);
 std::vector<double> h5_attr_doubles(hid_t obj, const std::string& name);

@@ -38,8 +38,8 @@ void TimeSeries::write_dataset(hid_t file, long step, const double* u) const {
   const std::string name = snapshot_dataset(step);
   h5_write_field(file, name, d_, u);
   H5Id dset(H5Dopen2(file, name.c_str(), H5P_DEFAULT), H5Dclose);
-  h5_attr(dset.get(), "step", std::vector<long long>{step});
-  h5_attr(dset.get(), "t", std::vector<double>{dt_ * double(step)});
+  h5_attr_int(dset.get(), "step", step);
+  h5_attr_real(dset.get(), "t", dt_ * double(step));
 }
 
 void TimeSeries::write(long step, const std::vector<double>& u) {
@@ -110,7 +110,7 @@ void TimeSeries::finish() {
     steps.push_back(s.step);
     t.push_back(s.t);
   }
-  h5_attr(g.get(), "output_every", std::vector<long long>{every_});
+  h5_attr_int(g.get(), "output_every", every_);
   h5_attr(g.get(), "steps", steps);
   h5_attr(g.get(), "t", t);
 }

@@ -29,7 +29,7 @@ def same(a, b, close=None):
     hist = ha is not None and hb is not None and ha.shape == hb.shape and ha.tobytes() == hb.tobytes()
     print(f"/u {'bitwise identical' if bitwise else 'differs'}: max |diff| {diff:.3e} (max |u| {scale:.3e}); "
           f"iterations {ia} vs {ib}; residual history {'identical' if hist else 'differs'}")
-    if ia is not None and ib is not None and list(ia) != list(ib):
+    if ia is not None and ib is not None and np.ravel(ia).tolist() != np.ravel(ib).tolist():
         print("iteration counts differ")
         return 1
     if close is None:
