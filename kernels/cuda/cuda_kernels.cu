@@ -16,6 +16,7 @@
 #include "cuda_check.hpp"
 #include "cuda_handles.hpp"
 #include "device_kernels.cuh"
+#include "device_vector_kernels.cuh"
 #include "kernels.hpp"
 #include "launch_config.hpp"
 #include "timing.hpp"

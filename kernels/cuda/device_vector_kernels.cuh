@@ -1,0 +1,335 @@
+// The CUDA kernels other than the stencil sweeps (included by cuda_kernels.cu only): the
+// vector kernels over the interior, multigrid's smoothing step and transfers, fields and
+// checks over a box, and the halo faces. They use device_kernels.cuh's fixed-order
+// reductions and aligned pair accesses; each point update is point_ops.hpp's.
+#pragma once
+#include "device_kernels.cuh"
+
+namespace halo3d::cuda {
+
+// ---- Vector kernels over the interior ------------------------------------------------
+
+// An op loads a point's inputs (load, load2 for a pair) and then stores and returns its
+// reduction term (finish, finish2); flat_kernel loads all of a thread's points before
+// finishing any, since stores to possibly aliasing arrays would otherwise serialise the loads.
+
+// T: the arrays' scalar type (double, or float for a float V-cycle); a and b are rounded to
+// T on the host, as the host backend does.
+template <class T>
+struct AxpbyOp {
+  static constexpr int kFlatRows = 2;  // flat/vec2 rows per thread: 16 loads (8 vec2) each
+  T a, b;
+  const T* x;
+  T* y;
+  struct In {
+    T x, y;
+  };
+  __device__ In load(std::ptrdiff_t c) const { return {x[c], y[c]}; }
+  __device__ double finish(std::ptrdiff_t c, const In& v) const {
+    y[c] = ops::axpby_point(a, v.x, b, v.y);
+    return 0.0;
+  }
+  // Points c, c+1 (c even: aligned to a pair).
+  __device__ void load2(std::ptrdiff_t c, In& v0, In& v1) const {
+    const auto xx = ld2(x + c), yy = ld2(y + c);
+    v0 = {xx.x, yy.x};
+    v1 = {xx.y, yy.y};
+  }
+  __device__ void finish2(std::ptrdiff_t c, const In& v0, const In& v1, double& t0,
+                          double& t1) const {
+    st2(y + c, ops::axpby_point(a, v0.x, b, v0.y), ops::axpby_point(a, v1.x, b, v1.y));
+    t0 = t1 = 0.0;
+  }
+};
+
+struct CgUpdateOp {
+  static constexpr int kFlatRows = 1;
+  double alpha;
+  const double* p;
+  const double* ap;
+  double* x;
+  double* r;
+  struct In {
+    double p, ap, x, r;
+  };
+  __device__ In load(std::ptrdiff_t c) const { return {__ldg(p + c), __ldg(ap + c), x[c], r[c]}; }
+  __device__ double finish(std::ptrdiff_t c, const In& v) const {
+    // As the host's x += alpha p; r -= alpha ap; r.r
+    const double rn = v.r - ops::mul(alpha, v.ap);
+    x[c] = v.x + ops::mul(alpha, v.p);
+    r[c] = rn;
+    return ops::mul(rn, rn);
+  }
+  __device__ void load2(std::ptrdiff_t c, In& v0, In& v1) const {
+    const double2 pp = ldg2(p + c), aa = ldg2(ap + c), xx = ld2(x + c), rr = ld2(r + c);
+    v0 = {pp.x, aa.x, xx.x, rr.x};
+    v1 = {pp.y, aa.y, xx.y, rr.y};
+  }
+  __device__ void finish2(std::ptrdiff_t c, const In& v0, const In& v1, double& t0,
+                          double& t1) const {
+    const double rn0 = v0.r - ops::mul(alpha, v0.ap);
+    const double rn1 = v1.r - ops::mul(alpha, v1.ap);
+    st2(x + c, v0.x + ops::mul(alpha, v0.p), v1.x + ops::mul(alpha, v1.p));
+    st2(r + c, rn0, rn1);
+    t0 = ops::mul(rn0, rn0);
+    t1 = ops::mul(rn1, rn1);
+  }
+};
+
+template <class T>
+struct DotOp {
+  static constexpr int kFlatRows = 2;
+  const T* x;
+  const T* y;
+  struct In {
+    T x, y;
+  };
+  __device__ In load(std::ptrdiff_t c) const { return {__ldg(x + c), __ldg(y + c)}; }
+  __device__ double finish(std::ptrdiff_t, const In& v) const { return double(ops::mul(v.x, v.y)); }
+  __device__ void load2(std::ptrdiff_t c, In& v0, In& v1) const {
+    const auto xx = ldg2(x + c), yy = ldg2(y + c);
+    v0 = {xx.x, yy.x};
+    v1 = {xx.y, yy.y};
+  }
+  __device__ void finish2(std::ptrdiff_t, const In& v0, const In& v1, double& t0,
+                          double& t1) const {
+    t0 = double(ops::mul(v0.x, v0.y));
+    t1 = double(ops::mul(v1.x, v1.y));
+  }
+};
+
+// flat_kernel's work on one thread's rows c0[q] (ok[q]: the row exists), from unit m0 on,
+// units bx apart: all loads first, then the finishes, each term added to acc.
+template <class Op, bool kReduce, int UX, int UR>
+__device__ __forceinline__ void flat_units(const Layout& l, const Op& op, long long m0, int bx,
+                                           const std::ptrdiff_t* c0, const bool* ok, DD& acc) {
+  typename Op::In v[UR][UX]{};
+#pragma unroll
+  for (int q = 0; q < UR; ++q)
+#pragma unroll
+    for (int u = 0; u < UX; ++u) {
+      const long long i = m0 + (long long)u * bx;
+      if (ok[q] && i < l.nx) v[q][u] = op.load(c0[q] + i);
+    }
+#pragma unroll
+  for (int q = 0; q < UR; ++q)
+#pragma unroll
+    for (int u = 0; u < UX; ++u) {
+      const long long i = m0 + (long long)u * bx;
+      if (ok[q] && i < l.nx) {
+        const double t = op.finish(c0[q] + i, v[q][u]);
+        if constexpr (kReduce) acc = ops::dd_add(acc, t);
+      }
+    }
+}
+
+// The same for vec2 units: aligned pairs from the row's first even index; where the row
+// starts at an odd index its first point is done, as a scalar, by the thread of unit 0; a
+// pair of which only the first point is in the row, likewise.
+template <class Op, bool kReduce, int UX, int UR>
+__device__ __forceinline__ void vec2_units(const Layout& l, const Op& op, long long m0, int bx,
+                                           const std::ptrdiff_t* c0, const bool* ok, DD& acc) {
+  typename Op::In v[UR][UX][2]{};
+  typename Op::In head[UR]{};
+#pragma unroll
+  for (int q = 0; q < UR; ++q) {
+    const std::ptrdiff_t start = c0[q] + (c0[q] & 1), end = c0[q] + l.nx;
+#pragma unroll
+    for (int u = 0; u < UX; ++u) {
+      const std::ptrdiff_t e = start + 2 * (m0 + (long long)u * bx);
+      // e + 1 <= end: at worst the row's high ghost, which is in the array.
+      if (ok[q] && e < end) op.load2(e, v[q][u][0], v[q][u][1]);
+    }
+    if (ok[q] && m0 == 0 && (c0[q] & 1)) head[q] = op.load(c0[q]);
+  }
+#pragma unroll
+  for (int q = 0; q < UR; ++q) {
+    const std::ptrdiff_t start = c0[q] + (c0[q] & 1), end = c0[q] + l.nx;
+#pragma unroll
+    for (int u = 0; u < UX; ++u) {
+      const std::ptrdiff_t e = start + 2 * (m0 + (long long)u * bx);
+      if (ok[q] && e < end) {
+        if (e + 1 < end) {
+          double t0, t1;
+          op.finish2(e, v[q][u][0], v[q][u][1], t0, t1);
+          if constexpr (kReduce) acc = ops::dd_add(ops::dd_add(acc, t0), t1);
+        } else {
+          const double t = op.finish(e, v[q][u][0]);
+          if constexpr (kReduce) acc = ops::dd_add(acc, t);
+        }
+      }
+    }
+    if (ok[q] && m0 == 0 && (c0[q] & 1)) {
+      const double t = op.finish(c0[q], head[q]);
+      if constexpr (kReduce) acc = ops::dd_add(acc, t);
+    }
+  }
+}
+
+// flat (kPairs false) / vec2 (kPairs true): see flat_launch. Each thread loads all of its
+// UX x Op::kFlatRows units before it finishes (stores) any, and a block does one row group
+// unless a reducing launch was capped.
+template <class Op, bool kReduce, bool kPairs>
+__global__ void __launch_bounds__(kBlockThreads, kFlatMinBlocks)
+    flat_kernel(Layout l, long long units, Op op, double2* partials) {
+  constexpr int UX = kPairs ? kVec2X : kFlatX;
+  constexpr int UR = Op::kFlatRows;
+  const long long rows = (long long)l.ny * l.nz;
+  const int bx = int(blockDim.x), by = int(blockDim.y);
+  const long long groups = (rows + (long long)by * UR - 1) / ((long long)by * UR);
+  const long long chunks = (units + (long long)bx * UX - 1) / ((long long)bx * UX);
+  DD acc{};
+  for (long long xc = blockIdx.y; xc < chunks; xc += gridDim.y) {
+    const long long m0 = xc * bx * UX + threadIdx.x;  // unit of u = 0
+    for (long long g = blockIdx.x; g < groups; g += gridDim.x) {
+      std::ptrdiff_t c0[UR];
+      bool ok[UR];
+#pragma unroll
+      for (int q = 0; q < UR; ++q) {
+        const long long row = g * by * UR + (long long)q * by + threadIdx.y;
+        ok[q] = row < rows;
+        c0[q] = ok[q] ? l.at(0, int(row % l.ny), int(row / l.ny)) : 0;
+      }
+      if constexpr (kPairs)
+        vec2_units<Op, kReduce, UX, UR>(l, op, m0, bx, c0, ok, acc);
+      else
+        flat_units<Op, kReduce, UX, UR>(l, op, m0, bx, c0, ok, acc);
+    }
+  }
+  if constexpr (kReduce) store_block_partial(acc, partials);
+}
+
+// ---- Multigrid: smoothing step and grid transfers ------------------------------------
+// One thread per point of a box (x by threads, y and z by blocks): the multigrid levels
+// are memory- or latency-bound, and these run the shared point updates unchanged. T is
+// the grid's scalar type (double, or float for a float V-cycle).
+
+template <class T, bool kReduce>
+__global__ void __launch_bounds__(kBlockThreads)
+    smooth_sweep(Layout l, Region r, Stencil s, double cd, double cr, const T* f, const T* u,
+                 const T* d_in, T* d_out, T* unew, double2* partials) {
+  const int i = r.i0 + blockIdx.x * blockDim.x + threadIdx.x;
+  const int j = r.j0 + blockIdx.y * blockDim.y + threadIdx.y;
+  DD acc{};
+  if (i < r.i1 && j < r.j1)
+    for (int k = r.k0 + blockIdx.z; k < r.k1; k += gridDim.z) {
+      const double v =
+          ops::smooth_point(f, u, d_in, d_out, unew, l.at(i, j, k), l.sy(), l.sz(), s, cd, cr);
+      if constexpr (kReduce) acc = ops::dd_add(acc, v);
+    }
+  if constexpr (kReduce) store_block_partial(acc, partials);
+}
+
+// res = f - A u in float (double residuals take the tuned sweeps above).
+template <class T, bool kReduce>
+__global__ void __launch_bounds__(kBlockThreads)
+    residual_box(Layout l, Region r, Stencil s, const T* f, const T* u, T* res, double2* partials) {
+  const int i = r.i0 + blockIdx.x * blockDim.x + threadIdx.x;
+  const int j = r.j0 + blockIdx.y * blockDim.y + threadIdx.y;
+  DD acc{};
+  if (i < r.i1 && j < r.j1)
+    for (int k = r.k0 + blockIdx.z; k < r.k1; k += gridDim.z) {
+      const double v = ops::residual_point(f, u, res, l.at(i, j, k), l.sy(), l.sz(), s);
+      if constexpr (kReduce) acc = ops::dd_add(acc, v);
+    }
+  if constexpr (kReduce) store_block_partial(acc, partials);
+}
+
+template <class T>
+__global__ void __launch_bounds__(kBlockThreads)
+    restrict_box(Transfer t, const T* __restrict__ fine, T* __restrict__ coarse) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  const int j = blockIdx.y * blockDim.y + threadIdx.y;
+  const int k = blockIdx.z;
+  if (i >= t.coarse.nx || j >= t.coarse.ny) return;
+  coarse[t.coarse.at(i, j, k)] = ops::restrict_point(t, ops::restrict_row(t, fine, j, k), i);
+}
+
+template <class T>
+__global__ void __launch_bounds__(kBlockThreads)
+    prolong_box(Transfer t, const T* __restrict__ coarse, T* __restrict__ fine) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  const int j = blockIdx.y * blockDim.y + threadIdx.y;
+  const int k = blockIdx.z;
+  if (i >= t.fine.nx || j >= t.fine.ny) return;
+  ops::prolong_point(t, ops::prolong_row(t, coarse, j, k), fine + t.fine.at(0, j, k), i);
+}
+
+// ---- Fields and checks over a box (one thread per point, as the transfers) -----------
+
+static __global__ void __launch_bounds__(kBlockThreads)
+    fill_box(Layout l, FieldGen g, double* __restrict__ out) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  const int j = blockIdx.y * blockDim.y + threadIdx.y;
+  const int k = blockIdx.z;
+  if (i >= l.nx || j >= l.ny) return;
+  out[l.at(i, j, k)] = ops::field_point(g, l, i, j, k);
+}
+
+// The largest magnitude (ops::magnitude_bits) of the box into *result: a warp maximum,
+// then one atomic per warp. Every thread takes part in the shuffles.
+// out = in at every interior point, converted (double -> float rounds to nearest, as the
+// host's conversion does).
+template <class In, class Out>
+__global__ void __launch_bounds__(kBlockThreads)
+    convert_box(Layout l, const In* __restrict__ in, Out* __restrict__ out) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  const int j = blockIdx.y * blockDim.y + threadIdx.y;
+  const int k = blockIdx.z;
+  if (i >= l.nx || j >= l.ny) return;
+  const std::ptrdiff_t c = l.at(i, j, k);
+  out[c] = Out(in[c]);
+}
+
+// out = double(in) with slot += with.out (the mixed V-cycle's z and PCG's r.z), strided
+// over z as the reducing box sweeps.
+static __global__ void __launch_bounds__(kBlockThreads)
+    widen_dot_box(Layout l, Region r, const float* __restrict__ in, double* __restrict__ out,
+                  const double* __restrict__ with, double2* partials) {
+  const int i = r.i0 + blockIdx.x * blockDim.x + threadIdx.x;
+  const int j = r.j0 + blockIdx.y * blockDim.y + threadIdx.y;
+  DD acc{};
+  if (i < r.i1 && j < r.j1)
+    for (int k = r.k0 + blockIdx.z; k < r.k1; k += gridDim.z) {
+      const std::ptrdiff_t c = l.at(i, j, k);
+      const double v = double(in[c]);
+      out[c] = v;
+      acc = ops::dd_add(acc, ops::mul(with[c], v));
+    }
+  store_block_partial(acc, partials);
+}
+
+static __global__ void __launch_bounds__(kBlockThreads)
+    max_abs_box(Layout l, const double* __restrict__ x, unsigned long long* result) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  const int j = blockIdx.y * blockDim.y + threadIdx.y;
+  const int k = blockIdx.z;
+  unsigned long long m = i < l.nx && j < l.ny ? ops::magnitude_bits(x[l.at(i, j, k)]) : 0;
+  for (int d = 16; d > 0; d /= 2) {
+    const unsigned long long o = __shfl_down_sync(0xffffffffu, m, d);
+    m = o > m ? o : m;
+  }
+  if ((threadIdx.x + blockDim.x * threadIdx.y) % 32 == 0 && m > 0) atomicMax(result, m);
+}
+
+// ---- Halo faces ----------------------------------------------------------------------
+
+template <class T>
+__global__ void __launch_bounds__(kBlockThreads)
+    pack_face(Layout l, Face f, int na, int nb, const T* __restrict__ u, T* __restrict__ buf) {
+  const int a = blockIdx.x * blockDim.x + threadIdx.x;
+  if (a >= na) return;
+  for (int b = blockIdx.y * blockDim.y + threadIdx.y; b < nb; b += gridDim.y * blockDim.y)
+    buf[a + std::ptrdiff_t(na) * b] = u[ops::face_point(l, f, a, b, false)];
+}
+
+template <class T>
+__global__ void __launch_bounds__(kBlockThreads)
+    unpack_face(Layout l, Face f, int na, int nb, const T* __restrict__ buf, T* __restrict__ u) {
+  const int a = blockIdx.x * blockDim.x + threadIdx.x;
+  if (a >= na) return;
+  for (int b = blockIdx.y * blockDim.y + threadIdx.y; b < nb; b += gridDim.y * blockDim.y)
+    u[ops::face_point(l, f, a, b, true)] = buf[a + std::ptrdiff_t(na) * b];
+}
+
+}  // namespace halo3d::cuda
