@@ -14,6 +14,7 @@
 #include "multigrid.hpp"
 #include "problem.hpp"
 #include "runtime.hpp"
+#include "session.hpp"
 #include "solvers.hpp"
 #include "timing.hpp"
 
@@ -140,9 +141,11 @@ void measure_mixed(Runtime& rt, Fields& f, MgOptions o, const Measure& measure) 
 }
 
 // Multigrid: one smoothing step (f, u, d read; d, unew written), one V-cycle and one
-// MG-PCG iteration, with the byte counts of multigrid.cpp's model.
-MgNumbers measure_multigrid(Runtime& rt, Fields& f, const MgOptions& o, int reps,
-                            const Measure& measure) {
+// MG-PCG iteration of the session's solve (its hierarchy, set up and timed as `solve` does),
+// with the byte counts of multigrid.cpp's model.
+MgNumbers measure_multigrid(SolveSession& session, Fields& f, int reps, const Measure& measure) {
+  Runtime& rt = session.runtime();
+  const MgOptions& o = session.plan().mg;
   Kernels& k = *rt.kernels;
   const Decomposition& d = rt.decomp;
   const Layout l = d.layout();
@@ -155,9 +158,8 @@ MgNumbers measure_multigrid(Runtime& rt, Fields& f, const MgOptions& o, int reps
     k.smooth(l, s, all, 0.5, 1e-3, f.b.data(), f.u.data(), f.x.data(), f.x.data(), f.out.data(),
              kNoReduction, Lane::interior);
   });
-  const double t_setup = now_seconds();
-  Multigrid mg(rt, o);
-  n.setup_s = now_seconds() - t_setup;
+  Multigrid& mg = *dynamic_cast<Multigrid*>(session.preconditioner());
+  n.setup_s = session.setup_seconds();
   const double share = pts / double(d.global_points());  // this rank's part of global bytes
   measure("mg_vcycle", "one V-cycle, " + mg.describe(), mg.bytes_per_apply() * share,
           [&] { mg.apply(f.u.data(), f.out.data()); });
@@ -171,10 +173,10 @@ MgNumbers measure_multigrid(Runtime& rt, Fields& f, const MgOptions& o, int reps
   n.bytes = mg.level_bytes();
   n.info = mg.levels();
   n.traffic = busiest_traffic(mg, comm);
-  auto pcg = make_cg(*rt.op, comm, rt.timers, f.b, 1e-300, &mg);
-  pcg->start();
+  Method& pcg = session.method();
+  pcg.start();
   measure("mg_pcg_iteration", "one MG-PCG iteration: CG's work, a V-cycle, r.z",
-          pcg->bytes_per_iteration() * share, [&] { pcg->step(); });
+          pcg.bytes_per_iteration() * share, [&] { pcg.step(); });
   measure_mixed(rt, f, o, measure);
   return n;
 }
@@ -230,16 +232,32 @@ nlohmann::json report_levels(const MgNumbers& mg, double copy_gbs, bool root) {
   return levels;
 }
 
+// The solve bench measures: MG-PCG on a random right-hand side, built as `solve` builds it
+// (SolveSession); --fmg's F-cycle is set up too, for its row. tol 1e-300: it never stops.
+std::unique_ptr<SolveSession> bench_session(const BenchOptions& o, MPI_Comm world) {
+  ProblemSpec p;
+  p.grid = o.grid;
+  p.rhs = "random";
+  p.seed = 7;
+  MethodPlan m;
+  m.kind = MethodKind::cg;
+  m.multigrid = true;
+  m.tol = 1e-300;
+  m.mg.gather_points = o.mg_gather;
+  m.mg.fmg_cycles = kFmgCycles;
+  return std::make_unique<SolveSession>(p, o, m, world);
+}
+
 }  // namespace
 
 int run_bench(const BenchOptions& o, MPI_Comm world) {
   if (o.io) return run_bench_io(o, world);
-  auto rt = make_runtime(
-      runtime_options(o, Stencil::laplacian(1.0 / (o.grid[0] + 1), 1.0 / (o.grid[1] + 1),
-                                            1.0 / (o.grid[2] + 1))),
-      world);
+  const std::unique_ptr<SolveSession> session = bench_session(o, world);
+  Runtime* rt = &session->runtime();
   if (!o.report.empty())  // before measuring, not after
     check_planned_files({{"--report", o.report}}, world);
+  session->fill_source();
+  session->build_method();
   MPI_Comm comm = rt->cart.get();
   Kernels& k = *rt->kernels;
   const Decomposition& d = rt->decomp;
@@ -255,10 +273,7 @@ int run_bench(const BenchOptions& o, MPI_Comm world) {
     rows.push_back(time_work(k, o, comm, name, what, bytes, work));
   };
   measure_kernels(*rt, fields, measure);
-  MgOptions mo;
-  mo.gather_points = o.mg_gather;
-  mo.fmg_cycles = kFmgCycles;
-  const MgNumbers mg = measure_multigrid(*rt, fields, mo, o.reps, measure);
+  const MgNumbers mg = measure_multigrid(*session, fields, o.reps, measure);
 
   const double copy_gbs = rows[0].bytes / (rows[0].median_ms * 1e-3) / 1e9;
   nlohmann::json j;
