@@ -87,7 +87,9 @@ class Solver {
  public:
   // Collective over comm (which must outlive nothing: halo3d makes its own communicators
   // from it): decomposes the grid, picks the backend (binding a GPU by node-local rank) and
-  // builds the operator. Rank r of comm owns the box local_box() reports there.
+  // builds the operator. Rank r of comm owns the box local_box() reports there: the one at
+  // process coordinates (cx, cy, cz) with r = cx + px (cy + py cz) (x fastest), each axis
+  // split into blocks, the first (points mod procs) one point larger.
   Solver(MPI_Comm comm, const Grid& grid, const Settings& settings = {}, const Operator& op = {});
   Solver(Solver&&) noexcept;
   Solver& operator=(Solver&&) noexcept;
