@@ -10,6 +10,7 @@
 #include <optional>
 #include <vector>
 
+#include "host_copy.hpp"
 #include "method_plan.hpp"
 #include "multigrid.hpp"
 #include "parallel_options.hpp"
