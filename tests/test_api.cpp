@@ -144,6 +144,35 @@ TEST(Api, SecondSolveMatchesFreshSolver) {
   EXPECT_EQ(r2.relative_residual, rf.relative_residual);
 }
 
+// f = 0: u = 0 exactly, converged at once (as `halo3d solve --rhs expr:0`); NaN in f on one
+// rank: a breakdown (exit code 4) thrown on every rank, and the solver still usable after.
+TEST(Api, ZeroSourceAndNaN) {
+  Settings s;
+  s.backend = api_backend();
+  Solver solver(MPI_COMM_WORLD, {kGrid, {0, 0, 0}}, s);
+  const std::size_t n = solver.local_box().points();
+  std::vector<double> f(n, 0.0), u(n, 5.0);
+  const Result r = solver.solve(f.data(), u.data());
+  EXPECT_TRUE(r.converged);
+  EXPECT_EQ(r.iterations, 0);
+  EXPECT_EQ(r.relative_residual, 0.0);
+  EXPECT_TRUE(bitwise_equal(u, std::vector<double>(n, 0.0)));
+  if (test::world_rank() == test::world_size() - 1) f[n / 2] = std::nan("");
+  try {
+    solver.solve(f.data(), u.data());
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), kExitBreakdown) << e.what();
+    EXPECT_TRUE(e.collective());
+  }
+  const std::vector<double> g = random_f(solver.local_box(), 5);
+  Solver fresh(MPI_COMM_WORLD, {kGrid, {0, 0, 0}}, s);
+  std::vector<double> u1(n), u2(n);
+  solver.solve(g.data(), u1.data());
+  fresh.solve(g.data(), u2.data());
+  EXPECT_TRUE(bitwise_equal(u1, u2));
+}
+
 TEST(Api, VersionIsTheHeaders) {
   EXPECT_STREQ(version(), HALO3D_VERSION_STRING);
   EXPECT_EQ(std::to_string(HALO3D_VERSION_MAJOR) + "." + std::to_string(HALO3D_VERSION_MINOR) +
