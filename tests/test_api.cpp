@@ -10,6 +10,10 @@
 
 #include "test_support.hpp"
 
+#if defined(HALO3D_HAVE_CUDA)
+#include <cuda_runtime.h>
+#endif
+
 namespace halo3d {
 namespace {
 
@@ -171,6 +175,31 @@ TEST(Api, ZeroSourceAndNaN) {
   solver.solve(g.data(), u1.data());
   fresh.solve(g.data(), u2.data());
   EXPECT_TRUE(bitwise_equal(u1, u2));
+}
+
+// The cuda backend takes f and gives u in device memory too: the same u as from host arrays.
+TEST(Api, DevicePointersOnCuda) {
+#if defined(HALO3D_HAVE_CUDA)
+  if (test::backend_under_test() != Backend::cuda) GTEST_SKIP() << "the cuda backend only";
+  Settings s;
+  s.backend = Settings::Backend::cuda;
+  Solver solver(MPI_COMM_WORLD, {kGrid, {0, 0, 0}}, s);  // binds this rank's GPU
+  const std::vector<double> f = random_f(solver.local_box(), 9);
+  const std::size_t bytes = f.size() * sizeof(double);
+  std::vector<double> from_host(f.size()), from_device(f.size(), 3.0);
+  solver.solve(f.data(), from_host.data());
+  double *df = nullptr, *du = nullptr;
+  ASSERT_EQ(cudaMalloc(&df, bytes), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(&du, bytes), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(df, f.data(), bytes, cudaMemcpyHostToDevice), cudaSuccess);
+  solver.solve(df, du);
+  EXPECT_EQ(cudaMemcpy(from_device.data(), du, bytes, cudaMemcpyDeviceToHost), cudaSuccess);
+  cudaFree(df);
+  cudaFree(du);
+  EXPECT_TRUE(bitwise_equal(from_host, from_device));
+#else
+  GTEST_SKIP() << "CUDA is not compiled in";
+#endif
 }
 
 TEST(Api, VersionIsTheHeaders) {
