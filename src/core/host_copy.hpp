@@ -25,4 +25,10 @@ void upload_to(Kernels& k, const std::vector<T>& host, T* dst) {
 Buffer upload(Kernels& k, const std::vector<double>& host);
 std::vector<double> download(Kernels& k, const Buffer& b);
 
+// A box's interior without ghosts (x fastest: an embedding code's layout, include/halo3d/)
+// into a padded host array of layout l (ghosts 0), and back out of one. `box` may be in host
+// or backend memory: it is copied through host memory once, with k, either way.
+std::vector<double> padded_from_box(Kernels& k, const Layout& l, const double* box);
+void box_from_padded(Kernels& k, const Layout& l, const std::vector<double>& padded, double* box);
+
 }  // namespace halo3d

@@ -6,6 +6,7 @@
 #include "checks.hpp"
 #include "errors.hpp"
 #include "fields.hpp"
+#include "host_copy.hpp"
 #include "implicit_heat.hpp"
 #include "timers.hpp"
 
@@ -54,12 +55,22 @@ void SolveSession::fill_source() {
 
 void SolveSession::set_source(Buffer b) { b_ = std::move(b); }
 
+void SolveSession::set_source(const double* box) {
+  const std::vector<double> padded = padded_from_box(kernels(), decomp().layout(), box);
+  if (b_.size() != padded.size()) b_ = Buffer(kernels(), padded.size());
+  upload_to(kernels(), padded, b_.data());
+}
+
 void SolveSession::build_method() {
   // The preconditioner's set-up (the multigrid hierarchy) is timed on its own.
-  const double t_setup = now_seconds();
-  pc_ = make_preconditioner(plan_, *rt_);
-  // The slowest rank's: the set-up is collective, and every rank then reports the same value.
-  setup_s_ = max_over_ranks(now_seconds() - t_setup, comm());
+  if (!pc_built_) {
+    const double t_setup = now_seconds();
+    pc_ = make_preconditioner(plan_, *rt_);
+    // The slowest rank's: the set-up is collective, and every rank then reports the same value.
+    setup_s_ = max_over_ranks(now_seconds() - t_setup, comm());
+    pc_built_ = true;
+  }
+  method_.reset();  // the old method's vectors go before the new one's are allocated
   const Buffer* bg = boundary();
   method_ = plan_.implicit()
                 ? make_implicit_heat(*rt_, plan_, dt(), b_, bg)

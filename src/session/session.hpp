@@ -10,6 +10,7 @@
 #include <optional>
 #include <vector>
 
+#include "host_copy.hpp"
 #include "method_plan.hpp"
 #include "multigrid.hpp"
 #include "parallel_options.hpp"
@@ -54,9 +55,14 @@ class SolveSession {
   void fill_source();
   // A source given by the caller (the embedding API): this rank's box, padded.
   void set_source(Buffer b);
+  // The same from the caller's array: this rank's box without ghosts, x fastest, in host or
+  // backend memory (host_copy.hpp's padded_from_box). Written into the source already made,
+  // if any, so a method built on it stays valid until build_method() is called again.
+  void set_source(const double* box);
 
   // The preconditioner (timed: setup_seconds(), the slowest rank's) and the method on the
-  // source; not started. Collective.
+  // source; not started. Collective. Called again (a new source), it keeps the
+  // preconditioner (it depends on the operator alone) and rebuilds the method.
   void build_method();
   // Runs the method (started, or restored from a checkpoint by the caller) from iteration
   // `first` with `history` so far (a restart's).
@@ -85,6 +91,8 @@ class SolveSession {
   double setup_seconds() const { return setup_s_; }
   Method& method() { return *method_; }
   std::vector<double> solution() { return download(kernels(), method_->solution()); }
+  // The solution into the caller's array, laid out as set_source(const double*) takes it.
+  void solution_to(double* box) { box_from_padded(kernels(), decomp().layout(), solution(), box); }
 
  private:
   // Declared in the order they are made, so destroyed in reverse: the method uses the
@@ -96,6 +104,7 @@ class SolveSession {
   Buffer b_;                        // the right-hand side (heat: the initial state)
   std::optional<Buffer> boundary_;  // heat's boundary values: a source term B g of every step
   std::unique_ptr<Preconditioner> pc_;
+  bool pc_built_ = false;  // pc_ may be null when built: the plan asks for none
   double setup_s_ = 0;
   std::unique_ptr<Method> method_;
 };

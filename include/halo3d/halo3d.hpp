@@ -1,0 +1,119 @@
+// halo3d as a library: solve -Laplace u = f on a 3D grid distributed over the caller's MPI
+// ranks, from the caller's own arrays. This header, error.hpp and version.hpp are the whole
+// public interface (docs/LIBRARY.md): nothing internal is reachable from here, so the
+// solver's internals can change without breaking an embedding code.
+//
+//   halo3d::Solver s(MPI_COMM_WORLD, {{128, 128, 128}});   // collective
+//   halo3d::Box b = s.local_box();                         // this rank's piece
+//   std::vector<double> f(b.points()), u(b.points());      // x fastest, no ghosts
+//   ... fill f at global points b.offset + (i, j, k) ...
+//   halo3d::Result r = s.solve(f.data(), u.data());       // collective
+//
+// Errors: every function here throws halo3d::Error (error.hpp: a std::runtime_error whose
+// what() is the one-line message and code() the exit code halo3d's program would return,
+// e.g. kExitBadInput for an impossible grid, kExitUnavailable for --backend cuda without a
+// GPU, kExitBreakdown for NaN/Inf). An error with collective() true is thrown on every rank
+// alike and the caller may continue; otherwise one rank failed alone and the caller should
+// MPI_Abort.
+#pragma once
+#include <mpi.h>
+
+#include <array>
+#include <memory>
+#include <string>
+
+// error.hpp sits beside this header once installed (the build tree finds it on the layers'
+// include path: src/base).
+#include "error.hpp"
+#include "halo3d/version.hpp"
+
+namespace halo3d {
+
+// The library's version, "MAJOR.MINOR.PATCH" (HALO3D_VERSION_STRING of the headers it was
+// built with). Stable: this header within a MAJOR.MINOR (0.x: minor versions may break it).
+const char* version();
+
+// The global grid: points per axis (interior points; the boundary is not stored) and the
+// process grid (ranks per axis; 0 on an axis: halo3d chooses, as MPI_Dims_create does).
+// The product of a given procs must be the communicator's size.
+struct Grid {
+  std::array<int, 3> points{64, 64, 64};
+  std::array<int, 3> procs{0, 0, 0};
+};
+
+// The operator: -Laplace u = f on the unit cube, discretized with the 7-point stencil on
+// the grid's points (spacing h = 1 / (points + 1) per axis), u = `boundary_value` on the
+// boundary. Only 0 exists today (a nonzero value is refused with kExitBadInput); a struct
+// so that coefficients, the box and other boundary conditions can be added later without
+// breaking callers.
+struct Operator {
+  double boundary_value = 0.0;
+};
+
+// How to solve.
+struct Settings {
+  // mg_pcg: CG preconditioned by a multigrid V-cycle (the default); cg: plain CG; jacobi:
+  // weighted Jacobi (slow: tests and comparisons).
+  enum class Method { mg_pcg, cg, jacobi };
+  // host: OpenMP on the CPU; cuda: one GPU per rank (bound by node-local rank); auto: cuda
+  // when compiled in and a GPU is visible, else host.
+  enum class Backend { auto_, host, cuda };
+  // mixed: the multigrid V-cycle in float (mg_pcg only; the answer is still double).
+  enum class Precision { double_, mixed };
+  Method method = Method::mg_pcg;
+  double tol = 1e-8;       // relative residual ||f - A u|| / ||f|| to stop at
+  long max_iters = 10000;  // iterations at most
+  Backend backend = Backend::auto_;
+  Precision precision = Precision::double_;
+};
+
+// This rank's piece of the grid: `size` points per axis starting at global point `offset`.
+// Arrays given to and returned by the solver hold it x fastest: point (i, j, k) of the box
+// (global point offset + (i, j, k)) is element i + size[0] * (j + size[1] * k).
+struct Box {
+  std::array<int, 3> offset{}, size{};
+  long long points() const { return 1LL * size[0] * size[1] * size[2]; }
+};
+
+struct Result {
+  long iterations = 0;
+  // The true relative residual ||f - A u|| / ||f|| (recomputed, not the recurrence's) is at
+  // most 2 tol: what halo3d's program calls converged.
+  bool converged = false;
+  double relative_residual = 0;  // that true relative residual
+};
+
+class Solver {
+ public:
+  // Collective over comm (which must outlive nothing: halo3d makes its own communicators
+  // from it): decomposes the grid, picks the backend (binding a GPU by node-local rank) and
+  // builds the operator. Rank r of comm owns the box local_box() reports there: the one at
+  // process coordinates (cx, cy, cz) with r = cx + px (cy + py cz) (x fastest), each axis
+  // split into blocks, the first (points mod procs) one point larger.
+  Solver(MPI_Comm comm, const Grid& grid, const Settings& settings = {}, const Operator& op = {});
+  Solver(Solver&&) noexcept;
+  Solver& operator=(Solver&&) noexcept;
+  ~Solver();
+
+  Box local_box() const;
+  std::array<int, 3> process_grid() const;
+  // "host" or "cuda": where the solve runs, and so where solve()'s pointers may point.
+  std::string backend() const;
+  // Notes for the caller to print once (e.g. ranks sharing a GPU without MPS), "" if none.
+  std::string warnings() const;
+
+  // Collective. f and u: local_box().points() doubles each, in the Box layout, in host
+  // memory or, with the cuda backend, in host or device memory (of the GPU this rank is
+  // bound to; CUDA's unified addressing tells them apart). Starts from u = 0 (u's contents
+  // are not read); writes the answer into u whether or not it converged (see Result). The
+  // multigrid hierarchy is built at the first call and reused. f and u travel through one
+  // host-memory copy each. The same f gives bitwise the same u on any process grid and
+  // either backend.
+  Result solve(const double* f, double* u);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace halo3d

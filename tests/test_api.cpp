@@ -1,0 +1,239 @@
+// The public API (include/halo3d/halo3d.hpp) against the session `halo3d solve` runs: the
+// same f (random, by global index) gives bitwise the same u, on every process grid of the
+// rank count, for each method; the boxes tile the grid as the decomposition splits it; a
+// second solve reuses the hierarchy and still matches a fresh solver; bad input is an Error
+// with its exit code. Run under mpirun with 1-4 ranks (HALO3D_TEST_BACKEND=cuda: on GPUs).
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <halo3d/halo3d.hpp>
+
+#include "test_support.hpp"
+
+#if defined(HALO3D_HAVE_CUDA)
+#include <cuda_runtime.h>
+#endif
+
+namespace halo3d {
+namespace {
+
+const Int3 kGrid{19, 14, 11};  // unequal axes: a transposed layout would show
+
+Settings::Backend api_backend() {
+  return test::backend_under_test() == Backend::cuda ? Settings::Backend::cuda
+                                                     : Settings::Backend::host;
+}
+
+// f at this rank's box, x fastest, without ghosts: random_value of each point's global index,
+// as `--rhs random --seed` fills it.
+std::vector<double> random_f(const Box& b, std::uint64_t seed) {
+  std::vector<double> f;
+  for (int k = 0; k < b.size[2]; ++k)
+    for (int j = 0; j < b.size[1]; ++j)
+      for (int i = 0; i < b.size[0]; ++i) {
+        const std::uint64_t g =
+            b.offset[0] + i +
+            std::uint64_t(kGrid[0]) * (b.offset[1] + j + kGrid[1] * (b.offset[2] + k));
+        f.push_back(random_value(seed, g));
+      }
+  return f;
+}
+
+// The same solve through `halo3d solve`'s path (SolveSession from make_plan), this rank's
+// interior x fastest.
+std::vector<double> reference(const SolveOptions& o) {
+  test::InProcessSolve s = test::solve_in_process(o, MPI_COMM_WORLD);
+  const Layout l = s.rt->decomp.layout();
+  const std::vector<double> padded = s.solution();
+  std::vector<double> u;
+  for (int k = 0; k < l.nz; ++k)
+    for (int j = 0; j < l.ny; ++j)
+      for (int i = 0; i < l.nx; ++i) u.push_back(padded[l.at(i, j, k)]);
+  return u;
+}
+
+SolveOptions options_for(const Settings& s, const Int3& procs, std::uint64_t seed) {
+  SolveOptions o;
+  o.grid = kGrid;
+  o.procs = procs;
+  o.backend = test::backend_under_test();
+  o.rhs = "random";
+  o.seed = seed;
+  o.solver = s.method == Settings::Method::jacobi ? SolverKind::jacobi : SolverKind::cg;
+  o.precond = s.method == Settings::Method::mg_pcg ? Precond::mg : Precond::none;
+  o.precision = s.precision == Settings::Precision::mixed ? Precision::mixed : Precision::double_;
+  o.tol = s.tol;
+  o.max_iters = s.max_iters;
+  return o;
+}
+
+bool bitwise_equal(const std::vector<double>& a, const std::vector<double>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
+}
+
+// The API's box on this rank is the decomposition's block split of the grid.
+void expect_box(const Solver& s, const Int3& procs) {
+  const Box b = s.local_box();
+  const Int3 p = s.process_grid();
+  if (procs != Int3{0, 0, 0}) EXPECT_EQ(p, procs);
+  EXPECT_EQ(1LL * p[0] * p[1] * p[2], test::world_size());
+  // Rank r of the caller's communicator sits at process coordinates x fastest (the header's
+  // promise: a caller can place its ranks).
+  const int r = test::world_rank();
+  const Int3 c{r % p[0], r / p[0] % p[1], r / (p[0] * p[1])};
+  for (int a = 0; a < 3; ++a) {
+    const Span sp = split_axis(kGrid[a], p[a], c[a]);
+    EXPECT_EQ(b.offset[a], sp.offset) << "axis " << a;
+    EXPECT_EQ(b.size[a], sp.count) << "axis " << a;
+  }
+  long long points = b.points();
+  MPI_Allreduce(MPI_IN_PLACE, &points, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+  EXPECT_EQ(points, 1LL * kGrid[0] * kGrid[1] * kGrid[2]);
+}
+
+void check_method(Settings s, bool must_converge) {
+  s.backend = api_backend();
+  std::uint64_t seed = 11;
+  for (const Int3& procs : test::process_grids(test::world_size())) {
+    SCOPED_TRACE("procs " + to_string(procs));
+    Solver solver(MPI_COMM_WORLD, {kGrid, procs}, s);
+    expect_box(solver, procs);
+    const std::vector<double> f = random_f(solver.local_box(), ++seed);
+    std::vector<double> u(f.size(), 7.0);  // not read: the solve starts from 0
+    const Result r = solver.solve(f.data(), u.data());
+    EXPECT_TRUE(bitwise_equal(u, reference(options_for(s, procs, seed))));
+    EXPECT_EQ(r.converged, must_converge);
+    if (must_converge) EXPECT_LE(r.relative_residual, 2 * s.tol);
+    EXPECT_GT(r.iterations, 0);
+  }
+}
+
+TEST(Api, MgPcgBitwiseAsSolveOnEveryProcessGrid) { check_method({}, true); }
+
+TEST(Api, CgBitwiseAsSolve) {
+  Settings s;
+  s.method = Settings::Method::cg;
+  s.tol = 1e-10;
+  check_method(s, true);
+}
+
+TEST(Api, MixedPrecisionBitwiseAsSolve) {
+  Settings s;
+  s.precision = Settings::Precision::mixed;
+  check_method(s, true);
+}
+
+TEST(Api, JacobiBitwiseAsSolveWhenNotConverged) {
+  Settings s;
+  s.method = Settings::Method::jacobi;
+  s.max_iters = 40;
+  check_method(s, false);
+}
+
+// The hierarchy is kept between solves; the second answer is a fresh solver's.
+TEST(Api, SecondSolveMatchesFreshSolver) {
+  Settings s;
+  s.backend = api_backend();
+  Solver reused(MPI_COMM_WORLD, {kGrid, {0, 0, 0}}, s);
+  const std::vector<double> f1 = random_f(reused.local_box(), 3),
+                            f2 = random_f(reused.local_box(), 4);
+  std::vector<double> u1(f1.size()), u2(f1.size()), fresh(f1.size());
+  reused.solve(f1.data(), u1.data());
+  const Result r2 = reused.solve(f2.data(), u2.data());
+  Solver other(MPI_COMM_WORLD, {kGrid, {0, 0, 0}}, s);
+  const Result rf = other.solve(f2.data(), fresh.data());
+  EXPECT_FALSE(bitwise_equal(u1, u2));
+  EXPECT_TRUE(bitwise_equal(u2, fresh));
+  EXPECT_EQ(r2.iterations, rf.iterations);
+  EXPECT_EQ(r2.relative_residual, rf.relative_residual);
+}
+
+// f = 0: u = 0 exactly, converged at once (as `halo3d solve --rhs expr:0`); NaN in f on one
+// rank: a breakdown (exit code 4) thrown on every rank, and the solver still usable after.
+TEST(Api, ZeroSourceAndNaN) {
+  Settings s;
+  s.backend = api_backend();
+  Solver solver(MPI_COMM_WORLD, {kGrid, {0, 0, 0}}, s);
+  const std::size_t n = solver.local_box().points();
+  std::vector<double> f(n, 0.0), u(n, 5.0);
+  const Result r = solver.solve(f.data(), u.data());
+  EXPECT_TRUE(r.converged);
+  EXPECT_EQ(r.iterations, 0);
+  EXPECT_EQ(r.relative_residual, 0.0);
+  EXPECT_TRUE(bitwise_equal(u, std::vector<double>(n, 0.0)));
+  if (test::world_rank() == test::world_size() - 1) f[n / 2] = std::nan("");
+  try {
+    solver.solve(f.data(), u.data());
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), kExitBreakdown) << e.what();
+    EXPECT_TRUE(e.collective());
+  }
+  const std::vector<double> g = random_f(solver.local_box(), 5);
+  Solver fresh(MPI_COMM_WORLD, {kGrid, {0, 0, 0}}, s);
+  std::vector<double> u1(n), u2(n);
+  solver.solve(g.data(), u1.data());
+  fresh.solve(g.data(), u2.data());
+  EXPECT_TRUE(bitwise_equal(u1, u2));
+}
+
+// The cuda backend takes f and gives u in device memory too: the same u as from host arrays.
+TEST(Api, DevicePointersOnCuda) {
+#if defined(HALO3D_HAVE_CUDA)
+  if (test::backend_under_test() != Backend::cuda) GTEST_SKIP() << "the cuda backend only";
+  Settings s;
+  s.backend = Settings::Backend::cuda;
+  Solver solver(MPI_COMM_WORLD, {kGrid, {0, 0, 0}}, s);  // binds this rank's GPU
+  const std::vector<double> f = random_f(solver.local_box(), 9);
+  const std::size_t bytes = f.size() * sizeof(double);
+  std::vector<double> from_host(f.size()), from_device(f.size(), 3.0);
+  solver.solve(f.data(), from_host.data());
+  double *df = nullptr, *du = nullptr;
+  ASSERT_EQ(cudaMalloc(&df, bytes), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(&du, bytes), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(df, f.data(), bytes, cudaMemcpyHostToDevice), cudaSuccess);
+  solver.solve(df, du);
+  EXPECT_EQ(cudaMemcpy(from_device.data(), du, bytes, cudaMemcpyDeviceToHost), cudaSuccess);
+  cudaFree(df);
+  cudaFree(du);
+  EXPECT_TRUE(bitwise_equal(from_host, from_device));
+#else
+  GTEST_SKIP() << "CUDA is not compiled in";
+#endif
+}
+
+TEST(Api, VersionIsTheHeaders) {
+  EXPECT_STREQ(version(), HALO3D_VERSION_STRING);
+  EXPECT_EQ(std::to_string(HALO3D_VERSION_MAJOR) + "." + std::to_string(HALO3D_VERSION_MINOR) +
+                "." + std::to_string(HALO3D_VERSION_PATCH),
+            version());
+}
+
+// Bad input: halo3d::Error with kExitBadInput and a message naming the problem, on every rank.
+template <class F>
+void expect_bad_input(F make, const char* words) {
+  try {
+    make();
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), kExitBadInput) << e.what();
+    EXPECT_TRUE(e.collective());
+    EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+  }
+}
+
+TEST(Api, BadInputIsAnError) {
+  Settings s;
+  s.backend = api_backend();
+  const int n = test::world_size();
+  expect_bad_input([&] { Solver(MPI_COMM_WORLD, {kGrid, {n + 1, 1, 1}}, s); }, "procs");
+  expect_bad_input([&] { Solver(MPI_COMM_WORLD, {{8, 0, 8}, {0, 0, 0}}, s); }, "points");
+  Operator op;
+  op.boundary_value = 1;
+  expect_bad_input([&] { Solver(MPI_COMM_WORLD, {kGrid, {0, 0, 0}}, s, op); }, "boundary_value");
+  s.tol = -1;
+  expect_bad_input([&] { Solver(MPI_COMM_WORLD, {kGrid, {0, 0, 0}}, s); }, "tol");
+}
+
+}  // namespace
+}  // namespace halo3d
