@@ -478,8 +478,18 @@ std::string h5_attr_string(hid_t obj, const std::string& name) {
   if (!h5_has_attr(obj, name)) throw IoError("attribute " + name + " is missing");
   H5Id a(H5Aopen(obj, name.c_str(), H5P_DEFAULT), H5Aclose);
   H5Id type(H5Aget_type(a.get()), H5Tclose);
-  if (H5Tget_class(type.get()) != H5T_STRING || H5Tis_variable_str(type.get()) > 0)
-    throw IoError("attribute " + name + " is not a fixed-length string");
+  if (H5Tget_class(type.get()) != H5T_STRING)
+    throw IoError("attribute " + name + " is not a string");
+  if (H5Tis_variable_str(type.get()) > 0) {  // h5_attr_text's (the solution file's)
+    H5Id space(H5Aget_space(a.get()), H5Sclose);
+    if (H5Sget_simple_extent_npoints(space.get()) != 1)
+      throw IoError("attribute " + name + " is not a single string");
+    char* p = nullptr;
+    HALO3D_H5_CHECK(H5Aread(a.get(), type.get(), &p));
+    std::string s = p ? p : "";
+    H5free_memory(p);
+    return s;
+  }
   std::string s(H5Tget_size(type.get()), '\0');
   HALO3D_H5_CHECK(H5Aread(a.get(), type.get(), s.data()));
   s.resize(std::strlen(s.c_str()));
