@@ -1,6 +1,7 @@
-// The report of a `halo3d solve`: its lines on stdout, the solution file's attributes and
-// the --report JSON (docs/REPORT.md), all written from a plain record of the run, so they
-// depend on what ran, not on how the run is held together.
+// The report of a `halo3d solve`: its lines on stdout and stderr (solve_lines.cpp), the
+// solution file's attributes and the --report JSON (docs/REPORT.md; solve_report.cpp), all
+// written from a plain record of the run, so they depend on what ran, not on how the run is
+// held together.
 #pragma once
 #include <hdf5.h>
 #include <mpi.h>
@@ -103,6 +104,8 @@ void print_timing(const SolveRecord& r, const Summary& m);
 // The header: what is solved, where and how; printed as soon as set-up has chosen the
 // decomposition, backend and halo transport, before any phase line.
 void print_header(const SolveOptions& o, const std::string& solver, const Runtime& rt);
+// "SIGINT", "SIGTERM", "SIGUSR1" (or "?").
+const char* signal_name(int sig);
 // Rank 0's line as the ranks stop on a signal, before the checkpoint's write (`saved`: what
 // the checkpoint file holds, as SolveRun::saved).
 void announce_stop(const std::string& checkpoint, long saved, long it, int sig);
