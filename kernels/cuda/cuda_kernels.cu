@@ -25,15 +25,6 @@ namespace halo3d {
 namespace cuda {
 namespace {
 
-// The sweep kernels compiled: tile3d with kTileZ planes per thread (T = 1 for a region's
-// last nk mod kTileZ planes) and smem, both with the kTileX x kTileY tile of
-// launch_config.hpp, and naive. Other shapes lost when measured (docs/performance-log.md,
-// versions 4, 5 and 8); bench/gpu/sweep_probe.cu still compiles them to measure.
-template <class Op, bool kReduce>
-auto tile3d_kernel(int z) {
-  return z == 1 ? tile3d_sweep<Op, kReduce, 1> : tile3d_sweep<Op, kReduce, kTileZ>;
-}
-
 // What the caller asked for (CudaVariants) in the backend's terms.
 SweepVariant sweep_variant(CudaVariants::Sweep s) {
   switch (s) {
@@ -485,23 +476,6 @@ class CudaKernels final : public TypedKernels<CudaKernels>, public DeviceTimer {
     resident_blocks(kernel);  // sets its L1 preference
     kernel<<<to_dim3(g.grid), to_dim3(g.block), 0, st>>>(l, units, op, partials);
     HALO3D_CUDA_CHECK_LAUNCH();
-  }
-
-  static bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
-  template <class T>
-  static bool op_aligned16(const AxpbyOp<T>& o) {
-    return aligned16(o.x) && aligned16(o.y);
-  }
-  static bool op_aligned16(const CgUpdateOp& o) {
-    return aligned16(o.p) && aligned16(o.ap) && aligned16(o.x) && aligned16(o.r);
-  }
-  template <class T>
-  static bool op_aligned16(const DotOp<T>& o) {
-    return aligned16(o.x) && aligned16(o.y);
-  }
-  template <class SweepOp>
-  static bool op_aligned16(const SweepOp& o) {
-    return aligned16(o.u) && aligned16(o.out) && (!SweepOp::kReadsF || aligned16(o.f));
   }
 
   int device_;

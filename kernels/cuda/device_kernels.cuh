@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <cstdint>
 
 #include "kernels.hpp"
 #include "launch_config.hpp"
@@ -113,6 +114,13 @@ static __global__ void __launch_bounds__(kFinishThreads)
   }
   const DD total = block_sum<kFinishThreads>(acc);
   if (threadIdx.x == 0) out[slot] = make_double2(total.hi, total.lo);
+}
+
+// Whether an array allows the pair accesses below (cudaMalloc's do); a sweep op's arrays.
+inline bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
+template <class SweepOp>
+bool op_aligned16(const SweepOp& o) {
+  return aligned16(o.u) && aligned16(o.out) && (!SweepOp::kReadsF || aligned16(o.f));
 }
 
 // Aligned pair accesses for tile3d and vec2 (the caller guarantees 16-byte alignment).
@@ -269,6 +277,15 @@ __global__ void __launch_bounds__(kBlockThreads, kMinBlocks)
     }
   }
   if constexpr (kReduce) store_block_partial_any(acc, partials);
+}
+
+// The sweep kernels compiled: tile3d with kTileZ planes per thread (T = 1 for a region's
+// last nk mod kTileZ planes) and smem, both with the kTileX x kTileY tile of
+// launch_config.hpp, and naive. Other shapes lost when measured (docs/performance-log.md,
+// versions 4, 5 and 8); bench/gpu/sweep_probe.cu still compiles them to measure.
+template <class Op, bool kReduce>
+auto tile3d_kernel(int z) {
+  return z == 1 ? tile3d_sweep<Op, kReduce, 1> : tile3d_sweep<Op, kReduce, kTileZ>;
 }
 
 // The halo cell thread t of a TX x TY smem tile at (it, jt) loads, if any (smem_sweep):

@@ -98,6 +98,19 @@ struct DotOp {
   }
 };
 
+// The vector kernels' arrays allow vec2's pair accesses (else they run as flat).
+template <class T>
+bool op_aligned16(const AxpbyOp<T>& o) {
+  return aligned16(o.x) && aligned16(o.y);
+}
+inline bool op_aligned16(const CgUpdateOp& o) {
+  return aligned16(o.p) && aligned16(o.ap) && aligned16(o.x) && aligned16(o.r);
+}
+template <class T>
+bool op_aligned16(const DotOp<T>& o) {
+  return aligned16(o.x) && aligned16(o.y);
+}
+
 // flat_kernel's work on one thread's rows c0[q] (ok[q]: the row exists), from unit m0 on,
 // units bx apart: all loads first, then the finishes, each term added to acc.
 template <class Op, bool kReduce, int UX, int UR>
