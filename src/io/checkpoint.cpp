@@ -3,6 +3,7 @@
 #include <hdf5.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -18,8 +19,8 @@ namespace halo3d {
 namespace {
 
 // Bumped whenever the checkpoint layout or the meaning of its state changes.
-constexpr const char* kFormat =
-    "halo3d-checkpoint-2";  // 2: CG and Jacobi state scaled (solvers.cpp)
+// 2: CG and Jacobi state scaled (solvers.cpp); 3: the solver scalars carry a checksum.
+constexpr const char* kFormat = "halo3d-checkpoint-3";
 
 std::vector<long long> ints(const Int3& v) { return {v[0], v[1], v[2]}; }
 
@@ -127,7 +128,9 @@ void write_checkpoint(const std::string& path, MPI_Comm comm, const Decompositio
     h5_attr(f, "alpha_dt", std::vector<double>{id.alpha, id.dt});
     h5_attr(f, "iteration", std::vector<long long>{iteration});
     auto s = m.scalars();
-    h5_attr(f, "scalars", s.empty() ? std::vector<double>{0.0} : s);
+    if (s.empty()) s = {0.0};
+    h5_attr(f, "scalars", s);
+    h5_attr(f, "scalars_checksum", std::vector<long long>{as_attr(vector_checksum(s))});
     if (extra) extra(f);
   });
 }
@@ -252,17 +255,23 @@ void check_checksum(const Attrs& at, hid_t f, const std::string& name, std::uint
                " does not match its checksum (the file was changed or corrupted)");
 }
 
-// The solver's scalars, as many as `m` has, all finite.
+// The solver's scalars: all finite, exactly as many as `m` has (one 0 when it has none), and
+// what was written (a changed scalar, e.g. CG's rho, would make the continued solve wrong or
+// end in a false "breakdown").
 std::vector<double> read_scalars(const Attrs& at, const std::string& path,
                                  const Checkpointable& m) {
   auto scalars = at.doubles("scalars");
-  if (scalars.size() < m.scalars().size())
-    at.fail("has fewer solver scalars than this solver needs");
-  scalars.resize(m.scalars().size());
   for (const double s : scalars)
     if (!std::isfinite(s))
       throw Error(kExitBreakdown,
                   "--restart " + path + ": the checkpoint's solver scalars hold NaN or Inf");
+  const std::size_t want = std::max<std::size_t>(1, m.scalars().size());
+  if (scalars.size() != want)
+    at.damaged("attribute scalars holds " + std::to_string(scalars.size()) +
+               " values, this solver has " + std::to_string(want));
+  if (at.ints("scalars_checksum", 1)[0] != as_attr(vector_checksum(scalars)))
+    at.damaged("attribute scalars does not match its checksum (the file was changed or corrupted)");
+  scalars.resize(m.scalars().size());
   return scalars;
 }
 
