@@ -409,6 +409,8 @@ restart_case("x of rank 5", replace_dataset("x", lambda f: f.create_dataset("x",
              *base, code=2, needles=("damaged checkpoint", "/x", "shape"))
 restart_case("x of another shape", replace_dataset("x", lambda f: f.create_dataset("x", data=np.zeros((8, 10, 11)))),
              *base, code=2, needles=("damaged checkpoint", "/x", "[8][10][11]"))
+restart_case("x a scalar", replace_dataset("x", lambda f: f.create_dataset("x", data=1.0)), *base, code=2,
+             needles=("damaged checkpoint", "/x", "has shape [] (a scalar"))
 restart_case("x a group", replace_dataset("x", lambda f: f.create_group("x")), *base, code=2,
              needles=("damaged checkpoint", "/x", "not a dataset"))
 restart_case("x of strings", replace_dataset("x", lambda f: f.create_dataset("x", shape=(8, 10, 12), dtype="S4")),
@@ -501,7 +503,7 @@ check(p.returncode == 0 and p2.returncode == 4 and len(error_lines(p2)) == 1 and
 # A /series that is an external link (here to a FIFO) is a damaged checkpoint, not a hang or
 # a raw HDF5 message (class 5).
 p = halo3d_in(d10, 2, "solve", *hb[:-1], "2", "--output-every", "1", "--checkpoint", "heatl.h5", "--checkpoint-every",
-              "1", "--output", "none")
+              "1", "--output", "seriesl.h5")
 with h5py.File(os.path.join(d10, "heatl.h5"), "r+") as f:
     del f["series"]
     f["series"] = h5py.ExternalLink(os.path.join(d10, "fifo"), "/")

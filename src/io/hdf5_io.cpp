@@ -254,6 +254,7 @@ void check_input_h5(const std::string& what, const std::string& path, MPI_Comm c
 namespace {
 
 std::string shape_text(const std::vector<hsize_t>& dims) {
+  if (dims.empty()) return "[] (a scalar or empty dataspace)";
   std::string s;
   for (const hsize_t n : dims) s += "[" + (n ? std::to_string(n) : std::string("any")) + "]";
   return s;
