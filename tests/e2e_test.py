@@ -415,6 +415,8 @@ restart_case("x a group", replace_dataset("x", lambda f: f.create_group("x")), *
              needles=("damaged checkpoint", "/x", "not a dataset"))
 restart_case("x of strings", replace_dataset("x", lambda f: f.create_dataset("x", shape=(8, 10, 12), dtype="S4")),
              *base, code=2, needles=("damaged checkpoint", "/x", "floating-point"))
+restart_case("x a hard link to r (checksum bound to the name)", replace_dataset("x", lambda f: f.__setitem__("x", f["r"])),
+             *base, code=2, needles=("damaged checkpoint", "/x", "checksum"))
 restart_case("x a soft link to r", replace_dataset("x", lambda f: f.__setitem__("x", h5py.SoftLink("/r"))), *base,
              code=2, needles=("damaged checkpoint", "/x", "link"))
 restart_case("x an external link to a FIFO", replace_dataset("x", lambda f: f.__setitem__(
@@ -465,8 +467,9 @@ hb = ["--problem", "heat", "--grid", "8,8,8", "--steps", "4"]
 p = halo3d_in(d10, 2, "solve", *hb[:-1], "2", "--checkpoint", "heat.h5", "--output", "none", "--checkpoint-every", "1")
 check(p.returncode == 0, f"heat checkpoint written ({p.returncode}, {error_lines(p)})")
 os.replace(os.path.join(d10, "heat.h5"), os.path.join(d10, "ck.h5"))
-def checksum(values):
-    """halo3d's field_checksum (checkpoint.cpp) of a [NZ][NY][NX] array, as the attribute holds it."""
+def checksum(values, name):
+    """halo3d's field_checksum (checkpoint.cpp) of a [NZ][NY][NX] array, bound to dataset `name`
+    (named()), as the attribute holds it."""
     def mix(x):
         x = x ^ (x >> np.uint64(30))
         x = x * np.uint64(0xbf58476d1ce4e5b9)
@@ -476,14 +479,18 @@ def checksum(values):
     with np.errstate(over="ignore"):
         index = np.arange(values.size, dtype=np.uint64) + np.uint64(0x9e3779b97f4a7c15)
         bits = np.ascontiguousarray(values, dtype=np.float64).ravel().view(np.uint64)
-        total = int(mix(mix(index) ^ bits).sum(dtype=np.uint64))
+        total = mix(mix(index) ^ bits).sum(dtype=np.uint64)
+        h = 0xcbf29ce484222325
+        for ch in name.encode():
+            h = ((h ^ ch) * 0x100000001b3) & 0xffffffffffffffff
+        total = int(mix(np.uint64(int(total) ^ h)))
     return np.array([total - (1 << 64) if total >= 1 << 63 else total], dtype=np.int64)
 
 
 def set_u(value):  # a state written as it is (its checksum made to match): finite, but huge
     def change(f):
         f["u"][...] = value
-        f["u"].attrs["checksum"] = checksum(f["u"][...])
+        f["u"].attrs["checksum"] = checksum(f["u"][...], "u")
     return change
 
 

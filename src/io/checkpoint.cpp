@@ -19,7 +19,8 @@ namespace halo3d {
 namespace {
 
 // Bumped whenever the checkpoint layout or the meaning of its state changes.
-// 2: CG and Jacobi state scaled (solvers.cpp); 3: the solver scalars carry a checksum.
+// 2: CG and Jacobi state scaled (solvers.cpp); 3: the solver scalars carry a checksum, and
+// each dataset's checksum is bound to its name.
 constexpr const char* kFormat = "halo3d-checkpoint-3";
 
 std::vector<long long> ints(const Int3& v) { return {v[0], v[1], v[2]}; }
@@ -56,10 +57,18 @@ long long as_attr(std::uint64_t c) {
   return v;
 }
 
+// Checksum `c` of dataset /name's values bound to the name (FNV-1a of it, mixed in): another
+// dataset's values and checksum under this name (/x a hard link to /r) do not match.
+std::uint64_t named(std::uint64_t c, const std::string& name) {
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  for (const unsigned char ch : name) h = (h ^ ch) * 0x100000001b3ull;
+  return mix(c ^ h);
+}
+
 // The attribute "checksum" of dataset /name.
 void write_checksum(hid_t f, const std::string& name, std::uint64_t c) {
   H5Id dset(H5Dopen2(f, name.c_str(), H5P_DEFAULT), H5Dclose);
-  h5_attr(dset.get(), "checksum", std::vector<long long>{as_attr(c)});
+  h5_attr(dset.get(), "checksum", std::vector<long long>{as_attr(named(c, name))});
 }
 
 }  // namespace
@@ -250,7 +259,7 @@ void check_checksum(const Attrs& at, hid_t f, const std::string& name, std::uint
   H5Id dset(H5Dopen2(f, name.c_str(), H5P_DEFAULT), H5Dclose);
   if (!h5_has_attr(dset.get(), "checksum")) at.damaged("dataset /" + name + " has no checksum");
   const Attrs dat(dset.get(), at.path());
-  if (dat.ints("checksum", 1)[0] != as_attr(c))
+  if (dat.ints("checksum", 1)[0] != as_attr(named(c, name)))
     at.damaged("dataset /" + name +
                " does not match its checksum (the file was changed or corrupted)");
 }
