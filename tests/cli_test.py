@@ -10,6 +10,7 @@ import sys
 import tempfile
 
 import h5py
+import numpy as np
 
 HALO3D, MPIEXEC = os.path.abspath(sys.argv[1]), sys.argv[2]
 failures = []
@@ -300,6 +301,44 @@ for name, args in (("--rhs file: a FIFO", ["--rhs", "file:{d}/in.h5:/f"]),
 expect_error("--initial file: a directory", ["solve", "--problem", "heat", "--grid", "8,8,8", "--initial", "file:{d}/sub:/f"],
              2, "not a regular file (a directory)", setup=lambda d: (os.mkdir(os.path.join(d, "sub")), {"sub": snapshot(os.path.join(d, "sub"))})[1])
 expect_error("--rhs file: /dev/zero", ["solve", "--grid", "8,8,8", "--rhs", "file:/dev/zero:/f"], 2, "a character device")
+
+
+# Data that an input file only names are refused, never opened: an external link (to a FIFO it
+# hung rank 0 in open while the others waited; to one of the run's outputs it escaped the
+# same-file check and the output replaced the data it was read from), a soft link to one, or a
+# virtual dataset (issue 28, classes 5 and 7).
+def linked_input(kind):
+    def setup(d):
+        os.mkfifo(os.path.join(d, "fifo"))
+        with h5py.File(os.path.join(d, "src.h5"), "w") as f:
+            f["g"] = np.random.default_rng(8).random((8, 8, 8))
+        with h5py.File(os.path.join(d, "in.h5"), "w") as f:
+            if kind == "external link to a FIFO":
+                f["f"] = h5py.ExternalLink(os.path.join(d, "fifo"), "/f")
+            elif kind == "external link to the output":
+                f["f"] = h5py.ExternalLink(os.path.join(d, "src.h5"), "/g")
+            elif kind == "group an external link":
+                f["grp"] = h5py.ExternalLink(os.path.join(d, "fifo"), "/")
+            elif kind == "soft link to an external link":
+                f["e"] = h5py.ExternalLink(os.path.join(d, "fifo"), "/f")
+                f["f"] = h5py.SoftLink("/e")
+            else:
+                layout = h5py.VirtualLayout(shape=(8, 8, 8), dtype="f8")
+                layout[...] = h5py.VirtualSource(os.path.join(d, "fifo"), "g", shape=(8, 8, 8))
+                f.create_virtual_dataset("f", layout, fillvalue=0)
+        return {n: snapshot(os.path.join(d, n)) for n in ("in.h5", "src.h5", "fifo")}
+    return setup
+
+
+for kind, dset, out, needle in (("external link to a FIFO", "/f", "out.h5", "/f is an external link"),
+                                ("external link to the output", "/f", "src.h5", "/f is an external link"),
+                                ("group an external link", "/grp/f", "out.h5", "/grp is an external link"),
+                                ("soft link to an external link", "/f", "out.h5", "not a dataset"),
+                                ("virtual dataset on a FIFO", "/f", "out.h5", "external files")):
+    for ranks in (1, 3):
+        expect_error(f"--rhs file: {kind}, {ranks} rank(s)", ["solve", "--grid", "8,8,8", "--rhs",
+                     "file:{d}/in.h5:" + dset, "--output", "{d}/" + out], 2, needle, ranks=ranks,
+                     setup=linked_input(kind))
 
 expect_error("report a FIFO", ["solve", "--grid", "8,8,8", "--report", "{d}/r.json"], 2, "FIFO", setup=make_fifo("r.json"))
 expect_error("checkpoint a socket", ["solve", "--grid", "8,8,8", "--checkpoint", "{d}/c.h5"], 2, "socket",

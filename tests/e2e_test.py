@@ -362,6 +362,7 @@ def restart_case(name, make, *args, code, needles=(), ranks=2):
 
 
 base = ["--grid", "12,10,8", "--rhs", "random", "--seed", "5"]
+os.mkfifo(os.path.join(d10, "fifo"))  # an external link to it must not be opened (hang)
 p = halo3d_in(d10, 2, "solve", *base, "--max-iters", "3", "--checkpoint", "ck.h5", "--checkpoint-every", "1",
               "--output", "none")
 check(p.returncode == 3, "checkpoint for the restart checks written (exit 3)")
@@ -391,6 +392,14 @@ def poison_x(f):
 restart_case("NaN in the saved x", poison_x, *base, code=4, needles=("NaN",))
 restart_case("Inf in the solver scalars", lambda f: f.attrs.__setitem__("scalars", np.array([np.inf])), *base, code=4,
              needles=("NaN or Inf",))
+# The solver scalars (CG's rho) are what was written, as many as the solver has: a changed one
+# was taken as is and ended in a false "breakdown" (exit 4), extra ones were ignored (class 11).
+restart_case("solver scalar changed (checksum)", lambda f: f.attrs.__setitem__("scalars", f.attrs["scalars"] * 3.0),
+             *base, code=2, needles=("damaged checkpoint", "scalars", "checksum"))
+restart_case("solver scalars of another count", lambda f: f.attrs.__setitem__(
+    "scalars", np.append(f.attrs["scalars"], [1.0, 2.0])), *base, code=2, needles=("damaged checkpoint", "scalars", "3"))
+restart_case("solver scalars' checksum missing", lambda f: f.attrs.__delitem__("scalars_checksum"), *base, code=2,
+             needles=("scalars_checksum", "missing"))
 
 
 # Damaged datasets are "damaged checkpoint", exit 2, one line, never a crash or a raw HDF5
@@ -408,12 +417,19 @@ restart_case("x of rank 5", replace_dataset("x", lambda f: f.create_dataset("x",
              *base, code=2, needles=("damaged checkpoint", "/x", "shape"))
 restart_case("x of another shape", replace_dataset("x", lambda f: f.create_dataset("x", data=np.zeros((8, 10, 11)))),
              *base, code=2, needles=("damaged checkpoint", "/x", "[8][10][11]"))
+restart_case("x a scalar", replace_dataset("x", lambda f: f.create_dataset("x", data=1.0)), *base, code=2,
+             needles=("damaged checkpoint", "/x", "has shape [] (a scalar"))
 restart_case("x a group", replace_dataset("x", lambda f: f.create_group("x")), *base, code=2,
              needles=("damaged checkpoint", "/x", "not a dataset"))
 restart_case("x of strings", replace_dataset("x", lambda f: f.create_dataset("x", shape=(8, 10, 12), dtype="S4")),
              *base, code=2, needles=("damaged checkpoint", "/x", "floating-point"))
+restart_case("x a hard link to r (checksum bound to the name)", replace_dataset("x", lambda f: f.__setitem__("x", f["r"])),
+             *base, code=2, needles=("damaged checkpoint", "/x", "checksum"))
 restart_case("x a soft link to r", replace_dataset("x", lambda f: f.__setitem__("x", h5py.SoftLink("/r"))), *base,
              code=2, needles=("damaged checkpoint", "/x", "link"))
+restart_case("x an external link to a FIFO", replace_dataset("x", lambda f: f.__setitem__(
+    "x", h5py.ExternalLink(os.path.join(d10, "fifo"), "/x"))), *base, code=2,
+    needles=("damaged checkpoint", "/x", "external link"))
 
 
 def flip_x(f):  # 8 bytes of /x changed: a checkpoint whose data are not what was written
@@ -459,8 +475,9 @@ hb = ["--problem", "heat", "--grid", "8,8,8", "--steps", "4"]
 p = halo3d_in(d10, 2, "solve", *hb[:-1], "2", "--checkpoint", "heat.h5", "--output", "none", "--checkpoint-every", "1")
 check(p.returncode == 0, f"heat checkpoint written ({p.returncode}, {error_lines(p)})")
 os.replace(os.path.join(d10, "heat.h5"), os.path.join(d10, "ck.h5"))
-def checksum(values):
-    """halo3d's field_checksum (checkpoint.cpp) of a [NZ][NY][NX] array, as the attribute holds it."""
+def checksum(values, name):
+    """halo3d's field_checksum (checkpoint.cpp) of a [NZ][NY][NX] array, bound to dataset `name`
+    (named()), as the attribute holds it."""
     def mix(x):
         x = x ^ (x >> np.uint64(30))
         x = x * np.uint64(0xbf58476d1ce4e5b9)
@@ -470,14 +487,18 @@ def checksum(values):
     with np.errstate(over="ignore"):
         index = np.arange(values.size, dtype=np.uint64) + np.uint64(0x9e3779b97f4a7c15)
         bits = np.ascontiguousarray(values, dtype=np.float64).ravel().view(np.uint64)
-        total = int(mix(mix(index) ^ bits).sum(dtype=np.uint64))
+        total = mix(mix(index) ^ bits).sum(dtype=np.uint64)
+        h = 0xcbf29ce484222325
+        for ch in name.encode():
+            h = ((h ^ ch) * 0x100000001b3) & 0xffffffffffffffff
+        total = int(mix(np.uint64(int(total) ^ h)))
     return np.array([total - (1 << 64) if total >= 1 << 63 else total], dtype=np.int64)
 
 
 def set_u(value):  # a state written as it is (its checksum made to match): finite, but huge
     def change(f):
         f["u"][...] = value
-        f["u"].attrs["checksum"] = checksum(f["u"][...])
+        f["u"].attrs["checksum"] = checksum(f["u"][...], "u")
     return change
 
 
@@ -494,6 +515,17 @@ p2 = halo3d_in(d10, 2, "solve", *hb, "--output-every", "1", "--restart", "heats.
 check(p.returncode == 0 and p2.returncode == 4 and len(error_lines(p2)) == 1 and "/series/000001" in error_lines(p2)[0]
       and not os.path.exists(os.path.join(d10, "series2.h5")),
       f"NaN in a checkpoint's series snapshot: exit {p.returncode}/{p2.returncode} (want 0/4), {error_lines(p2)}")
+# A /series that is an external link (here to a FIFO) is a damaged checkpoint, not a hang or
+# a raw HDF5 message (class 5).
+p = halo3d_in(d10, 2, "solve", *hb[:-1], "2", "--output-every", "1", "--checkpoint", "heatl.h5", "--checkpoint-every",
+              "1", "--output", "seriesl.h5")
+with h5py.File(os.path.join(d10, "heatl.h5"), "r+") as f:
+    del f["series"]
+    f["series"] = h5py.ExternalLink(os.path.join(d10, "fifo"), "/")
+p2 = halo3d_in(d10, 2, "solve", *hb, "--output-every", "1", "--restart", "heatl.h5", "--output", "series3.h5", timeout=60)
+check(p.returncode == 0 and p2.returncode == 2 and len(error_lines(p2)) == 1
+      and "damaged checkpoint: its series" in error_lines(p2)[0] and "HDF5" not in p2.stderr,
+      f"a checkpoint's /series an external link: exit {p.returncode}/{p2.returncode} (want 0/2), {error_lines(p2)}")
 restart_case("heat alpha differs (both values)", None, *hb, "--alpha", "0.5", "--dt", "1e-4", code=2,
              needles=("alpha", "0.5"))
 restart_case("heat checkpoint beyond --steps", None, *hb[:-1], "1", code=2, needles=("--steps",))

@@ -3,6 +3,7 @@
 #include <hdf5.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -18,8 +19,9 @@ namespace halo3d {
 namespace {
 
 // Bumped whenever the checkpoint layout or the meaning of its state changes.
-constexpr const char* kFormat =
-    "halo3d-checkpoint-2";  // 2: CG and Jacobi state scaled (solvers.cpp)
+// 2: CG and Jacobi state scaled (solvers.cpp); 3: the solver scalars carry a checksum, and
+// each dataset's checksum is bound to its name.
+constexpr const char* kFormat = "halo3d-checkpoint-3";
 
 std::vector<long long> ints(const Int3& v) { return {v[0], v[1], v[2]}; }
 
@@ -55,10 +57,18 @@ long long as_attr(std::uint64_t c) {
   return v;
 }
 
+// Checksum `c` of dataset /name's values bound to the name (FNV-1a of it, mixed in): another
+// dataset's values and checksum under this name (/x a hard link to /r) do not match.
+std::uint64_t named(std::uint64_t c, const std::string& name) {
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  for (const unsigned char ch : name) h = (h ^ ch) * 0x100000001b3ull;
+  return mix(c ^ h);
+}
+
 // The attribute "checksum" of dataset /name.
 void write_checksum(hid_t f, const std::string& name, std::uint64_t c) {
   H5Id dset(H5Dopen2(f, name.c_str(), H5P_DEFAULT), H5Dclose);
-  h5_attr(dset.get(), "checksum", std::vector<long long>{as_attr(c)});
+  h5_attr(dset.get(), "checksum", std::vector<long long>{as_attr(named(c, name))});
 }
 
 }  // namespace
@@ -127,7 +137,9 @@ void write_checkpoint(const std::string& path, MPI_Comm comm, const Decompositio
     h5_attr(f, "alpha_dt", std::vector<double>{id.alpha, id.dt});
     h5_attr(f, "iteration", std::vector<long long>{iteration});
     auto s = m.scalars();
-    h5_attr(f, "scalars", s.empty() ? std::vector<double>{0.0} : s);
+    if (s.empty()) s = {0.0};
+    h5_attr(f, "scalars", s);
+    h5_attr(f, "scalars_checksum", std::vector<long long>{as_attr(vector_checksum(s))});
     if (extra) extra(f);
   });
 }
@@ -247,22 +259,28 @@ void check_checksum(const Attrs& at, hid_t f, const std::string& name, std::uint
   H5Id dset(H5Dopen2(f, name.c_str(), H5P_DEFAULT), H5Dclose);
   if (!h5_has_attr(dset.get(), "checksum")) at.damaged("dataset /" + name + " has no checksum");
   const Attrs dat(dset.get(), at.path());
-  if (dat.ints("checksum", 1)[0] != as_attr(c))
+  if (dat.ints("checksum", 1)[0] != as_attr(named(c, name)))
     at.damaged("dataset /" + name +
                " does not match its checksum (the file was changed or corrupted)");
 }
 
-// The solver's scalars, as many as `m` has, all finite.
+// The solver's scalars: all finite, exactly as many as `m` has (one 0 when it has none), and
+// what was written (a changed scalar, e.g. CG's rho, would make the continued solve wrong or
+// end in a false "breakdown").
 std::vector<double> read_scalars(const Attrs& at, const std::string& path,
                                  const Checkpointable& m) {
   auto scalars = at.doubles("scalars");
-  if (scalars.size() < m.scalars().size())
-    at.fail("has fewer solver scalars than this solver needs");
-  scalars.resize(m.scalars().size());
   for (const double s : scalars)
     if (!std::isfinite(s))
       throw Error(kExitBreakdown,
                   "--restart " + path + ": the checkpoint's solver scalars hold NaN or Inf");
+  const std::size_t want = std::max<std::size_t>(1, m.scalars().size());
+  if (scalars.size() != want)
+    at.damaged("attribute scalars holds " + std::to_string(scalars.size()) +
+               " values, this solver has " + std::to_string(want));
+  if (at.ints("scalars_checksum", 1)[0] != as_attr(vector_checksum(scalars)))
+    at.damaged("attribute scalars does not match its checksum (the file was changed or corrupted)");
+  scalars.resize(m.scalars().size());
   return scalars;
 }
 

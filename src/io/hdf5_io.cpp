@@ -255,9 +255,18 @@ void check_input_h5(const std::string& what, const std::string& path, MPI_Comm c
 namespace {
 
 std::string shape_text(const std::vector<hsize_t>& dims) {
+  if (dims.empty()) return "[] (a scalar or empty dataspace)";
   std::string s;
   for (const hsize_t n : dims) s += "[" + (n ? std::to_string(n) : std::string("any")) + "]";
   return s;
+}
+
+// Whether dataset `dset`'s data live in other files: external storage or a virtual dataset
+// (HDF5 would open the files they name by path, perhaps a FIFO).
+bool data_elsewhere(hid_t dset) {
+  H5Id dcpl(H5Dget_create_plist(dset), H5Pclose);
+  return dcpl.get() < 0 || H5Pget_external_count(dcpl.get()) != 0 ||
+         H5Pget_layout(dcpl.get()) == H5D_VIRTUAL;
 }
 
 // The kind of link `name` is (hard, soft, external) and of the object it names.
@@ -284,10 +293,28 @@ bool is_dataset(hid_t file, const std::string& name) {
 
 }  // namespace
 
+std::string h5_external_link(hid_t file, const std::string& name) {
+  QuietHdf5 quiet;
+  for (std::size_t at = name.find('/', 1);; at = name.find('/', at + 1)) {
+    const std::string prefix = name.substr(0, at);
+#if H5_VERSION_GE(1, 12, 0)
+    H5L_info2_t li;
+    const herr_t got = H5Lget_info2(file, prefix.c_str(), &li, H5P_DEFAULT);
+#else
+    H5L_info_t li;
+    const herr_t got = H5Lget_info(file, prefix.c_str(), &li, H5P_DEFAULT);
+#endif
+    if (got >= 0 && li.type == H5L_TYPE_EXTERNAL) return prefix;
+    if (got < 0 || at == std::string::npos) return std::string();
+  }
+}
+
 std::string h5_dataset_problem(hid_t file, const std::string& name,
                                const std::vector<hsize_t>& dims) {
   QuietHdf5 quiet;
   const std::string what = "dataset /" + name;
+  const std::string link = h5_external_link(file, name);
+  if (!link.empty()) return what + ": " + link + " is an external link into another file";
   if (H5Lexists(file, name.c_str(), H5P_DEFAULT) <= 0) return what + " is missing";
   if (!hard_link(file, name)) return what + " is a soft or external link, not a dataset";
   if (!is_dataset(file, name)) return what + " is not a dataset (a group?)";
@@ -305,21 +332,23 @@ std::string h5_dataset_problem(hid_t file, const std::string& name,
   bool same = got.size() == dims.size();
   for (std::size_t i = 0; same && i < dims.size(); ++i) same = dims[i] == 0 || dims[i] == got[i];
   if (!same) return what + " has shape " + shape_text(got) + ", expected " + shape_text(dims);
-  H5Id dcpl(H5Dget_create_plist(dset.get()), H5Pclose);
-  if (dcpl.get() < 0 || H5Pget_external_count(dcpl.get()) != 0)
-    return what + " keeps its data in external files";
+  if (data_elsewhere(dset.get())) return what + " keeps its data in external files";
   return std::string();
 }
 
 void refuse_external_storage(hid_t dset, const std::string& what) {
-  H5Id dcpl(H5Dget_create_plist(dset), H5Pclose);
-  if (dcpl.get() < 0 || H5Pget_external_count(dcpl.get()) != 0)
+  if (data_elsewhere(dset))
     throw BadInput(what +
                    ": the dataset keeps its data in external files (not supported: "
                    "copy it into the HDF5 file)");
 }
 
 H5Id h5_open_read(const std::string& path, MPI_Comm comm) {
+  // External links are never followed: HDF5 would open the file they name, which may be a
+  // FIFO (the reading rank hangs in open while the others wait) or one of this run's outputs
+  // (which the same-file check never sees). Without the class, traversing one fails; the
+  // link itself stays visible, so readers can name it in their error (h5_external_link).
+  if (H5Lis_registered(H5L_TYPE_EXTERNAL) > 0) H5Lunregister(H5L_TYPE_EXTERNAL);
   auto p = fapl(comm);
   const hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, p.get());
   if (f < 0) throw IoError("cannot open HDF5 file " + path + " for reading");

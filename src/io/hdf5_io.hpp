@@ -77,8 +77,11 @@ void check_input_h5(const std::string& what, const std::string& path, MPI_Comm c
 // starts "dataset /name". Checked before any read, so a damaged file never reaches H5Dread.
 std::string h5_dataset_problem(hid_t file, const std::string& name,
                                const std::vector<hsize_t>& dims);
-// BadInput "`what`: ..." when dataset `dset` keeps its data in external files (a path HDF5
-// would open by name, perhaps a FIFO): inputs must hold their data.
+// The first component of path `name` (e.g. "/a" of "/a/b") that is an external link, or "".
+// h5_open_read's files never follow one; readers refuse them with this name.
+std::string h5_external_link(hid_t file, const std::string& name);
+// BadInput "`what`: ..." when dataset `dset` keeps its data in external files or is a virtual
+// dataset (paths HDF5 would open by name, perhaps a FIFO): inputs must hold their data.
 void refuse_external_storage(hid_t dset, const std::string& what);
 
 // /name as float64 [NZ][NY][NX]; `local` is the rank's padded array (ghosts skipped).

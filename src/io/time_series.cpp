@@ -66,9 +66,13 @@ void TimeSeries::restore(const std::string& path, long iteration) {
   // Exactly the steps 0, N, 2N, ... up to the checkpoint's: anything else is a damaged file.
   std::vector<long long> want;
   for (long s = 0; s <= iteration; s += every_) want.push_back(s);
-  const bool has_group = h5_exists(f.get(), "series");
-  H5Id g = has_group ? H5Id(H5Gopen2(f.get(), "series", H5P_DEFAULT), H5Gclose) : H5Id();
-  if (!has_group || !h5_has_attr(g.get(), "steps") || h5_attr_ints(g.get(), "steps") != want)
+  hid_t gid = -1;  // /series: a group of this file; anything else is a damaged checkpoint
+  if (h5_exists(f.get(), "series") && h5_external_link(f.get(), "series").empty()) {
+    QuietHdf5 quiet;
+    gid = H5Gopen2(f.get(), "series", H5P_DEFAULT);
+  }
+  H5Id g = gid >= 0 ? H5Id(gid, H5Gclose) : H5Id();
+  if (gid < 0 || !h5_has_attr(g.get(), "steps") || h5_attr_ints(g.get(), "steps") != want)
     throw BadInput(where + "damaged checkpoint: its series does not hold the snapshots 0, " +
                    std::to_string(every_) + ", ... up to step " + std::to_string(iteration));
   std::vector<double> u(d_.layout().padded_size(), 0.0);

@@ -96,6 +96,11 @@ H5Id open_file_field(const std::string& what, const FieldSpec& f, const Decompos
   check_input_h5(what, f.file, comm, "not an HDF5 file");  // rank 0 looks, all agree
   QuietHdf5 quiet;
   H5Id file = h5_open_read(f.file, comm);
+  const std::string link = h5_external_link(file.get(), f.dataset);
+  if (!link.empty())
+    throw BadInput(what + ": " + link +
+                   " is an external link into another file (not supported: inputs must hold "
+                   "their data in the named file)");
   // Each group on the way must exist, and the object must be a dataset.
   for (std::size_t at = f.dataset.find('/', 1);; at = f.dataset.find('/', at + 1)) {
     const std::string prefix = f.dataset.substr(0, at);

@@ -41,7 +41,7 @@ def checkpoint(path):
     with h5py.File(path, "r") as f:
         fmt = f.attrs.get("format")
         fmt = fmt.decode() if isinstance(fmt, bytes) else fmt
-        if fmt not in ("halo3d-checkpoint-1", "halo3d-checkpoint-2"):
+        if fmt not in ("halo3d-checkpoint-1", "halo3d-checkpoint-2", "halo3d-checkpoint-3"):
             print(f"{path}: format {fmt!r}, not a halo3d checkpoint")
             return 1
         it = int(f.attrs["iteration"][0])
