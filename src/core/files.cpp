@@ -29,6 +29,21 @@ void agree_verdict(int code, const std::string& why, MPI_Comm comm) {
   if (code != 0) throw IoError(msg);
 }
 
+bool write_all(int fd, const std::string& text) {
+  const char* p = text.data();
+  std::size_t left = text.size();
+  while (left > 0) {
+    const ssize_t n = ::write(fd, p, left);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    p += n;
+    left -= std::size_t(n);
+  }
+  return true;
+}
+
 namespace {
 
 std::string errno_text(int e) { return std::strerror(e); }
@@ -58,22 +73,6 @@ std::string canonical_name(const std::string& p) {
   r = real_path(parent_dir(p));
   if (r.empty()) return p;  // the directory is missing: the writability check says so
   return (r == "/" ? "" : r) + "/" + base;
-}
-
-// Writes all of `text` to `fd`; false with errno set on failure.
-bool write_all(int fd, const std::string& text) {
-  const char* p = text.data();
-  std::size_t left = text.size();
-  while (left > 0) {
-    const ssize_t n = ::write(fd, p, left);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return false;
-    }
-    p += n;
-    left -= std::size_t(n);
-  }
-  return true;
 }
 
 }  // namespace
@@ -283,85 +282,6 @@ void write_file_atomically(const std::string& path, const std::string& text, MPI
     }
   }
   agree_verdict(code, why, comm);
-}
-
-OutputSet::~OutputSet() {
-  if (done_ || comm_rank(comm_) != 0) return;
-  for (const Staged& s : staged_) ::unlink(s.tmp.c_str());
-}
-
-std::string OutputSet::stage(const std::string& path) {
-  Staged s;
-  s.path = path;
-  s.target = bcast_string(comm_rank(comm_) == 0 ? write_target(path) : std::string(), comm_);
-  s.tmp = temp_name(s.target, unique_suffix(comm_));
-  staged_.push_back(s);
-  return s.tmp;
-}
-
-void OutputSet::stage_text(const std::string& path, const std::string& text) {
-  const std::string tmp = stage(path);
-  std::string why;
-  if (comm_rank(comm_) == 0) {
-    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    if (fd < 0) {
-      why = errno_text(errno);
-    } else {
-      if (!write_all(fd, text)) why = errno_text(errno);
-      if (::close(fd) != 0 && why.empty()) why = errno_text(errno);
-    }
-  }
-  if (!why.empty())
-    why = "cannot write " + path + ": " + why + " (the previous file, if any, is kept)";
-  agree_verdict(why.empty() ? 0 : kExitIo, why, comm_);
-}
-
-namespace {
-// An exclusive flock of each directory (sorted, so two runs cannot deadlock), released when
-// the descriptors close; where a file system has no flock, the renames go unlocked.
-struct DirLocks {
-  std::vector<int> fds;
-  explicit DirLocks(std::vector<std::string> dirs) {
-    std::sort(dirs.begin(), dirs.end());
-    dirs.erase(std::unique(dirs.begin(), dirs.end()), dirs.end());
-    for (const std::string& d : dirs) {
-      const int fd = ::open(d.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-      if (fd < 0) continue;
-      while (::flock(fd, LOCK_EX) != 0 && errno == EINTR) {
-      }
-      fds.push_back(fd);
-    }
-  }
-  ~DirLocks() {
-    for (const int fd : fds) ::close(fd);
-  }
-};
-}  // namespace
-
-void OutputSet::commit() {
-  std::string why;
-  if (comm_rank(comm_) == 0) {
-    // Data first, for every file: a rename of one then never waits on another's flush.
-    for (const Staged& s : staged_)
-      if (why.empty()) {
-        why = fsync_path(s.tmp);
-        if (!why.empty()) why = "cannot write " + s.path + ": " + why;
-      }
-    std::vector<std::string> dirs;
-    for (const Staged& s : staged_) dirs.push_back(parent_dir(s.target));
-    DirLocks locks(dirs);
-    for (std::size_t i = 0; i < staged_.size() && why.empty(); ++i) {
-      bool renamed = false;
-      why = durable_rename(staged_[i].tmp, staged_[i].target, renamed, false);
-      if (!why.empty())
-        why = "cannot write " + staged_[i].path + ": " + why +
-              (i == 0 ? " (the previous files, if any, are kept)" : "");
-    }
-    for (const std::string& d : dirs)
-      if (why.empty()) why = fsync_path(d);
-  }
-  done_ = why.empty();
-  agree_verdict(why.empty() ? 0 : kExitIo, why, comm_);
 }
 
 namespace {

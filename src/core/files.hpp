@@ -46,6 +46,9 @@ std::string parent_dir(const std::string& path);
 // Collective: a verdict rank 0 reached (0: fine, else the exit code) and its message,
 // thrown on every rank (BadInput for kExitBadInput, IoError otherwise).
 void agree_verdict(int code, const std::string& why, MPI_Comm comm);
+// Writes all of `text` to the file descriptor `fd` (retrying short writes and EINTR);
+// false with errno set on failure.
+bool write_all(int fd, const std::string& text);
 // fsync of a file, or of the directory holding it; empty on success, else why not (file
 // systems that cannot flush, EINVAL/EROFS, count as success).
 std::string fsync_path(const std::string& path);

@@ -1,0 +1,111 @@
+// The XDMF sidecar of a solution file (one grid, or heat's series as a temporal collection),
+// so ParaView and VisIt open the HDF5 data; written atomically beside it.
+#include <ostream>
+#include <sstream>
+
+#include "files.hpp"
+#include "hdf5_io.hpp"
+
+namespace halo3d {
+
+namespace {
+// `s` as XML character data: & < > " ' escaped (a file named a&b<c>.h5 stays valid XML).
+std::string xml_text(const std::string& s) {
+  std::string out;
+  for (const char c : s) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+// One uniform grid of the field at `ref` (file:/dataset), each line indented by `pad`;
+// `time`: its time in a temporal collection, or null.
+void xdmf_uniform_grid(std::ostream& o, const std::string& pad, const std::string& name,
+                       const Int3& grid, const std::array<double, 3>& h, const std::string& ref,
+                       const double* time) {
+  const std::string dims =
+      std::to_string(grid[2]) + " " + std::to_string(grid[1]) + " " + std::to_string(grid[0]);
+  const std::string h_zyx = [&] {
+    std::ostringstream v;
+    v.precision(o.precision());
+    v << h[2] << " " << h[1] << " " << h[0];
+    return v.str();
+  }();
+  o << pad << "<Grid Name=\"" << name << "\" GridType=\"Uniform\">\n";
+  if (time) o << pad << " <Time Value=\"" << *time << "\"/>\n";
+  // The origin is one spacing from the boundary (the first interior point): both are h.
+  o << pad << " <Topology TopologyType=\"3DCoRectMesh\" Dimensions=\"" << dims << "\"/>\n"
+    << pad << " <Geometry GeometryType=\"ORIGIN_DXDYDZ\">\n";
+  for (int item = 0; item < 2; ++item)
+    o << pad << "  <DataItem Dimensions=\"3\" NumberType=\"Float\" Precision=\"8\" Format=\"XML\">"
+      << h_zyx << "</DataItem>\n";
+  o << pad << " </Geometry>\n"
+    << pad << " <Attribute Name=\"u\" AttributeType=\"Scalar\" Center=\"Node\">\n"
+    << pad << "  <DataItem Dimensions=\"" << dims
+    << "\" NumberType=\"Float\" Precision=\"8\" Format=\"HDF\">" << xml_text(ref) << "</DataItem>\n"
+    << pad << " </Attribute>\n"
+    << pad << "</Grid>\n";
+}
+
+// The dataset is named relative to the sidecar, which lies beside the HDF5 file.
+std::string h5_base_name(const std::string& h5_path) {
+  return h5_path.substr(h5_path.find_last_of('/') + 1);
+}
+}  // namespace
+
+void write_xdmf(const std::string& h5_path, const Int3& grid, const std::array<double, 3>& h,
+                MPI_Comm comm, OutputSet* set) {
+  std::string text;
+  if (comm_rank(comm) == 0) {
+    std::ostringstream o;
+    o.precision(17);  // Precision="8": every bit of the doubles
+    o << "<?xml version=\"1.0\" ?>\n<Xdmf Version=\"3.0\">\n <Domain>\n";
+    xdmf_uniform_grid(o, "  ", "halo3d", grid, h, h5_base_name(h5_path) + ":/u", nullptr);
+    o << " </Domain>\n</Xdmf>\n";
+    text = o.str();
+  }
+  if (set)
+    set->stage_text(xdmf_path(h5_path), text);
+  else
+    write_file_atomically(xdmf_path(h5_path), text, comm);
+}
+
+void write_xdmf_series(const std::string& h5_path, const Int3& grid, const std::array<double, 3>& h,
+                       const std::vector<XdmfStep>& steps, MPI_Comm comm, OutputSet* set) {
+  std::string text;
+  if (comm_rank(comm) == 0) {
+    std::ostringstream o;
+    o.precision(17);  // times and spacings to every bit
+    o << "<?xml version=\"1.0\" ?>\n<Xdmf Version=\"3.0\">\n <Domain>\n"
+      << "  <Grid Name=\"halo3d series\" GridType=\"Collection\" CollectionType=\"Temporal\">\n";
+    for (const XdmfStep& s : steps)
+      xdmf_uniform_grid(o, "   ", s.dataset.substr(s.dataset.find_last_of('/') + 1), grid, h,
+                        h5_base_name(h5_path) + ":/" + s.dataset, &s.t);
+    o << "  </Grid>\n </Domain>\n</Xdmf>\n";
+    text = o.str();
+  }
+  if (set)
+    set->stage_text(xdmf_path(h5_path), text);
+  else
+    write_file_atomically(xdmf_path(h5_path), text, comm);
+}
+
+}  // namespace halo3d
