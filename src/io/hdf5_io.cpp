@@ -78,6 +78,12 @@ H5Id fapl(MPI_Comm comm) {
   const herr_t set = H5Pset_fapl_mpio(p.get(), comm, info);  // keeps its own copy
   MPI_Info_free(&info);
   HALO3D_H5_CHECK(set);
+  // The file format of HDF5 1.10 (version 2 object headers, superblock version 3): every
+  // piece of metadata carries a checksum that HDF5 checks as it reads, so a damaged
+  // checkpoint or output is refused with an error where the 1.8 format's unchecked headers
+  // crashed the reader (tests/fuzz_files.py: a few overwritten bytes made H5Aexists
+  // SIGSEGV). Readers need HDF5 1.10 or later (2016; h5py, ParaView and VisIt have it).
+  HALO3D_H5_CHECK(H5Pset_libver_bounds(p.get(), H5F_LIBVER_V110, H5F_LIBVER_LATEST));
   // Attribute and metadata writes are collective too, so rank 0 need not be special.
   HALO3D_H5_CHECK(H5Pset_all_coll_metadata_ops(p.get(), true));
   HALO3D_H5_CHECK(H5Pset_coll_metadata_write(p.get(), true));
