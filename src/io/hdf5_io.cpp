@@ -17,40 +17,6 @@
 
 namespace halo3d {
 
-// The innermost description on HDF5's error stack (e.g. the system call and errno that
-// failed), so that a failed write says why; empty when the stack is empty.
-std::string hdf5_error_cause() {
-  std::string cause;
-  H5Ewalk2(
-      H5E_DEFAULT, H5E_WALK_UPWARD,
-      [](unsigned n, const H5E_error2_t* e, void* out) -> herr_t {
-        if (n == 0 && e && e->desc) *static_cast<std::string*>(out) = e->desc;
-        return 0;
-      },
-      &cause);
-  H5Eclear2(H5E_DEFAULT);
-  for (char& c : cause)
-    if (c == '\n' || c == '\r') c = ' ';
-  return cause;
-}
-
-void throw_hdf5_error(const char* expr, const char* file, int line) {
-  const std::string cause = hdf5_error_cause();
-  throw IoError(std::string("HDF5 call failed: ") + expr + " (" + file + ":" +
-                    std::to_string(line) + ")" + (cause.empty() ? "" : ": " + cause),
-                false);
-}
-
-H5Id::H5Id(hid_t id, Closer c) : id_(id), close_(c) {
-  if (id < 0) throw_hdf5_error("open/create", __FILE__, __LINE__);
-}
-void H5Id::close() {
-  if (id_ >= 0) {
-    const hid_t id = std::exchange(id_, -1);
-    HALO3D_H5_CHECK(close_(id));
-  }
-}
-
 namespace {
 
 // Whether every rank of comm runs on one host (one shared-memory node): the same answer on
@@ -78,11 +44,9 @@ H5Id fapl(MPI_Comm comm) {
   const herr_t set = H5Pset_fapl_mpio(p.get(), comm, info);  // keeps its own copy
   MPI_Info_free(&info);
   HALO3D_H5_CHECK(set);
-  // The file format of HDF5 1.10 (version 2 object headers, superblock version 3): every
-  // piece of metadata carries a checksum that HDF5 checks as it reads, so a damaged
-  // checkpoint or output is refused with an error where the 1.8 format's unchecked headers
-  // crashed the reader (tests/fuzz_files.py: a few overwritten bytes made H5Aexists
-  // SIGSEGV). Readers need HDF5 1.10 or later (2016; h5py, ParaView and VisIt have it).
+  // HDF5 1.10's format (version 2 object headers): all metadata carries checksums HDF5 checks
+  // as it reads, so a damaged file is an error where the older format's unchecked headers
+  // crashed the reader (tests/fuzz_files.py). Readers need HDF5 1.10 or later.
   HALO3D_H5_CHECK(H5Pset_libver_bounds(p.get(), H5F_LIBVER_V110, H5F_LIBVER_LATEST));
   // Attribute and metadata writes are collective too, so rank 0 need not be special.
   HALO3D_H5_CHECK(H5Pset_all_coll_metadata_ops(p.get(), true));
