@@ -147,37 +147,34 @@ double planned_bytes(const PlannedFile& f, const SolveOptions& o) {
 void check_free_space(const SolveOptions& o, MPI_Comm comm) {
   std::string why;
   if (comm_rank(comm) == 0) {
-    // Per file system (the device of each file's folder): the sum of its files' needs.
-    std::vector<std::pair<dev_t, double>> need;
-    std::vector<std::string> where;
+    // Per file system (the device of each file's folder): its files and their needs.
+    struct FileSystem {
+      dev_t dev;
+      std::string dir, names;
+      double need = 0;
+    };
+    std::vector<FileSystem> systems;
     for (const PlannedFile& f : planned_files(o)) {
       struct stat st;
-      if (::stat(parent_dir(f.path).c_str(), &st) != 0) continue;
-      auto it = std::find_if(need.begin(), need.end(),
-                             [&](const auto& n) { return n.first == st.st_dev; });
-      if (it == need.end()) {
-        need.push_back({st.st_dev, 0.0});
-        where.push_back(parent_dir(f.path));
-        it = need.end() - 1;
-      }
-      it->second += planned_bytes(f, o);
+      const std::string dir = parent_dir(f.path);
+      if (::stat(dir.c_str(), &st) != 0) continue;
+      auto it = std::find_if(systems.begin(), systems.end(),
+                             [&](const FileSystem& s) { return s.dev == st.st_dev; });
+      if (it == systems.end()) it = systems.insert(systems.end(), {st.st_dev, dir, "", 0.0});
+      it->names += (it->names.empty() ? "" : ", ") + f.path;
+      it->need += planned_bytes(f, o);
     }
-    for (std::size_t i = 0; i < need.size() && why.empty(); ++i) {
+    for (const FileSystem& s : systems) {
       struct statvfs v;
-      if (::statvfs(where[i].c_str(), &v) != 0) continue;
+      if (::statvfs(s.dir.c_str(), &v) != 0) continue;
       const double free_bytes = double(v.f_bavail) * double(v.f_frsize);
-      if (free_bytes >= need[i].second) continue;
+      if (free_bytes >= s.need) continue;
       char buf[200];
       std::snprintf(buf, sizeof buf, "%.3g MB free, at least %.3g MB needed", free_bytes / 1e6,
-                    need[i].second / 1e6);
-      std::string names;
-      for (const PlannedFile& f : planned_files(o)) {
-        struct stat st;
-        if (::stat(parent_dir(f.path).c_str(), &st) == 0 && st.st_dev == need[i].first)
-          names += (names.empty() ? "" : ", ") + f.path;
-      }
-      why = "not enough free space for " + names + " in " + where[i] + ": " + buf +
+                    s.need / 1e6);
+      why = "not enough free space for " + s.names + " in " + s.dir + ": " + buf +
             " (checked before solving)";
+      break;
     }
   }
   agree_verdict(why.empty() ? 0 : kExitIo, why, comm);
