@@ -48,6 +48,19 @@ TEST(Multigrid, CoarseningHandlesEverySize) {
   EXPECT_EQ(levels.back(), (Int3{1, 1, 1}));
   EXPECT_EQ(levels[1], (Int3{341, 63, 1}));  // y waits: its spacing is 8x x's
   EXPECT_EQ(mg_level_grids({64, 64, 64}, 3).size(), 3u);
+  // --box 4,1,1 on 63^3: x's spacing is 4x the others', so x waits until they catch up
+  // (the stencil's weights say so: the hierarchy is built from the operator).
+  const Stencil box = Stencil::laplacian(4.0 / 64, 1.0 / 64, 1.0 / 64);
+  const auto elongated = mg_level_grids({63, 63, 63}, stencil_spacing(box), 0);
+  EXPECT_EQ(elongated[1], (Int3{63, 31, 31}));
+  EXPECT_EQ(elongated[2], (Int3{63, 15, 15}));
+  EXPECT_EQ(elongated[3], (Int3{31, 7, 7}));
+  EXPECT_EQ(elongated.back(), (Int3{1, 1, 1}));
+  // The unit cube's spacings from its stencil give the same levels as from the grid alone.
+  for (const Int3 g : {Int3{512, 63, 1}, Int3{45, 38, 52}, Int3{95, 47, 191}}) {
+    const Stencil s = Stencil::laplacian(1.0 / (g[0] + 1), 1.0 / (g[1] + 1), 1.0 / (g[2] + 1));
+    EXPECT_EQ(mg_level_grids(g, stencil_spacing(s), 0), mg_level_grids(g, 0)) << to_string(g);
+  }
 }
 
 // Plain reference of 1D linear interpolation from positions in double.

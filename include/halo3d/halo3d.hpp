@@ -41,13 +41,16 @@ struct Grid {
   std::array<int, 3> procs{0, 0, 0};
 };
 
-// The operator: -Laplace u = f on the unit cube, discretized with the 7-point stencil on
-// the grid's points (spacing h = 1 / (points + 1) per axis), u = `boundary_value` on the
-// boundary. Only 0 exists today (a nonzero value is refused with kExitBadInput); a struct
-// so that coefficients, the box and other boundary conditions can be added later without
-// breaking callers.
+// The operator: -Laplace u + shift u = f on the box [0,box[0]]x[0,box[1]]x[0,box[2]],
+// discretized with the 7-point stencil on the grid's points (spacing h = box / (points + 1)
+// per axis), u = `boundary_value` on the boundary. Only 0 exists today (a nonzero value is
+// refused with kExitBadInput), as do a box side that is not finite and > 0 and a shift that
+// is not finite and >= 0. A struct so that coefficients and other boundary conditions can
+// be added later without breaking callers.
 struct Operator {
   double boundary_value = 0.0;
+  std::array<double, 3> box{1.0, 1.0, 1.0};
+  double shift = 0.0;
 };
 
 // How to solve.

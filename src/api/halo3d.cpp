@@ -48,6 +48,9 @@ ProblemSpec problem_spec(const Grid& g, const Operator& op) {
   ProblemSpec spec;
   spec.grid = g.points;
   spec.problem = ProblemKind::poisson;
+  spec.box = op.box;
+  spec.shift = op.shift;
+  check_operator(spec);  // names --box/--shift: the command line's words for these fields
   return spec;
 }
 

@@ -93,8 +93,10 @@ struct SolveArgs {
   explicit SolveArgs(const SolveOptions& o)
       : grid(o.grid.begin(), o.grid.end()),
         procs(o.procs.begin(), o.procs.end()),
+        box(o.box.begin(), o.box.end()),
         output(o.output) {}
   std::vector<int> grid, procs;
+  std::vector<double> box;
   std::vector<std::string> modes{"1,1,1"};
   std::string output, config;
 };

@@ -29,6 +29,16 @@ void add_solve_problem_options(CLI::App* solve, SolveOptions& o, SolveArgs& a) {
           "Dirichlet boundary values (Poisson and heat): VALUE, x0=V,x1=V,y0=V,... (others 0), "
           "expr:FORMULA or file:PATH.h5:/DATASET ([NZ+2][NY+2][NX+2])")
       ->group("Problem");
+  solve
+      ->add_option("--box", a.box,
+                   "The domain [0,LX]x[0,LY]x[0,LZ]: LX,LY,LZ (spacing LX/(NX+1), ...)")
+      ->delimiter(',')
+      ->expected(3)
+      ->group("Problem");
+  solve
+      ->add_option("--shift", o.shift,
+                   "sigma >= 0 in -lap u + sigma u = f (heat: u_t = alpha (lap u - sigma u))")
+      ->group("Problem");
   solve->add_option("--mode", a.modes, "Manufactured mode KX,KY,KZ (repeatable; summed)")
       ->group("Problem");
   solve->add_option("--seed", o.seed, "Seed of --rhs random")

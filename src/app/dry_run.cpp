@@ -141,7 +141,7 @@ int run_dry_run(const SolveOptions& o, MPI_Comm world) {
   const MethodPlan method = method_plan(o);
   const bool mg = method.multigrid;
   std::vector<MgLevelPlan> plan;
-  if (mg) plan = mg_plan(d, method.mg, comm);
+  if (mg) plan = mg_plan(d, operator_stencil(spacing(o), o.shift), method.mg, comm);
 
   // The files a run would write, checked as a run checks them (nothing is left behind).
   const std::vector<PlannedFile> files = planned_files(o);

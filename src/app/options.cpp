@@ -42,6 +42,7 @@ void check_stored_sizes(const SolveOptions& o) {
 
 void validate(const SolveOptions& o) {
   check_grid_size(o.grid, "--grid");
+  check_operator(o);
   if (o.modes.empty()) throw BadInput("--mode: at least one mode is needed");
   check_stored_sizes(o);
   // A wave number beyond the grid aliases: K = N+1 is zero at every point, larger ones

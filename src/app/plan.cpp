@@ -10,6 +10,7 @@
 #include "dry_run.hpp"
 #include "fields.hpp"
 #include "fmg.hpp"
+#include "problem.hpp"
 
 namespace halo3d {
 
@@ -98,7 +99,10 @@ MemoryNeed solve_memory(const SolveOptions& o, const Decomposition& d, MPI_Comm 
                             : (pc ? 5 : 4);
   MemoryNeed m;
   m.device = (2 + method) * field;
-  if (pc) m.device += mg_memory_bytes(mg_plan(d, mp.mg, cart), o.precision == Precision::mixed);
+  if (pc) {
+    const Stencil op = operator_stencil(spacing(o), o.shift);
+    m.device += mg_memory_bytes(mg_plan(d, op, mp.mg, cart), o.precision == Precision::mixed);
+  }
   m.host = 2 * field;
   if (has_boundary_values(o)) m.host += field;  // the boundary values, while lifted
   if (has_boundary_values(o) && o.problem == ProblemKind::heat) m.device += field;  // heat's B g

@@ -1,6 +1,47 @@
 #include "problem_spec.hpp"
 
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+
+#include "error.hpp"
+
 namespace halo3d {
+
+namespace {
+// The shortest of %.15g..%.17g that reads back as v.
+std::string exact_text(double v) {
+  char buf[48];
+  for (int digits = 15; digits <= 17; ++digits) {
+    std::snprintf(buf, sizeof buf, "%.*g", digits, v);
+    if (std::strtod(buf, nullptr) == v) break;
+  }
+  return buf;
+}
+}  // namespace
+
+void check_operator(const ProblemSpec& p) {
+  const std::string box =
+      exact_text(p.box[0]) + "," + exact_text(p.box[1]) + "," + exact_text(p.box[2]);
+  for (int a = 0; a < 3; ++a) {
+    if (!(p.box[a] > 0) || !std::isfinite(p.box[a]))
+      throw BadInput("--box " + box + ": every side must be a finite number > 0");
+    // The stencil's weights are 1/h^2: they must be finite and keep full precision.
+    const double h = p.box[a] / (double(p.grid[a]) + 1.0), c = 1.0 / (h * h);
+    if (!std::isfinite(c) || !(c >= std::numeric_limits<double>::min()))
+      throw BadInput("--box " + box + ": the spacing " + exact_text(h) + " along " + "xyz"[a] +
+                     " gives a stencil weight 1/h^2 = " + exact_text(c) +
+                     " outside double's normal range");
+  }
+  if (!(p.shift >= 0) || !std::isfinite(p.shift))
+    throw BadInput("--shift " + exact_text(p.shift) + ": must be a finite number >= 0");
+}
+
+std::string operator_text(const ProblemSpec& p) {
+  return "box=" + exact_text(p.box[0]) + "," + exact_text(p.box[1]) + "," + exact_text(p.box[2]) +
+         " shift=" + exact_text(p.shift);
+}
 
 double time_scheme_theta(TimeScheme s) {
   switch (s) {

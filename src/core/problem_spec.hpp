@@ -2,6 +2,7 @@
 // from. The command line's SolveOptions (src/app) is one, plus how to solve and what to
 // write; an embedding code fills one directly.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -19,6 +20,10 @@ struct ProblemSpec {
   std::string initial;         // heat's initial state, as --rhs (empty: --rhs gives it)
   std::string boundary = "0";  // VALUE | x0=V,x1=V,... | expr:FORMULA | file:PATH.h5:/DATASET
   std::vector<Int3> modes{{1, 1, 1}};
+  // The operator: -lap u + shift u on the box [0,LX]x[0,LY]x[0,LZ] (heat: u_t = alpha (lap u
+  // - shift u)). NX interior points per axis at x_i = (i+1) LX/(NX+1).
+  std::array<double, 3> box{1.0, 1.0, 1.0};
+  double shift = 0.0;
   std::uint64_t seed = 1;
   long steps = 100;    // heat
   double alpha = 1.0;  // heat diffusivity
@@ -26,6 +31,12 @@ struct ProblemSpec {
   // heat: explicit (Euler) | implicit (backward Euler) | crank-nicolson
   TimeScheme time_scheme = TimeScheme::explicit_;
 };
+
+// Refuses (BadInput, naming --box or --shift) a box side that is not a finite number > 0,
+// a spacing whose 1/h^2 is not a finite normal number, and a shift that is not finite and >= 0.
+void check_operator(const ProblemSpec& p);
+// The operator's identity as text ("box=LX,LY,LZ shift=S", every digit): checkpoints store it.
+std::string operator_text(const ProblemSpec& p);
 
 // theta of a time scheme (0 for explicit, 1 backward Euler, 1/2 Crank-Nicolson).
 double time_scheme_theta(TimeScheme s);

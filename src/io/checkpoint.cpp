@@ -96,6 +96,7 @@ RunIdentity RunIdentity::of(const ProblemSpec& o, const std::string& solver, dou
   id.solver = solver;
   id.rhs = source_spec(o);
   id.boundary = o.boundary;
+  id.op = operator_text(o);
   id.grid = o.grid;
   const FieldSpec::Kind source = source_field(o).kind;
   id.modes = source == FieldSpec::kModes ? o.modes : std::vector<Int3>{};
@@ -129,6 +130,7 @@ void write_checkpoint(const std::string& path, MPI_Comm comm, const Decompositio
     h5_attr(f, "solver", id.solver);
     h5_attr(f, "rhs", id.rhs);
     h5_attr(f, "boundary", id.boundary);
+    h5_attr(f, "operator", id.op);
     h5_attr(f, "grid", ints(id.grid));
     h5_attr(f, "procs", ints(d.procs));
     h5_attr(f, "modes",
@@ -236,6 +238,8 @@ void check_identity(const Attrs& at, hid_t f, const RunIdentity& id) {
   expect("rhs", at.str("rhs"), id.rhs);
   // Checkpoints written before --boundary existed had zero boundary values.
   expect("boundary", H5Aexists(f, "boundary") > 0 ? at.str("boundary") : "0", id.boundary);
+  // Checkpoints written before --box and --shift existed solved on the unit cube, unshifted.
+  expect("operator", H5Aexists(f, "operator") > 0 ? at.str("operator") : RunIdentity{}.op, id.op);
   const auto grid = at.ints("grid", 3);
   expect("grid",
          std::to_string(grid[0]) + "," + std::to_string(grid[1]) + "," + std::to_string(grid[2]),

@@ -18,8 +18,9 @@ namespace halo3d {
 
 // The identity of a run: a checkpoint is only accepted by a run with the same identity.
 struct RunIdentity {
-  std::string problem, solver, rhs;  // rhs: --rhs (heat: --initial) as given
-  std::string boundary = "0";        // --boundary as given
+  std::string problem, solver, rhs;      // rhs: --rhs (heat: --initial) as given
+  std::string boundary = "0";            // --boundary as given
+  std::string op = "box=1,1,1 shift=0";  // operator_text: --box and --shift
   Int3 grid{};
   std::vector<Int3> modes;
   long long seed = 0;

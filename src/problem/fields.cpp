@@ -73,9 +73,9 @@ class Formula {
   double x_ = 0.5, y_ = 0.5, z_ = 0.5;
 };
 
-// Point (i,j,k) of the global grid (ghosts: -1 and N) at ((i+1)/(NX+1), ...): 0 and 1 exactly
-// on the boundary.
-double coord(int i, int n) { return double(i + 1) / double(n + 1); }
+// Point i of an axis of N points on [0, L] (ghosts: -1 and N) at L (i+1)/(N+1): 0 and L
+// exactly on the boundary.
+double coord(int i, int n, double L) { return i == n ? L : L * double(i + 1) / double(n + 1); }
 
 // Every rank throws the same BadInput when one rank's `why` is non-empty.
 void agree(const std::string& why, MPI_Comm comm) {
@@ -203,7 +203,8 @@ void read_source_file(const char* option, const FieldSpec& src, const Decomposit
 
 // Collective: --rhs/--initial expr:FORMULA at this rank's points, every value finite.
 void eval_source_formula(const char* option, const FieldSpec& src, const Decomposition& d,
-                         MPI_Comm comm, std::vector<double>& padded) {
+                         const std::array<double, 3>& box, MPI_Comm comm,
+                         std::vector<double>& padded) {
   const Layout l = d.layout();
   padded.assign(l.padded_size(), 0.0);
   // The rank's threads share the planes, each with its own parser (a muparser instance is
@@ -224,9 +225,9 @@ void eval_source_formula(const char* option, const FieldSpec& src, const Decompo
       if (!f) why = setup;
       for (int j = 0; j < l.ny && why.empty(); ++j)
         for (int i = 0; i < l.nx && why.empty(); ++i) {
-          const double x = coord(d.offset[0] + i, d.grid[0]);
-          const double y = coord(d.offset[1] + j, d.grid[1]);
-          const double z = coord(d.offset[2] + k, d.grid[2]);
+          const double x = coord(d.offset[0] + i, d.grid[0], box[0]);
+          const double y = coord(d.offset[1] + j, d.grid[1], box[1]);
+          const double z = coord(d.offset[2] + k, d.grid[2], box[2]);
           try {
             const double v = (*f)(x, y, z);
             if (!std::isfinite(v))
@@ -260,16 +261,17 @@ void read_boundary_file(const FieldSpec& b, const Decomposition& d, MPI_Comm com
             "] on the boundary";
   });
 }
-void eval_boundary_formula(const FieldSpec& b, const Decomposition& d, std::vector<double>& g,
+void eval_boundary_formula(const FieldSpec& b, const Decomposition& d,
+                           const std::array<double, 3>& box, std::vector<double>& g,
                            std::string& why) {
   const Layout l = d.layout();
   g.assign(l.padded_size(), 0.0);
   try {
     Formula f("--boundary", b.expr);
     for_boundary_ghosts(d, [&](int i, int j, int k) {
-      const double x = coord(d.offset[0] + i, d.grid[0]);
-      const double y = coord(d.offset[1] + j, d.grid[1]);
-      const double z = coord(d.offset[2] + k, d.grid[2]);
+      const double x = coord(d.offset[0] + i, d.grid[0], box[0]);
+      const double y = coord(d.offset[1] + j, d.grid[1], box[1]);
+      const double z = coord(d.offset[2] + k, d.grid[2], box[2]);
       const double v = f(x, y, z);
       if (why.empty() && !std::isfinite(v))
         why = "--boundary expr:" + printable(b.expr, 80) + ": gives " + number(v) +
@@ -323,7 +325,7 @@ void fill_fields(const ProblemSpec& o, const Problem& p, const Decomposition& d,
   else if (src.kind == FieldSpec::kFile)
     read_source_file(option, src, d, comm, padded);
   else
-    eval_source_formula(option, src, d, comm, padded);
+    eval_source_formula(option, src, d, o.box, comm, padded);
 
   if (o.problem != ProblemKind::heat) add_boundary_values(o, p, d, comm, padded);
 }
@@ -347,7 +349,7 @@ void add_boundary_values(const ProblemSpec& o, const Problem& p, const Decomposi
   if (b.kind == FieldSpec::kFile)
     read_boundary_file(b, d, comm, g, why);
   else if (b.kind == FieldSpec::kExpr)
-    eval_boundary_formula(b, d, g, why);
+    eval_boundary_formula(b, d, o.box, g, why);
   else
     fill_boundary_faces(b, d, g);
   agree(why, comm);

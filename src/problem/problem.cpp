@@ -43,14 +43,30 @@ std::vector<double> random_box(const Decomposition& d, std::uint64_t seed, doubl
   return u;
 }
 
+Stencil operator_stencil(const std::array<double, 3>& h, double shift) {
+  Stencil s = Stencil::laplacian(h[0], h[1], h[2]);
+  s.diag += shift;
+  return s;
+}
+
+std::array<double, 3> spacing(const ProblemSpec& p) {
+  std::array<double, 3> h{};
+  for (int d = 0; d < 3; ++d) h[d] = p.box[d] / (p.grid[d] + 1);
+  return h;
+}
+
 Problem::Problem(const ProblemSpec& o)
     : problem_(o.problem),
       source_(source_field(o).kind),
       modes_(o.modes),
       seed_(o.seed),
       grid_(o.grid),
+      h_(spacing(o)),
+      box_(o.box),
+      shift_(o.shift),
       boundary_values_(has_boundary_values(o)) {
-  for (int d = 0; d < 3; ++d) h_[d] = 1.0 / (grid_[d] + 1);
+  check_operator(o);
+  for (int d = 0; d < 3; ++d) unit_[d] = 1.0 / (grid_[d] + 1);
   if (problem_ != ProblemKind::heat) return;
   const double limit = dt_limit(o.alpha);
   steps_ = o.steps;
@@ -61,39 +77,40 @@ Problem::Problem(const ProblemSpec& o)
   // loses all precision. Each would run to a useless (or NaN) answer.
   const double c = alpha_ * stencil().diag;
   if (!std::isfinite(c) || !(limit > 0) || !std::isfinite(limit) || !std::isfinite(dt_))
-    throw BadInput("--alpha " + number(o.alpha) + ": alpha*2*(1/hx^2+1/hy^2+1/hz^2) = " +
-                   number(c) + " leaves no usable time step (it must be finite and > 0)");
+    throw BadInput("--alpha " + number(o.alpha) +
+                   ": alpha*diag (diag = 2/hx^2+2/hy^2+2/hz^2+shift) = " + number(c) +
+                   " leaves no usable time step (it must be finite and > 0)");
   theta_ = time_scheme_theta(o.time_scheme);
   if (theta_ > 0 && !std::isfinite(alpha_ * dt_ * stencil().diag))
     throw BadInput("--dt " + number(dt_) + " with --alpha " + number(o.alpha) +
-                   ": alpha*dt*2*(1/hx^2+1/hy^2+1/hz^2) overflows");
+                   ": alpha*dt*diag (diag = 2/hx^2+2/hy^2+2/hz^2+shift) overflows");
   if (theta_ == 0 && dt_ > limit)
-    throw BadInput("--dt " + number(o.dt) + " is above the explicit-Euler stability limit " +
-                   number(limit) +
-                   " = 1/(alpha*2*(1/hx^2+1/hy^2+1/hz^2)); --time-scheme implicit or "
-                   "crank-nicolson take any --dt");
+    throw BadInput(
+        "--dt " + number(o.dt) + " is above the explicit-Euler stability limit " + number(limit) +
+        " = 1/(alpha*diag), diag = 2/hx^2+2/hy^2+2/hz^2+shift; --time-scheme implicit or "
+        "crank-nicolson take any --dt");
   if (!(std::abs(alpha_ * dt_) >= std::numeric_limits<double>::min()) ||
       !(alpha_ * dt_ * stencil().diag >= std::numeric_limits<double>::epsilon()))
-    throw BadInput(
-        "--dt " + number(dt_) + " with --alpha " + number(o.alpha) +
-        ": alpha*dt*2*(1/hx^2+1/hy^2+1/hz^2) = " + number(alpha_ * dt_ * stencil().diag) +
-        " is below the double precision (1 + it rounds to 1); the step would not "
-        "change u");
+    throw BadInput("--dt " + number(dt_) + " with --alpha " + number(o.alpha) +
+                   ": alpha*dt*diag (diag = 2/hx^2+2/hy^2+2/hz^2+shift) = " +
+                   number(alpha_ * dt_ * stencil().diag) +
+                   " is below the double precision (1 + it rounds to 1); the step would not "
+                   "change u");
 }
 
 double Problem::lambda(const Int3& k) const {
   double l = 0;
   for (int d = 0; d < 3; ++d) {
-    const double s = std::sin(k[d] * kPi * h_[d] / 2);
+    const double s = std::sin(k[d] * kPi * unit_[d] / 2);
     l += 4.0 / (h_[d] * h_[d]) * s * s;
   }
-  return l;
+  return l + shift_;
 }
 
 double Problem::dt_limit(double alpha) const { return 1.0 / (alpha * stencil().diag); }
 
 double Problem::axis_value(int kd, int g, int axis) const {
-  return std::sin(kd * kPi * (g + 1) * h_[axis]);
+  return std::sin(kd * kPi * (g + 1) * unit_[axis]);
 }
 
 double Problem::mode_value(const Int3& k, int gi, int gj, int gk) const {
@@ -103,15 +120,19 @@ double Problem::mode_value(const Int3& k, int gi, int gj, int gk) const {
 // Every built-in field is sum_m coefficient(m) * mode_value(m): the source (f = -lap of the
 // Poisson answer, or the heat initial state), and the discrete and continuous answers.
 double Problem::coefficient(const Int3& m, ModeField f) const {
-  const double k2 = double(m[0] * m[0] + m[1] * m[1] + m[2] * m[2]);
+  // The mode sin(kx pi x/LX) sin(ky pi y/LY) sin(kz pi z/LZ) is an eigenfunction of
+  // -lap + shift with eigenvalue pi^2 ((kx/LX)^2 + (ky/LY)^2 + (kz/LZ)^2) + shift.
+  double k2 = 0;
+  for (int d = 0; d < 3; ++d) k2 += (m[d] / box_[d]) * (m[d] / box_[d]);
+  const double rate = kPi * kPi * k2 + shift_;
   const bool heat = problem_ == ProblemKind::heat;
   switch (f) {
     case ModeField::source:
-      return heat ? 1.0 : kPi * kPi * k2;
+      return heat ? 1.0 : rate;
     case ModeField::exact_discrete:
-      return heat ? std::pow(step_factor(m), double(steps_)) : kPi * kPi * k2 / lambda(m);
+      return heat ? std::pow(step_factor(m), double(steps_)) : rate / lambda(m);
     default:
-      return heat ? std::exp(-alpha_ * kPi * kPi * k2 * dt_ * double(steps_)) : 1.0;
+      return heat ? std::exp(-alpha_ * rate * dt_ * double(steps_)) : 1.0;
   }
 }
 

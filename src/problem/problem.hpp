@@ -14,17 +14,24 @@ namespace halo3d {
 // state) and its exact discrete and continuous answers.
 enum class ModeField { source, exact_discrete, exact_continuous };
 
+// The 7-point operator -lap_h + shift on a grid of spacing h (one piece of code for the
+// problem's stencil and the multigrid plan's).
+Stencil operator_stencil(const std::array<double, 3>& h, double shift);
+// The spacing of the spec's grid on its box.
+std::array<double, 3> spacing(const ProblemSpec& p);
+
 class Problem {
  public:
   // Throws BadInput when an explicit heat problem's --dt is above the stability limit.
   explicit Problem(const ProblemSpec& o);
 
-  const std::array<double, 3>& h() const { return h_; }
-  Stencil stencil() const { return Stencil::laplacian(h_[0], h_[1], h_[2]); }
+  const std::array<double, 3>& h() const { return h_; }  // the spacing LX/(NX+1), ...
+  Stencil stencil() const { return operator_stencil(h_, shift_); }
   // Exact answers: manufactured modes with zero boundary values.
   bool has_exact() const { return source_ == FieldSpec::kModes && !boundary_values_; }
 
-  // Eigenvalue of A = -lap_h for mode k: sum_d (4/h_d^2) sin^2(K_d pi h_d / 2).
+  // Eigenvalue of A = -lap_h + shift for mode k: sum_d (4/h_d^2) sin^2(K_d pi / (2 (N_d+1)))
+  // + shift.
   double lambda(const Int3& k) const;
   // Largest stable explicit-Euler step for u_t = alpha lap u (classical 1/(alpha*diag)).
   double dt_limit(double alpha) const;
@@ -52,7 +59,7 @@ class Problem {
   Errors errors(Kernels& k, const Decomposition& d, const double* u, MPI_Comm comm) const;
 
  private:
-  double axis_value(int kd, int g, int axis) const;  // sin(kd pi (g+1) h_axis)
+  double axis_value(int kd, int g, int axis) const;  // sin(kd pi (g+1) / (N_axis+1))
   double mode_value(const Int3& k, int gi, int gj, int gk) const;
   double coefficient(const Int3& m, ModeField f) const;
   double step_factor(const Int3& k) const;
@@ -61,7 +68,10 @@ class Problem {
   std::vector<Int3> modes_;
   std::uint64_t seed_;
   Int3 grid_;
-  std::array<double, 3> h_;
+  std::array<double, 3> h_;     // spacing: box / (N+1)
+  std::array<double, 3> unit_;  // 1 / (N+1): the modes' shapes sin(k pi x / L) at the points
+  std::array<double, 3> box_;
+  double shift_ = 0;
   long steps_ = 0;
   double alpha_ = 0, dt_ = 0, theta_ = 0;
   bool boundary_values_ = false;  // --boundary other than 0

@@ -197,29 +197,45 @@ int mg_coarser(int n) {
   return m - 1;
 }
 
-std::vector<Int3> mg_level_grids(const Int3& grid, int max_levels) {
+std::vector<Int3> mg_level_grids(const Int3& grid, const std::array<double, 3>& h0,
+                                 int max_levels) {
   std::vector<Int3> out{grid};
+  std::array<double, 3> h = h0;
   while (max_levels <= 0 || int(out.size()) < max_levels) {
     const Int3& g = out.back();
     if (g[0] == 1 && g[1] == 1 && g[2] == 1) break;
     // Semi-coarsening (as hypre's PFMG): an axis whose spacing is well above the finest
     // one waits, so the coarse stencils stay near-isotropic and a point smoother works.
-    int finest = 1;
+    // The relative slack keeps exact ties (the unit cube's integer ratios) coarsening
+    // whatever the rounding of h.
+    double finest = 0;
     for (int a = 0; a < 3; ++a)
-      if (g[a] > 1) finest = std::max(finest, g[a]);
+      if (g[a] > 1 && (finest == 0 || h[a] < finest)) finest = h[a];
     Int3 c = g;
     for (int a = 0; a < 3; ++a)
-      if (double(g[a] + 1) * kSemiCoarsening >= double(finest + 1)) c[a] = mg_coarser(g[a]);
+      if (g[a] > 1 && h[a] <= kSemiCoarsening * finest * (1 + 1e-9)) c[a] = mg_coarser(g[a]);
+    for (int a = 0; a < 3; ++a) h[a] *= double(g[a] + 1) / double(c[a] + 1);
     out.push_back(c);
   }
   return out;
 }
 
+std::vector<Int3> mg_level_grids(const Int3& grid, int max_levels) {
+  std::array<double, 3> h{};
+  for (int a = 0; a < 3; ++a) h[a] = 1.0 / (grid[a] + 1);
+  return mg_level_grids(grid, h, max_levels);
+}
+
+std::array<double, 3> stencil_spacing(const Stencil& s) {
+  return {1 / std::sqrt(s.cx), 1 / std::sqrt(s.cy), 1 / std::sqrt(s.cz)};
+}
+
 Multigrid::~Multigrid() = default;
 
-std::vector<MgLevelPlan> mg_plan(const Decomposition& fine, const MgOptions& o, MPI_Comm cart) {
+std::vector<MgLevelPlan> mg_plan(const Decomposition& fine, const Stencil& fine_op,
+                                 const MgOptions& o, MPI_Comm cart) {
   std::vector<MgLevelPlan> out;
-  for (const Int3& g : mg_level_grids(fine.grid, o.levels)) {
+  for (const Int3& g : mg_level_grids(fine.grid, stencil_spacing(fine_op), o.levels)) {
     MgLevelPlan p;
     p.grid = g;
     if (out.empty()) {
@@ -274,8 +290,8 @@ Multigrid::Multigrid(Runtime& rt, const MgOptions& o, DistributedOperator* fine)
   Kernels& k = *rt.kernels;
   MPI_Comm cart = rt.cart.get();
   const int ranks = rt.decomp.ranks;
-  const std::vector<MgLevelPlan> plan = mg_plan(rt.decomp, o, cart);
   Stencil stencil = fine->stencil();
+  const std::vector<MgLevelPlan> plan = mg_plan(rt.decomp, stencil, o, cart);
   for (std::size_t l = 0; l < plan.size(); ++l) {
     auto L = std::make_unique<Level>();
     L->grid = plan[l].grid;

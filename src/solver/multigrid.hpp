@@ -72,7 +72,10 @@ struct MgLevelPlan {
   Decomposition decomp;
   bool distributed = true;
 };
-std::vector<MgLevelPlan> mg_plan(const Decomposition& fine, const MgOptions& o, MPI_Comm cart);
+// The levels of the operator `fine_op` (its stencil sets the spacings semi-coarsening
+// compares) on the `fine` boxes.
+std::vector<MgLevelPlan> mg_plan(const Decomposition& fine, const Stencil& fine_op,
+                                 const MgOptions& o, MPI_Comm cart);
 // Bytes of backend memory the hierarchy of `plan` allocates on this rank (the fine
 // level's vectors are the solver's); mixed: float levels, and the fine level's right-hand
 // side and iterate in float as well.
@@ -89,8 +92,13 @@ enum class TransferUse { both, restriction, prolongation };
 TransferOp make_transfer(Kernels& k, const Decomposition& fine, const Decomposition& coarse,
                          TransferUse uses = TransferUse::both);
 
-// The global sizes of every level, finest first (the hierarchy depends on these alone).
+// The global sizes of every level, finest first, of a grid with spacings h (any common
+// scale: only their ratios matter). An axis whose spacing is well above the finest one is
+// not coarsened (semi-coarsening). Without h: the unit cube's, 1/(N+1).
+std::vector<Int3> mg_level_grids(const Int3& grid, const std::array<double, 3>& h, int max_levels);
 std::vector<Int3> mg_level_grids(const Int3& grid, int max_levels);
+// The spacings a 7-point stencil's weights stand for, up to one common factor (1/sqrt(c)).
+std::array<double, 3> stencil_spacing(const Stencil& s);
 int mg_coarser(int n);
 // The steps (cd, cr) of `count` Chebyshev iterations for the interval [a, b] of D^{-1}A
 // (each step: d = cd d + cr (f - A u), u += d); cr includes 1/diag. count = 1: damped Jacobi.
