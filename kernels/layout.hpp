@@ -76,17 +76,33 @@ struct FieldGen {
 // point i of an axis sits at (i+1)/(nf+1), coarse point I at (I+1)/(nc+1), both with
 // Dirichlet zeros at 0 and 1. Prolongation P interpolates; restriction is scale * P^T.
 // The local boxes' global offsets place them; each reads one ghost layer of its input.
+// A transfer's weights in one scalar type T (see Transfer).
+template <class T>
+struct TransferWeights {
+  const T* pw[3] = {};  // {1 - t, t} for each local fine index
+  const T* rw[3] = {};  // {w0, w1, w2, w3} for each local coarse index (unused ones 0)
+  T scale = 1;
+};
+
 struct Transfer {
   Layout fine, coarse;         // local boxes
   int nf[3] = {}, nc[3] = {};  // global sizes per axis
   int fo[3] = {}, co[3] = {};  // global offsets of the local boxes
   double scale = 1.0;
-  // Per-axis weight tables in backend memory, from ops::transfer_tables (the kernels read
-  // them instead of dividing per point): ptab[a] holds {local coarse lo, t} for each local
-  // fine index; rtab[a] holds {local fine first, count, w0..w3} for each local coarse index.
-  const double* ptab[3] = {};
-  const double* rtab[3] = {};
+  // Per-axis tables in backend memory, from ops::transfer_tables (the kernels read them
+  // instead of dividing per point): pidx[a] holds the local coarse lo of each local fine
+  // index, ridx[a] {local fine first, count} of each local coarse index. The weights come
+  // in double (wd) and in float (wf, each rounded once on the host), so a float V-cycle's
+  // transfers compute in float alone: no FP64 on GPUs where it runs at 1/64 rate.
+  const int* pidx[3] = {};
+  const int* ridx[3] = {};
+  TransferWeights<double> wd;
+  TransferWeights<float> wf;
 };
+HALO3D_HD inline const TransferWeights<double>& weights_of(const Transfer& t, double) {
+  return t.wd;
+}
+HALO3D_HD inline const TransferWeights<float>& weights_of(const Transfer& t, float) { return t.wf; }
 
 // An unevaluated double-double sum (hi + lo, |lo| <= ulp(hi)/2).
 struct DD {

@@ -158,42 +158,49 @@ HALO3D_HD inline void restrict_span(int I, int nf, int nc, int& first, int& last
   if (last > nf - 1) last = nf - 1;
 }
 
-// Fills t's weight tables (host arrays of 2 doubles per local fine index and 6 per local
-// coarse index, axis by axis); integers are stored exactly as doubles.
-inline void transfer_tables(const Transfer& t, std::vector<double> (&ptab)[3],
-                            std::vector<double> (&rtab)[3]) {
+// A transfer's tables on the host (see Transfer): per axis, the integer tables and the
+// weights in double.
+struct TransferTables {
+  std::vector<int> pidx[3], ridx[3];
+  std::vector<double> pw[3], rw[3];
+};
+inline TransferTables transfer_tables(const Transfer& t) {
+  TransferTables out;
   const int nfl[3] = {t.fine.nx, t.fine.ny, t.fine.nz};
   const int ncl[3] = {t.coarse.nx, t.coarse.ny, t.coarse.nz};
   for (int a = 0; a < 3; ++a) {
-    ptab[a].assign(2 * std::size_t(nfl[a]), 0.0);
+    out.pidx[a].assign(std::size_t(nfl[a]), 0);
+    out.pw[a].assign(2 * std::size_t(nfl[a]), 0.0);
     for (int i = 0; i < nfl[a]; ++i) {
       int lo;
       double f;
       interp_1d(t.fo[a] + i, t.nf[a], t.nc[a], lo, f);
-      ptab[a][2 * i] = lo - t.co[a];
-      ptab[a][2 * i + 1] = f;
+      out.pidx[a][std::size_t(i)] = lo - t.co[a];
+      out.pw[a][2 * std::size_t(i)] = 1.0 - f;
+      out.pw[a][2 * std::size_t(i) + 1] = f;
     }
-    rtab[a].assign(6 * std::size_t(ncl[a]), 0.0);
+    out.ridx[a].assign(2 * std::size_t(ncl[a]), 0);
+    out.rw[a].assign(4 * std::size_t(ncl[a]), 0.0);
     for (int I = 0; I < ncl[a]; ++I) {
       int first, last;
       restrict_span(t.co[a] + I, t.nf[a], t.nc[a], first, last);
-      double* e = &rtab[a][6 * std::size_t(I)];
-      e[0] = first - t.fo[a];
-      e[1] = last - first + 1;  // at most 3 (Transfer's ratios); make_transfer checks
+      out.ridx[a][2 * std::size_t(I)] = first - t.fo[a];
+      out.ridx[a][2 * std::size_t(I) + 1] = last - first + 1;  // at most 3; make_transfer checks
       for (int n = 0; n <= last - first && n < 4; ++n)
-        e[2 + n] = interp_weight(first + n, t.co[a] + I, t.nf[a], t.nc[a]);
+        out.rw[a][4 * std::size_t(I) + std::size_t(n)] =
+            interp_weight(first + n, t.co[a] + I, t.nf[a], t.nc[a]);
     }
   }
+  return out;
 }
 
 // Transfers are tensor products: what depends on the row (j, k) is computed once per row
 // (the host loops rows; a CUDA thread makes its own row), the x part per point. Loops run
 // to compile-time bounds with a guard, so device code keeps the arrays in registers.
+// Everything is T's arithmetic on T's weights (weights_of): for double the expressions
+// are the exact tables' products; for float the weights were rounded once on the host.
 
 // The y-z part of prolongation for fine row (j, k): the coarse rows it reads, and weights.
-// The weights come from the exact tables: a row's y-z weight is a double product, rounded
-// to T once per row, and the x weight is rounded to T per point; the products are T's.
-// (For double nothing is rounded: the same expressions as before the templates.)
 template <class T>
 struct ProlongRow {
   const T* row[2][2];  // [z][y]: coarse rows lo and lo+1, at x = 0
@@ -201,13 +208,14 @@ struct ProlongRow {
 };
 template <class T>
 HALO3D_HD inline ProlongRow<T> prolong_row(const Transfer& t, const T* coarse, int j, int k) {
+  const TransferWeights<T>& w = weights_of(t, T());
   ProlongRow<T> r;
-  const int ly = int(t.ptab[1][2 * j]), lz = int(t.ptab[2][2 * k]);
-  const double fy = t.ptab[1][2 * j + 1], fz = t.ptab[2][2 * k + 1];
-  const double wy[2] = {1.0 - fy, fy}, wz[2] = {1.0 - fz, fz};
+  const int ly = t.pidx[1][j], lz = t.pidx[2][k];
+  const T* wy = w.pw[1] + 2 * std::ptrdiff_t(j);
+  const T* wz = w.pw[2] + 2 * std::ptrdiff_t(k);
   for (int c = 0; c < 2; ++c)
     for (int b = 0; b < 2; ++b) {
-      r.wzy[c][b] = T(mul(wz[c], wy[b]));
+      r.wzy[c][b] = mul(wz[c], wy[b]);
       r.row[c][b] = coarse + t.coarse.at(0, ly + b, lz + c);
     }
   return r;
@@ -216,9 +224,8 @@ HALO3D_HD inline ProlongRow<T> prolong_row(const Transfer& t, const T* coarse, i
 // trilinear, summed in z-y-x order.
 template <class T>
 HALO3D_HD inline void prolong_point(const Transfer& t, const ProlongRow<T>& r, T* fine_row, int i) {
-  const int lx = int(t.ptab[0][2 * i]);
-  const double fx = t.ptab[0][2 * i + 1];
-  const T wx[2] = {T(1.0 - fx), T(fx)};
+  const int lx = t.pidx[0][i];
+  const T* wx = weights_of(t, T()).pw[0] + 2 * std::ptrdiff_t(i);
   T v = 0;
   for (int c = 0; c < 2; ++c)
     for (int b = 0; b < 2; ++b)
@@ -235,16 +242,19 @@ struct RestrictRow {
 };
 template <class T>
 HALO3D_HD inline RestrictRow<T> restrict_row(const Transfer& t, const T* fine, int J, int K) {
+  const TransferWeights<T>& w = weights_of(t, T());
   RestrictRow<T> r;
-  const double* ey = t.rtab[1] + 6 * std::ptrdiff_t(J);
-  const double* ez = t.rtab[2] + 6 * std::ptrdiff_t(K);
-  r.cy = int(ey[1]);
-  r.cz = int(ez[1]);
+  const int* iy = t.ridx[1] + 2 * std::ptrdiff_t(J);
+  const int* iz = t.ridx[2] + 2 * std::ptrdiff_t(K);
+  const T* ey = w.rw[1] + 4 * std::ptrdiff_t(J);
+  const T* ez = w.rw[2] + 4 * std::ptrdiff_t(K);
+  r.cy = iy[1];
+  r.cz = iz[1];
   for (int c = 0; c < 3; ++c)
     for (int b = 0; b < 3; ++b) {
       const bool in = c < r.cz && b < r.cy;
-      r.wzy[c][b] = T(in ? mul(ez[2 + c], ey[2 + b]) : 0.0);
-      r.row[c][b] = in ? fine + t.fine.at(0, int(ey[0]) + b, int(ez[0]) + c) : fine;
+      r.wzy[c][b] = in ? mul(ez[c], ey[b]) : T(0);
+      r.row[c][b] = in ? fine + t.fine.at(0, iy[0] + b, iz[0] + c) : fine;
     }
   return r;
 }
@@ -252,8 +262,10 @@ HALO3D_HD inline RestrictRow<T> restrict_row(const Transfer& t, const T* fine, i
 // times fine values, z-y-x order: the transpose of prolong_point's weights.
 template <class T>
 HALO3D_HD inline T restrict_point(const Transfer& t, const RestrictRow<T>& r, int I) {
-  const double* ex = t.rtab[0] + 6 * std::ptrdiff_t(I);
-  const int fx = int(ex[0]), cx = int(ex[1]);
+  const TransferWeights<T>& w = weights_of(t, T());
+  const int* ix = t.ridx[0] + 2 * std::ptrdiff_t(I);
+  const T* ex = w.rw[0] + 4 * std::ptrdiff_t(I);
+  const int fx = ix[0], cx = ix[1];
   T v = 0;
   for (int c = 0; c < 3; ++c) {
     if (c >= r.cz) break;
@@ -261,11 +273,11 @@ HALO3D_HD inline T restrict_point(const Transfer& t, const RestrictRow<T>& r, in
       if (b >= r.cy) break;
       for (int a = 0; a < 3; ++a) {
         if (a >= cx) break;
-        v += mul(mul(r.wzy[c][b], T(ex[2 + a])), r.row[c][b][fx + a]);
+        v += mul(mul(r.wzy[c][b], ex[a]), r.row[c][b][fx + a]);
       }
     }
   }
-  return mul(T(t.scale), v);
+  return mul(w.scale, v);
 }
 
 // --- Error-free double-double accumulation (Knuth's TwoSum) -----------------------

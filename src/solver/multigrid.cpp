@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstring>
 #include <stdexcept>
 #include <type_traits>
 
@@ -165,22 +166,42 @@ TransferOp make_transfer(Kernels& k, const Decomposition& f, const Decomposition
         throw std::logic_error("multigrid: prolongation outside the ghost layer");
     }
   }
-  std::vector<double> ptab[3], rtab[3];
-  ops::transfer_tables(t, ptab, rtab);
-  std::vector<double> all;
-  std::size_t at[6];
+  // The tables in one allocation: each array at a multiple of 8 bytes, placed by byte
+  // offset, then the pointers set once the block is in backend memory.
+  const ops::TransferTables tab = ops::transfer_tables(t);
+  std::vector<unsigned char> bytes;
+  const auto place = [&bytes](const void* data, std::size_t n) {
+    const std::size_t at = bytes.size();
+    bytes.resize(at + (n + 7) / 8 * 8);
+    if (n) std::memcpy(bytes.data() + at, data, n);
+    return at;
+  };
+  std::size_t at[6][3];
   for (int a = 0; a < 3; ++a) {
-    at[a] = all.size();
-    all.insert(all.end(), ptab[a].begin(), ptab[a].end());
-    at[3 + a] = all.size();
-    all.insert(all.end(), rtab[a].begin(), rtab[a].end());
+    std::vector<float> pwf(tab.pw[a].begin(), tab.pw[a].end());  // rounded to nearest
+    std::vector<float> rwf(tab.rw[a].begin(), tab.rw[a].end());
+    at[0][a] = place(tab.pidx[a].data(), tab.pidx[a].size() * sizeof(int));
+    at[1][a] = place(tab.ridx[a].data(), tab.ridx[a].size() * sizeof(int));
+    at[2][a] = place(tab.pw[a].data(), tab.pw[a].size() * sizeof(double));
+    at[3][a] = place(tab.rw[a].data(), tab.rw[a].size() * sizeof(double));
+    at[4][a] = place(pwf.data(), pwf.size() * sizeof(float));
+    at[5][a] = place(rwf.data(), rwf.size() * sizeof(float));
   }
-  all.push_back(0.0);  // never empty
-  op.tables = upload(k, all);
+  bytes.resize(bytes.size() + 8);  // never empty
+  op.tables = Buffer(k, bytes.size() / sizeof(double));
+  k.copy_bytes(op.tables.data(), bytes.data(), bytes.size(), Lane::interior);
+  k.synchronize(Lane::interior);  // before `bytes` goes
+  const auto* base = reinterpret_cast<const unsigned char*>(op.tables.data());
   for (int a = 0; a < 3; ++a) {
-    t.ptab[a] = op.tables.data() + at[a];
-    t.rtab[a] = op.tables.data() + at[3 + a];
+    t.pidx[a] = reinterpret_cast<const int*>(base + at[0][a]);
+    t.ridx[a] = reinterpret_cast<const int*>(base + at[1][a]);
+    t.wd.pw[a] = reinterpret_cast<const double*>(base + at[2][a]);
+    t.wd.rw[a] = reinterpret_cast<const double*>(base + at[3][a]);
+    t.wf.pw[a] = reinterpret_cast<const float*>(base + at[4][a]);
+    t.wf.rw[a] = reinterpret_cast<const float*>(base + at[5][a]);
   }
+  t.wd.scale = t.scale;
+  t.wf.scale = float(t.scale);
   return op;
 }
 
