@@ -47,20 +47,20 @@ T* Multigrid::fmg(const T* b, T* x, T* y) {
   return xc;
 }
 
-bool Multigrid::first_iterate(double* b, double* x) {
+bool Multigrid::first_iterate(double* b, double* x, double* scratch) {
   if (o_.fmg_cycles <= 0) return false;
   HALO3D_NVTX_RANGE("full multigrid");
   Kernels& k = *rt_.kernels;
   const MgLevelView<double> d0 = view<double>(0);
   const Layout lay = d0.A->layout();
-  if (mixed_) {
+  if (mixed_) {  // the level's own float vectors (see apply_mixed)
     const MgLevelView<float> f0 = view<float>(0);
     k.convert(lay, b, f0.b);
     const float* z = fmg<float>(f0.b, f0.x, f0.y);
     k.convert(lay, z, x, nullptr, kNoReduction);
     return true;
   }
-  const double* r = fmg<double>(b, x, d0.y);
+  const double* r = fmg<double>(b, x, fine_scratch(scratch));
   if (r != x) k.copy(x, r, lay.padded_size(), Lane::interior);
   return true;
 }

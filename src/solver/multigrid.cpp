@@ -281,8 +281,9 @@ double mg_memory_bytes(const std::vector<MgLevelPlan>& plan, bool mixed) {
   double bytes = 0;
   for (std::size_t l = 0; l < plan.size(); ++l) {
     const double n = double(plan[l].decomp.layout().padded_size());
-    // y, w; coarser levels (and a mixed fine level) b, x, y, w
-    bytes += e * n * (l == 0 && !mixed ? 2 : 4);
+    // The fine level: w (double: b and x are CG's, y its lent scratch); mixed fine and
+    // coarser levels: b, x, y, w.
+    bytes += e * n * (l == 0 && !mixed ? 1 : 4);
     if (l + 1 < plan.size() && plan[l].distributed && !plan[l + 1].distributed)  // gather
       bytes += e * double(coarser_box(plan[l].decomp, plan[l + 1].grid).layout().padded_size());
   }
@@ -291,14 +292,15 @@ double mg_memory_bytes(const std::vector<MgLevelPlan>& plan, bool mixed) {
 
 namespace {
 
-// Allocates a level's vectors in T: b and x unless they are the caller's, y and w.
+// Allocates a level's vectors in T: b, x, y and w, but only w on a double fine level (see
+// MgVectors).
 template <class T>
-void allocate_vectors(MgVectors<T>& v, Kernels& k, std::size_t n, bool with_b_x) {
-  if (with_b_x) {
+void allocate_vectors(MgVectors<T>& v, Kernels& k, std::size_t n, bool fine) {
+  if (!fine || std::is_same_v<T, float>) {
     v.b = BasicBuffer<T>(k, n);
     v.x = BasicBuffer<T>(k, n);
+    v.y = BasicBuffer<T>(k, n);
   }
-  v.y = BasicBuffer<T>(k, n);
   v.w = BasicBuffer<T>(k, n);
 }
 
@@ -329,9 +331,9 @@ Multigrid::Multigrid(Runtime& rt, const MgOptions& o, DistributedOperator* fine)
     }
     const std::size_t n = L->decomp.layout().padded_size();
     if (mixed_)
-      allocate_vectors(L->f, k, n, true);
+      allocate_vectors(L->f, k, n, l == 0);
     else
-      allocate_vectors(L->d, k, n, l > 0);
+      allocate_vectors(L->d, k, n, l == 0);
     const bool coarsest = l + 1 == plan.size();
     L->steps = coarsest ? coarse_steps(stencil, L->grid) : smoother_steps(o, stencil, L->grid);
     levels_.push_back(std::move(L));
@@ -446,23 +448,34 @@ void Multigrid::cycle_from(std::size_t l) {
     cycle(l, L.d.b.data(), L.d.x.data(), L.d.y.data(), kNoReduction);
 }
 
-void Multigrid::apply(double* in, double* out, int slot) {
+double* Multigrid::fine_scratch(double* scratch) {
+  if (scratch) return scratch;
+  if (own_scratch_.size() == 0)
+    own_scratch_ = Buffer(*rt_.kernels, levels_[0]->A->layout().padded_size());
+  return own_scratch_.data();
+}
+
+void Multigrid::apply(double* in, double* out, int slot, double* scratch) {
   HALO3D_NVTX_RANGE("multigrid V-cycle");
-  if (mixed_) return apply_mixed(in, out, slot);
+  if (mixed_) return apply_mixed(in, out, slot, scratch);
   Level& L0 = *levels_[0];
   // Start so that the last step writes `out` (no copy): the steps alternate buffers.
   const bool odd = swaps(0) % 2 == 1;
-  double* y = L0.d.y.data();
+  double* y = fine_scratch(scratch);
   const double* r = cycle(0, const_cast<const double*>(in), odd ? y : out, odd ? out : y, slot);
   if (r != out) rt_.kernels->copy(out, r, L0.A->layout().padded_size(), Lane::interior);
 }
 
 // The V-cycle in float between two conversions; r.z (slot) in double, from the double z
 // CG uses, summed as z is widened.
-void Multigrid::apply_mixed(double* in, double* out, int slot) {
+void Multigrid::apply_mixed(double* in, double* out, int slot, double* scratch) {
   Level& L0 = *levels_[0];
   Kernels& k = *rt_.kernels;
   const Layout lay = L0.A->layout();
+  // The float vectors are the level's own: halves of a lent double vector would have
+  // garbage in their boundary ghosts (the double's interior), which sweeps and
+  // restriction read as the zero Dirichlet values.
+  (void)scratch;
   k.convert(lay, in, L0.f.b.data());
   const float* z =
       cycle(0, const_cast<const float*>(L0.f.b.data()), L0.f.x.data(), L0.f.y.data(), kNoReduction);

@@ -141,11 +141,14 @@ class Multigrid final : public Preconditioner {
   Multigrid(Runtime& rt, const MgOptions& o, DistributedOperator* fine = nullptr);
   ~Multigrid() override;
   std::string name() const override { return "mg"; }
-  void apply(double* in, double* out, int dot_slot = kNoReduction) override;
+  // The fine level's second iterate (mixed: also its float right-hand side) lives in
+  // `scratch` when one is given: 8 B a point less than a vector of its own.
+  void apply(double* in, double* out, int dot_slot = kNoReduction,
+             double* scratch = nullptr) override;
   double bytes_per_apply() const override { return bytes_; }
   // With MgOptions::fmg_cycles > 0: x = one full-multigrid F-cycle's approximation to
   // A^{-1} b (fmg.cpp), else false. b's ghost layers may be refreshed. Collective.
-  bool first_iterate(double* b, double* x) override;
+  bool first_iterate(double* b, double* x, double* scratch = nullptr) override;
   // Global bytes one first_iterate() moves (0 when off).
   double fmg_bytes() const;
   std::vector<MgLevelInfo> levels() const;
@@ -171,13 +174,16 @@ class Multigrid final : public Preconditioner {
             bool from_zero, int slot);
   static double smooth_bytes(const std::vector<std::array<double, 2>>& steps, bool from_zero);
   std::size_t swaps(std::size_t l) const;
-  void apply_mixed(double* in, double* out, int slot);
+  void apply_mixed(double* in, double* out, int slot, double* scratch);
+  // `scratch`, or (null) the hierarchy's own fine-level vector, allocated at first need.
+  double* fine_scratch(double* scratch);
   void cycle_from(std::size_t l);  // the cycle on level l >= 1, on its own vectors
   Runtime& rt_;
   MgOptions o_;
   bool mixed_ = false;
   std::vector<std::unique_ptr<Level>> levels_;
   double bytes_ = 0;
+  Buffer own_scratch_;  // fine_scratch's when the caller lends none (bench, tests)
 };
 
 }  // namespace halo3d

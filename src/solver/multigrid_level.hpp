@@ -16,7 +16,8 @@ namespace halo3d {
 // A level's vectors in the V-cycle's scalar type T.
 template <class T>
 struct MgVectors {
-  // Double: level 0 uses only y and w (b and x are the caller's); mixed: all four.
+  // Double: level 0 has only w (b and x are the caller's, y the scratch Multigrid::apply
+  // is lent); mixed and coarser levels: all four.
   BasicBuffer<T> b, x, y, w;
   BasicBuffer<T> restricted;  // where the level gathers: its own coarse points, then gathered
 };

@@ -15,11 +15,17 @@ class Preconditioner {
   virtual std::string name() const = 0;
   // out = M^{-1} in; slot += in.out (the kernels' reduction slot, as Kernels::dot; PCG's r.z
   // comes from the preconditioner's last sweep instead of another pass). `in` is only read
-  // (its ghost layers may be refreshed).
-  virtual void apply(double* in, double* out, int dot_slot = kNoReduction) = 0;
+  // (its ghost layers may be refreshed). `scratch`, if given, is a vector of in's layout
+  // that the caller does not need across the call (CG's A p): the preconditioner may keep
+  // work there instead of in memory of its own (null: its own, allocated at first need).
+  virtual void apply(double* in, double* out, int dot_slot = kNoReduction,
+                     double* scratch = nullptr) = 0;
   // A first iterate x for A x = b that CG starts from instead of 0 (multigrid's --fmg), or
-  // false (x untouched). b is only read (its ghost layers may be refreshed). Collective.
-  virtual bool first_iterate(double* /*b*/, double* /*x*/) { return false; }
+  // false (x untouched). b is only read (its ghost layers may be refreshed); `scratch` as
+  // apply's. Collective.
+  virtual bool first_iterate(double* /*b*/, double* /*x*/, double* /*scratch*/ = nullptr) {
+    return false;
+  }
   // Global bytes moved through device memory by one apply (for GB/s).
   virtual double bytes_per_apply() const = 0;
 };

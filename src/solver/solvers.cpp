@@ -92,7 +92,8 @@ class Cg final : public Method {
     scale_b();
     // From the x held (0 unless the caller set it), so any x0 is right; or from the
     // preconditioner's first iterate (--fmg), computed from b s (ap_) as x s.
-    if (pc_ && bnorm_ != 0 && pc_->first_iterate(ap_.data(), x_.data())) x_scale_ = s_;
+    // z is free until the first precondition(): the preconditioner's scratch.
+    if (pc_ && bnorm_ != 0 && pc_->first_iterate(ap_.data(), x_.data(), z_.data())) x_scale_ = s_;
     set_x_scale(s_);
     if (bnorm_ == 0) {  // b = 0: x = 0 is exact
       ScopedTimer t(t_.compute);
@@ -209,7 +210,9 @@ class Cg final : public Method {
     }
     {
       ScopedTimer t(t_.compute);
-      pc_->apply(r_.data(), z_.data(), 0);  // and r.z into slot 0
+      // and r.z into slot 0; A p is dead here (the next step recomputes it): the
+      // preconditioner's scratch, so the V-cycle needs no fine vector of its own for it.
+      pc_->apply(r_.data(), z_.data(), 0, ap_.data());
     }
     rz_ = red_.sum();
     // 0: z underflowed (r at the floor of the preconditioner's precision); not a breakdown.
