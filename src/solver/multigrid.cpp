@@ -34,25 +34,7 @@ constexpr int kCoarseMaxSteps = 100;
 // 85^3 boxes of the 170^3 level took 2.89 ms per V-cycle overlapped, 2.55 ms not.
 constexpr double kMinOverlapPoints = double(1 << 21);
 
-// An axis is coarsened while its spacing is at most this times the finest spacing.
-constexpr double kSemiCoarsening = 1.5;
-
 using Steps = std::vector<std::array<double, 2>>;
-
-// Which rank computes a coarse point. Along an axis, coarse point I sits at fine position
-// q = (I+1) r with r = (nf+1)/(nc+1) (fine point i at position i+1). The rank whose fine box
-// is [o, e) owns the coarse points with q in [o+1, e+1) when r = 2 (nested: coarse I is
-// fine 2I+1) and with q in [o+2-r, e+2-r) when r <= 1.5. Then restriction at an owned
-// point reads fine points within one ghost layer of the box (its support is the open
-// interval (q-r, q+r)), and prolongation at an owned fine point reads coarse points within
-// one ghost layer of the coarse box, provided every rank owns a coarse point (else the
-// level is gathered). make_transfer checks both. This returns the first owned coarse point
-// of the box starting at fine index o (and, for o = e, the end of the box).
-int coarse_first(int o, int nf, int nc) {
-  if (nf + 1 == 2 * (nc + 1)) return (o + 2) / 2 - 1;  // nested: coarse I is fine 2I+1
-  const long long v = ((long long)(o + 2) * (nc + 1) + nf) / (nf + 1) - 2;
-  return int(std::max(0LL, v));
-}
 
 // Bounds of the spectrum of D^{-1}A for the 7-point stencil s on an n grid (exact: the
 // eigenvectors are the sine modes).
@@ -120,16 +102,6 @@ Stencil coarser_stencil(const Stencil& s, const Int3& nf, const Int3& nc) {
   Stencil out{c[0], c[1], c[2], 0.0};
   out.diag = 2.0 * (c[0] + c[1] + c[2]) + shift;
   return out;
-}
-
-Decomposition coarser_box(const Decomposition& f, const Int3& nc) {
-  Decomposition c = f;
-  c.grid = nc;
-  for (int a = 0; a < 3; ++a) {
-    c.offset[a] = coarse_first(f.offset[a], f.grid[a], nc[a]);
-    c.count[a] = coarse_first(f.offset[a] + f.count[a], f.grid[a], nc[a]) - c.offset[a];
-  }
-  return c;
 }
 
 }  // namespace
@@ -210,86 +182,6 @@ std::unique_ptr<Preconditioner> make_preconditioner(const MethodPlan& m, Runtime
   return std::make_unique<Multigrid>(rt, m.mg);
 }
 
-int mg_coarser(int n) {
-  if (n <= 1) return n;
-  if (n % 2 == 1) return (n - 1) / 2;
-  int m = (2 * (n + 1) + 2) / 3;  // ceil((n+1)/1.5)
-  if (m % 2) ++m;
-  return m - 1;
-}
-
-std::vector<Int3> mg_level_grids(const Int3& grid, const std::array<double, 3>& h0,
-                                 int max_levels) {
-  std::vector<Int3> out{grid};
-  std::array<double, 3> h = h0;
-  while (max_levels <= 0 || int(out.size()) < max_levels) {
-    const Int3& g = out.back();
-    if (g[0] == 1 && g[1] == 1 && g[2] == 1) break;
-    // Semi-coarsening (as hypre's PFMG): an axis whose spacing is well above the finest
-    // one waits, so the coarse stencils stay near-isotropic and a point smoother works.
-    // The relative slack keeps exact ties (the unit cube's integer ratios) coarsening
-    // whatever the rounding of h.
-    double finest = 0;
-    for (int a = 0; a < 3; ++a)
-      if (g[a] > 1 && (finest == 0 || h[a] < finest)) finest = h[a];
-    Int3 c = g;
-    for (int a = 0; a < 3; ++a)
-      if (g[a] > 1 && h[a] <= kSemiCoarsening * finest * (1 + 1e-9)) c[a] = mg_coarser(g[a]);
-    for (int a = 0; a < 3; ++a) h[a] *= double(g[a] + 1) / double(c[a] + 1);
-    out.push_back(c);
-  }
-  return out;
-}
-
-std::vector<Int3> mg_level_grids(const Int3& grid, int max_levels) {
-  std::array<double, 3> h{};
-  for (int a = 0; a < 3; ++a) h[a] = 1.0 / (grid[a] + 1);
-  return mg_level_grids(grid, h, max_levels);
-}
-
-std::array<double, 3> stencil_spacing(const Stencil& s) {
-  return {1 / std::sqrt(s.cx), 1 / std::sqrt(s.cy), 1 / std::sqrt(s.cz)};
-}
-
-Multigrid::~Multigrid() = default;
-
-std::vector<MgLevelPlan> mg_plan(const Decomposition& fine, const Stencil& fine_op,
-                                 const MgOptions& o, MPI_Comm cart) {
-  std::vector<MgLevelPlan> out;
-  for (const Int3& g : mg_level_grids(fine.grid, stencil_spacing(fine_op), o.levels)) {
-    MgLevelPlan p;
-    p.grid = g;
-    if (out.empty()) {
-      p.decomp = fine;
-    } else if (out.back().distributed) {
-      p.decomp = coarser_box(out.back().decomp, g);
-      int fewest = std::min({p.decomp.count[0], p.decomp.count[1], p.decomp.count[2]});
-      HALO3D_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &fewest, 1, MPI_INT, MPI_MIN, cart));
-      const double points = double(g[0]) * g[1] * g[2];
-      p.distributed = fine.ranks == 1 || (fewest >= 1 && points > double(o.gather_points));
-    } else {
-      p.distributed = false;
-    }
-    if (!p.distributed) p.decomp = Decomposition::whole(g);
-    out.push_back(p);
-  }
-  return out;
-}
-
-double mg_memory_bytes(const std::vector<MgLevelPlan>& plan, bool mixed) {
-  const double e = mixed ? sizeof(float) : sizeof(double);
-  double bytes = 0;
-  for (std::size_t l = 0; l < plan.size(); ++l) {
-    const double n = double(plan[l].decomp.layout().padded_size());
-    // The fine level: w (double: b and x are CG's, y its lent scratch); mixed fine and
-    // coarser levels: b, x, y, w.
-    bytes += e * n * (l == 0 && !mixed ? 1 : 4);
-    if (l + 1 < plan.size() && plan[l].distributed && !plan[l + 1].distributed)  // gather
-      bytes += e * double(coarser_box(plan[l].decomp, plan[l + 1].grid).layout().padded_size());
-  }
-  return bytes;
-}
-
 namespace {
 
 // Allocates a level's vectors in T: b, x, y and w, but only w on a double fine level (see
@@ -345,7 +237,7 @@ Multigrid::Multigrid(Runtime& rt, const MgOptions& o, DistributedOperator* fine)
     Level& C = *levels_[l + 1];
     if (F.distributed && !C.distributed) {
       F.gathers = true;
-      const Decomposition own = coarser_box(F.decomp, C.grid);  // may own no point
+      const Decomposition own = mg_coarser_box(F.decomp, C.grid);  // may own no point
       F.down = make_transfer(k, F.decomp, own, TransferUse::restriction);
       F.up = make_transfer(k, F.decomp, C.decomp, TransferUse::prolongation);
       const std::size_t n = own.layout().padded_size();

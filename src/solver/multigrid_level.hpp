@@ -13,6 +13,10 @@
 
 namespace halo3d {
 
+// The box of the coarse grid nc whose points the rank with fine box f computes
+// (multigrid_plan.cpp: the ownership rule that keeps transfers within one ghost layer).
+Decomposition mg_coarser_box(const Decomposition& f, const Int3& nc);
+
 // A level's vectors in the V-cycle's scalar type T.
 template <class T>
 struct MgVectors {
