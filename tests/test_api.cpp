@@ -52,9 +52,12 @@ std::vector<double> reference(const SolveOptions& o) {
   return u;
 }
 
-SolveOptions options_for(const Settings& s, const Int3& procs, std::uint64_t seed) {
+SolveOptions options_for(const Settings& s, const Int3& procs, std::uint64_t seed,
+                         const Operator& op) {
   SolveOptions o;
   o.grid = kGrid;
+  o.box = op.box;
+  o.shift = op.shift;
   o.procs = procs;
   o.backend = test::backend_under_test();
   o.rhs = "random";
@@ -91,17 +94,17 @@ void expect_box(const Solver& s, const Int3& procs) {
   EXPECT_EQ(points, 1LL * kGrid[0] * kGrid[1] * kGrid[2]);
 }
 
-void check_method(Settings s, bool must_converge) {
+void check_method(Settings s, bool must_converge, const Operator& op = {}) {
   s.backend = api_backend();
   std::uint64_t seed = 11;
   for (const Int3& procs : test::process_grids(test::world_size())) {
     SCOPED_TRACE("procs " + to_string(procs));
-    Solver solver(MPI_COMM_WORLD, {kGrid, procs}, s);
+    Solver solver(MPI_COMM_WORLD, {kGrid, procs}, s, op);
     expect_box(solver, procs);
     const std::vector<double> f = random_f(solver.local_box(), ++seed);
     std::vector<double> u(f.size(), 7.0);  // not read: the solve starts from 0
     const Result r = solver.solve(f.data(), u.data());
-    EXPECT_TRUE(bitwise_equal(u, reference(options_for(s, procs, seed))));
+    EXPECT_TRUE(bitwise_equal(u, reference(options_for(s, procs, seed, op))));
     EXPECT_EQ(r.converged, must_converge);
     if (must_converge) EXPECT_LE(r.relative_residual, 2 * s.tol);
     EXPECT_GT(r.iterations, 0);
@@ -109,6 +112,24 @@ void check_method(Settings s, bool must_converge) {
 }
 
 TEST(Api, MgPcgBitwiseAsSolveOnEveryProcessGrid) { check_method({}, true); }
+
+// Operator's box and shift are solve's --box and --shift (and change the answer).
+TEST(Api, BoxAndShiftBitwiseAsSolve) {
+  Operator op;
+  op.box = {2.0, 1.0, 0.5};
+  op.shift = 3.0;
+  check_method({}, true, op);
+  Settings s;
+  s.backend = api_backend();
+  Solver a(MPI_COMM_WORLD, {kGrid, {0, 0, 0}}, s, op), b(MPI_COMM_WORLD, {kGrid, {0, 0, 0}}, s);
+  const std::vector<double> f = random_f(a.local_box(), 5);
+  std::vector<double> ua(f.size()), ub(f.size());
+  a.solve(f.data(), ua.data());
+  b.solve(f.data(), ub.data());
+  int differ = !bitwise_equal(ua, ub);
+  MPI_Allreduce(MPI_IN_PLACE, &differ, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  EXPECT_EQ(differ, 1);
+}
 
 TEST(Api, CgBitwiseAsSolve) {
   Settings s;
@@ -231,6 +252,12 @@ TEST(Api, BadInputIsAnError) {
   Operator op;
   op.boundary_value = 1;
   expect_bad_input([&] { Solver(MPI_COMM_WORLD, {kGrid, {0, 0, 0}}, s, op); }, "boundary_value");
+  op = {};
+  op.box = {1.0, 0.0, 1.0};
+  expect_bad_input([&] { Solver(MPI_COMM_WORLD, {kGrid, {0, 0, 0}}, s, op); }, "--box");
+  op = {};
+  op.shift = -1;
+  expect_bad_input([&] { Solver(MPI_COMM_WORLD, {kGrid, {0, 0, 0}}, s, op); }, "--shift");
   s.tol = -1;
   expect_bad_input([&] { Solver(MPI_COMM_WORLD, {kGrid, {0, 0, 0}}, s); }, "tol");
 }
