@@ -160,7 +160,7 @@ class MpiTransport final : public TypedTransport<MpiTransport> {
   void start_all_ghosts(const float* u) override { start_all_ghosts_t(u); }
   std::string describe() const override {
     return name() + ": " + std::to_string(plan_.faces.size()) + " face(s), " +
-           std::to_string(plan_.around.size()) + " neighbour(s) in one round for every ghost" +
+           std::to_string(plan_.around.size()) + " neighbour(s) for the one-round ghost exchange" +
            (device_messages_ ? ", device buffers to a CUDA-aware MPI"
             : staged_        ? ", staged through pinned host buffers"
                              : ", host memory");
