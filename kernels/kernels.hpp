@@ -125,6 +125,16 @@ class Kernels {
   virtual void unpack(const Layout& l, Face f, const double* buf, double* u, Lane lane) = 0;
   virtual void pack(const Layout& l, Face f, const float* u, float* buf, Lane lane) = 0;
   virtual void unpack(const Layout& l, Face f, const float* buf, float* u, Lane lane) = 0;
+  // Sub-boxes of u packed one after another into buf, or buf's values unpacked into them
+  // (BoxList, ops::box_point): the one-round exchange's messages, in one launch each way.
+  virtual void pack_boxes(const Layout& l, const BoxList& b, const double* u, double* buf,
+                          Lane lane) = 0;
+  virtual void unpack_boxes(const Layout& l, const BoxList& b, const double* buf, double* u,
+                            Lane lane) = 0;
+  virtual void pack_boxes(const Layout& l, const BoxList& b, const float* u, float* buf,
+                          Lane lane) = 0;
+  virtual void unpack_boxes(const Layout& l, const BoxList& b, const float* buf, float* u,
+                            Lane lane) = 0;
 
   // Ordering: work put on `after` from now on waits for work already put on `before`.
   virtual void fence(Lane before, Lane after) = 0;
@@ -136,8 +146,8 @@ class Kernels {
 
 // Base of a backend D: forwards each double/float pair of Kernels overloads to one member
 // template of D (residual_t, smooth_t, restrict_t, prolong_t, axpby_t, dot_t, pack_t,
-// unpack_t), so a backend writes each of these operations once for both scalar types.
-// D declares `friend class TypedKernels<D>;`.
+// unpack_t, pack_boxes_t, unpack_boxes_t), so a backend writes each of these operations once for
+// both scalar types. D declares `friend class TypedKernels<D>;`.
 template <class D>
 class TypedKernels : public Kernels {
  public:
@@ -194,6 +204,21 @@ class TypedKernels : public Kernels {
   }
   void unpack(const Layout& l, Face f, const float* buf, float* u, Lane lane) final {
     self().unpack_t(l, f, buf, u, lane);
+  }
+  void pack_boxes(const Layout& l, const BoxList& b, const double* u, double* buf,
+                  Lane lane) final {
+    self().pack_boxes_t(l, b, u, buf, lane);
+  }
+  void pack_boxes(const Layout& l, const BoxList& b, const float* u, float* buf, Lane lane) final {
+    self().pack_boxes_t(l, b, u, buf, lane);
+  }
+  void unpack_boxes(const Layout& l, const BoxList& b, const double* buf, double* u,
+                    Lane lane) final {
+    self().unpack_boxes_t(l, b, buf, u, lane);
+  }
+  void unpack_boxes(const Layout& l, const BoxList& b, const float* buf, float* u,
+                    Lane lane) final {
+    self().unpack_boxes_t(l, b, buf, u, lane);
   }
 
  private:

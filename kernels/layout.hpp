@@ -40,6 +40,23 @@ struct Region {
   static Region whole(const Layout& l) { return {0, l.nx, 0, l.ny, 0, l.nz}; }
 };
 
+// Sub-boxes of a padded box (ghost layers allowed: indices -1 and n), packed one after
+// another into one buffer, each x fastest (ops::box_point): what the one-round ghost
+// exchange sends to, or receives from, its up to 26 neighbours (faces, edges, corners), so
+// that one launch packs them all.
+struct BoxList {
+  static constexpr int kMax = 26;
+  int count = 0;
+  Region box[kMax];
+  long long start[kMax + 1] = {};  // box b's first value in the buffer; start[count]: the total
+  void add(const Region& r) {
+    box[count] = r;
+    start[count + 1] = start[count] + (long long)r.size();
+    ++count;
+  }
+  HALO3D_HD long long points() const { return start[count]; }
+};
+
 // A = -lap_h with the standard 7-point stencil:
 // (A u)_c = diag*u_c - cx*(u_w+u_e) - cy*(u_s+u_n) - cz*(u_b+u_t).
 struct Stencil {

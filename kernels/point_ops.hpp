@@ -307,8 +307,9 @@ HALO3D_HD inline DD dd_add(DD x, DD y) {
 // being ghost index -1. `ghost` selects the ghost layer beyond it instead of the boundary
 // layer. The rim is why faces are wide: a stencil reads only face ghosts, but the
 // trilinear transfers of multigrid read edge and corner ghosts too, which a neighbour
-// across a face can pass on only as part of its own (already exchanged) face ghosts. One
-// exchange per split axis (DistributedOperator::exchange) thus fills every ghost.
+// across a face can pass on only as part of its own (already exchanged) face ghosts: one
+// exchange per split axis fills every ghost (DistributedOperator::exchange on the
+// transports that cannot send to diagonal neighbours; the others use box_point below).
 HALO3D_HD inline void face_dims(const Layout& l, Face f, int& na, int& nb) {
   const int n[3] = {l.nx, l.ny, l.nz};
   na = n[f.axis == 0 ? 1 : 0] + 2;
@@ -325,6 +326,22 @@ HALO3D_HD inline std::ptrdiff_t face_point(const Layout& l, Face f, int a, int b
     default:
       return l.at(a - 1, b - 1, layer);
   }
+}
+
+// --- Boxes ----------------------------------------------------------------------
+// Point (i, j, k) of sub-box r (ghost layers allowed) as an index into the padded box; a
+// packed box holds it at i + ni (j + nj k), ni and nj the box's x and y extents.
+HALO3D_HD inline std::ptrdiff_t box_point(const Layout& l, const Region& r, int i, int j, int k) {
+  return l.at(r.i0 + i, r.j0 + j, r.k0 + k);
+}
+// The padded-box index of value p of a packed BoxList (one thread per value on CUDA; the
+// host walks the boxes in the same order with box_point).
+HALO3D_HD inline std::ptrdiff_t boxes_point(const Layout& l, const BoxList& b, long long p) {
+  int n = 0;
+  while (p >= b.start[n + 1]) ++n;
+  const Region& r = b.box[n];
+  const long long q = p - b.start[n], ni = r.i1 - r.i0, nj = r.j1 - r.j0;
+  return box_point(l, r, int(q % ni), int(q / ni % nj), int(q / (ni * nj)));
 }
 
 }  // namespace halo3d::ops

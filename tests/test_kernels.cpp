@@ -526,6 +526,78 @@ TEST_P(FloatKernelTest, PackUnpackEveryFace) {
     }
 }
 
+// The one-round exchange's boxes of a box n: per offset in {-1,0,1}^3 but 0, the boundary
+// layer sent (ghost = false) or the ghost sub-box filled (true), written out here per axis.
+BoxList exchange_boxes(const Layout& l, bool ghost) {
+  const int n[3] = {l.nx, l.ny, l.nz};
+  BoxList b;
+  for (int dz = -1; dz <= 1; ++dz)
+    for (int dy = -1; dy <= 1; ++dy)
+      for (int dx = -1; dx <= 1; ++dx) {
+        if (!dx && !dy && !dz) continue;
+        const int off[3] = {dx, dy, dz};
+        int lo[3], hi[3];
+        for (int a = 0; a < 3; ++a) {
+          lo[a] = off[a] == 0 ? 0 : off[a] < 0 ? (ghost ? -1 : 0) : (ghost ? n[a] : n[a] - 1);
+          hi[a] = off[a] == 0 ? n[a] : lo[a] + 1;
+        }
+        b.add({lo[0], hi[0], lo[1], hi[1], lo[2], hi[2]});
+      }
+  return b;
+}
+
+// pack_boxes against a plain walk of the boxes (each x fastest, one after another), and
+// unpack_boxes writing exactly the (disjoint) ghost boxes' points and nothing else.
+template <class T>
+void check_boxes(Kernels& k, const Layout& l, const std::vector<T>& u,
+                 const std::vector<T>& target) {
+  const BoxList send = exchange_boxes(l, false), ghosts = exchange_boxes(l, true);
+  ASSERT_EQ(send.count, 26);
+  ASSERT_EQ(send.points(), ghosts.points());
+  std::vector<T> want;
+  for (int n = 0; n < send.count; ++n) {
+    const Region& r = send.box[n];
+    for (int kk = r.k0; kk < r.k1; ++kk)
+      for (int j = r.j0; j < r.j1; ++j)
+        for (int i = r.i0; i < r.i1; ++i) want.push_back(u[l.at(i, j, kk)]);
+  }
+  auto up = [&](const std::vector<T>& h) {
+    BasicBuffer<T> b(k, h.size());
+    k.copy(b.data(), h.data(), h.size(), Lane::interior);
+    return b;
+  };
+  auto down = [&](const BasicBuffer<T>& b) {
+    std::vector<T> h(b.size());
+    k.synchronize();
+    k.copy(h.data(), b.data(), h.size(), Lane::interior);
+    k.synchronize();
+    return h;
+  };
+  BasicBuffer<T> u_d = up(u), t_d = up(target), buf(k, want.size());
+  k.pack_boxes(l, send, u_d.data(), buf.data(), Lane::boundary);
+  k.unpack_boxes(l, ghosts, buf.data(), t_d.data(), Lane::boundary);
+  const auto packed = down(buf), t = down(t_d);
+  EXPECT_TRUE(packed == want);
+  std::size_t changed = 0, p = 0;
+  for (std::size_t c = 0; c < t.size(); ++c) changed += t[c] != target[c];
+  EXPECT_EQ(changed, want.size());
+  for (int n = 0; n < ghosts.count; ++n) {
+    const Region& r = ghosts.box[n];
+    for (int kk = r.k0; kk < r.k1; ++kk)
+      for (int j = r.j0; j < r.j1; ++j)
+        for (int i = r.i0; i < r.i1; ++i) ASSERT_EQ(t[l.at(i, j, kk)], want[p++]);
+  }
+}
+
+TEST_P(FloatKernelTest, PackUnpackBoxesBothTypes) {
+  for (const Layout& l : {f_.l, Layout{1, 2, 3}}) {
+    f_.l = l;
+    const auto u = f_.random_field(), target = f_.random_field();
+    check_boxes<double>(*k_, l, u, target);
+    check_boxes<float>(*k_, l, to_float(u), to_float(target));
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, FloatKernelTest, testing::Values("host", "cuda"),
                          [](const auto& info) { return info.param; });
 

@@ -363,6 +363,23 @@ class CudaKernels final : public TypedKernels<CudaKernels>, public DeviceTimer {
     HALO3D_CUDA_CHECK_LAUNCH();
   }
 
+  template <class T>
+  void pack_boxes_t(const Layout& l, const BoxList& b, const T* u, T* buf, Lane lane) {
+    launch_move_boxes<T, true>(l, b, u, buf, lane);
+  }
+  template <class T>
+  void unpack_boxes_t(const Layout& l, const BoxList& b, const T* buf, T* u, Lane lane) {
+    launch_move_boxes<T, false>(l, b, buf, u, lane);
+  }
+  template <class T, bool kPack>
+  void launch_move_boxes(const Layout& l, const BoxList& b, const T* from, T* to, Lane lane) {
+    if (b.points() == 0) return;
+    resident_blocks(move_boxes<T, kPack>);  // sets its L1 preference, as for every kernel
+    move_boxes<T, kPack>
+        <<<boxes_blocks(b.points()), kBlockThreads, 0, stream(lane)>>>(l, b, from, to);
+    HALO3D_CUDA_CHECK_LAUNCH();
+  }
+
   // Reserves `blocks` partials in a slot; the launch writes them at the returned address.
   double2* reserve(int slot, long long blocks) {
     if (offset_[slot] + blocks > kSlotCapacity)

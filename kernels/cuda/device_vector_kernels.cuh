@@ -345,4 +345,19 @@ __global__ void __launch_bounds__(kBlockThreads)
     u[ops::face_point(l, f, a, b, true)] = buf[a + std::ptrdiff_t(na) * b];
 }
 
+// The one-round exchange's sub-boxes (BoxList): one thread per packed value, grid-stride;
+// kPack: buf[p] = u[point p], else u[point p] = buf[p].
+template <class T, bool kPack>
+__global__ void __launch_bounds__(kBlockThreads)
+    move_boxes(Layout l, BoxList b, const T* __restrict__ from, T* __restrict__ to) {
+  const long long n = b.points(), step = (long long)gridDim.x * blockDim.x;
+  for (long long p = blockIdx.x * (long long)blockDim.x + threadIdx.x; p < n; p += step) {
+    const std::ptrdiff_t c = ops::boxes_point(l, b, p);
+    if (kPack)
+      to[p] = from[c];
+    else
+      to[c] = from[p];
+  }
+}
+
 }  // namespace halo3d::cuda

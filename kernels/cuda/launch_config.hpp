@@ -228,6 +228,11 @@ inline RowsLaunch flat_launch(const Layout& l, long long units, int ux, int ur, 
 // unaligned (unit 0's thread then does it as well), a half pair at an unaligned end.
 inline long long vec2_units(const Layout& l) { return (l.nx + 1) / 2; }
 
+// move_boxes: one thread per value, blocks capped (the kernel strides over the rest).
+inline unsigned boxes_blocks(long long points) {
+  return unsigned(std::min<long long>(ceil_div(points, kBlockThreads), 1 << 16));
+}
+
 inline RowsLaunch face_launch(int na, int nb) {
   return {
       {unsigned(ceil_div(na, 32)), unsigned(std::min<long long>(ceil_div(nb, 8), kMaxGridYZ)), 1},

@@ -376,6 +376,29 @@ class HostKernels final : public TypedKernels<HostKernels>, public DeviceTimer {
       for (int a = 0; a < na; ++a)
         u[ops::face_point(l, f, a, b, true)] = buf[a + std::ptrdiff_t(na) * b];
   }
+  // The boxes in BoxList order, each x fastest: the values ops::boxes_point numbers. Edges
+  // and corners are a few points: threads only for boxes large enough to pay for them.
+  template <class Move>
+  static void each_box_point(const Layout& l, const BoxList& b, const Move& move) {
+    for (int n = 0; n < b.count; ++n) {
+      const Region& r = b.box[n];
+      const int ni = r.i1 - r.i0, nj = r.j1 - r.j0, nk = r.k1 - r.k0;
+#pragma omp parallel for collapse(2) schedule(static) if (r.size() > 4096)
+      for (int k = 0; k < nk; ++k)
+        for (int j = 0; j < nj; ++j) {
+          const long long p0 = b.start[n] + (long long)ni * (j + (long long)nj * k);
+          for (int i = 0; i < ni; ++i) move(ops::box_point(l, r, i, j, k), p0 + i);
+        }
+    }
+  }
+  template <class T>
+  void pack_boxes_t(const Layout& l, const BoxList& b, const T* u, T* buf, Lane) {
+    each_box_point(l, b, [=](std::ptrdiff_t c, long long p) { buf[p] = u[c]; });
+  }
+  template <class T>
+  void unpack_boxes_t(const Layout& l, const BoxList& b, const T* buf, T* u, Lane) {
+    each_box_point(l, b, [=](std::ptrdiff_t c, long long p) { u[c] = buf[p]; });
+  }
 
  public:
   void fill(const Layout& l, const FieldGen& g, double* out) override {

@@ -130,7 +130,8 @@ int run_dry_run(const SolveOptions& o, MPI_Comm world) {
   // Memory as run_solve and the runtime count it: the solve's fields and the halo buffers
   // (send and receive; staged on the device too when a GPU runs the kernels).
   const MemoryNeed need = solve_memory(o, d, comm);
-  const double faces = 2.0 * double(HaloPlan::build(d).bytes_per_exchange());
+  const HaloPlan halo = HaloPlan::build(d);
+  const double faces = 2.0 * double(halo.bytes_per_exchange() + halo.bytes_all_ghosts());
   const int ranks = d.ranks;
   const double row[8] = {double(d.offset[0]), double(d.offset[1]), double(d.offset[2]),
                          double(d.count[0]),  double(d.count[1]),  double(d.count[2]),

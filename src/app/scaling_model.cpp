@@ -337,7 +337,8 @@ LevelPrediction predict_level(const Setup& s, const std::vector<Level>& plan, st
     out.overlapped = l == 0 || points_of(out.box) >= s.p.min_overlap_points;
     // The transfers: w before the restriction (gathering levels too), e before prolongation
     // (unless the level above gathers, which makes this one gathered: not here); each
-    // sends every face once, one split axis per round (DistributedOperator::exchange).
+    // sends every face once, one split axis per round (DistributedOperator::exchange over
+    // ipc or nccl; over mpi and mpi-cuda it is one round, not modelled yet).
     const int transfers = int(!coarsest) + int(l > 0);
     out.exchanges = sweeps + transfers * s.rounds;
     out.faces_sent = sweeps + transfers;

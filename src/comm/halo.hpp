@@ -24,15 +24,28 @@ struct HaloFace {
 
 // A set of axes (bit a: axis a). An exchange of all of them fills the ghosts a sweep
 // reads; one axis per round, in axis order, fills edges and corners too
-// (DistributedOperator::exchange), each face sent once.
+// (DistributedOperator::exchange where the transport has no one-round exchange), each face
+// sent once.
 using AxisMask = unsigned;
 constexpr AxisMask kAllAxes = 7;
 inline bool in_axes(AxisMask axes, const HaloFace& f) { return (axes >> f.face.axis) & 1u; }
 
+// One neighbour of the one-round exchange (faces, edges and corners): the rank at offset
+// `dir` (Decomposition::around_index), the boundary sub-box sent to it and the ghost
+// sub-box its message fills (faces without their rim: n_a x n_b; edges n_a; corners 1).
+struct HaloBox {
+  int dir = 0;
+  int neighbor = MPI_PROC_NULL;
+  Region send, recv;
+  std::size_t points = 0;
+};
+
 struct HaloPlan {
   Layout layout;
   std::vector<HaloFace> faces;             // only faces with a neighbour, in (axis, side) order
+  std::vector<HaloBox> around;             // every neighbour of Decomposition::around, in dir order
   std::size_t bytes_per_exchange() const;  // sent by this rank per exchange
+  std::size_t bytes_all_ghosts() const;    // sent by this rank per one-round exchange
   static HaloPlan build(const Decomposition& d);
 };
 
@@ -53,6 +66,16 @@ class HaloTransport {
   virtual void finish(double* u) = 0;
   virtual void start(const float* u, AxisMask axes = kAllAxes) = 0;
   virtual void finish(float* u) = 0;
+  // Whether start_all_ghosts() exists: one round in which every neighbour of
+  // HaloPlan::around (faces, edges, corners) gets the sub-box it needs, so every ghost point
+  // with a neighbour is filled at once. The mpi transports (host messages, staged or
+  // mpi-cuda) have it; ipc and nccl not yet (they could post their 26 copies or
+  // ncclSend/Recv the same way, but no GPU was at hand to test them), and
+  // DistributedOperator::exchange then runs one start(u, axis)/finish(u) round per split axis.
+  virtual bool fills_corners_in_one_round() const { return false; }
+  // The one round's start; finish(u) completes it. Only where fills_corners_in_one_round().
+  virtual void start_all_ghosts(const double* u);
+  virtual void start_all_ghosts(const float* u);
 };
 
 // HaloTransport's scalar overloads forwarded to the transport's one template,

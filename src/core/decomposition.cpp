@@ -108,6 +108,25 @@ Int3 choose_procs(const Int3& grid, int ranks, const Int3& requested) {
   return least_halo_procs(grid, ranks, requested);
 }
 
+namespace {
+
+// Decomposition::around from the Cartesian communicator (non-periodic: no rank off the grid).
+void set_around(MPI_Comm cart, Decomposition& d) {
+  for (int dz = -1; dz <= 1; ++dz)
+    for (int dy = -1; dy <= 1; ++dy)
+      for (int dx = -1; dx <= 1; ++dx) {
+        const int c[3] = {d.coords[0] + dx, d.coords[1] + dy, d.coords[2] + dz};
+        bool inside = dx || dy || dz;
+        for (int a = 0; a < 3; ++a) inside = inside && c[a] >= 0 && c[a] < d.procs[a];
+        if (!inside) continue;
+        const int zyx[3] = {c[2], c[1], c[0]};  // the communicator's order (decompose)
+        HALO3D_MPI_CHECK(
+            MPI_Cart_rank(cart, zyx, &d.around[Decomposition::around_index(dx, dy, dz)]));
+      }
+}
+
+}  // namespace
+
 Decomposition decompose(MPI_Comm comm, const Int3& grid, const Int3& procs_requested, Comm& cart) {
   Decomposition d;
   d.ranks = comm_size(comm);
@@ -130,6 +149,7 @@ Decomposition decompose(MPI_Comm comm, const Int3& grid, const Int3& procs_reque
     d.count[a] = s.count;
     HALO3D_MPI_CHECK(MPI_Cart_shift(c, 2 - a, 1, &d.neighbor[a][0], &d.neighbor[a][1]));
   }
+  set_around(c, d);
   return d;
 }
 

@@ -29,6 +29,19 @@ struct Decomposition {
   Int3 grid{}, procs{}, coords{}, offset{}, count{};
   // neighbor[axis][side]: rank across that face, or MPI_PROC_NULL at the domain boundary.
   std::array<std::array<int, 2>, 3> neighbor{};
+  // around[around_index(dx, dy, dz)]: the rank at offset (dx, dy, dz) in {-1, 0, 1}^3 of the
+  // process grid (faces, edges and corners: what the one-round ghost exchange sends to), or
+  // MPI_PROC_NULL off the domain; the centre, this rank, is MPI_PROC_NULL too. A
+  // decomposition built by hand has none until it is set.
+  std::array<int, 27> around = no_ranks();
+  static constexpr int around_index(int dx, int dy, int dz) {
+    return (dx + 1) + 3 * (dy + 1) + 9 * (dz + 1);
+  }
+  static std::array<int, 27> no_ranks() {
+    std::array<int, 27> a{};
+    a.fill(MPI_PROC_NULL);
+    return a;
+  }
   int rank = 0, ranks = 1;
 
   Layout layout() const { return {count[0], count[1], count[2]}; }

@@ -110,7 +110,8 @@ struct MgLevelInfo {
 };
 
 // One level's messages in one V-cycle, on this rank: halo exchanges (rounds of messages
-// that wait for each other: a sweep's exchange is one, a transfer's one per split axis),
+// that wait for each other: a sweep's exchange is one, a transfer's one, or one per split
+// axis where the transport has no one-round exchange; DistributedOperator::exchange_cost),
 // the messages and bytes they send, and whether the level gathers (one all-gather of its
 // coarse points; BoxGather).
 struct MgLevelTraffic {

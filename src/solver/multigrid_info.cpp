@@ -60,17 +60,20 @@ std::vector<MgLevelTraffic> Multigrid::level_traffic() const {
     const HaloPlan& plan = L.A->plan();
     if (!L.distributed || plan.faces.empty()) continue;
     const int sweeps = int(L.steps.size());
-    const int rounds = L.A->split_axes();
     const bool coarsest = l + 1 == levels_.size();
     // Pre-smoothing from zero (its first step does not sweep), the residual, post-smoothing:
     // all faces at once each.
     const int sweep_exchanges = coarsest ? sweeps - 1 : 2 * sweeps;
-    // w before the restriction, e before prolongation: every face once, in `rounds` rounds.
+    // w before the restriction, e before prolongation: every ghost, in one round to every
+    // neighbour or one round per split axis (DistributedOperator::exchange).
     const int transfers = int(!coarsest) + int(l > 0 && !levels_[l - 1]->gathers);
-    t.exchanges = sweep_exchanges + transfers * rounds;
-    const double faces_sent = double(sweep_exchanges + transfers);  // in whole exchanges
-    t.messages = faces_sent * double(plan.faces.size());
-    t.bytes = faces_sent * double(plan.bytes_per_exchange()) * (mixed_ ? 0.5 : 1.0);
+    const DistributedOperator::ExchangeCost x = L.A->exchange_cost();
+    t.exchanges = sweep_exchanges + transfers * x.rounds;
+    t.messages = double(sweep_exchanges) * double(plan.faces.size()) +
+                 double(transfers) * double(x.messages);
+    t.bytes = (double(sweep_exchanges) * double(plan.bytes_per_exchange()) +
+               double(transfers) * double(x.bytes)) *
+              (mixed_ ? 0.5 : 1.0);
   }
   return out;
 }

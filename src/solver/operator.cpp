@@ -130,12 +130,25 @@ template <class T>
 void DistributedOperator::exchange_t(T* u) {
   HALO3D_NVTX_RANGE("halo exchange (edges and corners)");
   ScopedTimer t(timers_.halo);
-  for (int a = 0; a < 3; ++a) {
-    if (!split_[a]) continue;
-    transport_->start(u, AxisMask(1) << a);
+  if (plan_.faces.empty()) return;  // no neighbour: nothing to fill
+  if (transport_->fills_corners_in_one_round()) {
+    transport_->start_all_ghosts(u);
     transport_->finish(u);
+  } else {
+    for (int a = 0; a < 3; ++a) {
+      if (!split_[a]) continue;
+      transport_->start(u, AxisMask(1) << a);
+      transport_->finish(u);
+    }
   }
   k_.fence(Lane::boundary, Lane::interior);
+}
+
+DistributedOperator::ExchangeCost DistributedOperator::exchange_cost() const {
+  if (plan_.faces.empty()) return {};
+  if (transport_->fills_corners_in_one_round())
+    return {1, plan_.around.size(), plan_.bytes_all_ghosts()};
+  return {split_axes_, plan_.faces.size(), plan_.bytes_per_exchange()};
 }
 
 }  // namespace halo3d

@@ -25,8 +25,7 @@ class DistributedOperator {
   Kernels& kernels() { return k_; }
   const HaloTransport& transport() const { return *transport_; }
   bool overlap() const { return overlap_; }
-  void set_overlap(bool on) { overlap_ = on; }    // the same results either way
-  int split_axes() const { return split_axes_; }  // rounds per exchange() call
+  void set_overlap(bool on) { overlap_ = on; }  // the same results either way
   double global_points() const { return global_points_; }
 
   // out = A u (u's ghost layers are refreshed); slot += u.out
@@ -45,13 +44,23 @@ class DistributedOperator {
               double* unew, int dot_slot = kNoReduction);
   void smooth(double cd, double cr, const float* f, float* u, const float* d_in, float* d_out,
               float* unew, int dot_slot = kNoReduction);
-  // Refreshes every ghost point of u, edges and corners included (the multigrid transfers
-  // read them; a sweep's own exchange fills only what the stencil reads): one round per
-  // split axis of the process grid, in axis order, each sending that axis's wide faces
-  // (ghost rim included), which pass on the ghosts the previous rounds filled. Each face
-  // goes once: the messages and bytes of one exchange, in split_axes() rounds.
+  // Refreshes every ghost point of u that has a neighbour, edges and corners included (the
+  // multigrid transfers read them; a sweep's own exchange fills only what the stencil
+  // reads). Where the transport can (fills_corners_in_one_round: mpi, mpi-cuda), in one
+  // round: each neighbour of the process grid, diagonal ones too (up to 26), gets the
+  // sub-box of u it needs, all messages in flight at once. Otherwise (ipc, nccl) one round
+  // per split axis, in axis order, each sending that axis's wide faces (ghost rim
+  // included), which pass on the ghosts the previous rounds filled. Both give the same
+  // bits: this is data movement only.
   void exchange(double* u);
   void exchange(float* u);
+  // What one exchange() costs this rank: rounds (each waits for the one before), messages
+  // and bytes (of doubles; floats send half).
+  struct ExchangeCost {
+    int rounds = 0;
+    std::size_t messages = 0, bytes = 0;
+  };
+  ExchangeCost exchange_cost() const;
 
   // Times (median of `reps`, slowest rank) of one operator application as compute only
   // (no exchange), halo only (exchange, no sweep) and overlapped; hidden = the fraction of
@@ -78,7 +87,7 @@ class DistributedOperator {
   HaloPlan plan_;
   std::unique_ptr<HaloTransport> transport_;
   bool overlap_;
-  int split_axes_ = 0;  // axes the process grid splits: rounds to fill every ghost
+  int split_axes_ = 0;  // axes the process grid splits: rounds of the per-axis exchange()
   bool split_[3] = {false, false, false};
   double global_points_;
   Timers& timers_;

@@ -177,8 +177,9 @@ std::unique_ptr<Runtime> make_runtime(const RuntimeOptions& o, MPI_Comm world) {
   const HaloPlan plan = HaloPlan::build(rt->decomp);
   if (o.memory) {
     MemoryNeed need = o.memory(rt->decomp, rt->cart.get());
-    // The transports' face buffers: send and receive, staged on both sides for a GPU.
-    const double faces = 2.0 * double(plan.bytes_per_exchange());
+    // The transports' face buffers and the one-round exchange's (mpi): send and receive,
+    // staged on both sides for a GPU.
+    const double faces = 2.0 * double(plan.bytes_per_exchange() + plan.bytes_all_ghosts());
     need.host += faces;
     if (rt->kernels->device_memory_is_remote()) need.device += faces;
     check_memory(*rt, need, rt->cart.get());

@@ -37,6 +37,10 @@ step kernels "$bin/tests/test_kernels" '--gtest_filter=*cuda*:HostVsCuda*'
 for n in 1 2 3 4; do
   step "parallel_cuda_np$n" mpirun --oversubscribe -np "$n" -x HALO3D_TEST_BACKEND=cuda "$bin/tests/test_parallel"
 done
+# The one-round ghost exchange: device pack_boxes/unpack_boxes, staged through pinned memory.
+for n in 2 4 8; do
+  step "exchange_cuda_np$n" mpirun --oversubscribe -np "$n" -x HALO3D_TEST_BACKEND=cuda "$bin/tests/test_exchange"
+done
 step memcheck "$sanitizer" --tool memcheck --error-exitcode 9 "$bin/tests/test_kernels" '--gtest_filter=*cuda*:HostVsCuda*'
 for a in smem tile3d naive; do
   HALO3D_CUDA_APPLY=$a step "racecheck_$a" "$sanitizer" --tool racecheck --error-exitcode 9 "$bin/tests/test_kernels" '--gtest_filter=*cuda*'
