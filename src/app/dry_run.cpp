@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "checkpoint.hpp"
+#include "checks.hpp"
 #include "errors.hpp"
 #include "fields.hpp"
 #include "files.hpp"
@@ -44,12 +45,7 @@ void print_configuration(const SolveOptions& o) {
 }
 
 void print_time_step(const Problem& prob) {
-  char dt[40];  // the shortest text that reads back as the step used
-  for (int digits = 15; digits <= 17; ++digits) {
-    std::snprintf(dt, sizeof dt, "%.*g", digits, prob.dt());
-    if (std::strtod(dt, nullptr) == prob.dt()) break;
-  }
-  std::printf("time step dt = %s\n", dt);
+  std::printf("time step dt = %s\n", exact_text(prob.dt()).c_str());  // reads back exactly
 }
 
 // `all`: every rank's row of the gather (offset x3, count x3, device bytes, host bytes).

@@ -10,6 +10,15 @@
 
 namespace halo3d {
 
+std::string exact_text(double v) {
+  char buf[48];
+  for (int digits = 15; digits <= 17; ++digits) {
+    std::snprintf(buf, sizeof buf, "%.*g", digits, v);
+    if (std::strtod(buf, nullptr) == v) break;
+  }
+  return buf;
+}
+
 std::string printable(const std::string& s, std::size_t max) {
   std::string out;
   for (const char ch : s) {

@@ -19,6 +19,10 @@ std::string printable(const std::string& s, std::size_t max = 120);
 // U+10FFFF): what may be stored as UTF-8 text for readers that decode it.
 bool valid_utf8(const std::string& s);
 
+// The shortest of %.15g..%.17g that reads back as v: messages and identities (checkpoints)
+// show values exactly ("NaN", "inf" for those).
+std::string exact_text(double v);
+
 // A decimal number, [+-]digits[.digits][e[+-]digits], read into v (hexadecimal, inf, nan
 // and anything else: false). v may be 0 or subnormal for a text that is not: see underflows.
 bool parse_decimal(const std::string& s, double& v);

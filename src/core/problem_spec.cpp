@@ -1,25 +1,12 @@
 #include "problem_spec.hpp"
 
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
 #include <limits>
 
+#include "checks.hpp"
 #include "error.hpp"
 
 namespace halo3d {
-
-namespace {
-// The shortest of %.15g..%.17g that reads back as v.
-std::string exact_text(double v) {
-  char buf[48];
-  for (int digits = 15; digits <= 17; ++digits) {
-    std::snprintf(buf, sizeof buf, "%.*g", digits, v);
-    if (std::strtod(buf, nullptr) == v) break;
-  }
-  return buf;
-}
-}  // namespace
 
 void check_operator(const ProblemSpec& p) {
   const std::string box =

@@ -6,6 +6,7 @@
 #include <limits>
 #include <string>
 
+#include "checks.hpp"
 #include "errors.hpp"
 #include "fields.hpp"
 #include "point_ops.hpp"
@@ -15,15 +16,7 @@ namespace halo3d {
 
 namespace {
 constexpr double kPi = 3.14159265358979323846;
-// The shortest of %.15g..%.17g that reads back as v: messages show the exact values.
-std::string number(double v) {
-  char buf[48];
-  for (int digits = 15; digits <= 17; ++digits) {
-    std::snprintf(buf, sizeof buf, "%.*g", digits, v);
-    if (std::strtod(buf, nullptr) == v) break;
-  }
-  return buf;
-}
+std::string number(double v) { return exact_text(v); }  // messages show the exact values
 }  // namespace
 
 double random_value(std::uint64_t seed, std::uint64_t index) {
