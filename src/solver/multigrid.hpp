@@ -142,8 +142,8 @@ class Multigrid final : public Preconditioner {
   Multigrid(Runtime& rt, const MgOptions& o, DistributedOperator* fine = nullptr);
   ~Multigrid() override;
   std::string name() const override { return "mg"; }
-  // The fine level's second iterate (mixed: also its float right-hand side) lives in
-  // `scratch` when one is given: 8 B a point less than a vector of its own.
+  // In double, the fine level's second iterate lives in `scratch` when one is given: 8 B a
+  // point less than a vector of its own (mixed keeps its float vectors: see apply_mixed).
   void apply(double* in, double* out, int dot_slot = kNoReduction,
              double* scratch = nullptr) override;
   double bytes_per_apply() const override { return bytes_; }

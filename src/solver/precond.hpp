@@ -16,8 +16,9 @@ class Preconditioner {
   // out = M^{-1} in; slot += in.out (the kernels' reduction slot, as Kernels::dot; PCG's r.z
   // comes from the preconditioner's last sweep instead of another pass). `in` is only read
   // (its ghost layers may be refreshed). `scratch`, if given, is a vector of in's layout
-  // that the caller does not need across the call (CG's A p): the preconditioner may keep
-  // work there instead of in memory of its own (null: its own, allocated at first need).
+  // that the caller does not need across the call (CG's A p), with zero ghosts on the
+  // domain's boundary (never written, as every vector's): the preconditioner may keep work
+  // there instead of in memory of its own (null: its own, allocated at first need).
   virtual void apply(double* in, double* out, int dot_slot = kNoReduction,
                      double* scratch = nullptr) = 0;
   // A first iterate x for A x = b that CG starts from instead of 0 (multigrid's --fmg), or
