@@ -98,14 +98,13 @@ template <class T>
 struct TransferWeights {
   const T* pw[3] = {};  // {1 - t, t} for each local fine index
   const T* rw[3] = {};  // {w0, w1, w2, w3} for each local coarse index (unused ones 0)
-  T scale = 1;
+  T scale = 1;          // restriction's factor: the product of (Nc+1)/(Nf+1) over the axes
 };
 
 struct Transfer {
   Layout fine, coarse;         // local boxes
   int nf[3] = {}, nc[3] = {};  // global sizes per axis
   int fo[3] = {}, co[3] = {};  // global offsets of the local boxes
-  double scale = 1.0;
   // Per-axis tables in backend memory, from ops::transfer_tables (the kernels read them
   // instead of dividing per point): pidx[a] holds the local coarse lo of each local fine
   // index, ridx[a] {local fine first, count} of each local coarse index. The weights come

@@ -92,7 +92,7 @@ TEST(Multigrid, RestrictionIsTheScaledTransposeOfProlongation_host) {
     k->restrict_to(t, fine.data(), rf.data());
     k->prolong_add(t, coarse.data(), pe.data());
     const double lhs = global_dot(*k, t.coarse, rf.data(), coarse.data(), MPI_COMM_SELF);
-    const double rhs = t.scale * global_dot(*k, t.fine, fine.data(), pe.data(), MPI_COMM_SELF);
+    const double rhs = t.wd.scale * global_dot(*k, t.fine, fine.data(), pe.data(), MPI_COMM_SELF);
     EXPECT_NEAR(lhs, rhs, 1e-13 * std::abs(lhs)) << to_string(nf);
     EXPECT_NE(lhs, 0.0);
 

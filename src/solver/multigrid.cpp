@@ -118,7 +118,8 @@ TransferOp make_transfer(Kernels& k, const Decomposition& f, const Decomposition
     t.fo[a] = f.offset[a], t.co[a] = c.offset[a];
     scale *= double(c.grid[a] + 1) / double(f.grid[a] + 1);
   }
-  t.scale = scale;
+  t.wd.scale = scale;
+  t.wf.scale = float(scale);
   // The ownership rule keeps every transfer within one ghost layer; check it, since a
   // violation would read stale ghosts silently.
   for (int a = 0; a < 3; ++a) {
@@ -172,8 +173,6 @@ TransferOp make_transfer(Kernels& k, const Decomposition& f, const Decomposition
     t.wf.pw[a] = reinterpret_cast<const float*>(base + at[4][a]);
     t.wf.rw[a] = reinterpret_cast<const float*>(base + at[5][a]);
   }
-  t.wd.scale = t.scale;
-  t.wf.scale = float(t.scale);
   return op;
 }
 
