@@ -1,5 +1,6 @@
 // The XDMF sidecar of a solution file (one grid, or heat's series as a temporal collection),
 // so ParaView and VisIt open the HDF5 data; written atomically beside it.
+#include <functional>
 #include <ostream>
 #include <sstream>
 
@@ -71,14 +72,18 @@ std::string h5_base_name(const std::string& h5_path) {
 }
 }  // namespace
 
-void write_xdmf(const std::string& h5_path, const Int3& grid, const std::array<double, 3>& h,
-                MPI_Comm comm, OutputSet* set) {
+namespace {
+// The sidecar of `h5_path`: an XDMF document whose <Domain> holds what `domain` writes (on
+// rank 0, with every bit of the doubles: times and spacings), staged in the output set or
+// written atomically.
+void save_xdmf(const std::string& h5_path, const std::function<void(std::ostream&)>& domain,
+               MPI_Comm comm, OutputSet* set) {
   std::string text;
   if (comm_rank(comm) == 0) {
     std::ostringstream o;
-    o.precision(17);  // Precision="8": every bit of the doubles
+    o.precision(17);  // Precision="8"
     o << "<?xml version=\"1.0\" ?>\n<Xdmf Version=\"3.0\">\n <Domain>\n";
-    xdmf_uniform_grid(o, "  ", "halo3d", grid, h, h5_base_name(h5_path) + ":/u", nullptr);
+    domain(o);
     o << " </Domain>\n</Xdmf>\n";
     text = o.str();
   }
@@ -87,25 +92,31 @@ void write_xdmf(const std::string& h5_path, const Int3& grid, const std::array<d
   else
     write_file_atomically(xdmf_path(h5_path), text, comm);
 }
+}  // namespace
+
+void write_xdmf(const std::string& h5_path, const Int3& grid, const std::array<double, 3>& h,
+                MPI_Comm comm, OutputSet* set) {
+  save_xdmf(
+      h5_path,
+      [&](std::ostream& o) {
+        xdmf_uniform_grid(o, "  ", "halo3d", grid, h, h5_base_name(h5_path) + ":/u", nullptr);
+      },
+      comm, set);
+}
 
 void write_xdmf_series(const std::string& h5_path, const Int3& grid, const std::array<double, 3>& h,
                        const std::vector<XdmfStep>& steps, MPI_Comm comm, OutputSet* set) {
-  std::string text;
-  if (comm_rank(comm) == 0) {
-    std::ostringstream o;
-    o.precision(17);  // times and spacings to every bit
-    o << "<?xml version=\"1.0\" ?>\n<Xdmf Version=\"3.0\">\n <Domain>\n"
-      << "  <Grid Name=\"halo3d series\" GridType=\"Collection\" CollectionType=\"Temporal\">\n";
-    for (const XdmfStep& s : steps)
-      xdmf_uniform_grid(o, "   ", s.dataset.substr(s.dataset.find_last_of('/') + 1), grid, h,
-                        h5_base_name(h5_path) + ":/" + s.dataset, &s.t);
-    o << "  </Grid>\n </Domain>\n</Xdmf>\n";
-    text = o.str();
-  }
-  if (set)
-    set->stage_text(xdmf_path(h5_path), text);
-  else
-    write_file_atomically(xdmf_path(h5_path), text, comm);
+  save_xdmf(
+      h5_path,
+      [&](std::ostream& o) {
+        o << "  <Grid Name=\"halo3d series\" GridType=\"Collection\" "
+             "CollectionType=\"Temporal\">\n";
+        for (const XdmfStep& s : steps)
+          xdmf_uniform_grid(o, "   ", s.dataset.substr(s.dataset.find_last_of('/') + 1), grid, h,
+                            h5_base_name(h5_path) + ":/" + s.dataset, &s.t);
+        o << "  </Grid>\n";
+      },
+      comm, set);
 }
 
 }  // namespace halo3d
