@@ -48,6 +48,7 @@ class Run:
     device: str
     backend: str
     config: dict
+    asked: dict  # the report's options as given ({name: value}); empty for older reports
 
     @property
     def points(self) -> int:
@@ -104,7 +105,9 @@ def load_report(path: Path):
                    per_iter=float(t["per_iteration_s"]), compute=float(t.get("compute_s", 0)) / iters,
                    halo=float(t.get("halo_s", 0)) / iters, reduction=float(t.get("reduction_s", 0)) / iters,
                    hidden=hidden_fraction(r), device=str(r.get("device", "")),
-                   backend=str(cfg.get("backend", "")), config=cfg), None
+                   backend=str(cfg.get("backend", "")), config=cfg,
+                   asked={str(o.get("name")): str(o.get("value")) for o in r.get("options", [])
+                          if isinstance(o, dict)}), None
     except (KeyError, TypeError, ValueError) as e:
         return None, f"{path}: not a halo3d solve report ({e!r})"
 
@@ -229,8 +232,11 @@ def build(inputs: list, kind_arg: str | None) -> Study:
         if max(per_rank.values()) > 1.05 * min(per_rank.values()):
             st.issues.append("weak scaling with different points per rank: " +
                              ", ".join(f"N={n}: {v:.0f}" for n, v in per_rank.items()))
+    # --halo and --overlap `auto` are settled by a measurement in each run (on 1 rank overlap
+    # is always off): runs that asked the same are alike whatever each chose.
     for key in ("problem", "solver", "backend", "halo", "overlap", "rhs"):
-        vals = {str(r.config.get(key)) for r in runs}
+        vals = {r.asked.get(key, str(r.config.get(key))) if key in ("halo", "overlap")
+                else str(r.config.get(key)) for r in runs}
         if len(vals) > 1:
             st.issues.append(f"the runs differ in {key}: {sorted(vals)}")
 

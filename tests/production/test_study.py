@@ -24,11 +24,14 @@ def check(cond, what):
         failures.append(what)
 
 
-def report(path, ranks, grid, per_iter, iters=100, compute=0.6, halo=0.25, red=0.1, hidden=None, backend="host"):
+def report(path, ranks, grid, per_iter, iters=100, compute=0.6, halo=0.25, red=0.1, hidden=None, backend="host",
+           overlap=True, asked_overlap=None):
     r = {
         "halo3d_version": "test", "command": "solve", "ranks": ranks, "procs": [ranks, 1, 1], "hosts": 1,
         "device": "test device", "config": {"grid": grid, "problem": "poisson", "solver": "cg", "backend": backend,
-                                            "halo": "mpi", "overlap": True, "rhs": "random"},
+                                            "halo": "mpi", "overlap": overlap, "rhs": "random"},
+        "options": [] if asked_overlap is None else [{"name": "overlap", "value": asked_overlap,
+                                                      "source": "default"}],
         "result": {"iterations": iters, "iterations_this_run": iters},
         "timing": {"per_iteration_s": per_iter, "setup_s": 0.01, "solve_s": per_iter * iters,
                    "compute_s": compute * per_iter * iters,
@@ -118,6 +121,19 @@ with tempfile.TemporaryDirectory() as tmp:
     rc, out, err = run(d, "--quiet", "--no-plots")
     md = (d / "table.md").read_text()
     check("no report for N=4" in md and "| GPUs |" in md, "weak gap N=4 found; GPUs column label for cuda runs")
+
+    # --overlap auto chooses per run (off on 1 rank, by timing on more): one study, complete;
+    # runs that asked for different overlaps are not
+    for name, asked, complete in (("auto", ["auto"] * 3, True), ("mixed", ["on", "off", "on"], False)):
+        d = tmp / f"overlap-{name}"
+        d.mkdir()
+        for n, chose, a in zip((1, 2, 4), (False, True, False), asked):
+            report(d / f"r{n}.json", n, [32 * n, 32, 32], 1e-3, overlap=chose, asked_overlap=a)
+        rc, out, err = run(d, "--quiet", "--no-plots")
+        md = (d / "table.md").read_text()
+        flagged = "the runs differ in overlap" in md
+        check(flagged != complete, f"overlap asked {asked}, chosen False/True/False: "
+              f"{'complete' if complete else 'flagged as differing'}")
 
     # kind guessed from the sizes; a single point works
     d = tmp / "one"
