@@ -89,6 +89,13 @@ class Kernels {
                       const float* f, const float* u, const float* d_in, float* d_out, float* unew,
                       int dot_slot, Lane lane) = 0;
 
+  // x = cr D^{-1} b over the whole interior, on the interior lane: a smoothing step from
+  // u = 0 (no sweep, no halo), for variable coefficients (D varies per point).
+  virtual void smooth_start(const Layout& l, const Stencil& s, double cr, const double* b,
+                            double* x) = 0;
+  virtual void smooth_start(const Layout& l, const Stencil& s, double cr, const float* b,
+                            float* x) = 0;
+
   // Multigrid transfers over the whole local box, on the interior lane (see Transfer).
   // coarse = R fine (reads fine's ghost layer)
   virtual void restrict_to(const Transfer& t, const double* fine, double* coarse) = 0;
@@ -145,9 +152,9 @@ class Kernels {
 };
 
 // Base of a backend D: forwards each double/float pair of Kernels overloads to one member
-// template of D (residual_t, smooth_t, restrict_t, prolong_t, axpby_t, dot_t, pack_t,
-// unpack_t, pack_boxes_t, unpack_boxes_t), so a backend writes each of these operations once for
-// both scalar types. D declares `friend class TypedKernels<D>;`.
+// template of D (residual_t, smooth_t, smooth_start_t, restrict_t, prolong_t, axpby_t, dot_t,
+// pack_t, unpack_t, pack_boxes_t, unpack_boxes_t), so a backend writes each of these operations
+// once for both scalar types. D declares `friend class TypedKernels<D>;`.
 template <class D>
 class TypedKernels : public Kernels {
  public:
@@ -168,6 +175,13 @@ class TypedKernels : public Kernels {
               const float* f, const float* u, const float* d_in, float* d_out, float* unew,
               int slot, Lane lane) final {
     self().smooth_t(l, s, r, cd, cr, f, u, d_in, d_out, unew, slot, lane);
+  }
+  void smooth_start(const Layout& l, const Stencil& s, double cr, const double* b,
+                    double* x) final {
+    self().smooth_start_t(l, s, cr, b, x);
+  }
+  void smooth_start(const Layout& l, const Stencil& s, double cr, const float* b, float* x) final {
+    self().smooth_start_t(l, s, cr, b, x);
   }
   void restrict_to(const Transfer& t, const double* fine, double* coarse) final {
     self().restrict_t(t, fine, coarse);

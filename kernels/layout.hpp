@@ -57,16 +57,37 @@ struct BoxList {
   HALO3D_HD long long points() const { return start[count]; }
 };
 
-// A = -lap_h with the standard 7-point stencil:
+// Variable coefficients (-div(k grad u) + shift u): the weight k_f / h_a^2 of every face f
+// between two neighbouring points, in three padded arrays of the level's layout. w[a][c]
+// belongs to the face between point c and its +a neighbour; the low ghost slots hold the
+// faces to the low neighbour (or the boundary), so every face of the box is stored once.
+// Pointers into backend memory, in the grid's scalar type T.
+template <class T>
+struct FaceWeights {
+  const T* w[3] = {nullptr, nullptr, nullptr};
+};
+
+// The 7-point operator. Constant coefficients (-lap_h + shift):
 // (A u)_c = diag*u_c - cx*(u_w+u_e) - cy*(u_s+u_n) - cz*(u_b+u_t).
+// Variable ones (variable(): vd is set, and vf too where a float V-cycle runs on it):
+// (A u)_c = d_c u_c - sum over the six faces of w_f u_neighbour, d_c = the six w_f + shift
+// (ops::point_diag); cx, cy, cz then stand only for the spacing (1/h^2, which the
+// multigrid plan compares), and diag for the constant operator of that spacing.
 struct Stencil {
   double cx = 0, cy = 0, cz = 0, diag = 0;
+  double shift = 0;
+  FaceWeights<double> vd;
+  FaceWeights<float> vf;
+  HALO3D_HD bool variable() const { return vd.w[0] != nullptr; }
   static Stencil laplacian(double hx, double hy, double hz) {
-    Stencil s{1.0 / (hx * hx), 1.0 / (hy * hy), 1.0 / (hz * hz), 0.0};
+    Stencil s;
+    s.cx = 1.0 / (hx * hx), s.cy = 1.0 / (hy * hy), s.cz = 1.0 / (hz * hz);
     s.diag = 2.0 * (s.cx + s.cy + s.cz);
     return s;
   }
 };
+HALO3D_HD inline const FaceWeights<double>& faces_of(const Stencil& s, double) { return s.vd; }
+HALO3D_HD inline const FaceWeights<float>& faces_of(const Stencil& s, float) { return s.vf; }
 
 // The six faces of a local box: axis 0..2 (x,y,z), side 0 (low) or 1 (high).
 struct Face {

@@ -28,14 +28,71 @@ HALO3D_HD inline float mul(float a, float b) {
 #endif
 }
 
+// Division correctly rounded on every backend (CUDA's intrinsics say so explicitly, whatever
+// the compiler's flags).
+HALO3D_HD inline double div(double a, double b) {
+#if defined(__CUDA_ARCH__)
+  return __ddiv_rn(a, b);
+#else
+  return a / b;
+#endif
+}
+HALO3D_HD inline float div(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return __fdiv_rn(a, b);
+#else
+  return a / b;
+#endif
+}
+
+// Variable coefficients (Stencil::vd/vf): c indexes u and the face weights alike, so a
+// caller that passes u offset by some base passes the stencil offset by it too (offset()).
+// The diagonal of point c: its six face weights and the shift, summed in a fixed order.
+template <class T>
+HALO3D_HD inline T point_diag(const FaceWeights<T>& f, std::ptrdiff_t c, std::ptrdiff_t sy,
+                              std::ptrdiff_t sz, T shift) {
+  const T* const* w = f.w;
+  return (((w[0][c - 1] + w[0][c]) + (w[1][c - sy] + w[1][c])) + (w[2][c - sz] + w[2][c])) + shift;
+}
+template <class T>
+HALO3D_HD inline T apply_variable(const T* u, std::ptrdiff_t c, std::ptrdiff_t sy,
+                                  std::ptrdiff_t sz, const FaceWeights<T>& f, T diag) {
+  const T* const* w = f.w;
+  return mul(diag, u[c]) - (mul(w[0][c - 1], u[c - 1]) + mul(w[0][c], u[c + 1])) -
+         (mul(w[1][c - sy], u[c - sy]) + mul(w[1][c], u[c + sy])) -
+         (mul(w[2][c - sz], u[c - sz]) + mul(w[2][c], u[c + sz]));
+}
+// The stencil for arrays addressed from base + b instead of base.
+inline Stencil offset(const Stencil& s, std::ptrdiff_t b) {
+  Stencil o = s;
+  for (int a = 0; a < 3; ++a) {
+    if (s.vd.w[a]) o.vd.w[a] = s.vd.w[a] + b;
+    if (s.vf.w[a]) o.vf.w[a] = s.vf.w[a] + b;
+  }
+  return o;
+}
+
 // The point updates below take the grid's scalar type T (double or float); coefficients
 // (double) are rounded to T once, the same way on every backend, and the arithmetic is
 // T's. For T = double every expression is the one it was before the templates.
 template <class T>
 HALO3D_HD inline T apply_point(const T* u, std::ptrdiff_t c, std::ptrdiff_t sy, std::ptrdiff_t sz,
                                const Stencil& s) {
+  if (s.variable()) {
+    const FaceWeights<T>& f = faces_of(s, T());
+    return apply_variable(u, c, sy, sz, f, point_diag(f, c, sy, sz, T(s.shift)));
+  }
   return mul(T(s.diag), u[c]) - mul(T(s.cx), u[c - 1] + u[c + 1]) -
          mul(T(s.cy), u[c - sy] + u[c + sy]) - mul(T(s.cz), u[c - sz] + u[c + sz]);
+}
+
+// r scaled by the inverse diagonal at point c: r / d_c with variable coefficients; with
+// constant ones r unchanged (the callers' factors hold 1/diag already).
+template <class T>
+HALO3D_HD inline T by_diag(T r, std::ptrdiff_t c, std::ptrdiff_t sy, std::ptrdiff_t sz,
+                           const Stencil& s) {
+  if (!s.variable()) return r;
+  return div(r, point_diag(faces_of(s, T()), c, sy, sz, T(s.shift)));
 }
 
 // res = f - A u at one point; returns res.res's term (its square, in double).
@@ -48,11 +105,12 @@ HALO3D_HD inline double residual_point(const T* f, const T* u, T* res, std::ptrd
 }
 
 // One Jacobi update; returns the residual f - A u of the old iterate at this point.
+// inv_diag is 1/diag (constant coefficients) or 1 (variable: r / d_c).
 HALO3D_HD inline double jacobi_point(const double* f, const double* u, double* unew,
                                      std::ptrdiff_t c, std::ptrdiff_t sy, std::ptrdiff_t sz,
                                      const Stencil& s, double inv_diag) {
   const double r = f[c] - apply_point(u, c, sy, sz, s);
-  unew[c] = u[c] + mul(r, inv_diag);
+  unew[c] = u[c] + (s.variable() ? by_diag(r, c, sy, sz, s) : mul(r, inv_diag));
   return r;
 }
 
@@ -63,19 +121,27 @@ HALO3D_HD inline double heat_point(const double* u, std::ptrdiff_t c, std::ptrdi
 }
 
 // One smoothing step (a Chebyshev step, or damped Jacobi when cd = 0):
-// d = cd d_in + cr (f - A u); unew = u + d; d_out = d. cr includes 1/diag. d_in is not
-// read when null (cd = 0) and may alias u; d_out is not written when null.
+// d = cd d_in + cr D^{-1} (f - A u); unew = u + d; d_out = d. With constant coefficients
+// cr includes 1/diag; with variable ones the point divides by its own diagonal. d_in is
+// not read when null (cd = 0) and may alias u; d_out is not written when null.
 // Returns f.unew at the point (for reductions).
 template <class T>
 HALO3D_HD inline double smooth_point(const T* f, const T* u, const T* d_in, T* d_out, T* unew,
                                      std::ptrdiff_t c, std::ptrdiff_t sy, std::ptrdiff_t sz,
                                      const Stencil& s, double cd, double cr) {
-  const T r = mul(T(cr), f[c] - apply_point(u, c, sy, sz, s));
+  const T r = mul(T(cr), by_diag(f[c] - apply_point(u, c, sy, sz, s), c, sy, sz, s));
   const T dn = d_in ? mul(T(cd), d_in[c]) + r : r;
   if (d_out) d_out[c] = dn;
   const T v = u[c] + dn;
   unew[c] = v;
   return double(mul(f[c], v));
+}
+
+// A smoothing step from u = 0: x = cr D^{-1} b (as smooth_point, without a sweep).
+template <class T>
+HALO3D_HD inline void smooth_start_point(const T* b, T* x, std::ptrdiff_t c, std::ptrdiff_t sy,
+                                         std::ptrdiff_t sz, const Stencil& s, double cr) {
+  x[c] = mul(T(cr), by_diag(b[c], c, sy, sz, s));
 }
 
 // y = a x + b y at one point (coefficients rounded to T).

@@ -237,6 +237,15 @@ class CudaKernels final : public TypedKernels<CudaKernels>, public DeviceTimer, 
     }
   }
   template <class T>
+  void smooth_start_t(const Layout& l, const Stencil& s, double cr, const T* b, T* x) {
+    const Region r = Region::whole(l);
+    if (r.empty()) return;
+    box_sweep(r, kNoReduction, interior_.get(),
+              [&](dim3 grid, dim3 block, cudaStream_t st, double2*) {
+                smooth_start_box<T><<<grid, block, 0, st>>>(l, r, s, cr, b, x);
+              });
+  }
+  template <class T>
   void axpby_t(const Layout& l, double a, const T* x, double b, T* y) {
     // a and b rounded to T here, as the host backend does.
     rows(l, AxpbyOp<T>{T(a), T(b), x, y}, kNoReduction, interior_.get());

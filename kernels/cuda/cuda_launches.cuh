@@ -128,6 +128,9 @@ class Launches {
   void launch_sweep(const Layout& l, const Region& r, const Op& op, int slot, cudaStream_t st) {
     SweepVariant v =
         auto_variant_ ? (kReduce ? SweepVariant::smem : SweepVariant::tile3d) : variant_;
+    // tile3d and smem hand the point update a register or shared-memory window, whose
+    // offsets do not address the variable coefficients' face weights: those run naive.
+    if (op.s.variable()) v = SweepVariant::naive;
     // tile3d's pair accesses need 16-byte aligned arrays (cudaMalloc's are), and its offsets
     // from a column's base (at most tile_z planes and a row) must fit in an int.
     if (v == SweepVariant::tile3d &&

@@ -233,6 +233,17 @@ __global__ void __launch_bounds__(kBlockThreads)
   if constexpr (kReduce) store_block_partial(acc, partials);
 }
 
+// x = cr D^{-1} b (variable coefficients' smoothing step from zero).
+template <class T>
+__global__ void __launch_bounds__(kBlockThreads)
+    smooth_start_box(Layout l, Region r, Stencil s, double cr, const T* b, T* x) {
+  const int i = r.i0 + blockIdx.x * blockDim.x + threadIdx.x;
+  const int j = r.j0 + blockIdx.y * blockDim.y + threadIdx.y;
+  if (i < r.i1 && j < r.j1)
+    for (int k = r.k0 + blockIdx.z; k < r.k1; k += gridDim.z)
+      ops::smooth_start_point(b, x, l.at(i, j, k), l.sy(), l.sz(), s, cr);
+}
+
 // res = f - A u in float (double residuals take the tuned sweeps above).
 template <class T, bool kReduce>
 __global__ void __launch_bounds__(kBlockThreads)

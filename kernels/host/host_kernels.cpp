@@ -169,10 +169,11 @@ struct SmoothBlock {
       for (int q = 0; q < m; ++q) din[q] = d_in[cb + q];
     const T *fb = f + cb, *ub = u + cb;
     T* nb = unew + cb;
+    const Stencil sb = ops::offset(s, cb);  // face weights addressed as fb, ub
 #pragma omp simd
     for (int q = 0; q < m; ++q)
       term[q] = ops::smooth_point<T>(fb, ub, kIn ? din : nullptr, kOut ? dout : nullptr, nb, q, sy,
-                                     sz, s, cd, cr);
+                                     sz, sb, cd, cr);
     if (kOut)
 #pragma omp simd
       for (int q = 0; q < m; ++q) d_out[cb + q] = dout[q];
@@ -331,6 +332,15 @@ class HostKernels final : public TypedKernels<HostKernels>, public DeviceTimer {
 #pragma omp simd
         for (int i = 0; i < l.nx; ++i) ops::prolong_point(t, r, row, i);
       }
+  }
+
+  template <class T>
+  void smooth_start_t(const Layout& l, const Stencil& s, double cr, const T* b, T* x) {
+    const auto sy = l.sy(), sz = l.sz();
+    for_rows(l, Region::whole(l), [=](std::ptrdiff_t c0, int n, DD acc) {
+      each_point(c0, n, [=](std::ptrdiff_t c) { ops::smooth_start_point(b, x, c, sy, sz, s, cr); });
+      return acc;
+    });
   }
 
   template <class T>

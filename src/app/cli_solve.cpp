@@ -39,6 +39,11 @@ void add_solve_problem_options(CLI::App* solve, SolveOptions& o, SolveArgs& a) {
       ->add_option("--shift", o.shift,
                    "sigma >= 0 in -lap u + sigma u = f (heat: u_t = alpha (lap u - sigma u))")
       ->group("Problem");
+  solve
+      ->add_option("--coefficient", o.coefficient,
+                   "k > 0 in -div(k grad u) + sigma u = f: VALUE, expr:FORMULA or "
+                   "file:PATH.h5:/DATASET ([NZ+2][NY+2][NX+2]); Poisson, boundary values 0")
+      ->group("Problem");
   solve->add_option("--mode", a.modes, "Manufactured mode KX,KY,KZ (repeatable; summed)")
       ->group("Problem");
   solve->add_option("--seed", o.seed, "Seed of --rhs random")

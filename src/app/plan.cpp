@@ -99,11 +99,19 @@ MemoryNeed solve_memory(const SolveOptions& o, const Decomposition& d, MPI_Comm 
                             : (pc ? 5 : 4);
   MemoryNeed m;
   m.device = (2 + method) * field;
+  m.host = 2 * field;
+  const bool variable = variable_coefficient(o), mixed = o.precision == Precision::mixed;
+  if (variable) {  // the fine face weights; k kept on the host, and the weights while made
+    m.device += 3 * field;
+    m.host += 4 * field + (pc && mixed ? 1.5 * field : 0);
+  }
   if (pc) {
     const Stencil op = operator_stencil(spacing(o), o.shift);
-    m.device += mg_memory_bytes(mg_plan(d, op, mp.mg, cart), o.precision == Precision::mixed);
+    const std::vector<MgLevelPlan> plan = mg_plan(d, op, mp.mg, cart);
+    m.device += mg_memory_bytes(plan, mixed, variable);
+    for (std::size_t l = 1; variable && l < plan.size(); ++l)  // each level's k, on the host
+      m.host += 8.0 * double(plan[l].decomp.layout().padded_size());
   }
-  m.host = 2 * field;
   if (has_boundary_values(o)) m.host += field;  // the boundary values, while lifted
   if (has_boundary_values(o) && o.problem == ProblemKind::heat) m.device += field;  // heat's B g
   return m;

@@ -81,6 +81,7 @@ void write_solution_attributes(const SolveRecord& r, hid_t g, const DriveResult&
   h5_attr(g, "spacing", std::vector<double>{r.h[0], r.h[1], r.h[2]});
   h5_attr(g, "box", std::vector<double>{o.box[0], o.box[1], o.box[2]});
   h5_attr_real(g, "shift", o.shift);
+  h5_attr_text(g, "coefficient", o.coefficient);
   h5_attr_matrix(g, "mode", o.modes);
   h5_attr_text(g, "problem", to_string(o.problem));
   h5_attr_text(g, "solver", r.solver);
@@ -131,6 +132,7 @@ nlohmann::json config_json(const SolveRecord& r) {
       {"grid", to_json(o.grid)},
       {"box", {o.box[0], o.box[1], o.box[2]}},
       {"shift", o.shift},
+      {"coefficient", o.coefficient},
       {"problem", to_string(o.problem)},
       {"solver", r.solver},
       {"precond", r.precond},

@@ -13,10 +13,11 @@ namespace {
 
 // A finite decimal number, or false; BadInput naming `spec` for a nonzero value that
 // underflows (1e-400 would silently be 0).
-bool parse_number(const std::string& s, double& v, const std::string& spec) {
+bool parse_number(const std::string& s, double& v, const std::string& spec,
+                  const char* option = "--boundary") {
   if (!parse_decimal(s, v) || !std::isfinite(v)) return false;
   if (underflows(s, v))
-    throw BadInput("--boundary " + printable(spec, 80) + ": " + printable(s, 40) +
+    throw BadInput(std::string(option) + " " + printable(spec, 80) + ": " + printable(s, 40) +
                    " is below the smallest normal double (2.2e-308) in magnitude and would "
                    "underflow; give 0 or a larger value");
   return true;
@@ -67,6 +68,21 @@ FieldSpec parse_source_spec(const std::string& option, const std::string& s) {
     throw BadInput(option + " " + printable(s, 80) +
                    ": expected modes, random, file:PATH.h5:/DATASET or expr:FORMULA");
   }
+  return f;
+}
+
+FieldSpec parse_coefficient_spec(const std::string& s) {
+  FieldSpec f;
+  f.text = s;
+  if (parse_file("--coefficient", s, f) || parse_expr("--coefficient", s, f)) return f;
+  f.kind = FieldSpec::kFaces;
+  double v = 0;
+  if (!parse_number(s, v, s, "--coefficient"))
+    throw BadInput("--coefficient " + printable(s, 80) +
+                   ": expected a number, expr:FORMULA or file:PATH.h5:/DATASET");
+  if (!(v > 0) || !std::isfinite(v))
+    throw BadInput("--coefficient " + printable(s, 80) + ": must be a finite number > 0");
+  f.faces.fill(v);
   return f;
 }
 

@@ -25,9 +25,12 @@ void check_operator(const ProblemSpec& p) {
     throw BadInput("--shift " + exact_text(p.shift) + ": must be a finite number >= 0");
 }
 
+bool variable_coefficient(const ProblemSpec& p) { return p.coefficient != "1"; }
+
 std::string operator_text(const ProblemSpec& p) {
   return "box=" + exact_text(p.box[0]) + "," + exact_text(p.box[1]) + "," + exact_text(p.box[2]) +
-         " shift=" + exact_text(p.shift);
+         " shift=" + exact_text(p.shift) +
+         (variable_coefficient(p) ? " coefficient=" + p.coefficient : "");
 }
 
 double time_scheme_theta(TimeScheme s) {

@@ -24,6 +24,10 @@ struct ProblemSpec {
   // - shift u)). NX interior points per axis at x_i = (i+1) LX/(NX+1).
   std::array<double, 3> box{1.0, 1.0, 1.0};
   double shift = 0.0;
+  // k in -div(k grad u) (heat: u_t = alpha div(k grad u)), at the points and the boundary
+  // layer: "1" (the Laplacian), a constant > 0, expr:FORMULA or file:PATH.h5:/DATASET
+  // ([NZ+2][NY+2][NX+2]). Anything but "1" runs as a variable coefficient.
+  std::string coefficient = "1";
   std::uint64_t seed = 1;
   long steps = 100;    // heat
   double alpha = 1.0;  // heat diffusivity
@@ -35,7 +39,10 @@ struct ProblemSpec {
 // Refuses (BadInput, naming --box or --shift) a box side that is not a finite number > 0,
 // a spacing whose 1/h^2 is not a finite normal number, and a shift that is not finite and >= 0.
 void check_operator(const ProblemSpec& p);
-// The operator's identity as text ("box=LX,LY,LZ shift=S", every digit): checkpoints store it.
+// Whether the operator has a variable coefficient (--coefficient other than "1").
+bool variable_coefficient(const ProblemSpec& p);
+// The operator's identity as text ("box=LX,LY,LZ shift=S", every digit, and " coefficient=SPEC"
+// for a variable one): checkpoints store it.
 std::string operator_text(const ProblemSpec& p);
 
 // theta of a time scheme (0 for explicit, 1 backward Euler, 1/2 Crank-Nicolson).

@@ -2,7 +2,8 @@
 // (--rhs / --initial: modes, random, file:PATH.h5:/DATASET, expr:FORMULA) and the Dirichlet
 // boundary values (--boundary: VALUE, x0=..,x1=..,y0=.., expr:FORMULA, file:PATH.h5:/DATASET).
 // Non-zero boundary values are lifted onto the points next to the boundary (B g: each such
-// point gets c_d g of each boundary neighbour): into the right-hand side at set-up for
+// point gets w g of each boundary neighbour, w the boundary face's weight: c_d, or with a
+// variable coefficient the face's own): into the right-hand side at set-up for
 // Poisson (b = f + B g), as a source term of every step for heat. The solvers and the
 // multigrid preconditioner keep solving the homogeneous problem.
 #pragma once
@@ -33,20 +34,22 @@ void check_field_options(const ProblemSpec& o);
 // boundary_source's). File and formula errors, shape mismatches and NaN/Inf values throw
 // the same error on every rank (BadInput, exit 2; a file that cannot be opened: IoError,
 // exit 5).
+// With a variable coefficient, kappa (k over the padded box) weights the boundary faces.
 void fill_fields(const ProblemSpec& o, const Problem& p, const Decomposition& d, MPI_Comm comm,
-                 std::vector<double>& padded);
+                 std::vector<double>& padded, const std::vector<double>* kappa = nullptr);
 
 // The same field in backend memory. A built-in source (modes, random) with nothing to add
 // (heat, or Poisson without boundary values) is filled where the backend computes (no host
 // pass, no upload); the others go through fill_fields and are copied over.
 Buffer fill_fields(Kernels& k, const ProblemSpec& o, const Problem& p, const Decomposition& d,
-                   MPI_Comm comm);
+                   MPI_Comm comm, const std::vector<double>* kappa = nullptr);
 
 // Collective: adds B g (the --boundary values lifted, see above) to the interior of
 // `padded`, point by point in a fixed order (x, y, z; low side first), so the sums do not
 // depend on the ranks; nothing for zero boundary values. Errors as fill_fields.
 void add_boundary_values(const ProblemSpec& o, const Problem& p, const Decomposition& d,
-                         MPI_Comm comm, std::vector<double>& padded);
+                         MPI_Comm comm, std::vector<double>& padded,
+                         const std::vector<double>* kappa = nullptr);
 // Collective: B g alone, a padded array (heat's source term); empty for zero boundary values.
 std::vector<double> boundary_source(const ProblemSpec& o, const Problem& p, const Decomposition& d,
                                     MPI_Comm comm);

@@ -39,6 +39,7 @@ std::vector<double> random_box(const Decomposition& d, std::uint64_t seed, doubl
 Stencil operator_stencil(const std::array<double, 3>& h, double shift) {
   Stencil s = Stencil::laplacian(h[0], h[1], h[2]);
   s.diag += shift;
+  s.shift = shift;
   return s;
 }
 
@@ -57,7 +58,8 @@ Problem::Problem(const ProblemSpec& o)
       h_(spacing(o)),
       box_(o.box),
       shift_(o.shift),
-      boundary_values_(has_boundary_values(o)) {
+      boundary_values_(has_boundary_values(o)),
+      variable_(variable_coefficient(o)) {
   check_operator(o);
   for (int d = 0; d < 3; ++d) unit_[d] = 1.0 / (grid_[d] + 1);
   if (problem_ != ProblemKind::heat) return;

@@ -28,7 +28,8 @@ class Problem {
   const std::array<double, 3>& h() const { return h_; }  // the spacing LX/(NX+1), ...
   Stencil stencil() const { return operator_stencil(h_, shift_); }
   // Exact answers: manufactured modes with zero boundary values.
-  bool has_exact() const { return source_ == FieldSpec::kModes && !boundary_values_; }
+  // (Not with a variable coefficient: the modes are the constant operator's eigenvectors.)
+  bool has_exact() const { return source_ == FieldSpec::kModes && !boundary_values_ && !variable_; }
 
   // Eigenvalue of A = -lap_h + shift for mode k: sum_d (4/h_d^2) sin^2(K_d pi / (2 (N_d+1)))
   // + shift.
@@ -75,6 +76,7 @@ class Problem {
   long steps_ = 0;
   double alpha_ = 0, dt_ = 0, theta_ = 0;
   bool boundary_values_ = false;  // --boundary other than 0
+  bool variable_ = false;         // --coefficient other than 1
 };
 
 // Reproducible value in [-1, 1) for global point index `index` (splitmix64).

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "checks.hpp"
+#include "coefficient.hpp"
 #include "errors.hpp"
 #include "fields.hpp"
 #include "host_copy.hpp"
@@ -41,13 +42,18 @@ SolveSession::SolveSession(const ProblemSpec& problem, const ParallelOptions& pa
   ro.grid = spec_.grid;
   ro.stencil = problem_->stencil();
   ro.memory = std::move(memory);
+  if (variable_coefficient(spec_))
+    ro.kappa = [this](const Decomposition& d, MPI_Comm cart) {
+      return fill_coefficient(spec_, d, cart);
+    };
   rt_ = make_runtime(ro, world);
 }
 
 SolveSession::~SolveSession() = default;
 
 void SolveSession::fill_source() {
-  b_ = fill_fields(kernels(), spec_, *problem_, decomp(), comm());
+  b_ = fill_fields(kernels(), spec_, *problem_, decomp(), comm(),
+                   rt_->coefficients ? &rt_->coefficients->kappa() : nullptr);
   // Poisson's boundary values are in b; heat's are added by every step.
   if (spec_.problem == ProblemKind::heat && has_boundary_values(spec_))
     boundary_ = upload(kernels(), boundary_source(spec_, *problem_, decomp(), comm()));

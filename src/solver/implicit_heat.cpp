@@ -13,7 +13,10 @@ namespace {
 
 // I + c A: the 7-point operator's stencil scaled by c, with 1 added on the diagonal.
 Stencil shifted(const Stencil& s, double c) {
-  return {c * s.cx, c * s.cy, c * s.cz, 1.0 + c * s.diag};
+  Stencil out;
+  out.cx = c * s.cx, out.cy = c * s.cy, out.cz = c * s.cz, out.diag = 1.0 + c * s.diag;
+  out.shift = 1.0 + c * s.shift;
+  return out;
 }
 
 class ImplicitHeat final : public Method {

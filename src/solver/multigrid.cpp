@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "box_gather.hpp"
+#include "coefficients.hpp"
 #include "errors.hpp"
 #include "fmg.hpp"
 #include "method_plan.hpp"
@@ -71,24 +72,41 @@ Steps mg_chebyshev_steps(double a, double b, int count, double diag) {
 
 namespace {
 
-Steps smoother_steps(const MgOptions& o, const Stencil& s, const Int3& n) {
-  const double b = spectrum(s, n)[1], a = b / kSmoothRange;
-  if (o.smoother == Smoother::jacobi) {
-    Steps one = mg_chebyshev_steps(a, b, 1, s.diag);
-    return Steps(std::size_t(o.smooth), one[0]);
-  }
-  return mg_chebyshev_steps(a, b, o.smooth, s.diag);
+// The interval of D^{-1}A the steps target and the diagonal they divide by. Constant
+// coefficients: the exact bounds, and 1/diag folded into the steps. Variable ones
+// (bound > 0: the operator's own Gershgorin bound of D^{-1}A, coefficients.hpp): that
+// bound on top, the constant stencil's ratio of the ends below it (the coarsest solve's
+// low end; the coarsest grid is usually one point, where it is exact), and each point
+// divides by its own diagonal.
+struct Interval {
+  double lo, hi, diag;
+};
+Interval interval(const Stencil& s, const Int3& n, double bound) {
+  const auto [lo, hi] = spectrum(s, n);
+  if (bound > 0) return {bound * (lo / hi), bound, 1.0};
+  return {lo, hi, s.diag};
 }
 
-Steps coarse_steps(const Stencil& s, const Int3& n) {
-  const auto [a, b] = spectrum(s, n);
+Steps smoother_steps(const MgOptions& o, const Stencil& s, const Int3& n, double bound) {
+  const Interval in = interval(s, n, bound);
+  const double b = in.hi, a = b / kSmoothRange;
+  if (o.smoother == Smoother::jacobi) {
+    Steps one = mg_chebyshev_steps(a, b, 1, in.diag);
+    return Steps(std::size_t(o.smooth), one[0]);
+  }
+  return mg_chebyshev_steps(a, b, o.smooth, in.diag);
+}
+
+Steps coarse_steps(const Stencil& s, const Int3& n, double bound) {
+  const Interval in = interval(s, n, bound);
+  const double a = in.lo, b = in.hi;
   const double kappa = b / a;
   int m = 1;
   if (kappa > 1 + 1e-12) {
     const double per_step = std::acosh((kappa + 1) / (kappa - 1));
     m = std::clamp(int(std::ceil(std::acosh(1 / kCoarseReduction) / per_step)), 1, kCoarseMaxSteps);
   }
-  return mg_chebyshev_steps(a, b, m, s.diag);
+  return mg_chebyshev_steps(a, b, m, in.diag);
 }
 
 // The 7-point operator rediscretised on the coarser grid (a shift, as in I + c A, kept).
@@ -99,8 +117,10 @@ Stencil coarser_stencil(const Stencil& s, const Int3& nf, const Int3& nc) {
     const double ratio = double(nc[a] + 1) / double(nf[a] + 1);  // h_fine / h_coarse
     c[a] *= ratio * ratio;
   }
-  Stencil out{c[0], c[1], c[2], 0.0};
+  Stencil out;
+  out.cx = c[0], out.cy = c[1], out.cz = c[2];
   out.diag = 2.0 * (c[0] + c[1] + c[2]) + shift;
+  out.shift = s.shift;
   return out;
 }
 
@@ -226,7 +246,8 @@ Multigrid::Multigrid(Runtime& rt, const MgOptions& o, DistributedOperator* fine)
     else
       allocate_vectors(L->d, k, n, l == 0);
     const bool coarsest = l + 1 == plan.size();
-    L->steps = coarsest ? coarse_steps(stencil, L->grid) : smoother_steps(o, stencil, L->grid);
+    L->steps =
+        coarsest ? coarse_steps(stencil, L->grid, 0) : smoother_steps(o, stencil, L->grid, 0);
     levels_.push_back(std::move(L));
   }
   // Transfers between consecutive levels, and the gather where the hierarchy leaves the
@@ -255,10 +276,65 @@ Multigrid::Multigrid(Runtime& rt, const MgOptions& o, DistributedOperator* fine)
       F.down = make_transfer(k, F.decomp, C.decomp);
     }
   }
+  if (fine->stencil().variable()) vary_levels(fine);
   for (double b : level_bytes()) bytes_ += b;
   // Mixed: the fine level's conversions (read r, write its float copy; read z in float and
   // r, write z in double, with r.z).
   if (mixed_) bytes_ += levels_[0]->points * (12 + 20);
+}
+
+// Variable coefficients: each coarser level's k from the level above (coarsen_kappa over
+// the restriction; ghosts from the neighbours, or the whole grid gathered; the boundary's
+// from the nearest point), its face weights lent to its operator, and every level's steps
+// from its own operator's spectrum bound (over all ranks where the level is distributed).
+void Multigrid::vary_levels(DistributedOperator* fine) {
+  Kernels& k = *rt_.kernels;
+  if (fine != rt_.op.get() || !rt_.coefficients)
+    throw std::logic_error("multigrid: variable coefficients only on the runtime's operator");
+  const LevelCoefficients* above = rt_.coefficients.get();
+  if (mixed_) {
+    rt_.coefficients->add_float(k);
+    fine->set_stencil(rt_.coefficients->attach(fine->stencil()));
+  }
+  for (std::size_t l = 0; l < levels_.size(); ++l) {
+    Level& L = *levels_[l];
+    if (l > 0) {
+      Level& F = *levels_[l - 1];
+      std::vector<double> kappa = coarsen_kappa(F.down.t, above->kappa());
+      if (F.gathers || L.distributed) kappa = fill_kappa_ghosts(F, L, kappa);
+      fill_boundary_ghosts(L.decomp, kappa);
+      L.coef = std::make_unique<LevelCoefficients>(k, L.decomp.layout(), L.A->stencil(),
+                                                   std::move(kappa));
+      if (mixed_) L.coef->add_float(k);
+      L.A->set_stencil(L.coef->attach(L.A->stencil()));
+      above = L.coef.get();
+    }
+    double bound = above->local_spectrum_bound(L.decomp);
+    if (L.distributed)
+      HALO3D_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &bound, 1, MPI_DOUBLE, MPI_MAX, rt_.cart.get()));
+    const Stencil& s = L.A->stencil();
+    L.steps = l + 1 == levels_.size() ? coarse_steps(s, L.grid, bound)
+                                      : smoother_steps(o_, s, L.grid, bound);
+  }
+}
+
+// k on coarse level C with its ghosts: from the neighbours (C distributed), or, where F
+// gathers, every rank's own coarse points all-gathered into the whole grid. Through
+// backend memory, as the cycle moves its vectors.
+std::vector<double> Multigrid::fill_kappa_ghosts(Level& F, Level& C,
+                                                 const std::vector<double>& own) {
+  Kernels& k = *rt_.kernels;
+  const std::size_t n = C.decomp.layout().padded_size();
+  Buffer mine(k, own.size()), whole(k, n);
+  k.copy(mine.data(), own.data(), own.size(), Lane::interior);
+  if (F.gathers)
+    F.gather->gather(mine.data(), whole.data());
+  else
+    C.A->exchange(mine.data());
+  std::vector<double> out(n);
+  k.copy(out.data(), F.gathers ? whole.data() : mine.data(), n, Lane::interior);
+  k.synchronize();
+  return out;
 }
 
 // Runs the steps from the iterate in x (from_zero: from x = 0, whatever x holds),
@@ -274,7 +350,10 @@ T* Multigrid::smooth(Level& L, const Steps& steps, const T* b, T* x, T* y, bool 
     const double cd = steps[s][0], cr = steps[s][1];
     const bool last = s + 1 == steps.size();
     if (s == 0 && from_zero) {
-      rt_.kernels->axpby(L.A->layout(), cr, b, 0.0, x);
+      if (L.A->stencil().variable())
+        rt_.kernels->smooth_start(L.A->layout(), L.A->stencil(), cr, b, x);
+      else
+        rt_.kernels->axpby(L.A->layout(), cr, b, 0.0, x);
       if (last && slot != kNoReduction) rt_.kernels->dot(L.A->layout(), b, x, slot);
       d = x;
       continue;

@@ -11,6 +11,9 @@
 // (or damped Jacobi) in D^{-1}A with exact eigenvalue bounds of the 7-point operator, the
 // coarsest solve a Chebyshev polynomial over the whole spectrum: every part is a fixed
 // symmetric linear operator, so the V-cycle is one too, and plain PCG is correct.
+// Variable coefficients (coefficients.hpp): each level's k is averaged from the level above
+// and rediscretised, and the Chebyshev bounds come from each level's own operator
+// (Gershgorin); see vary_levels.
 //
 // Every coarse point is computed by one rank from fine values at fixed global positions in
 // a fixed order, and no reduction runs inside a cycle, so the cycle gives the same bits on
@@ -78,8 +81,9 @@ std::vector<MgLevelPlan> mg_plan(const Decomposition& fine, const Stencil& fine_
                                  const MgOptions& o, MPI_Comm cart);
 // Bytes of backend memory the hierarchy of `plan` allocates on this rank (the fine
 // level's vectors are the solver's); mixed: float levels, and the fine level's right-hand
-// side and iterate in float as well.
-double mg_memory_bytes(const std::vector<MgLevelPlan>& plan, bool mixed = false);
+// side and iterate in float as well; variable: the levels' face weights (coefficients.hpp).
+double mg_memory_bytes(const std::vector<MgLevelPlan>& plan, bool mixed = false,
+                       bool variable = false);
 
 // A Transfer between two boxes of consecutive levels, with its weight tables in backend
 // memory. Throws std::logic_error if a transfer it is made for (`uses`) would read beyond
@@ -178,7 +182,9 @@ class Multigrid final : public Preconditioner {
   void apply_mixed(double* in, double* out, int slot, double* scratch);
   // `scratch`, or (null) the hierarchy's own fine-level vector, allocated at first need.
   double* fine_scratch(double* scratch);
-  void cycle_from(std::size_t l);  // the cycle on level l >= 1, on its own vectors
+  void cycle_from(std::size_t l);               // the cycle on level l >= 1, on its own vectors
+  void vary_levels(DistributedOperator* fine);  // variable coefficients on every level
+  std::vector<double> fill_kappa_ghosts(Level& F, Level& C, const std::vector<double>& own);
   Runtime& rt_;
   MgOptions o_;
   bool mixed_ = false;

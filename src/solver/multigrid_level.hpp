@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "box_gather.hpp"
+#include "coefficients.hpp"
 #include "multigrid.hpp"
 #include "operator.hpp"
 
@@ -41,6 +42,7 @@ struct Multigrid::Level {
     else
       return d;
   }
+  std::unique_ptr<LevelCoefficients> coef;  // variable coefficients (coarse levels; null: constant)
   std::vector<std::array<double, 2>> steps;  // smoothing (the coarsest: its solve)
   TransferOp down;  // to the next level (where it gathers: restriction to its own coarse points)
   double points = 0;

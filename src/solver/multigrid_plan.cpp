@@ -105,11 +105,15 @@ std::vector<MgLevelPlan> mg_plan(const Decomposition& fine, const Stencil& fine_
   return out;
 }
 
-double mg_memory_bytes(const std::vector<MgLevelPlan>& plan, bool mixed) {
+double mg_memory_bytes(const std::vector<MgLevelPlan>& plan, bool mixed, bool variable) {
   const double e = mixed ? sizeof(float) : sizeof(double);
   double bytes = 0;
   for (std::size_t l = 0; l < plan.size(); ++l) {
     const double n = double(plan[l].decomp.layout().padded_size());
+    // Variable coefficients: the coarse levels' face weights (three arrays, double, and
+    // float too when mixed); the fine level's float copy when mixed (its double ones are
+    // the runtime's).
+    if (variable) bytes += 3 * n * (l == 0 ? (mixed ? 4 : 0) : (mixed ? 12 : 8));
     // The fine level: w (double: b and x are CG's, y its lent scratch); mixed fine and
     // coarser levels: b, x, y, w.
     bytes += e * n * (l == 0 && !mixed ? 1 : 4);

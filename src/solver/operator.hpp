@@ -21,6 +21,9 @@ class DistributedOperator {
 
   const Layout& layout() const { return layout_; }
   const Stencil& stencil() const { return stencil_; }
+  // Another operator of the same layout (multigrid lends a level its variable coefficients
+  // once they are made; the halo does not depend on the stencil).
+  void set_stencil(const Stencil& s) { stencil_ = s; }
   const HaloPlan& plan() const { return plan_; }
   Kernels& kernels() { return k_; }
   const HaloTransport& transport() const { return *transport_; }

@@ -189,9 +189,15 @@ std::unique_ptr<Runtime> make_runtime(const RuntimeOptions& o, MPI_Comm world) {
   rt->peer = peer_policy(o.peer_access);
   const TransportContext tc{*rt->kernels, plan, rt->cart.get(), rt->hosts, rt->peer};
   auto transport = select_transport(o.halo, tc, rt->halo_selection);
-  rt->op = std::make_unique<DistributedOperator>(*rt->kernels, rt->decomp, o.stencil,
-                                                 std::move(transport),
-                                                 o.overlap != OverlapMode::off, rt->timers);
+  Stencil stencil = o.stencil;
+  if (o.kappa) {
+    rt->coefficients = std::make_unique<LevelCoefficients>(
+        *rt->kernels, rt->decomp.layout(), o.stencil, o.kappa(rt->decomp, rt->cart.get()));
+    stencil = rt->coefficients->attach(o.stencil);
+  }
+  rt->op =
+      std::make_unique<DistributedOperator>(*rt->kernels, rt->decomp, stencil, std::move(transport),
+                                            o.overlap != OverlapMode::off, rt->timers);
   if (o.overlap == OverlapMode::auto_) choose_overlap(*rt);
   return rt;
 }

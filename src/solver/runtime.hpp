@@ -5,8 +5,10 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "build_info.hpp"
+#include "coefficients.hpp"
 #include "decomposition.hpp"
 #include "host_copy.hpp"
 #include "kernels.hpp"
@@ -31,6 +33,9 @@ struct RuntimeOptions : ParallelOptions {
   // Cartesian communicator); checked against free memory before anything large is
   // allocated. Unset: no check.
   std::function<MemoryNeed(const Decomposition&, MPI_Comm cart)> memory;
+  // A variable coefficient (coefficients.hpp): k over this rank's padded box, every ghost
+  // filled (collective over the Cartesian communicator). Unset: the stencil's constant one.
+  std::function<std::vector<double>(const Decomposition&, MPI_Comm cart)> kappa;
 };
 
 // The parallel settings solve, bench and the tests share, from any options struct that has them.
@@ -48,6 +53,8 @@ struct Runtime {
   Comm cart;
   Decomposition decomp;
   std::unique_ptr<Kernels> kernels;
+  // The fine operator's variable coefficients (null: constant), lent to its stencil.
+  std::unique_ptr<LevelCoefficients> coefficients;
   Timers timers;
   std::unique_ptr<DistributedOperator> op;
   std::string warnings;          // printed once by rank 0

@@ -1,0 +1,97 @@
+#include "coefficient.hpp"
+
+#include <cmath>
+#include <memory>
+#include <string>
+
+#include "field_inputs.hpp"
+
+namespace halo3d {
+
+void check_coefficient_option(const ProblemSpec& o) {
+  const FieldSpec f = parse_coefficient_spec(o.coefficient);
+  if (f.kind == FieldSpec::kExpr) Formula check("--coefficient", f.expr);
+}
+
+namespace {
+
+// The first value of plane k (-1 .. nz) that is not a finite number > 0, as a message.
+std::string check_plane(const FieldSpec& f, const Decomposition& d, const ProblemSpec& o,
+                        const std::vector<double>& kappa, int k) {
+  const Layout l = d.layout();
+  for (int j = -1; j <= l.ny; ++j)
+    for (int i = -1; i <= l.nx; ++i) {
+      const double v = kappa[std::size_t(l.at(i, j, k))];
+      if (v > 0 && std::isfinite(v)) continue;
+      const double x = coord(d.offset[0] + i, d.grid[0], o.box[0]);
+      const double y = coord(d.offset[1] + j, d.grid[1], o.box[1]);
+      const double z = coord(d.offset[2] + k, d.grid[2], o.box[2]);
+      return "--coefficient " + printable(f.text, 160) + ": " +
+             (f.kind == FieldSpec::kExpr ? "gives " : "holds ") + number(v) + " at x=" + number(x) +
+             ", y=" + number(y) + ", z=" + number(z) +
+             " (k must be a finite number > 0 everywhere, the boundary layer included)";
+    }
+  return "";
+}
+
+// expr:FORMULA at every point of the padded box (ghosts: the coordinates beyond the box,
+// 0 and L on the domain's boundary); each thread its own parser (muparser is not
+// thread-safe). A formula error ends the plane; the lowest plane's first error is reported.
+void eval_formula(const FieldSpec& f, const Decomposition& d, const ProblemSpec& o,
+                  std::vector<double>& kappa, std::vector<std::string>& bad) {
+  const Layout l = d.layout();
+#pragma omp parallel
+  {
+    std::string setup;
+    std::unique_ptr<Formula> formula;
+    try {
+      formula = std::make_unique<Formula>("--coefficient", f.expr);
+    } catch (const BadInput& e) {
+      setup = e.what();
+    }
+#pragma omp for schedule(static)
+    for (int k = -1; k <= l.nz; ++k) {
+      std::string& why = bad[std::size_t(k + 1)];
+      if (!formula) why = setup;
+      const double z = coord(d.offset[2] + k, d.grid[2], o.box[2]);
+      for (int j = -1; j <= l.ny && why.empty(); ++j) {
+        const double y = coord(d.offset[1] + j, d.grid[1], o.box[1]);
+        for (int i = -1; i <= l.nx && why.empty(); ++i) {
+          try {
+            kappa[std::size_t(l.at(i, j, k))] =
+                (*formula)(coord(d.offset[0] + i, d.grid[0], o.box[0]), y, z);
+          } catch (const BadInput& e) {
+            why = e.what();
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<double> fill_coefficient(const ProblemSpec& o, const Decomposition& d, MPI_Comm comm) {
+  const FieldSpec f = parse_coefficient_spec(o.coefficient);
+  const Layout l = d.layout();
+  std::vector<double> kappa(l.padded_size(), 0.0);
+  std::vector<std::string> bad(std::size_t(l.nz) + 2);
+  if (f.kind == FieldSpec::kFile) {
+    read_file_field("--coefficient", f, d, 1, comm, kappa);
+  } else if (f.kind == FieldSpec::kExpr) {
+    eval_formula(f, d, o, kappa, bad);
+  } else {
+    for (int k = -1; k <= l.nz; ++k)
+      for (int j = -1; j <= l.ny; ++j)
+        for (int i = -1; i <= l.nx; ++i) kappa[std::size_t(l.at(i, j, k))] = f.faces[0];
+  }
+  std::string why;
+  for (int k = -1; k <= l.nz && why.empty(); ++k) {
+    why = bad[std::size_t(k + 1)];
+    if (why.empty()) why = check_plane(f, d, o, kappa, k);
+  }
+  agree(why, comm);
+  return kappa;
+}
+
+}  // namespace halo3d

@@ -1,0 +1,150 @@
+// The variable-coefficient sweeps (Stencil::vd/vf, coefficients.hpp) of every backend
+// against plain reference loops written from the definition, bitwise, on random data:
+// random positive face weights (ghost slots too), random fields, ghosts included.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <vector>
+
+#include "backends.hpp"
+
+namespace halo3d {
+namespace {
+
+using test::make_backend;
+
+class VariableTest : public testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    k_ = make_backend(GetParam());
+    if (!k_) GTEST_SKIP() << "backend " << GetParam() << " not available here";
+    std::uniform_real_distribution<double> w(0.05, 20.0);
+    wh_.resize(3 * l_.padded_size());
+    for (auto& x : wh_) x = w(rng_);
+    s_ = Stencil::laplacian(0.1, 0.07, 0.13);  // cx..diag: the spacing only
+    s_.shift = 0.7;
+  }
+  template <class T>
+  std::vector<T> random_field() {
+    std::uniform_real_distribution<double> d(-1, 1);
+    std::vector<T> v(l_.padded_size());
+    for (auto& x : v) x = T(d(rng_));
+    return v;
+  }
+  template <class T>
+  BasicBuffer<T> up(const std::vector<T>& h) {
+    BasicBuffer<T> b(*k_, h.size());
+    k_->copy(b.data(), h.data(), h.size(), Lane::interior);
+    k_->synchronize();
+    return b;
+  }
+  template <class T>
+  std::vector<T> down(const BasicBuffer<T>& b) {
+    std::vector<T> h(b.size());
+    k_->synchronize();
+    k_->copy(h.data(), b.data(), b.size(), Lane::interior);
+    k_->synchronize();
+    return h;
+  }
+  // The stencil with the weights on the backend, in double and in float (each rounded
+  // once), as LevelCoefficients lends them.
+  Stencil stencil() {
+    const std::vector<float> hf(wh_.begin(), wh_.end());
+    wd_ = up(wh_);
+    wf_ = up(hf);
+    Stencil s = s_;
+    const std::size_t n = l_.padded_size();
+    for (int a = 0; a < 3; ++a) {
+      s.vd.w[a] = wd_.data() + a * n;
+      s.vf.w[a] = wf_.data() + a * n;
+    }
+    return s;
+  }
+  // d_c and (A u)_c from the definition: each face's weight w_f, the diagonal their sum plus
+  // the shift, both in the order the docs give (x, y, z; low face first).
+  template <class T>
+  void reference(const std::vector<T>& u, std::ptrdiff_t c, T& d, T& au) const {
+    const std::size_t n = l_.padded_size();
+    const std::ptrdiff_t st[3] = {1, l_.sy(), l_.sz()};
+    T lo[3], hi[3];
+    for (int a = 0; a < 3; ++a) {
+      lo[a] = T(wh_[a * n + std::size_t(c - st[a])]);
+      hi[a] = T(wh_[a * n + std::size_t(c)]);
+    }
+    d = (((lo[0] + hi[0]) + (lo[1] + hi[1])) + (lo[2] + hi[2])) + T(s_.shift);
+    au = d * u[c];
+    for (int a = 0; a < 3; ++a) au = au - (lo[a] * u[c - st[a]] + hi[a] * u[c + st[a]]);
+  }
+  template <class T>
+  void sweeps_bitwise();
+
+  std::unique_ptr<Kernels> k_;
+  Layout l_{13, 7, 5};  // odd sizes
+  std::mt19937_64 rng_{777};
+  std::vector<double> wh_;
+  Buffer wd_;
+  FloatBuffer wf_;
+  Stencil s_;
+};
+
+template <class T>
+void VariableTest::sweeps_bitwise() {
+  const Stencil s = stencil();
+  const auto u = random_field<T>(), f = random_field<T>(), d = random_field<T>(),
+             poison = random_field<T>();
+  auto u_d = up(u), f_d = up(f), d_d = up(d), res_d = up(poison), dout_d = up(poison),
+       un_d = up(poison), x_d = up(poison);
+  const Region all = Region::whole(l_), part{2, 11, 1, 6, 0, 4};
+  const double cd = 0.3, cr = 0.9;
+  k_->residual(l_, s, all, f_d.data(), u_d.data(), res_d.data(), kNoReduction, Lane::interior);
+  k_->smooth(l_, s, part, cd, cr, f_d.data(), u_d.data(), d_d.data(), dout_d.data(), un_d.data(),
+             kNoReduction, Lane::interior);
+  k_->smooth_start(l_, s, cr, f_d.data(), x_d.data());
+  const auto res = down(res_d), dout = down(dout_d), un = down(un_d), x = down(x_d);
+  for (int k = 0; k < l_.nz; ++k)
+    for (int j = 0; j < l_.ny; ++j)
+      for (int i = 0; i < l_.nx; ++i) {
+        const auto c = l_.at(i, j, k);
+        T dc, au;
+        reference(u, c, dc, au);
+        ASSERT_EQ(res[c], f[c] - au) << i << "," << j << "," << k;
+        ASSERT_EQ(x[c], T(cr) * (f[c] / dc));
+        const bool in = i >= part.i0 && i < part.i1 && j >= part.j0 && j < part.j1 &&
+                        k >= part.k0 && k < part.k1;
+        const T dn = T(cd) * d[c] + T(cr) * ((f[c] - au) / dc);
+        ASSERT_EQ(dout[c], in ? dn : poison[c]);
+        ASSERT_EQ(un[c], in ? u[c] + dn : poison[c]);
+      }
+}
+
+TEST_P(VariableTest, DoubleSweepsBitwise) {
+  sweeps_bitwise<double>();
+  // The double-only sweeps: apply (with u.Au), Jacobi, heat.
+  const Stencil s = stencil();
+  const auto u = random_field<double>(), f = random_field<double>(),
+             poison = random_field<double>();
+  auto u_d = up(u), f_d = up(f), a_d = up(poison), j_d = up(poison), h_d = up(poison);
+  const Region all = Region::whole(l_);
+  k_->apply(l_, s, all, u_d.data(), a_d.data(), kNoReduction, Lane::interior);
+  k_->jacobi(l_, s, all, f_d.data(), u_d.data(), j_d.data(), kNoReduction, Lane::interior);
+  k_->heat(l_, s, all, 1e-3, u_d.data(), h_d.data(), Lane::interior);
+  const auto a = down(a_d), jn = down(j_d), hn = down(h_d);
+  for (int k = 0; k < l_.nz; ++k)
+    for (int j = 0; j < l_.ny; ++j)
+      for (int i = 0; i < l_.nx; ++i) {
+        const auto c = l_.at(i, j, k);
+        double dc, au;
+        reference(u, c, dc, au);
+        ASSERT_EQ(a[c], au) << i << "," << j << "," << k;
+        ASSERT_EQ(jn[c], u[c] + (f[c] - au) / dc);
+        ASSERT_EQ(hn[c], u[c] - 1e-3 * au);
+      }
+}
+
+TEST_P(VariableTest, FloatSweepsBitwise) { sweeps_bitwise<float>(); }
+
+INSTANTIATE_TEST_SUITE_P(Backends, VariableTest, testing::Values("host", "cuda"),
+                         [](const auto& info) { return info.param; });
+
+}  // namespace
+}  // namespace halo3d
