@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -306,6 +307,43 @@ TEST(Exchange, RepeatedExchangesThroughTheSameRequests) {
           if (pass % 2 == 1) check_transport_exchange<float>(*rt, *t, axes, ++seed);
         }
     }
+}
+
+// PersistentRequests on its own (MPI_COMM_SELF, each rank): restarted on new data, moved
+// with its requests, refused while active, and released while a receive is still pending.
+TEST(PersistentRequests, RestartedMovedAndReleased) {
+  double in = 0, out = 0;
+  PersistentRequests recvs(PersistentRequests::Kind::recv), sends(PersistentRequests::Kind::send);
+  ASSERT_EQ(MPI_Recv_init(&in, 1, MPI_DOUBLE, 0, 7, MPI_COMM_SELF, recvs.add()), MPI_SUCCESS);
+  ASSERT_EQ(MPI_Send_init(&out, 1, MPI_DOUBLE, 0, 7, MPI_COMM_SELF, sends.add()), MPI_SUCCESS);
+  PersistentRequests moved = std::move(recvs);
+  EXPECT_EQ(recvs.size(), 0u);
+  EXPECT_EQ(moved.size(), 1u);
+  for (std::uint64_t i = 0; i < 5; ++i) {
+    out = random_value(std::uint64_t(world_rank()) + 1, i);
+    moved.start_all();
+    EXPECT_TRUE(moved.active());
+    EXPECT_THROW(moved.start_all(), std::logic_error);
+    sends.start_all();
+    moved.wait_all();
+    sends.wait_all();
+    EXPECT_FALSE(moved.active());
+    EXPECT_EQ(in, out) << i;
+  }
+  {
+    // A receive no send will match, left active: the destructor cancels and frees it.
+    double never = 0;
+    PersistentRequests pending(PersistentRequests::Kind::recv);
+    ASSERT_EQ(MPI_Recv_init(&never, 1, MPI_DOUBLE, 0, 8, MPI_COMM_SELF, pending.add()),
+              MPI_SUCCESS);
+    pending.start_all();
+  }
+  // The cancelled receive took nothing: a message on its tag still arrives here.
+  out = 12345;
+  double got = 0;
+  MPI_Sendrecv(&out, 1, MPI_DOUBLE, 0, 8, &got, 1, MPI_DOUBLE, 0, 8, MPI_COMM_SELF,
+               MPI_STATUS_IGNORE);
+  EXPECT_EQ(got, 12345.0);
 }
 
 }  // namespace
