@@ -2,12 +2,15 @@
 // fills_corners_in_one_round: mpi): every ghost point with a neighbour, faces, edges and
 // corners, holds the global field's value after one round, points off the domain keep what
 // they held, the messages are the ones its cost reports, and the result is bitwise that of
-// the per-axis rounds. Run under mpirun with 1-8 ranks: every process grid of that many.
+// the per-axis rounds; repeated face and one-round exchanges of both types through one
+// transport (its persistent requests) each deliver their own field. Run under mpirun with
+// 1-8 ranks: every process grid of that many.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -227,6 +230,120 @@ TEST(Exchange, OneRoundBitwiseEqualToThePerAxisRounds) {
       compare_with_per_axis<double>(*rt, per_axis, 11);
       compare_with_per_axis<float>(*rt, per_axis, 12);
     }
+}
+
+// Points of `got` wrong after a face exchange of the axes in `axes` of field `seed`: a face
+// ghost (one index one step off the box, the others inside it) of an exchanged axis holds
+// the global value where it is in the domain; every other point off edges and corners is
+// as before (edges and corners may take a neighbour's rim, which the sweeps never read).
+template <class T>
+long wrong_face_points(const Decomposition& d, std::uint64_t seed, AxisMask axes,
+                       const std::vector<T>& before, const std::vector<T>& got,
+                       std::string& first) {
+  const Layout l = d.layout();
+  const int n[3] = {l.nx, l.ny, l.nz};
+  long wrong = 0;
+  for (int k = -1; k <= l.nz; ++k)
+    for (int j = -1; j <= l.ny; ++j)
+      for (int i = -1; i <= l.nx; ++i) {
+        const int idx[3] = {i, j, k};
+        int off = 0, axis = 0;
+        for (int a = 0; a < 3; ++a)
+          if (idx[a] < 0 || idx[a] >= n[a]) ++off, axis = a;
+        if (off > 1) continue;
+        const int gi = d.offset[0] + i, gj = d.offset[1] + j, gk = d.offset[2] + k;
+        const std::ptrdiff_t c = l.at(i, j, k);
+        const bool filled = off == 1 && ((axes >> axis) & 1u) && in_domain(d.grid, gi, gj, gk);
+        const T want = filled ? global_value<T>(seed, d.grid, gi, gj, gk) : before[c];
+        if (got[c] == want) continue;
+        if (wrong++ == 0)
+          first = "rank " + std::to_string(d.rank) + " point " + std::to_string(i) + "," +
+                  std::to_string(j) + "," + std::to_string(k);
+      }
+  return wrong;
+}
+
+// One exchange of a fresh field `seed` in T through `t`: the faces of `axes`, or with
+// axes == 0 the one round of every ghost; checked at every point it must fill or keep.
+template <class T>
+void check_transport_exchange(Runtime& rt, HaloTransport& t, AxisMask axes, std::uint64_t seed) {
+  const Decomposition& d = rt.decomp;
+  Kernels& k = *rt.kernels;
+  const std::vector<T> before = local_field<T>(d, seed, true);
+  BasicBuffer<T> u = upload_t(k, before);
+  if (axes == 0) {
+    t.start_all_ghosts(u.data());
+  } else {
+    t.start(u.data(), axes);
+  }
+  t.finish(u.data());
+  std::string first;
+  const std::vector<T> got = download_t(k, u);
+  const long wrong = axes == 0 ? wrong_points(d, seed, before, got, first)
+                               : wrong_face_points(d, seed, axes, before, got, first);
+  EXPECT_EQ(wrong, 0) << (sizeof(T) == 4 ? "float" : "double") << " axes " << axes << " grid "
+                      << to_string(d.grid) << " procs " << to_string(d.procs) << ", first "
+                      << first;
+}
+
+// The mpi transport makes its messages' requests once (persistent: one set per scalar type
+// and axis mask, one per type for the one round) and restarts them on every exchange. Three
+// passes over every kind of exchange, double and float alternating (which comes first
+// changes each pass), each a new random field: every exchange must deliver its own field through
+// requests made for an earlier one.
+TEST(Exchange, RepeatedExchangesThroughTheSameRequests) {
+  for (const Int3& grid : kGrids)
+    for (const Int3& procs : process_grids(world_size())) {
+      if (!fits(grid, procs)) continue;
+      auto rt = mpi_runtime(grid, procs);
+      auto t = make_mpi_transport(*rt->kernels, HaloPlan::build(rt->decomp), rt->cart.get());
+      std::uint64_t seed = 100;
+      for (int pass = 0; pass < 3; ++pass)
+        for (AxisMask axes = 0; axes <= kAllAxes; ++axes) {
+          // Float first on the first pass: requests made for floats would move only half a
+          // double exchange's bytes (made for doubles, a float exchange still arrives).
+          if (pass % 2 == 0) check_transport_exchange<float>(*rt, *t, axes, ++seed);
+          check_transport_exchange<double>(*rt, *t, axes, ++seed);
+          if (pass % 2 == 1) check_transport_exchange<float>(*rt, *t, axes, ++seed);
+        }
+    }
+}
+
+// PersistentRequests on its own (MPI_COMM_SELF, each rank): restarted on new data, moved
+// with its requests, refused while active, and released while a receive is still pending.
+TEST(PersistentRequests, RestartedMovedAndReleased) {
+  double in = 0, out = 0;
+  PersistentRequests recvs(PersistentRequests::Kind::recv), sends(PersistentRequests::Kind::send);
+  ASSERT_EQ(MPI_Recv_init(&in, 1, MPI_DOUBLE, 0, 7, MPI_COMM_SELF, recvs.add()), MPI_SUCCESS);
+  ASSERT_EQ(MPI_Send_init(&out, 1, MPI_DOUBLE, 0, 7, MPI_COMM_SELF, sends.add()), MPI_SUCCESS);
+  PersistentRequests moved = std::move(recvs);
+  EXPECT_EQ(recvs.size(), 0u);
+  EXPECT_EQ(moved.size(), 1u);
+  for (std::uint64_t i = 0; i < 5; ++i) {
+    out = random_value(std::uint64_t(world_rank()) + 1, i);
+    moved.start_all();
+    EXPECT_TRUE(moved.active());
+    EXPECT_THROW(moved.start_all(), std::logic_error);
+    sends.start_all();
+    moved.wait_all();
+    sends.wait_all();
+    EXPECT_FALSE(moved.active());
+    EXPECT_EQ(in, out) << i;
+  }
+  {
+    // A receive no send will match, left active: the destructor cancels and frees it.
+    double never = 0;
+    PersistentRequests pending(PersistentRequests::Kind::recv);
+    ASSERT_EQ(MPI_Recv_init(&never, 1, MPI_DOUBLE, 0, 8, MPI_COMM_SELF, pending.add()),
+              MPI_SUCCESS);
+    pending.start_all();
+  }
+  // The cancelled receive took nothing: a message on its tag still arrives here.
+  out = 12345;
+  double got = 0;
+  MPI_Sendrecv(&out, 1, MPI_DOUBLE, 0, 8, &got, 1, MPI_DOUBLE, 0, 8, MPI_COMM_SELF,
+               MPI_STATUS_IGNORE);
+  EXPECT_EQ(got, 12345.0);
 }
 
 }  // namespace

@@ -268,12 +268,18 @@ TEST(Model, SharedGpuIpcGatherByHand) {
 }
 
 // The machines' hosts: 8 GPUs on every multi-GPU machine, every rank on one host when they
-// share a GPU. At 8 GPUs the gather is GPU to GPU, at 64 it goes through host memory.
-TEST(Model, GatherPathFollowsTheHosts) {
+// share a GPU. With the halo over ipc (nvlink), at 8 GPUs the gather is GPU to GPU, at 64 it
+// goes through host memory; over mpi (pcie) and mpi-cuda (InfiniBand) always through host
+// memory, as BoxGather takes CUDA IPC only with the ipc transport.
+TEST(Model, GatherPathFollowsTheHostsAndTheTransport) {
   const Params p;
   const Calibration c = calibrate(default_measurements(), p);
   for (const System& s : default_systems()) {
     EXPECT_EQ(s.gpus_per_host, 8) << s.name;
+    EXPECT_EQ(s.halo, s.name == "nvlink" ? Transport::ipc
+                      : s.name == "pcie" ? Transport::mpi
+                                         : Transport::mpi_cuda)
+        << s.name;
     for (int gpus : {2, 8, 64}) {
       const Prediction pr =
           predict(c, default_links(), s, weak_grid({256, 256, 256}, gpus), gpus, p);
@@ -281,7 +287,8 @@ TEST(Model, GatherPathFollowsTheHosts) {
       for (const LevelPrediction& L : pr.levels)
         if (L.gathers) {
           ++gathering;
-          EXPECT_EQ(L.gather_path, gpus <= 8 ? "ipc" : "host") << s.name << " " << gpus;
+          EXPECT_EQ(L.gather_path, gpus <= 8 && s.halo == Transport::ipc ? "ipc" : "host")
+              << s.name << " " << gpus;
         }
       EXPECT_EQ(gathering, 1) << s.name << " " << gpus;
     }
@@ -365,15 +372,17 @@ TEST(Model, WeakScalingIsPerfectWithFreeLinks) {
       const Prediction pr = predict(c, links, s, weak_grid({512, 512, 512}, gpus), gpus, p);
       const Terms t = pr.total();
       EXPECT_EQ(t.halo_latency + t.halo_bandwidth + t.sums, 0.0) << gpus;
-      // What is left of the gather is device work: the IPC gather (8 GPUs, one host) places
-      // the whole coarse level, 16 B a point at B; the host path (more) costs nothing here.
+      // What is left of the gather is device work: the IPC gather (8 GPUs, one host, halo
+      // over ipc) places the whole coarse level, 16 B a point at B; the host path (more
+      // GPUs, or the halo over mpi-cuda) costs nothing here.
+      const bool ipc = gpus <= 8 && s.halo == Transport::ipc;
       double placing = 0;
       for (std::size_t l = 0; l + 1 < pr.levels.size(); ++l)
-        if (pr.levels[l].gathers && gpus <= 8) {
+        if (pr.levels[l].gathers && ipc) {
           const Int3 g = pr.levels[l + 1].grid;
           placing += 16.0 * g[0] * g[1] * g[2] / 3000e9;
         }
-      EXPECT_GT(t.gather, gpus <= 8 ? 0.0 : -1.0);
+      EXPECT_GT(t.gather, ipc ? 0.0 : -1.0);
       EXPECT_DOUBLE_EQ(t.gather, placing) << name << " " << gpus;
       // The boxes of the coarse levels differ from one GPU's by a point per axis at most.
       EXPECT_NEAR(t1 / pr.iteration_s(), 1.0, 0.01) << name << " " << gpus;
@@ -438,6 +447,126 @@ TEST(Model, WeakGridsGiveCubicBoxes) {
     const Prediction pr = predict(c, default_links(), system_named("nvlink"),
                                   weak_grid({512, 512, 512}, gpus), gpus, p);
     EXPECT_EQ(pr.levels[0].box, (Int3{512, 512, 512})) << gpus;
+  }
+}
+
+// Eight ranks (2,2,2) on 8^3 (boxes of 4^3), only the fine level distributed: 4 face
+// exchanges (pre-smoothing's second step, the residual, two post-smoothing steps) and the
+// restriction's ghost fill, by hand. Over mpi (pcie) that fill is one round of 7 messages to
+// the 3 face, 3 edge and 1 corner neighbours (HaloPlan::around: 3 x 16 + 3 x 4 + 1 = 61
+// points), one pack and one unpack launch; over ipc (nvlink) it is 3 rounds, one per split
+// axis, of one face (with its rim, 6 x 6 points) each.
+TEST(Model, TransferFillIsOneRoundOverMpiByHand) {
+  Calibration c;
+  c.m.grid = {8, 8, 8};
+  c.bandwidth_gbs = 1e6;
+  c.floor_s = 1e-6;
+  c.cg_s = 0;
+  Params p;
+  p.gather_points = 1 << 30;
+  std::vector<Link> links = default_links();
+  apply_link_override(links, "pcie=10,1");
+  apply_link_override(links, "nvlink=10,1");
+  const double us = 1e-6, face = 8.0 * 6 * 6;
+  const Prediction mpi = predict(c, links, system_named("pcie"), {8, 8, 8}, 8, p);
+  ASSERT_EQ(mpi.procs, (Int3{2, 2, 2}));
+  ASSERT_TRUE(mpi.levels[0].gathers);
+  const LevelPrediction& m = mpi.levels[0];
+  EXPECT_EQ(m.exchanges, 5);  // 4 + 1 (per split axis it would be 4 + 3)
+  EXPECT_DOUBLE_EQ(m.messages, 4 * 3 + 7);
+  EXPECT_DOUBLE_EQ(m.halo_bytes, 4 * 3 * face + 8 * 61);
+  // 5 rounds of 10 us; launches: 2 per face sent (24), 6 shell launches per sweep (24), one
+  // pack and one unpack for the fill (2).
+  EXPECT_NEAR(m.t.halo_latency, 5 * 10 * us + 50 * us, 1e-12);
+  EXPECT_NEAR(m.t.halo_bandwidth, (4 * 3 * face + 8 * 61) / 1e9, 1e-15);
+  EXPECT_EQ(m.gather_path, "host");  // the halo is not on ipc
+  const Prediction ipc = predict(c, links, system_named("nvlink"), {8, 8, 8}, 8, p);
+  const LevelPrediction& i = ipc.levels[0];
+  EXPECT_EQ(i.exchanges, 7);
+  EXPECT_DOUBLE_EQ(i.messages, 5 * 3);
+  EXPECT_DOUBLE_EQ(i.halo_bytes, 5 * 3 * face);
+  EXPECT_NEAR(i.t.halo_latency, 7 * 10 * us + (2 * 3 * 5 + 24) * us, 1e-12);
+  EXPECT_NEAR(i.t.halo_bandwidth, 5 * 3 * face / 1e9, 1e-15);
+  EXPECT_EQ(i.gather_path, "ipc");
+  // CG's own exchange is a sweep's on both: one round of the 3 faces.
+  EXPECT_NEAR(mpi.cg.halo_latency, 10 * us + (2 * 3 + 6) * us, 1e-12);
+  EXPECT_DOUBLE_EQ(mpi.cg.halo_latency, ipc.cg.halo_latency);
+}
+
+// What `halo3d bench --backend host --halo mpi --grid G --mg-gather N` printed on 3-8 ranks
+// after the one-round fill (this machine, the code of 560f347): per level the rounds, the
+// messages and the halo bytes of the busiest rank (4 significant digits where printed so),
+// against the model on a machine whose halo goes over mpi.
+TEST(Model, LevelTrafficOverMpiAsBenchPrintsIt) {
+  struct Row {
+    int exchanges;
+    double messages, bytes;
+  };
+  struct Case {
+    Int3 grid;
+    int ranks;
+    long long gather;
+    std::vector<Row> levels;  // the distributed ones; the rest are gathered
+  };
+  const std::vector<Case> cases = {
+      {{45, 38, 52},
+       8,
+       0,
+       {{5, 19, 7.08e4},
+        {6, 26, 3.405e4},
+        {6, 26, 1.466e4},
+        {6, 26, 7984},
+        {6, 26, 4960},
+        {6, 26, 2176}}},
+      {{45, 38, 52},
+       6,
+       0,
+       {{5, 17, 1.081e5},
+        {6, 22, 4.896e4},
+        {6, 22, 2.099e4},
+        {6, 22, 1.523e4},
+        {6, 22, 7856},
+        {6, 22, 2816}}},
+      {{65, 47, 33}, 3, 32768, {{5, 10, 1.346e5}}},
+      {{40, 40, 40}, 5, 100, {{5, 10, 1.385e5}, {6, 12, 7.715e4}, {6, 12, 1.981e4}, {6, 12, 5248}}},
+  };
+  const Calibration c = calibrate(default_measurements(), Params{});
+  for (const Case& t : cases) {
+    Params p;
+    p.gather_points = t.gather;
+    const Prediction pr = predict(c, default_links(), system_named("pcie"), t.grid, t.ranks, p);
+    for (std::size_t l = 0; l < pr.levels.size(); ++l) {
+      const LevelPrediction& L = pr.levels[l];
+      const bool distributed = l < t.levels.size();
+      EXPECT_EQ(L.distributed, distributed) << t.ranks << " ranks, level " << l;
+      EXPECT_EQ(L.gathers, l + 1 == t.levels.size()) << t.ranks << " ranks, level " << l;
+      const Row want = distributed ? t.levels[l] : Row{0, 0, 0};
+      EXPECT_EQ(L.exchanges, want.exchanges) << t.ranks << " ranks, level " << l;
+      EXPECT_DOUBLE_EQ(L.messages, want.messages) << t.ranks << " ranks, level " << l;
+      EXPECT_NEAR(L.halo_bytes, want.bytes, 5e-4 * want.bytes) << t.ranks << " ranks, level " << l;
+    }
+  }
+}
+
+// The memory a GPU needs, as `solve --dry-run` prints it for MG-PCG in double (MiB of
+// backend memory, largest rank; this machine, 560f347): 1258.7 at 256^3, 9851.0 at 512^3,
+// 77624.0 at 1024^3 on one rank (1024^3 fits a 141 GB H200, not an 80 GB card); 2048^3 on
+// 8 ranks 77849.6; 1024x1024x2048 on 2 ranks (semi-coarsened) 94348.6.
+TEST(Model, MemoryAsDryRunCountsIt) {
+  const Params p;
+  const Calibration c = calibrate(default_measurements(), p);
+  const struct {
+    Int3 grid;
+    int ranks;
+    double mib;
+  } cases[] = {{{256, 256, 256}, 1, 1258.7},
+               {{512, 512, 512}, 1, 9851.0},
+               {{1024, 1024, 1024}, 1, 77624.0},
+               {{2048, 2048, 2048}, 8, 77849.6},
+               {{1024, 1024, 2048}, 2, 94348.6}};
+  for (const auto& t : cases) {
+    const Prediction pr = predict(c, default_links(), system_named("nvlink"), t.grid, t.ranks, p);
+    EXPECT_NEAR(pr.memory_gb * 1e9 / (1024.0 * 1024.0), t.mib, 0.05) << to_string(t.grid);
   }
 }
 

@@ -150,16 +150,23 @@ void apply_link_override(std::vector<Link>& links, const std::string& spec) {
 }
 
 // Hosts of 8 GPUs (an HGX board; a PCIe server): a flat NVLink or PCIe system of more GPUs
-// spans hosts, and its multigrid gather then takes the host path.
+// spans hosts, and its multigrid gather then takes the host path. The halo transport of
+// each (docs/SCALING_MODEL.md): ipc where GPUs have peer access over NVLink (faces to other
+// hosts then go over ipc's MPI, still one split axis per round); plain mpi, staged through
+// host memory, between GPUs without peer access (the PCIe box); a CUDA-aware MPI (UCX:
+// GPUDirect RDMA between nodes) on the InfiniBand clusters.
 std::vector<System> default_systems() {
   return {{"nvlink", "nvlink", "nvlink", 1 << 30,
            "one NVLink domain (8 GPUs on an HGX node; 72 on NVL72, 256 on an NVLink Switch "
            "System)",
-           8},
+           8, Transport::ipc},
           {"pcie", "pcie", "pcie", 1 << 30,
-           "every pair through host memory over PCIe 4.0 (2 GPUs in the workstation)", 8},
-          {"ib-hdr", "nvlink", "ib-hdr", 8, "8-GPU NVLink nodes, InfiniBand HDR between nodes", 8},
-          {"ib-ndr", "nvlink", "ib-ndr", 8, "8-GPU NVLink nodes, InfiniBand NDR between nodes", 8}};
+           "every pair through host memory over PCIe 4.0 (2 GPUs in the workstation)", 8,
+           Transport::mpi},
+          {"ib-hdr", "nvlink", "ib-hdr", 8, "8-GPU NVLink nodes, InfiniBand HDR between nodes", 8,
+           Transport::mpi_cuda},
+          {"ib-ndr", "nvlink", "ib-ndr", 8, "8-GPU NVLink nodes, InfiniBand NDR between nodes", 8,
+           Transport::mpi_cuda}};
 }
 
 System shared_gpu_system() {
@@ -167,8 +174,9 @@ System shared_gpu_system() {
           "mps-shared-gpu",
           "mps-shared-gpu",
           1 << 30,
-          "every rank on one GPU under MPS (this machine)",
-          1 << 30};
+          "every rank on one GPU under MPS (this machine; the measurements ran --halo ipc)",
+          1 << 30,
+          Transport::ipc};
 }
 
 }  // namespace halo3d::model

@@ -68,6 +68,44 @@ struct MeasuredBench {
 const MeasuredBench kMeasuredBench[] = {{2, {8.42, 2.46, 0.577, 0.345}, 0.499, 12.30, 15.91},
                                         {8, {9.92, 3.68, 1.68, 1.80}, 0.723, 17.85, 21.51}};
 
+// The report's form of one prediction (docs/SCALING_MODEL.md lists the fields).
+json terms_json(const Terms& t) {
+  return {{"compute_ms", t.compute * 1e3},
+          {"halo_latency_ms", t.halo_latency * 1e3},
+          {"halo_launches_ms", t.halo_launches * 1e3},
+          {"halo_bandwidth_ms", t.halo_bandwidth * 1e3},
+          {"gather_ms", t.gather * 1e3},
+          {"global_sums_ms", t.sums * 1e3},
+          {"total_ms", t.total() * 1e3}};
+}
+
+json to_json(const Prediction& p) {
+  json levels = json::array();
+  for (const LevelPrediction& l : p.levels)
+    levels.push_back({{"grid", l.grid},
+                      {"box", l.box},
+                      {"distributed", l.distributed},
+                      {"gathers", l.gathers},
+                      {"overlapped", l.overlapped},
+                      {"gather_path", l.gathers ? json(l.gather_path) : json()},
+                      {"exchanges", l.exchanges},
+                      {"messages", l.messages},
+                      {"halo_bytes", l.halo_bytes},
+                      {"face_bytes_per_exchange", l.face_bytes},
+                      {"faces_sent_in_exchanges", l.faces_sent},
+                      {"terms", terms_json(l.t)}});
+  return {{"gpus", p.ranks},
+          {"grid", p.grid},
+          {"procs", p.procs},
+          {"ms_per_iteration", p.iteration_s() * 1e3},
+          {"terms", terms_json(p.total())},
+          {"vcycle", terms_json(p.vcycle)},
+          {"cg", terms_json(p.cg)},
+          {"limited_by", p.limit()},
+          {"memory_gb_per_gpu", p.memory_gb},
+          {"levels", levels}};
+}
+
 Measurements load_measurements(const ProbeOptions& o) {
   if (o.model_bench.empty()) return default_measurements();
   const std::string shown = printable(o.model_bench);
@@ -264,6 +302,7 @@ json inputs_json(const Calibration& c, const std::vector<Link>& links, const Par
                    {"inter", s.inter},
                    {"gpus_per_node", s.gpus_per_node},
                    {"gpus_per_host", s.gpus_per_host},
+                   {"halo", to_string(s.halo)},
                    {"what", s.what}});
   return {{"source", c.m.source},
           {"device", c.m.device},
@@ -281,7 +320,7 @@ json inputs_json(const Calibration& c, const std::vector<Link>& links, const Par
             {"global_sums_per_iteration", p.sums_per_iteration},
             {"staging_latency_us", p.staging_latency_s * 1e6},
             {"staging_gbytes_per_s", p.staging_gbytes_per_s},
-            {"bytes_per_point", p.bytes_per_point},
+            {"memory", "backend memory per GPU as solve --dry-run counts it (MG-PCG, double)"},
             {"gpu_memory_gb", kGpuMemoryGb}}},
           {"links", lk},
           {"systems", sys}};

@@ -185,34 +185,45 @@ struct Setup {
   Wire intra, inter;
   int gpus_per_node = 1, ranks = 1;
   bool shared = false;
-  bool ipc_gather = false;  // every rank on one host: the gather goes GPU to GPU
+  bool ipc_gather = false;  // every rank on one host, halo over ipc: the gather goes GPU to GPU
   Int3 procs{};
-  int rounds = 0;  // split axes: exchanges per transfer
+  int rounds = 0;          // split axes: rounds of a transfer's fill over ipc
+  bool one_round = false;  // a transfer's fill is one round to every neighbour (mpi)
   const Wire& slowest() const { return ranks > gpus_per_node ? inter : intra; }
 };
 
-// The busiest rank's exchange on boxes `b`: (latency, bandwidth) seconds and its faces.
+// One exchange of the rank at process coordinates `c` on boxes `b`: (latency, bandwidth)
+// seconds, bytes and messages. Kind::faces: a sweep's, every face with the ghost rim of the
+// two other axes, 8 (n_a + 2)(n_b + 2) B; Kind::around: a transfer's one round over mpi, to
+// every neighbour of HaloPlan::around (faces of n_a n_b points, edges of n_a, corners of 1).
+// Messages to GPUs of the rank's own node take the intra-node link, the others the
+// inter-node one; the two classes go together, so the exchange takes the slower.
 struct Exchange {
   double latency = 0, bandwidth = 0, bytes = 0;
-  int faces = 0;
+  int faces = 0;  // messages
 };
-Exchange rank_exchange(const Setup& s, const Boxes& b, const Int3& c) {
+enum class Kind { faces, around };
+Exchange rank_exchange(const Setup& s, const Boxes& b, const Int3& c, Kind kind) {
   const Int3& p = s.procs;
   const int rank = c[0] + p[0] * (c[1] + p[1] * c[2]);
   const int n[3] = {b.count[0][c[0]], b.count[1][c[1]], b.count[2][c[2]]};
+  const int rim = kind == Kind::faces ? 2 : 0;
   double bytes[2] = {0, 0};  // intra, inter
   Exchange e;
-  for (int a = 0; a < 3; ++a)
-    for (int side = -1; side <= 1; side += 2) {
-      Int3 nb = c;
-      nb[a] += side;
-      if (nb[a] < 0 || nb[a] >= p[a]) continue;
-      const int other = nb[0] + p[0] * (nb[1] + p[1] * nb[2]);
-      const double face = 8.0 * (n[(a + 1) % 3] + 2) * (n[(a + 2) % 3] + 2);
-      bytes[rank / s.gpus_per_node == other / s.gpus_per_node ? 0 : 1] += face;
-      e.bytes += face;
-      ++e.faces;
-    }
+  for (int dir = 0; dir < 27; ++dir) {
+    const int d[3] = {dir % 3 - 1, dir / 3 % 3 - 1, dir / 9 - 1};
+    const int away = (d[0] != 0) + (d[1] != 0) + (d[2] != 0);
+    if (away == 0 || (kind == Kind::faces && away > 1)) continue;
+    const Int3 nb{c[0] + d[0], c[1] + d[1], c[2] + d[2]};
+    if (nb[0] < 0 || nb[0] >= p[0] || nb[1] < 0 || nb[1] >= p[1] || nb[2] < 0 || nb[2] >= p[2])
+      continue;
+    const int other = nb[0] + p[0] * (nb[1] + p[1] * nb[2]);
+    double points = 1;
+    for (int a = 0; a < 3; ++a) points *= d[a] ? 1.0 : double(n[a] + rim);
+    bytes[rank / s.gpus_per_node == other / s.gpus_per_node ? 0 : 1] += 8 * points;
+    e.bytes += 8 * points;
+    ++e.faces;
+  }
   const Wire* w[2] = {&s.intra, &s.inter};
   double worst = -1;
   for (int k = 0; k < 2; ++k) {
@@ -223,17 +234,33 @@ Exchange rank_exchange(const Setup& s, const Boxes& b, const Int3& c) {
   return e;
 }
 
-Exchange busiest_exchange(const Setup& s, const Boxes& b) {
+// The rank whose exchange takes longest (on a tie, the one sending more messages).
+Exchange busiest_exchange(const Setup& s, const Boxes& b, Kind kind = Kind::faces) {
   Exchange worst;
   for (int z = 0; z < s.procs[2]; ++z)
     for (int y = 0; y < s.procs[1]; ++y)
       for (int x = 0; x < s.procs[0]; ++x) {
-        const Exchange e = rank_exchange(s, b, {x, y, z});
+        const Exchange e = rank_exchange(s, b, {x, y, z}, kind);
         if (e.latency + e.bandwidth > worst.latency + worst.bandwidth ||
             (e.latency + e.bandwidth == worst.latency + worst.bandwidth && e.faces > worst.faces))
           worst = e;
       }
   return worst;
+}
+
+// A level visit's messages and bytes (`sweeps` face exchanges, `transfers` ghost fills),
+// each the most any rank sends, as bench reports Multigrid::level_traffic.
+void level_traffic(const Setup& s, const Boxes& b, int sweeps, int transfers,
+                   LevelPrediction& out) {
+  for (int z = 0; z < s.procs[2]; ++z)
+    for (int y = 0; y < s.procs[1]; ++y)
+      for (int x = 0; x < s.procs[0]; ++x) {
+        const Exchange f = rank_exchange(s, b, {x, y, z}, Kind::faces);
+        const Exchange t = s.one_round ? rank_exchange(s, b, {x, y, z}, Kind::around) : f;
+        out.messages =
+            std::max(out.messages, double(sweeps) * f.faces + double(transfers) * t.faces);
+        out.halo_bytes = std::max(out.halo_bytes, sweeps * f.bytes + transfers * t.bytes);
+      }
 }
 
 // Compute seconds of `bytes` per rank in `launches` launches; a measured level of the same
@@ -247,14 +274,13 @@ double compute_s(const Setup& s, double bytes, int launches, const Int3& whole, 
   return std::max(moved, launches * s.c.floor_s);
 }
 
-// The halo terms of `exchanges` rounds that send `faces_sent` exchanges' worth of faces
-// (`shell_sweeps` of them with a sweep's shell launches: the overlapped sweeps).
-void add_halo(const Setup& s, const Exchange& e, int exchanges, double faces_sent, int shell_sweeps,
+// The halo terms of `rounds` rounds that send `sent` whole exchanges' worth of `e`, with
+// `launches` launches (packs, unpacks, shells) at the floor.
+void add_halo(const Setup& s, const Exchange& e, int rounds, double sent, double launches,
               Terms& t) {
-  const double launches = 2.0 * e.faces * faces_sent + double(s.p.shell_kernels) * shell_sweeps;
-  t.halo_latency += exchanges * e.latency + launches * s.c.floor_s;
+  t.halo_latency += rounds * e.latency + launches * s.c.floor_s;
   t.halo_launches += launches * s.c.floor_s;
-  t.halo_bandwidth += faces_sent * e.bandwidth;
+  t.halo_bandwidth += sent * e.bandwidth;
 }
 
 // The gather below a level over CUDA IPC (ipc_gather.cpp; every rank on one host): one
@@ -336,15 +362,26 @@ LevelPrediction predict_level(const Setup& s, const std::vector<Level>& plan, st
     // (Multigrid's make_operator); the fine level overlaps whatever its size.
     out.overlapped = l == 0 || points_of(out.box) >= s.p.min_overlap_points;
     // The transfers: w before the restriction (gathering levels too), e before prolongation
-    // (unless the level above gathers, which makes this one gathered: not here); each
-    // sends every face once, one split axis per round (DistributedOperator::exchange over
-    // ipc or nccl; over mpi and mpi-cuda it is one round, not modelled yet).
+    // (unless the level above gathers, which makes this one gathered: not here). Their ghost
+    // fill (DistributedOperator::exchange) is one round to every neighbour over mpi and
+    // mpi-cuda (one pack and one unpack launch), one split axis per round over ipc, each
+    // face sent once (a pack and an unpack per face).
     const int transfers = int(!coarsest) + int(l > 0);
-    out.exchanges = sweeps + transfers * s.rounds;
-    out.faces_sent = sweeps + transfers;
+    const int shells = s.p.shell_kernels * (out.overlapped ? sweeps : 0);
     const Exchange e = busiest_exchange(s, L.boxes);
     out.face_bytes = e.bytes;
-    add_halo(s, e, out.exchanges, out.faces_sent, out.overlapped ? sweeps : 0, out.t);
+    level_traffic(s, L.boxes, sweeps, transfers, out);
+    if (s.one_round) {
+      out.exchanges = sweeps + transfers;
+      out.faces_sent = sweeps;
+      add_halo(s, e, sweeps, sweeps, 2.0 * e.faces * sweeps + shells, out.t);
+      add_halo(s, busiest_exchange(s, L.boxes, Kind::around), transfers, transfers, 2.0 * transfers,
+               out.t);
+    } else {
+      out.exchanges = sweeps + transfers * s.rounds;
+      out.faces_sent = sweeps + transfers;
+      add_halo(s, e, out.exchanges, out.faces_sent, 2.0 * e.faces * out.faces_sent + shells, out.t);
+    }
   }
   if (out.gathers) {
     const Int3 own = coarser_boxes(L.boxes, L.grid, plan[l + 1].grid).largest();
@@ -354,6 +391,32 @@ LevelPrediction predict_level(const Setup& s, const std::vector<Level>& plan, st
                                 : host_gather_s(s, whole, points_of(own));
   }
   return out;
+}
+
+// The backend memory of the rank that needs the most, as `solve --dry-run` counts it for
+// MG-PCG in double (solve_memory, src/app/plan.cpp): 7 fields on the padded fine box (the
+// source, the solution and CG's five vectors) and mg_memory_bytes of this rank's boxes.
+double memory_bytes(const Setup& s, const std::vector<Level>& plan) {
+  double most = 0;
+  std::vector<MgLevelPlan> mine(plan.size());
+  for (int z = 0; z < s.procs[2]; ++z)
+    for (int y = 0; y < s.procs[1]; ++y)
+      for (int x = 0; x < s.procs[0]; ++x) {
+        const int c[3] = {x, y, z};
+        for (std::size_t l = 0; l < plan.size(); ++l) {
+          MgLevelPlan& q = mine[l];
+          q.grid = plan[l].grid;
+          q.distributed = plan[l].distributed;
+          q.decomp = Decomposition::whole(q.grid);
+          if (!q.distributed) continue;
+          for (int a = 0; a < 3; ++a)
+            q.decomp.offset[a] = plan[l].boxes.offset[a][c[a]],
+            q.decomp.count[a] = plan[l].boxes.count[a][c[a]];
+        }
+        const double fine = 8.0 * double(mine[0].decomp.layout().padded_size());
+        most = std::max(most, 7 * fine + mg_memory_bytes(mine));
+      }
+  return most;
 }
 
 }  // namespace
@@ -368,9 +431,10 @@ Prediction predict(const Calibration& c, const std::vector<Link>& links, const S
           sys.gpus_per_node,
           ranks,
           intra.shared_gpu,
-          sys.one_host(ranks),
+          sys.ipc_gather(ranks),
           choose_procs(grid, ranks, {0, 0, 0})};
   for (int a = 0; a < 3; ++a) s.rounds += s.procs[a] > 1;
+  s.one_round = sys.one_round();
   Prediction out;
   out.grid = grid;
   out.procs = s.procs;
@@ -390,13 +454,14 @@ Prediction predict(const Calibration& c, const std::vector<Link>& links, const S
   const double share = s.shared ? ranks : 1;
   out.cg.compute = std::max(share * c.cg_s * local / points_of(c.m.grid), p.cg_kernels * c.floor_s);
   if (ranks > 1) {
-    add_halo(s, busiest_exchange(s, plan[0].boxes), 1, 1.0, 1, out.cg);
+    const Exchange e = busiest_exchange(s, plan[0].boxes);
+    add_halo(s, e, 1, 1.0, 2.0 * e.faces + s.p.shell_kernels, out.cg);
     const Wire& w = s.slowest();
     const double one = std::ceil(std::log2(double(ranks))) * w.collective_latency +
                        kSumBytes * (ranks - 1) / w.bandwidth;
     out.cg.sums = p.sums_per_iteration * one;
   }
-  out.memory_gb = p.bytes_per_point * local / 1e9;
+  out.memory_gb = memory_bytes(s, plan) / 1e9;
   return out;
 }
 
@@ -405,43 +470,6 @@ Int3 weak_grid(const Int3& per_gpu, int ranks) {
   HALO3D_MPI_CHECK(MPI_Dims_create(ranks, 3, dims));
   std::sort(dims, dims + 3);  // the largest factor on z (halo3d splits z first on a tie)
   return {per_gpu[0] * dims[0], per_gpu[1] * dims[1], per_gpu[2] * dims[2]};
-}
-
-namespace {
-nlohmann::json terms_json(const Terms& t) {
-  return {{"compute_ms", t.compute * 1e3},
-          {"halo_latency_ms", t.halo_latency * 1e3},
-          {"halo_launches_ms", t.halo_launches * 1e3},
-          {"halo_bandwidth_ms", t.halo_bandwidth * 1e3},
-          {"gather_ms", t.gather * 1e3},
-          {"global_sums_ms", t.sums * 1e3},
-          {"total_ms", t.total() * 1e3}};
-}
-}  // namespace
-
-nlohmann::json to_json(const Prediction& p) {
-  nlohmann::json levels = nlohmann::json::array();
-  for (const LevelPrediction& l : p.levels)
-    levels.push_back({{"grid", l.grid},
-                      {"box", l.box},
-                      {"distributed", l.distributed},
-                      {"gathers", l.gathers},
-                      {"overlapped", l.overlapped},
-                      {"gather_path", l.gathers ? nlohmann::json(l.gather_path) : nlohmann::json()},
-                      {"exchanges", l.exchanges},
-                      {"face_bytes_per_exchange", l.face_bytes},
-                      {"faces_sent_in_exchanges", l.faces_sent},
-                      {"terms", terms_json(l.t)}});
-  return {{"gpus", p.ranks},
-          {"grid", p.grid},
-          {"procs", p.procs},
-          {"ms_per_iteration", p.iteration_s() * 1e3},
-          {"terms", terms_json(p.total())},
-          {"vcycle", terms_json(p.vcycle)},
-          {"cg", terms_json(p.cg)},
-          {"limited_by", p.limit()},
-          {"memory_gb_per_gpu", p.memory_gb},
-          {"levels", levels}};
 }
 
 }  // namespace halo3d::model

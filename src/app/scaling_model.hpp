@@ -3,9 +3,12 @@
 //
 // Per V-cycle level on the busiest rank:
 //   compute  = max(bytes per rank / B, kernels x floor)  (B, floor: from the measured levels)
-//   halo     = rounds x latency + faces sent x face bytes / link bandwidth
-//              + launches x floor (a pack and an unpack per face sent; six shell sweeps
-//              per sweep only on the fine level and on coarse boxes of min_overlap_points)
+//   halo     = rounds x latency + bytes sent / link bandwidth
+//              + launches x floor (a pack and an unpack per face sent, one each for a
+//              transfer's one round; six shell sweeps per sweep only on the fine level and
+//              on coarse boxes of min_overlap_points)
+//   (a transfer's ghost fill is one round to up to 26 neighbours where the machine's halo
+//   transport has it, mpi and mpi-cuda; one round per split axis over ipc)
 // plus the gather of the coarse levels (--mg-gather rule; over CUDA IPC when every rank is
 // on one host, else host staging and an all-gather; then the redundant solve on every
 // rank), CG's own vector work, CG's halo exchange and its global sums (each an all-gather
@@ -17,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "choices.hpp"
 #include "decomposition.hpp"
 #include "options.hpp"
 
@@ -66,12 +70,19 @@ void apply_link_override(std::vector<Link>& links, const std::string& spec);
 // between nodes. `gpus_per_host`: the GPUs one operating system holds (an NVLink domain can
 // span hosts); the multigrid gather runs over CUDA IPC only when every rank is on one host
 // (BoxGather), so up to this many GPUs.
+// `halo`: the transport halo3d runs on it (an assumption: --halo auto picks by timing). It
+// sets the transfers' ghost fill (HaloTransport::fills_corners_in_one_round: mpi and
+// mpi-cuda one round to up to 26 neighbours, ipc one round per split axis) and whether the
+// gather can go over CUDA IPC (BoxGather: only when the halo goes over ipc).
 struct System {
   std::string name, intra, inter;
   int gpus_per_node = 8;
   std::string what;
   int gpus_per_host = 8;
+  Transport halo = Transport::ipc;
   bool one_host(int ranks) const { return ranks <= gpus_per_host; }
+  bool one_round() const { return halo == Transport::mpi || halo == Transport::mpi_cuda; }
+  bool ipc_gather(int ranks) const { return halo == Transport::ipc && one_host(ranks); }
 };
 std::vector<System> default_systems();  // nvlink, pcie, ib-hdr, ib-ndr
 System shared_gpu_system();             // mps-shared-gpu: every rank on one GPU
@@ -88,7 +99,6 @@ struct Params {
   // the solver's operator: it always overlaps (--overlap, on by default).
   double min_overlap_points = double(1 << 21);
   double staging_latency_s = 10e-6, staging_gbytes_per_s = 20;  // device <-> host copies
-  double bytes_per_point = 85;                                  // memory per grid point
 };
 
 // The numbers the model takes from the measurements.
@@ -115,8 +125,11 @@ struct LevelPrediction {
   bool overlapped = false;  // its sweeps launch the boundary shell (distributed levels)
   std::string gather_path;  // on the gathering level: "ipc" or "host"
   int exchanges = 0;        // rounds of messages, each waiting for the one before
-  double faces_sent = 0;    // the faces they send, in whole exchanges (each face once)
-  double face_bytes = 0;    // per whole exchange, busiest rank
+  double faces_sent = 0;    // the faces they send, in whole face exchanges (each face once)
+  double face_bytes = 0;    // per whole face exchange, busiest rank
+  // Per V-cycle, each the most any rank sends (as bench's "msgs" and "halo B":
+  // Multigrid::level_traffic): face exchanges and, over mpi, the transfers' one rounds.
+  double messages = 0, halo_bytes = 0;
   Terms t;
 };
 struct Prediction {
@@ -124,6 +137,9 @@ struct Prediction {
   int ranks = 1;
   std::vector<LevelPrediction> levels;
   Terms vcycle, cg;  // the V-cycle's share of an iteration and CG's
+  // Backend memory of the rank that needs the most, as `solve --dry-run` counts it for
+  // MG-PCG in double (solve_memory: the source, the solution, CG's five vectors and
+  // mg_memory_bytes of the hierarchy, on the padded boxes).
   double memory_gb = 0;
   Terms total() const;
   double iteration_s() const { return total().total(); }
@@ -137,7 +153,5 @@ Prediction predict(const Calibration& c, const std::vector<Link>& links, const S
 // The global grid of a weak-scaling run: `per_gpu` points on each of the ranks, the
 // process grid's factors along the axes halo3d would give them.
 Int3 weak_grid(const Int3& per_gpu, int ranks);
-
-nlohmann::json to_json(const Prediction& p);
 
 }  // namespace halo3d::model

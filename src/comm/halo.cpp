@@ -1,5 +1,6 @@
 #include "halo.hpp"
 
+#include <array>
 #include <stdexcept>
 #include <utility>
 
@@ -90,32 +91,57 @@ int face_tag(int axis, int side) { return 100 + 2 * axis + side; }
 // at offset dir sends towards the opposite one, 26 - dir.
 int around_tag(int dir) { return 200 + dir; }
 
+// One exchange's messages as persistent requests (made once, started per exchange): the
+// receives, started before the packs so that a neighbour's eager send lands in its buffer
+// directly, and the sends, started once the packs are done.
+struct PersistentExchange {
+  PersistentRequests recvs{PersistentRequests::Kind::recv};
+  PersistentRequests sends{PersistentRequests::Kind::send};
+  bool made = false;
+};
+
 // Face messages through MPI point-to-point: per face of the plan on `axes`, a receive from its
-// neighbour into bufs[i] or a send from bufs[i], in T (face_buffer), tagged with the face it
+// neighbour into recv[i] and a send from send[i], in T (face_buffer), tagged with the face it
 // leaves the sender through, so the two messages between a pair of ranks (periodic, or a
-// 2-rank axis) cannot swap. The requests are added to `reqs`.
+// 2-rank axis) cannot swap.
 template <class T>
-void post_face_recvs(const HaloPlan& plan, AxisMask axes, std::vector<Buffer>& bufs, MPI_Comm comm,
-                     std::vector<Request>& reqs) {
+void make_face_requests(const HaloPlan& plan, AxisMask axes, std::vector<Buffer>& recv,
+                        std::vector<Buffer>& send, MPI_Comm comm, PersistentExchange& x) {
   for (std::size_t i = 0; i < plan.faces.size(); ++i) {
     const HaloFace& f = plan.faces[i];
     if (!in_axes(axes, f)) continue;
-    HALO3D_MPI_CHECK(MPI_Irecv(face_buffer<T>(bufs[i]), int(f.points), mpi_datatype<T>(),
-                               f.neighbor, face_tag(f.face.axis, 1 - f.face.side), comm,
-                               reqs.emplace_back().for_recv()));
+    HALO3D_MPI_CHECK(MPI_Recv_init(face_buffer<T>(recv[i]), int(f.points), mpi_datatype<T>(),
+                                   f.neighbor, face_tag(f.face.axis, 1 - f.face.side), comm,
+                                   x.recvs.add()));
+    HALO3D_MPI_CHECK(MPI_Send_init(face_buffer<T>(send[i]), int(f.points), mpi_datatype<T>(),
+                                   f.neighbor, face_tag(f.face.axis, f.face.side), comm,
+                                   x.sends.add()));
   }
+  x.made = true;
 }
 
+// The one round's messages: per neighbour of plan.around, a slice of the one receive buffer
+// and of the one send buffer (BoxList starts), tagged with the direction it travels.
 template <class T>
-void post_face_sends(const HaloPlan& plan, AxisMask axes, std::vector<Buffer>& bufs, MPI_Comm comm,
-                     std::vector<Request>& reqs) {
-  for (std::size_t i = 0; i < plan.faces.size(); ++i) {
-    const HaloFace& f = plan.faces[i];
-    if (!in_axes(axes, f)) continue;
-    HALO3D_MPI_CHECK(MPI_Isend(face_buffer<T>(bufs[i]), int(f.points), mpi_datatype<T>(),
-                               f.neighbor, face_tag(f.face.axis, f.face.side), comm,
-                               reqs.emplace_back().for_send()));
+void make_around_requests(const HaloPlan& plan, const BoxList& recv_boxes, Buffer& recv,
+                          const BoxList& send_boxes, Buffer& send, MPI_Comm comm,
+                          PersistentExchange& x) {
+  const std::vector<HaloBox>& boxes = plan.around;
+  for (std::size_t i = 0; i < boxes.size(); ++i) {
+    HALO3D_MPI_CHECK(MPI_Recv_init(face_buffer<T>(recv) + recv_boxes.start[i], int(boxes[i].points),
+                                   mpi_datatype<T>(), boxes[i].neighbor,
+                                   around_tag(26 - boxes[i].dir), comm, x.recvs.add()));
+    HALO3D_MPI_CHECK(MPI_Send_init(face_buffer<T>(send) + send_boxes.start[i], int(boxes[i].points),
+                                   mpi_datatype<T>(), boxes[i].neighbor, around_tag(boxes[i].dir),
+                                   comm, x.sends.add()));
   }
+  x.made = true;
+}
+
+// 0 for double, 1 for float: which of a transport's request sets a message type uses.
+template <class T>
+constexpr int type_slot() {
+  return sizeof(T) == sizeof(double) ? 0 : 1;
 }
 
 // mpi and mpi-cuda: the face messages MPI sees are in host memory (host backend), in pinned
@@ -172,10 +198,11 @@ class MpiTransport final : public TypedTransport<MpiTransport> {
   void start_t(const T* u, AxisMask axes) {
     HALO3D_NVTX_RANGE("mpi start (pack, send)");
     axes_ = axes;
+    PersistentExchange& x = face_requests<T>(axes);
     // The previous finish() may still be unpacking from the receive buffers.
     k_.synchronize(Lane::boundary);
-    // Receives first, so a neighbour's eager send lands in its buffer directly.
-    post_face_recvs<T>(plan_, axes, recv_, comm_, recvs_);
+    x.recvs.start_all();
+    in_flight_ = &x;
     k_.fence(Lane::interior, Lane::boundary);
     for (std::size_t i = 0; i < plan_.faces.size(); ++i) {
       const auto& f = plan_.faces[i];
@@ -187,7 +214,7 @@ class MpiTransport final : public TypedTransport<MpiTransport> {
     }
     // MPI reads the buffers from the host's point of view: the packs must be done.
     k_.synchronize(Lane::boundary);
-    post_face_sends<T>(plan_, axes, send_, comm_, sends_);
+    x.sends.start_all();
   }
 
   // As start_t, for every neighbour of plan_.around at once: its sub-boxes, packed into one
@@ -196,14 +223,11 @@ class MpiTransport final : public TypedTransport<MpiTransport> {
   void start_all_ghosts_t(const T* u) {
     HALO3D_NVTX_RANGE("mpi start, every ghost (pack, send)");
     all_ghosts_ = true;
+    PersistentExchange& x = around_requests<T>();
     k_.synchronize(Lane::boundary);  // the previous finish() may still be unpacking
-    const std::vector<HaloBox>& boxes = plan_.around;
-    for (std::size_t i = 0; i < boxes.size(); ++i)
-      HALO3D_MPI_CHECK(MPI_Irecv(face_buffer<T>(all_recv_) + recv_boxes_.start[i],
-                                 int(boxes[i].points), mpi_datatype<T>(), boxes[i].neighbor,
-                                 around_tag(26 - boxes[i].dir), comm_,
-                                 recvs_.emplace_back().for_recv()));
-    if (boxes.empty()) return;
+    x.recvs.start_all();
+    in_flight_ = &x;
+    if (plan_.around.empty()) return;
     k_.fence(Lane::interior, Lane::boundary);
     const auto n = std::size_t(send_boxes_.points());
     k_.pack_boxes(plan_.layout, send_boxes_, u, face_buffer<T>(staged_ ? dev_all_send_ : all_send_),
@@ -211,24 +235,37 @@ class MpiTransport final : public TypedTransport<MpiTransport> {
     if (staged_)
       k_.copy(face_buffer<T>(all_send_), face_buffer<T>(dev_all_send_), n, Lane::boundary);
     k_.synchronize(Lane::boundary);  // MPI reads the buffer from the host's point of view
-    for (std::size_t i = 0; i < boxes.size(); ++i)
-      HALO3D_MPI_CHECK(MPI_Isend(
-          face_buffer<T>(all_send_) + send_boxes_.start[i], int(boxes[i].points), mpi_datatype<T>(),
-          boxes[i].neighbor, around_tag(boxes[i].dir), comm_, sends_.emplace_back().for_send()));
+    x.sends.start_all();
+  }
+
+  // The persistent requests of a face exchange of T on `axes`, made on first use: every
+  // exchange of one type and axes moves the same faces between the same buffers (owned
+  // here, never reallocated), so the requests made once serve them all.
+  template <class T>
+  PersistentExchange& face_requests(AxisMask axes) {
+    PersistentExchange& x = face_sets_[type_slot<T>()][axes & kAllAxes];
+    if (!x.made) make_face_requests<T>(plan_, axes, recv_, send_, comm_, x);
+    return x;
+  }
+  template <class T>
+  PersistentExchange& around_requests() {
+    PersistentExchange& x = around_sets_[type_slot<T>()];
+    if (!x.made)
+      make_around_requests<T>(plan_, recv_boxes_, all_recv_, send_boxes_, all_send_, comm_, x);
+    return x;
   }
 
   template <class T>
   void finish_t(T* u) {
     HALO3D_NVTX_RANGE("mpi finish (wait, unpack)");
-    wait_all(recvs_);
-    recvs_.clear();
+    PersistentExchange* x = std::exchange(in_flight_, nullptr);
+    if (x) x->recvs.wait_all();
     if (std::exchange(all_ghosts_, false)) {
       finish_all_ghosts(u);
     } else {
       finish_faces(u);
     }
-    wait_all(sends_);
-    sends_.clear();
+    if (x) x->sends.wait_all();
   }
   template <class T>
   void finish_all_ghosts(T* u) {
@@ -262,7 +299,13 @@ class MpiTransport final : public TypedTransport<MpiTransport> {
   BoxList send_boxes_, recv_boxes_;          // plan_.around's sub-boxes, in its order
   Buffer all_send_, all_recv_;               // the one-round exchange's, as send_ and recv_
   Buffer dev_all_send_, dev_all_recv_;       // staged_: their device side
-  std::vector<Request> recvs_, sends_;       // pending ones released by ~Request
+  // The messages, as persistent requests on send_/recv_ and all_send_/all_recv_ (declared
+  // after them: freed first): per type (type_slot) and axis mask for the face exchanges,
+  // per type for the one round. MPI_Send_init/MPI_Recv_init fix count and datatype, so a
+  // float exchange has requests of its own.
+  std::array<std::array<PersistentExchange, kAllAxes + 1>, 2> face_sets_;
+  std::array<PersistentExchange, 2> around_sets_;
+  PersistentExchange* in_flight_ = nullptr;  // the exchange start() began, finish() completes
 };
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <stdexcept>
 #include <string>
 
 namespace halo3d {
@@ -80,6 +81,35 @@ void wait_all(std::vector<Request>& rs) {
   for (std::size_t i = 0; i < rs.size(); ++i) rs[i].r_ = raw[i];
   HALO3D_MPI_CHECK(rc);
 }
+
+void PersistentRequests::start_all() {
+  // Starting an active persistent request is erroneous in MPI (and would reuse buffers a
+  // message is still in): one use at a time.
+  if (active_) throw std::logic_error("PersistentRequests::start_all: the set is still active");
+  if (r_.empty()) return;
+  HALO3D_MPI_CHECK(MPI_Startall(int(r_.size()), r_.data()));
+  active_ = true;
+}
+
+void PersistentRequests::wait_all() {
+  if (!active_) return;
+  HALO3D_MPI_CHECK(MPI_Waitall(int(r_.size()), r_.data(), MPI_STATUSES_IGNORE));
+  active_ = false;
+}
+
+void PersistentRequests::release() noexcept {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized) return;  // MPI has let go of everything already
+  for (MPI_Request& r : r_) {
+    if (r == MPI_REQUEST_NULL) continue;
+    if (active_ && kind_ == Kind::recv) MPI_Cancel(&r);
+    MPI_Request_free(&r);
+  }
+  r_.clear();
+  active_ = false;
+}
+
 MpiSession::~MpiSession() {
   int finalized = 0;
   MPI_Finalized(&finalized);

@@ -80,6 +80,50 @@ class Request {
   Kind kind_ = Kind::recv;
 };
 void wait_all(std::vector<Request>& rs);
+// A fixed set of persistent point-to-point requests, all receives or all sends: each made
+// once by MPI_Recv_init / MPI_Send_init into the handle add() returns, then started
+// together (MPI_Startall) and completed together (wait_all, MPI_Waitall) as often as
+// wanted, which saves MPI the matching setup of a fresh MPI_Irecv/MPI_Isend per message.
+// The buffers the requests were made with must stay where they are while the set lives.
+// Move-only; the destructor frees every request (MPI_Request_free). A set still active
+// when it goes (only when unwinding from an error) is released as Request releases a
+// pending one: receives cancelled first, so they cannot land in a freed buffer later.
+class PersistentRequests {
+ public:
+  enum class Kind { recv, send };
+  explicit PersistentRequests(Kind kind = Kind::recv) : kind_(kind) {}
+  PersistentRequests(PersistentRequests&& o) noexcept
+      : r_(std::exchange(o.r_, {})), kind_(o.kind_), active_(std::exchange(o.active_, false)) {}
+  PersistentRequests& operator=(PersistentRequests&& o) noexcept {
+    if (this != &o) {
+      release();
+      r_ = std::exchange(o.r_, {});
+      kind_ = o.kind_;
+      active_ = std::exchange(o.active_, false);
+    }
+    return *this;
+  }
+  PersistentRequests(const PersistentRequests&) = delete;
+  PersistentRequests& operator=(const PersistentRequests&) = delete;
+  ~PersistentRequests() { release(); }
+
+  // The handle for one MPI_Recv_init / MPI_Send_init call (of this set's kind).
+  MPI_Request* add() {
+    r_.push_back(MPI_REQUEST_NULL);
+    return &r_.back();
+  }
+  std::size_t size() const { return r_.size(); }
+  bool active() const { return active_; }
+  void start_all();  // MPI_Startall; throws std::logic_error when already active
+  void wait_all();   // MPI_Waitall; the requests stay, inactive, for the next start_all
+
+ private:
+  void release() noexcept;
+
+  std::vector<MPI_Request> r_;
+  Kind kind_;
+  bool active_ = false;
+};
 
 // Owns a communicator created by MPI (never MPI_COMM_WORLD itself).
 class Comm {
