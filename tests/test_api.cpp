@@ -58,6 +58,7 @@ SolveOptions options_for(const Settings& s, const Int3& procs, std::uint64_t see
   o.grid = kGrid;
   o.box = op.box;
   o.shift = op.shift;
+  o.coefficient = op.coefficient;
   o.procs = procs;
   o.backend = test::backend_under_test();
   o.rhs = "random";
@@ -123,6 +124,24 @@ TEST(Api, BoxAndShiftBitwiseAsSolve) {
   s.backend = api_backend();
   Solver a(MPI_COMM_WORLD, {kGrid, {0, 0, 0}}, s, op), b(MPI_COMM_WORLD, {kGrid, {0, 0, 0}}, s);
   const std::vector<double> f = random_f(a.local_box(), 5);
+  std::vector<double> ua(f.size()), ub(f.size());
+  a.solve(f.data(), ua.data());
+  b.solve(f.data(), ub.data());
+  int differ = !bitwise_equal(ua, ub);
+  MPI_Allreduce(MPI_IN_PLACE, &differ, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  EXPECT_EQ(differ, 1);
+}
+
+// Operator's coefficient is solve's --coefficient: bitwise the same on every process grid,
+// and a k that is not constant changes the answer.
+TEST(Api, CoefficientBitwiseAsSolve) {
+  Operator op;
+  op.coefficient = "expr:(x<0.5 && y<0.4) ? 1e3 : 1+z";
+  check_method({}, true, op);
+  Settings s;
+  s.backend = api_backend();
+  Solver a(MPI_COMM_WORLD, {kGrid, {0, 0, 0}}, s, op), b(MPI_COMM_WORLD, {kGrid, {0, 0, 0}}, s);
+  const std::vector<double> f = random_f(a.local_box(), 6);
   std::vector<double> ua(f.size()), ub(f.size());
   a.solve(f.data(), ua.data());
   b.solve(f.data(), ub.data());
@@ -258,6 +277,11 @@ TEST(Api, BadInputIsAnError) {
   op = {};
   op.shift = -1;
   expect_bad_input([&] { Solver(MPI_COMM_WORLD, {kGrid, {0, 0, 0}}, s, op); }, "--shift");
+  op.shift = 0;
+  op.coefficient = "abc";
+  expect_bad_input([&] { Solver(MPI_COMM_WORLD, {kGrid, {0, 0, 0}}, s, op); }, "--coefficient");
+  op.coefficient = "expr:x-0.5";
+  expect_bad_input([&] { Solver(MPI_COMM_WORLD, {kGrid, {0, 0, 0}}, s, op); }, "k must be");
   s.tol = -1;
   expect_bad_input([&] { Solver(MPI_COMM_WORLD, {kGrid, {0, 0, 0}}, s); }, "tol");
 }

@@ -41,16 +41,22 @@ struct Grid {
   std::array<int, 3> procs{0, 0, 0};
 };
 
-// The operator: -Laplace u + shift u = f on the box [0,box[0]]x[0,box[1]]x[0,box[2]],
+// The operator: -div(k grad u) + shift u = f on the box [0,box[0]]x[0,box[1]]x[0,box[2]],
 // discretized with the 7-point stencil on the grid's points (spacing h = box / (points + 1)
-// per axis), u = `boundary_value` on the boundary. Only 0 exists today (a nonzero value is
+// per axis; the weight of the face between two points is the harmonic mean of their k over
+// h^2), u = `boundary_value` on the boundary. Only 0 exists today (a nonzero value is
 // refused with kExitBadInput), as do a box side that is not finite and > 0 and a shift that
-// is not finite and >= 0. A struct so that coefficients and other boundary conditions can
-// be added later without breaking callers.
+// is not finite and >= 0. `coefficient` is k in the forms of `halo3d solve --coefficient`
+// (docs/OPTIONS.md): a number ("1": -Laplace), "expr:FORMULA" of x, y, z in the box's
+// coordinates, or "file:PATH.h5:/DATASET" ([NZ+2][NY+2][NX+2], the boundary layer
+// included); a malformed spec, or k not finite and > 0 anywhere, is refused with
+// kExitBadInput. A struct so that other boundary conditions can be added later without
+// breaking callers.
 struct Operator {
   double boundary_value = 0.0;
   std::array<double, 3> box{1.0, 1.0, 1.0};
   double shift = 0.0;
+  std::string coefficient = "1";
 };
 
 // How to solve.

@@ -3,6 +3,7 @@
 // source and solution. No second assembly: the session builds the run as `halo3d solve` does.
 #include "halo3d/halo3d.hpp"
 
+#include "coefficient.hpp"
 #include "session.hpp"
 
 namespace halo3d {
@@ -50,7 +51,9 @@ ProblemSpec problem_spec(const Grid& g, const Operator& op) {
   spec.problem = ProblemKind::poisson;
   spec.box = op.box;
   spec.shift = op.shift;
+  spec.coefficient = op.coefficient;
   check_operator(spec);  // names --box/--shift: the command line's words for these fields
+  check_coefficient_option(spec);
   return spec;
 }
 
