@@ -34,7 +34,8 @@ SolveOptions modes_problem(const Int3& grid, Precision precision) {
 
 double continuous_error(test::InProcessSolve& s, const SolveOptions& o) {
   return Problem(o)
-      .errors(*s.rt->kernels, s.rt->decomp, s.session->method().solution().data(), s.rt->cart.get())
+      .errors(*s.rt->kernels, s.rt->decomp, s.session->method().solution().data(),
+              s.session->method().spare().data(), s.rt->cart.get())
       .l2_cont;
 }
 

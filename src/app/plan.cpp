@@ -84,9 +84,10 @@ RunPlan make_plan(const SolveOptions& o) {
   return p;
 }
 
-// What run_solve allocates beyond the runtime, per rank: the source, the method's vectors
-// and one scratch vector (the true residual) in backend memory, and the multigrid
-// hierarchy; in host memory the source as filled and the solution as written.
+// What run_solve allocates beyond the runtime, per rank: the source and the method's vectors
+// in backend memory (the true residual, the errors and the overlap measurement use the
+// method's own vectors: Method::spare), and the multigrid hierarchy; in host memory the
+// source as filled and the solution as written.
 MemoryNeed solve_memory(const SolveOptions& o, const Decomposition& d, MPI_Comm cart) {
   const double field = 8.0 * double(d.layout().padded_size());
   // Implicit heat: u and the right-hand side of a step, and the inner CG's vectors.
@@ -98,7 +99,7 @@ MemoryNeed solve_memory(const SolveOptions& o, const Decomposition& d, MPI_Comm 
                             ? 2
                             : (pc ? 5 : 4);
   MemoryNeed m;
-  m.device = (2 + method) * field;
+  m.device = (1 + method) * field;
   m.host = 2 * field;
   const bool variable = variable_coefficient(o), mixed = o.precision == Precision::mixed;
   if (variable) {  // the fine face weights; k kept on the host, and the weights while made

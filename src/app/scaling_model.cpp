@@ -394,8 +394,8 @@ LevelPrediction predict_level(const Setup& s, const std::vector<Level>& plan, st
 }
 
 // The backend memory of the rank that needs the most, as `solve --dry-run` counts it for
-// MG-PCG in double (solve_memory, src/app/plan.cpp): 7 fields on the padded fine box (the
-// source, the solution and CG's five vectors) and mg_memory_bytes of this rank's boxes.
+// MG-PCG in double (solve_memory, src/app/plan.cpp): 6 fields on the padded fine box (the
+// source and CG's five vectors: x, r, p, A p, z) and mg_memory_bytes of this rank's boxes.
 double memory_bytes(const Setup& s, const std::vector<Level>& plan) {
   double most = 0;
   std::vector<MgLevelPlan> mine(plan.size());
@@ -414,7 +414,7 @@ double memory_bytes(const Setup& s, const std::vector<Level>& plan) {
             q.decomp.count[a] = plan[l].boxes.count[a][c[a]];
         }
         const double fine = 8.0 * double(mine[0].decomp.layout().padded_size());
-        most = std::max(most, 7 * fine + mg_memory_bytes(mine));
+        most = std::max(most, 6 * fine + mg_memory_bytes(mine));
       }
   return most;
 }

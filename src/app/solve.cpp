@@ -167,7 +167,8 @@ std::string heat_progress(SolveRun& r, long it) {
   if (r.prob->has_exact()) {
     ProblemSpec at = r.plan.problem;  // the exact answer after `it` steps, not after --steps
     at.steps = it;
-    const Problem::Errors e = Problem(at).errors(*r.k, *r.d, r.method->solution().data(), r.comm);
+    const Problem::Errors e = Problem(at).errors(*r.k, *r.d, r.method->solution().data(),
+                                                 r.method->spare().data(), r.comm);
     std::snprintf(line, sizeof line, "max error %.3e  ", e.max);
     s += line;
   }

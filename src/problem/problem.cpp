@@ -163,19 +163,18 @@ void Problem::fill(Kernels& k, const Decomposition& d, ModeField f, double* out)
   k.synchronize(Lane::interior);  // before the tables (and t) go
 }
 
-Problem::Errors Problem::errors(Kernels& k, const Decomposition& d, const double* u,
+Problem::Errors Problem::errors(Kernels& k, const Decomposition& d, const double* u, double* e,
                                 MPI_Comm comm) const {
   const Layout l = d.layout();
-  Buffer e(k, l.padded_size());
   DD sums[2];
   double mx[2];
   const ModeField which[2] = {ModeField::exact_discrete, ModeField::exact_continuous};
   for (int w = 0; w < 2; ++w) {
-    fill(k, d, which[w], e.data());
-    k.axpby(l, 1.0, u, -1.0, e.data());  // e = u - exact
-    k.dot(l, e.data(), e.data(), 0);
+    fill(k, d, which[w], e);
+    k.axpby(l, 1.0, u, -1.0, e);  // e = u - exact
+    k.dot(l, e, e, 0);
     k.read_slots(1, &sums[w]);
-    mx[w] = k.max_abs(l, e.data());
+    mx[w] = k.max_abs(l, e);
   }
   double g[2];
   global_sums(comm, sums, 2, g);

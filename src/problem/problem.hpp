@@ -57,7 +57,9 @@ class Problem {
     double l2 = NAN, max = NAN;            // against the exact discrete solution
     double l2_cont = NAN, max_cont = NAN;  // against the continuous solution
   };
-  Errors errors(Kernels& k, const Decomposition& d, const double* u, MPI_Comm comm) const;
+  // scratch: a vector of u's layout to write (the method's spare()).
+  Errors errors(Kernels& k, const Decomposition& d, const double* u, double* scratch,
+                MPI_Comm comm) const;
 
  private:
   double axis_value(int kd, int g, int axis) const;  // sin(kd pi (g+1) / (N_axis+1))

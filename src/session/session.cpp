@@ -105,12 +105,12 @@ Verification SolveSession::verify(DriveResult& res, double tol, bool measure) {
   v.verified = measure;
   if (!v.verified) return v;
   if (problem_->has_exact())
-    v.err = problem_->errors(kernels(), decomp(), method_->solution().data(), comm());
+    v.err = problem_->errors(kernels(), decomp(), method_->solution().data(),
+                             method_->spare().data(), comm());
   // How much of the halo the overlap hides, measured on the real faces after the solve.
   v.has_halo = decomp().ranks > 1;
   if (v.has_halo) {
-    Buffer scratch(kernels(), b_.size());
-    v.ov = rt_->op->measure_overlap(method_->solution().data(), scratch.data(), 5, comm());
+    v.ov = rt_->op->measure_overlap(method_->solution().data(), method_->spare().data(), 5, comm());
   }
   return v;
 }

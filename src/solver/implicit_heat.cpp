@@ -106,6 +106,7 @@ class ImplicitHeat final : public Method {
   std::vector<double> scalars() const override { return {}; }
   void set_scalars(const std::vector<double>&) override {}
   Buffer& solution() override { return u_; }
+  Buffer& spare() override { return rhs_; }
   // The average over the steps so far: the explicit part and copies (40 B/point; 64 with
   // the boundary values' term) and the inner iterations.
   double bytes_per_iteration() const override { return steps_ ? bytes_ / double(steps_) : 0.0; }

@@ -155,6 +155,7 @@ class Cg final : public Method {
     set_x_scale(1.0);
     return x_;
   }
+  Buffer& spare() override { return ap_; }
   // apply: read p, write Ap; update: read p, Ap, x, r, write x, r; axpby: read r (or z), p,
   // write p; preconditioned: the preconditioner's traffic (r.z comes with its last sweep).
   double bytes_per_iteration() const override {
@@ -291,6 +292,7 @@ class Jacobi final : public Method {
     rescale(k_, op_.layout(), u_, u_scale_, 1.0);
     return u_;
   }
+  Buffer& spare() override { return unew_; }
   double bytes_per_iteration() const override { return 3.0 * 8.0 * points_; }  // f, u, unew
 
  private:
@@ -336,6 +338,7 @@ class Heat final : public Method {
   std::vector<double> scalars() const override { return {}; }
   void set_scalars(const std::vector<double>&) override {}
   Buffer& solution() override { return u_; }
+  Buffer& spare() override { return unew_; }
   double bytes_per_iteration() const override { return (boundary_ ? 5.0 : 2.0) * 8.0 * points_; }
 
  private:

@@ -36,6 +36,10 @@ class Method : public Checkpointable {
   virtual Step step() = 0;
   // The solution vector (x for CG, u for Jacobi/heat).
   virtual Buffer& solution() = 0;
+  // A vector of the solution's layout that the method writes before it reads it (CG's A p,
+  // Jacobi's and heat's next iterate, implicit heat's step right-hand side): scratch for a
+  // measurement between steps or after the run, so that nothing else allocates one.
+  virtual Buffer& spare() = 0;
   // Global bytes moved per iteration through device memory (for GB/s).
   virtual double bytes_per_iteration() const = 0;
   // Iterations of an inner solver over the run (implicit time steps' CG), 0 if none.
