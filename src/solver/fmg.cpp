@@ -53,7 +53,8 @@ bool Multigrid::first_iterate(double* b, double* x, double* scratch) {
   Kernels& k = *rt_.kernels;
   const MgLevelView<double> d0 = view<double>(0);
   const Layout lay = d0.A->layout();
-  if (mixed_) {  // the level's own float vectors (see apply_mixed)
+  if (mixed_) {  // b and x the level's own, y and w in the scratch (see apply_mixed)
+    lend_fine_floats(scratch);
     const MgLevelView<float> f0 = view<float>(0);
     k.convert(lay, b, f0.b);
     const float* z = fmg<float>(f0.b, f0.x, f0.y);

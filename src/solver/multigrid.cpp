@@ -125,77 +125,6 @@ Stencil coarser_stencil(const Stencil& s, const Int3& nf, const Int3& nc) {
 }
 
 }  // namespace
-
-TransferOp make_transfer(Kernels& k, const Decomposition& f, const Decomposition& c,
-                         TransferUse uses) {
-  TransferOp op;
-  Transfer& t = op.t;
-  t.fine = f.layout();
-  t.coarse = c.layout();
-  double scale = 1.0;
-  for (int a = 0; a < 3; ++a) {
-    t.nf[a] = f.grid[a], t.nc[a] = c.grid[a];
-    t.fo[a] = f.offset[a], t.co[a] = c.offset[a];
-    scale *= double(c.grid[a] + 1) / double(f.grid[a] + 1);
-  }
-  t.wd.scale = scale;
-  t.wf.scale = float(scale);
-  // The ownership rule keeps every transfer within one ghost layer; check it, since a
-  // violation would read stale ghosts silently.
-  for (int a = 0; a < 3; ++a) {
-    for (int I = c.offset[a]; uses != TransferUse::prolongation && I < c.offset[a] + c.count[a];
-         ++I) {
-      int first, last;
-      ops::restrict_span(I, t.nf[a], t.nc[a], first, last);
-      if (first < f.offset[a] - 1 || last > f.offset[a] + f.count[a] || last - first > 2)
-        throw std::logic_error("multigrid: restriction outside the ghost layer");
-    }
-    for (int i = f.offset[a]; uses != TransferUse::restriction && i < f.offset[a] + f.count[a];
-         ++i) {
-      int lo;
-      double w;
-      ops::interp_1d(i, t.nf[a], t.nc[a], lo, w);
-      if (lo < c.offset[a] - 1 || lo + 1 > c.offset[a] + c.count[a])
-        throw std::logic_error("multigrid: prolongation outside the ghost layer");
-    }
-  }
-  // The tables in one allocation: each array at a multiple of 8 bytes, placed by byte
-  // offset, then the pointers set once the block is in backend memory.
-  const ops::TransferTables tab = ops::transfer_tables(t);
-  std::vector<unsigned char> bytes;
-  const auto place = [&bytes](const void* data, std::size_t n) {
-    const std::size_t at = bytes.size();
-    bytes.resize(at + (n + 7) / 8 * 8);
-    if (n) std::memcpy(bytes.data() + at, data, n);
-    return at;
-  };
-  std::size_t at[6][3];
-  for (int a = 0; a < 3; ++a) {
-    std::vector<float> pwf(tab.pw[a].begin(), tab.pw[a].end());  // rounded to nearest
-    std::vector<float> rwf(tab.rw[a].begin(), tab.rw[a].end());
-    at[0][a] = place(tab.pidx[a].data(), tab.pidx[a].size() * sizeof(int));
-    at[1][a] = place(tab.ridx[a].data(), tab.ridx[a].size() * sizeof(int));
-    at[2][a] = place(tab.pw[a].data(), tab.pw[a].size() * sizeof(double));
-    at[3][a] = place(tab.rw[a].data(), tab.rw[a].size() * sizeof(double));
-    at[4][a] = place(pwf.data(), pwf.size() * sizeof(float));
-    at[5][a] = place(rwf.data(), rwf.size() * sizeof(float));
-  }
-  bytes.resize(bytes.size() + 8);  // never empty
-  op.tables = Buffer(k, bytes.size() / sizeof(double));
-  k.copy_bytes(op.tables.data(), bytes.data(), bytes.size(), Lane::interior);
-  k.synchronize(Lane::interior);  // before `bytes` goes
-  const auto* base = reinterpret_cast<const unsigned char*>(op.tables.data());
-  for (int a = 0; a < 3; ++a) {
-    t.pidx[a] = reinterpret_cast<const int*>(base + at[0][a]);
-    t.ridx[a] = reinterpret_cast<const int*>(base + at[1][a]);
-    t.wd.pw[a] = reinterpret_cast<const double*>(base + at[2][a]);
-    t.wd.rw[a] = reinterpret_cast<const double*>(base + at[3][a]);
-    t.wf.pw[a] = reinterpret_cast<const float*>(base + at[4][a]);
-    t.wf.rw[a] = reinterpret_cast<const float*>(base + at[5][a]);
-  }
-  return op;
-}
-
 std::unique_ptr<Preconditioner> make_preconditioner(const MethodPlan& m, Runtime& rt) {
   if (!m.preconditioned()) return nullptr;
   return std::make_unique<Multigrid>(rt, m.mg);
@@ -207,12 +136,25 @@ namespace {
 // MgVectors).
 template <class T>
 void allocate_vectors(MgVectors<T>& v, Kernels& k, std::size_t n, bool fine) {
-  if (!fine || std::is_same_v<T, float>) {
+  const bool mixed = std::is_same_v<T, float>;
+  if (!fine || mixed) {
     v.b = BasicBuffer<T>(k, n);
     v.x = BasicBuffer<T>(k, n);
-    v.y = BasicBuffer<T>(k, n);
   }
-  v.w = BasicBuffer<T>(k, n);
+  if (!fine) v.y = BasicBuffer<T>(k, n);
+  if (!fine || !mixed) v.w = BasicBuffer<T>(k, n);
+}
+
+// The ghost shell of layout l (the six faces' ghost layers with their edges and corners).
+BoxList ghost_shell(const Layout& l) {
+  BoxList s;
+  s.add({-1, l.nx + 1, -1, l.ny + 1, -1, 0});
+  s.add({-1, l.nx + 1, -1, l.ny + 1, l.nz, l.nz + 1});
+  s.add({-1, l.nx + 1, -1, 0, 0, l.nz});
+  s.add({-1, l.nx + 1, l.ny, l.ny + 1, 0, l.nz});
+  s.add({-1, 0, 0, l.ny, 0, l.nz});
+  s.add({l.nx, l.nx + 1, 0, l.ny, 0, l.nz});
+  return s;
 }
 
 }  // namespace
@@ -249,6 +191,10 @@ Multigrid::Multigrid(Runtime& rt, const MgOptions& o, DistributedOperator* fine)
     L->steps =
         coarsest ? coarse_steps(stencil, L->grid, 0) : smoother_steps(o, stencil, L->grid, 0);
     levels_.push_back(std::move(L));
+  }
+  if (mixed_) {
+    shell_ = ghost_shell(fine->layout());
+    zero_shell_ = FloatBuffer(k, std::size_t(shell_.points()));
   }
   // Transfers between consecutive levels, and the gather where the hierarchy leaves the
   // process grid.
@@ -358,7 +304,7 @@ T* Multigrid::smooth(Level& L, const Steps& steps, const T* b, T* x, T* y, bool 
       d = x;
       continue;
     }
-    T* d_out = !last && steps[s + 1][0] != 0 ? L.v<T>().w.data() : nullptr;
+    T* d_out = !last && steps[s + 1][0] != 0 ? L.v<T>().wp() : nullptr;
     L.A->smooth(cd, cr, b, x, cd != 0 ? d : nullptr, d_out, y, last ? slot : kNoReduction);
     std::swap(x, y);
     d = d_out;
@@ -398,11 +344,11 @@ T* Multigrid::cycle(std::size_t l, const T* b, T* x, T* y, int slot, bool from_z
   if (l + 1 == levels_.size()) return smooth(L, L.steps, b, x, y, from_zero, slot);
   T* u = smooth(L, L.steps, b, x, y, from_zero, kNoReduction);
   T* other = u == x ? y : x;
-  L.A->residual(b, u, V.w.data(), kNoReduction);
+  L.A->residual(b, u, V.wp(), kNoReduction);
   Level& C = *levels_[l + 1];
   MgVectors<T>& CV = C.v<T>();
-  L.A->exchange(V.w.data());
-  k.restrict_to(L.down.t, V.w.data(), L.gathers ? V.restricted.data() : CV.b.data());
+  L.A->exchange(V.wp());
+  k.restrict_to(L.down.t, V.wp(), L.gathers ? V.restricted.data() : CV.b.data());
   if (L.gathers) L.gather->gather(V.restricted.data(), CV.b.data());
   T* e = cycle(l + 1, CV.b.data(), CV.x.data(), CV.y.data(), kNoReduction);
   if (!L.gathers) C.A->exchange(e);  // a gathered e is whole on every rank
@@ -416,6 +362,21 @@ void Multigrid::cycle_from(std::size_t l) {
     cycle(l, L.f.b.data(), L.f.x.data(), L.f.y.data(), kNoReduction);
   else
     cycle(l, L.d.b.data(), L.d.x.data(), L.d.y.data(), kNoReduction);
+}
+
+// A float V-cycle's fine y and w in the two halves of `scratch` (a double vector of the fine
+// layout; the hierarchy's own without one), their ghost shells zeroed: sweeps and the
+// restriction read the domain boundary's ghosts as the zero Dirichlet values, and the
+// double vector's bits there are its interior values. Exchanges fill the other ghosts;
+// every kernel writes the interior only, so the shells stay zero through the cycle.
+void Multigrid::lend_fine_floats(double* scratch) {
+  Level& L0 = *levels_[0];
+  const Layout lay = L0.A->layout();
+  float* half = reinterpret_cast<float*>(fine_scratch(scratch));
+  L0.f.lent_y = half;
+  L0.f.lent_w = half + lay.padded_size();
+  for (float* v : {L0.f.lent_y, L0.f.lent_w})
+    rt_.kernels->unpack_boxes(lay, shell_, zero_shell_.data(), v, Lane::interior);
 }
 
 double* Multigrid::fine_scratch(double* scratch) {
@@ -442,13 +403,10 @@ void Multigrid::apply_mixed(double* in, double* out, int slot, double* scratch) 
   Level& L0 = *levels_[0];
   Kernels& k = *rt_.kernels;
   const Layout lay = L0.A->layout();
-  // The float vectors are the level's own: halves of a lent double vector would have
-  // garbage in their boundary ghosts (the double's interior), which sweeps and
-  // restriction read as the zero Dirichlet values.
-  (void)scratch;
+  lend_fine_floats(scratch);
   k.convert(lay, in, L0.f.b.data());
   const float* z =
-      cycle(0, const_cast<const float*>(L0.f.b.data()), L0.f.x.data(), L0.f.y.data(), kNoReduction);
+      cycle(0, const_cast<const float*>(L0.f.b.data()), L0.f.x.data(), L0.f.yp(), kNoReduction);
   k.convert(lay, z, out, in, slot);
 }
 
@@ -458,7 +416,7 @@ MgLevelView<T> Multigrid::view(std::size_t l) const {
   MgVectors<T>& V = L.v<T>();
   MgLevelView<T> out;
   out.A = L.A;
-  out.b = V.b.data(), out.x = V.x.data(), out.y = V.y.data();
+  out.b = V.b.data(), out.x = V.x.data(), out.y = V.yp();
   out.restricted = V.restricted.data();
   out.down = &L.down.t;
   out.points = L.points;

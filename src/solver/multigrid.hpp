@@ -182,6 +182,7 @@ class Multigrid final : public Preconditioner {
   void apply_mixed(double* in, double* out, int slot, double* scratch);
   // `scratch`, or (null) the hierarchy's own fine-level vector, allocated at first need.
   double* fine_scratch(double* scratch);
+  void lend_fine_floats(double* scratch);       // mixed: level 0's y and w in `scratch`
   void cycle_from(std::size_t l);               // the cycle on level l >= 1, on its own vectors
   void vary_levels(DistributedOperator* fine);  // variable coefficients on every level
   std::vector<double> fill_kappa_ghosts(Level& F, Level& C, const std::vector<double>& own);
@@ -190,7 +191,9 @@ class Multigrid final : public Preconditioner {
   bool mixed_ = false;
   std::vector<std::unique_ptr<Level>> levels_;
   double bytes_ = 0;
-  Buffer own_scratch_;  // fine_scratch's when the caller lends none (bench, tests)
+  Buffer own_scratch_;      // fine_scratch's when the caller lends none (bench, tests)
+  BoxList shell_;           // mixed: the fine level's ghost shell (lend_fine_floats)
+  FloatBuffer zero_shell_;  // and as many zeros
 };
 
 }  // namespace halo3d

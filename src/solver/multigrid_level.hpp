@@ -22,9 +22,15 @@ Decomposition mg_coarser_box(const Decomposition& f, const Int3& nc);
 template <class T>
 struct MgVectors {
   // Double: level 0 has only w (b and x are the caller's, y the scratch Multigrid::apply
-  // is lent); mixed and coarser levels: all four.
+  // is lent); mixed: level 0 has b and x (y and w lent); coarser levels: all four.
   BasicBuffer<T> b, x, y, w;
   BasicBuffer<T> restricted;  // where the level gathers: its own coarse points, then gathered
+  // Level 0 of a float V-cycle: y and w are the halves of the double vector the caller
+  // lends (Multigrid::lend_fine_floats), not buffers of their own: 8 B a point less.
+  T* lent_y = nullptr;
+  T* lent_w = nullptr;
+  T* yp() { return lent_y ? lent_y : y.data(); }
+  T* wp() { return lent_w ? lent_w : w.data(); }
 };
 
 struct Multigrid::Level {

@@ -114,9 +114,10 @@ double mg_memory_bytes(const std::vector<MgLevelPlan>& plan, bool mixed, bool va
     // float too when mixed); the fine level's float copy when mixed (its double ones are
     // the runtime's).
     if (variable) bytes += 3 * n * (l == 0 ? (mixed ? 4 : 0) : (mixed ? 12 : 8));
-    // The fine level: w (double: b and x are CG's, y its lent scratch); mixed fine and
-    // coarser levels: b, x, y, w.
-    bytes += e * n * (l == 0 && !mixed ? 1 : 4);
+    // The fine level: w (double: b and x are CG's, y its lent scratch); mixed: b and x (y
+    // and w in halves of the lent scratch); coarser levels: b, x, y, w. (The mixed fine
+    // level's zeros for its ghost shell are a surface: not counted.)
+    bytes += e * n * (l > 0 ? 4 : mixed ? 2 : 1);
     if (l + 1 < plan.size() && plan[l].distributed && !plan[l + 1].distributed)  // gather
       bytes += e * double(mg_coarser_box(plan[l].decomp, plan[l + 1].grid).layout().padded_size());
   }

@@ -1,0 +1,82 @@
+// Multigrid's transfers between consecutive levels: the restriction's and prolongation's
+// per-axis tables, checked to stay within one ghost layer, in one backend allocation.
+#include <cstring>
+#include <stdexcept>
+#include <vector>
+
+#include "multigrid.hpp"
+#include "point_ops.hpp"
+
+namespace halo3d {
+
+TransferOp make_transfer(Kernels& k, const Decomposition& f, const Decomposition& c,
+                         TransferUse uses) {
+  TransferOp op;
+  Transfer& t = op.t;
+  t.fine = f.layout();
+  t.coarse = c.layout();
+  double scale = 1.0;
+  for (int a = 0; a < 3; ++a) {
+    t.nf[a] = f.grid[a], t.nc[a] = c.grid[a];
+    t.fo[a] = f.offset[a], t.co[a] = c.offset[a];
+    scale *= double(c.grid[a] + 1) / double(f.grid[a] + 1);
+  }
+  t.wd.scale = scale;
+  t.wf.scale = float(scale);
+  // The ownership rule keeps every transfer within one ghost layer; check it, since a
+  // violation would read stale ghosts silently.
+  for (int a = 0; a < 3; ++a) {
+    for (int I = c.offset[a]; uses != TransferUse::prolongation && I < c.offset[a] + c.count[a];
+         ++I) {
+      int first, last;
+      ops::restrict_span(I, t.nf[a], t.nc[a], first, last);
+      if (first < f.offset[a] - 1 || last > f.offset[a] + f.count[a] || last - first > 2)
+        throw std::logic_error("multigrid: restriction outside the ghost layer");
+    }
+    for (int i = f.offset[a]; uses != TransferUse::restriction && i < f.offset[a] + f.count[a];
+         ++i) {
+      int lo;
+      double w;
+      ops::interp_1d(i, t.nf[a], t.nc[a], lo, w);
+      if (lo < c.offset[a] - 1 || lo + 1 > c.offset[a] + c.count[a])
+        throw std::logic_error("multigrid: prolongation outside the ghost layer");
+    }
+  }
+  // The tables in one allocation: each array at a multiple of 8 bytes, placed by byte
+  // offset, then the pointers set once the block is in backend memory.
+  const ops::TransferTables tab = ops::transfer_tables(t);
+  std::vector<unsigned char> bytes;
+  const auto place = [&bytes](const void* data, std::size_t n) {
+    const std::size_t at = bytes.size();
+    bytes.resize(at + (n + 7) / 8 * 8);
+    if (n) std::memcpy(bytes.data() + at, data, n);
+    return at;
+  };
+  std::size_t at[6][3];
+  for (int a = 0; a < 3; ++a) {
+    std::vector<float> pwf(tab.pw[a].begin(), tab.pw[a].end());  // rounded to nearest
+    std::vector<float> rwf(tab.rw[a].begin(), tab.rw[a].end());
+    at[0][a] = place(tab.pidx[a].data(), tab.pidx[a].size() * sizeof(int));
+    at[1][a] = place(tab.ridx[a].data(), tab.ridx[a].size() * sizeof(int));
+    at[2][a] = place(tab.pw[a].data(), tab.pw[a].size() * sizeof(double));
+    at[3][a] = place(tab.rw[a].data(), tab.rw[a].size() * sizeof(double));
+    at[4][a] = place(pwf.data(), pwf.size() * sizeof(float));
+    at[5][a] = place(rwf.data(), rwf.size() * sizeof(float));
+  }
+  bytes.resize(bytes.size() + 8);  // never empty
+  op.tables = Buffer(k, bytes.size() / sizeof(double));
+  k.copy_bytes(op.tables.data(), bytes.data(), bytes.size(), Lane::interior);
+  k.synchronize(Lane::interior);  // before `bytes` goes
+  const auto* base = reinterpret_cast<const unsigned char*>(op.tables.data());
+  for (int a = 0; a < 3; ++a) {
+    t.pidx[a] = reinterpret_cast<const int*>(base + at[0][a]);
+    t.ridx[a] = reinterpret_cast<const int*>(base + at[1][a]);
+    t.wd.pw[a] = reinterpret_cast<const double*>(base + at[2][a]);
+    t.wd.rw[a] = reinterpret_cast<const double*>(base + at[3][a]);
+    t.wf.pw[a] = reinterpret_cast<const float*>(base + at[4][a]);
+    t.wf.rw[a] = reinterpret_cast<const float*>(base + at[5][a]);
+  }
+  return op;
+}
+
+}  // namespace halo3d
