@@ -10,7 +10,8 @@ h_d^2, the boundary layer's k on boundary faces, zero Dirichlet ghosts):
    converge to 1e-8 in <= 15 iterations;
 4. the report and the attributes name the coefficient, and a restart with another is refused;
 5. refusals: k <= 0, NaN or Inf anywhere (the boundary layer included), malformed specs,
-   a wrong file shape, heat, non-zero boundary values: exit 2, one line.
+   a wrong file shape: exit 2, one line.
+Heat with k: heat_coefficient_test.py.
 Run: coefficients_test.py HALO3D MPIEXEC"""
 import json
 import os
@@ -208,8 +209,7 @@ for args, needle in ((["--coefficient", "0"], "--coefficient 0: must be a finite
                      (["--coefficient", "expr:1+"], "--coefficient expr:1+"),
                      (["--coefficient", "file:k0.h5:/d"], "holds 0 at"),
                      (["--coefficient", "file:knan.h5:/d"], "holds NaN at"),
-                     (["--coefficient", "file:kshape.h5:/d"], "[NZ+2][NY+2][NX+2]"),
-                     (["--coefficient", "2", "--problem", "heat"], "for --problem poisson only")):
+                     (["--coefficient", "file:kshape.h5:/d"], "[NZ+2][NY+2][NX+2]")):
     grid_args = ["--grid", g] if "file:" in args[1] else ["--grid", "8,8,8"]
     p = halo3d(0, *grid_args, *args, "--output", "none", expect=2)
     lines = p.stderr.strip().splitlines()

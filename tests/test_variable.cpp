@@ -3,10 +3,12 @@
 // random positive face weights (ghost slots too), random fields, ghosts included.
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <random>
 #include <vector>
 
 #include "backends.hpp"
+#include "coefficients.hpp"
 
 namespace halo3d {
 namespace {
@@ -145,6 +147,45 @@ TEST_P(VariableTest, FloatSweepsBitwise) { sweeps_bitwise<float>(); }
 
 INSTANTIATE_TEST_SUITE_P(Backends, VariableTest, testing::Values("host", "cuda"),
                          [](const auto& info) { return info.param; });
+
+// Explicit heat's limit: local_max_diagonal is the largest of the point diagonals written
+// from the definition (harmonic face weights of k / h^2, ghosts' k on the box's faces, the
+// shift; x, y, z, low face first), bitwise, on random lognormal k; weights that overflow
+// make it infinite, not small.
+TEST(MaxDiagonal, LargestPointDiagonalBitwise) {
+  const Layout l{9, 6, 5};
+  Stencil s = Stencil::laplacian(0.1, 0.07, 0.13);
+  s.shift = 0.7;
+  std::mt19937_64 rng(2525);
+  std::lognormal_distribution<double> kd(0.0, 1.5);
+  std::vector<double> k(l.padded_size());
+  for (auto& v : k) v = kd(rng);
+  const double inv_h2[3] = {s.cx, s.cy, s.cz};
+  const std::ptrdiff_t st[3] = {1, l.sy(), l.sz()};
+  const auto hm = [](double p, double q, double c) { return 2.0 * p * (q / (p + q)) * c; };
+  double want = 0;
+  int argmax = -1;
+  for (int z = 0; z < l.nz; ++z)
+    for (int y = 0; y < l.ny; ++y)
+      for (int x = 0; x < l.nx; ++x) {
+        const std::ptrdiff_t c = l.at(x, y, z);
+        double w[3][2];
+        for (int a = 0; a < 3; ++a) {
+          w[a][0] = hm(k[std::size_t(c - st[a])], k[std::size_t(c)], inv_h2[a]);
+          w[a][1] = hm(k[std::size_t(c)], k[std::size_t(c + st[a])], inv_h2[a]);
+        }
+        const double d =
+            (((w[0][0] + w[0][1]) + (w[1][0] + w[1][1])) + (w[2][0] + w[2][1])) + s.shift;
+        if (d > want) want = d, argmax = int(c);
+      }
+  ASSERT_GT(argmax, 0);
+  EXPECT_EQ(local_max_diagonal(l, s, k), want);
+  // A larger k on a ghost next to the box (the boundary layer) moves the maximum there.
+  k[std::size_t(l.at(-1, 2, 3))] = 1e3, k[std::size_t(l.at(0, 2, 3))] = 1e3;
+  EXPECT_GT(local_max_diagonal(l, s, k), 1e3 * s.cx);
+  k[std::size_t(l.at(4, 4, 4))] = 1e308, k[std::size_t(l.at(5, 4, 4))] = 1e308;  // inf * 0
+  EXPECT_EQ(local_max_diagonal(l, s, k), std::numeric_limits<double>::infinity());
+}
 
 }  // namespace
 }  // namespace halo3d

@@ -41,8 +41,8 @@ void add_solve_problem_options(CLI::App* solve, SolveOptions& o, SolveArgs& a) {
       ->group("Problem");
   solve
       ->add_option("--coefficient", o.coefficient,
-                   "k > 0 in -div(k grad u) + sigma u = f: VALUE, expr:FORMULA or "
-                   "file:PATH.h5:/DATASET ([NZ+2][NY+2][NX+2]); Poisson, boundary values 0")
+                   "k > 0 in -div(k grad u) + sigma u = f (heat: u_t = alpha (div(k grad u) - "
+                   "sigma u)): VALUE, expr:FORMULA or file:PATH.h5:/DATASET ([NZ+2][NY+2][NX+2])")
       ->group("Problem");
   solve->add_option("--mode", a.modes, "Manufactured mode KX,KY,KZ (repeatable; summed)")
       ->group("Problem");

@@ -8,6 +8,7 @@
 
 #include "checkpoint.hpp"
 #include "checks.hpp"
+#include "coefficient.hpp"
 #include "errors.hpp"
 #include "fields.hpp"
 #include "files.hpp"
@@ -118,10 +119,14 @@ void print_files(const std::vector<PlannedFile>& files) {
 
 int run_dry_run(const SolveOptions& o, MPI_Comm world) {
   const bool root = comm_rank(world) == 0;
-  const Problem prob(o);  // the same checks as a run (e.g. --dt above the stability limit)
+  Problem prob(o);  // the same checks as a run (e.g. --dt above the stability limit)
   Comm cart;
   const Decomposition d = decompose(world, o.grid, o.procs, cart);
   MPI_Comm comm = cart.get();
+  // Heat with a variable k: its step's limit needs k (read or computed, as a run does).
+  if (o.problem == ProblemKind::heat && variable_coefficient(o))
+    prob = Problem(o, max_diagonal(operator_stencil(spacing(o), o.shift), d,
+                                   fill_coefficient(o, d, comm), comm));
 
   // Memory as run_solve and the runtime count it: the solve's fields and the halo buffers
   // (send and receive; staged on the device too when a GPU runs the kernels).

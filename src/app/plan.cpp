@@ -105,6 +105,8 @@ MemoryNeed solve_memory(const SolveOptions& o, const Decomposition& d, MPI_Comm 
   if (variable) {  // the fine face weights; k kept on the host, and the weights while made
     m.device += 3 * field;
     m.host += 4 * field + (pc && mixed ? 1.5 * field : 0);
+    // Implicit heat: I + c A's own weights, and its copy of k.
+    if (implicit) m.device += 3 * field, m.host += 4 * field;
   }
   if (pc) {
     const Stencil op = operator_stencil(spacing(o), o.shift);

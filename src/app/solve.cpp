@@ -3,6 +3,7 @@
 #include "app.hpp"
 #include "checkpoint.hpp"
 #include "checks.hpp"
+#include "coefficient.hpp"
 #include "dry_run.hpp"
 #include "errors.hpp"
 #include "fields.hpp"
@@ -117,11 +118,14 @@ void start_series(SolveRun& r) {
   if (r.series->due(r.first)) r.series->write(r.first, download(*r.k, r.method->solution()));
 }
 
-// The checksum of the problem's data as filled (b; heat: u0 and B g), which a checkpoint
-// records and a restart compares: a file: input whose contents changed is refused.
+// The checksum of the problem's data as filled (b; heat: u0 and B g) and of a variable k
+// (its boundary layer too), which a checkpoint records and a restart compares: a file:
+// input whose contents changed is refused.
 std::uint64_t data_checksum(SolveRun& r) {
   std::uint64_t c = field_checksum(*r.d, download(*r.k, *r.b), r.comm);
   if (r.boundary) c = c * 31 + field_checksum(*r.d, download(*r.k, *r.boundary), r.comm);
+  if (r.rt->coefficients)
+    c = c * 31 + coefficient_checksum(*r.d, r.rt->coefficients->kappa(), r.comm);
   return c;
 }
 

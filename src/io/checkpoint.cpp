@@ -254,8 +254,8 @@ void check_identity(const Attrs& at, hid_t f, const RunIdentity& id) {
   expect("dt", number_text(alpha_dt[1]), number_text(id.dt));
   if (id.data != 0 && at.ints("data_checksum", 1)[0] != as_attr(id.data))
     at.fail(
-        "the problem's data (right-hand side, initial state or boundary values as read) differ "
-        "from the checkpoint's: a file: input changed since it was written");
+        "the problem's data (right-hand side, initial state, boundary values or coefficient as "
+        "read) differ from the checkpoint's: a file: input changed since it was written");
 }
 
 // Dataset /name's attribute "checksum" against `c` (the checksum of what was read).

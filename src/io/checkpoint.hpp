@@ -26,7 +26,8 @@ struct RunIdentity {
   long long seed = 0;
   double alpha = 0, dt = 0;
   long steps = -1;  // heat: --steps (a checkpoint beyond it is refused); -1 otherwise
-  // field_checksum of the problem's data as filled (Poisson: b = f + B g; heat: u0 and B g):
+  // field_checksum of the problem's data as filled (Poisson: b = f + B g; heat: u0 and B g;
+  // a variable k, boundary layer included):
   // a restart after a file: input changed (same name, new contents) is refused. 0: unknown.
   std::uint64_t data = 0;
   static RunIdentity of(const ProblemSpec& o, const std::string& solver, double dt);

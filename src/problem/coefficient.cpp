@@ -4,6 +4,8 @@
 #include <memory>
 #include <string>
 
+#include "checkpoint.hpp"
+#include "coefficients.hpp"
 #include "field_inputs.hpp"
 
 namespace halo3d {
@@ -92,6 +94,36 @@ std::vector<double> fill_coefficient(const ProblemSpec& o, const Decomposition& 
   }
   agree(why, comm);
   return kappa;
+}
+
+double max_diagonal(const Stencil& spacing, const Decomposition& d,
+                    const std::vector<double>& kappa, MPI_Comm comm) {
+  double m = local_max_diagonal(d.layout(), spacing, kappa);
+  HALO3D_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &m, 1, MPI_DOUBLE, MPI_MAX, comm));
+  return m;
+}
+
+std::uint64_t coefficient_checksum(const Decomposition& d, const std::vector<double>& kappa,
+                                   MPI_Comm comm) {
+  // This rank's box of the (N+2)^3 grid: its own points, and the boundary layer beyond
+  // each side on the domain's boundary.
+  Decomposition e = d;
+  int lo[3];
+  for (int a = 0; a < 3; ++a) {
+    lo[a] = d.offset[a] == 0 ? 1 : 0;
+    const int hi = d.offset[a] + d.count[a] == d.grid[a] ? 1 : 0;
+    e.grid[a] = d.grid[a] + 2;
+    e.offset[a] = d.offset[a] + 1 - lo[a];
+    e.count[a] = d.count[a] + lo[a] + hi;
+  }
+  const Layout l = d.layout(), el = e.layout();
+  std::vector<double> padded(el.padded_size(), 0.0);
+  for (int k = 0; k < el.nz; ++k)
+    for (int j = 0; j < el.ny; ++j)
+      for (int i = 0; i < el.nx; ++i)
+        padded[std::size_t(el.at(i, j, k))] =
+            kappa[std::size_t(l.at(i - lo[0], j - lo[1], k - lo[2]))];
+  return field_checksum(e, padded, comm);
 }
 
 }  // namespace halo3d

@@ -5,6 +5,7 @@
 #pragma once
 #include <mpi.h>
 
+#include <cstdint>
 #include <vector>
 
 #include "decomposition.hpp"
@@ -19,5 +20,19 @@ void check_coefficient_option(const ProblemSpec& o);
 // Every value must be a finite number > 0: otherwise every rank throws the same BadInput,
 // naming the first bad point; a file that cannot be read: IoError (exit 5) or BadInput.
 std::vector<double> fill_coefficient(const ProblemSpec& o, const Decomposition& d, MPI_Comm comm);
+
+// Collective: the largest diagonal of -div(k grad) + shift over the grid (at a point: its
+// six face weights plus the shift, summed as ops::point_diag sums them), the maximum over
+// all ranks, so every rank has the same bits on any process grid. spacing: the constant
+// stencil (1/h^2 per axis, the shift); kappa: fill_coefficient's. Explicit heat is stable
+// for alpha dt times it <= 1.
+double max_diagonal(const Stencil& spacing, const Decomposition& d,
+                    const std::vector<double>& kappa, MPI_Comm comm);
+
+// Collective: a checksum of k at every point of the grid and of its boundary layer (the
+// same on any process grid; io's field_checksum over the (N+2)^3 grid): a checkpoint's data
+// identity, so that a restart whose file: coefficient changed is refused.
+std::uint64_t coefficient_checksum(const Decomposition& d, const std::vector<double>& kappa,
+                                   MPI_Comm comm);
 
 }  // namespace halo3d

@@ -37,10 +37,6 @@ void check_field_options(const ProblemSpec& o) {
   const FieldSpec b = parse_boundary_spec(o.boundary);
   if (b.kind == FieldSpec::kExpr) Formula check("--boundary", b.expr);
   check_coefficient_option(o);
-  if (!variable_coefficient(o)) return;
-  const std::string k = "--coefficient " + printable(o.coefficient, 80);
-  if (o.problem == ProblemKind::heat)
-    throw BadInput(k + ": a variable coefficient is for --problem poisson only (heat: not yet)");
 }
 
 namespace {
@@ -199,11 +195,11 @@ void fill_fields(const ProblemSpec& o, const Problem& p, const Decomposition& d,
 }
 
 std::vector<double> boundary_source(const ProblemSpec& o, const Problem& p, const Decomposition& d,
-                                    MPI_Comm comm) {
+                                    MPI_Comm comm, const std::vector<double>* kappa) {
   std::vector<double> bg;
   if (parse_boundary_spec(o.boundary).zero()) return bg;
   bg.assign(d.layout().padded_size(), 0.0);
-  add_boundary_values(o, p, d, comm, bg);
+  add_boundary_values(o, p, d, comm, bg, kappa);
   return bg;
 }
 

@@ -51,8 +51,9 @@ void add_boundary_values(const ProblemSpec& o, const Problem& p, const Decomposi
                          MPI_Comm comm, std::vector<double>& padded,
                          const std::vector<double>* kappa = nullptr);
 // Collective: B g alone, a padded array (heat's source term); empty for zero boundary values.
+// kappa as for add_boundary_values: each boundary face's own weight.
 std::vector<double> boundary_source(const ProblemSpec& o, const Problem& p, const Decomposition& d,
-                                    MPI_Comm comm);
+                                    MPI_Comm comm, const std::vector<double>* kappa = nullptr);
 
 // Collective: the checks of reading the file: fields (--rhs/--initial, --boundary) without
 // reading them: the file, the dataset, its type and shape (--dry-run). Same errors as a run.

@@ -49,7 +49,7 @@ std::array<double, 3> spacing(const ProblemSpec& p) {
   return h;
 }
 
-Problem::Problem(const ProblemSpec& o)
+Problem::Problem(const ProblemSpec& o, double max_diag)
     : problem_(o.problem),
       source_(source_field(o).kind),
       modes_(o.modes),
@@ -63,32 +63,45 @@ Problem::Problem(const ProblemSpec& o)
   check_operator(o);
   for (int d = 0; d < 3; ++d) unit_[d] = 1.0 / (grid_[d] + 1);
   if (problem_ != ProblemKind::heat) return;
-  const double limit = dt_limit(o.alpha);
   steps_ = o.steps;
   alpha_ = o.alpha;
+  theta_ = time_scheme_theta(o.time_scheme);
+  if (variable_ && !(max_diag > 0)) {  // the step waits for k (see the header)
+    dt_ = std::numeric_limits<double>::quiet_NaN();
+    return;
+  }
+  set_time_step(o, variable_ ? max_diag : stencil().diag);
+}
+
+// diag: the operator's largest diagonal (constant coefficients: every point's), so that
+// explicit Euler's u - alpha dt A u is stable for alpha dt diag <= 1 (Gershgorin: every
+// row of I - alpha dt A then has a non-negative diagonal and absolute row sum <= 1).
+void Problem::set_time_step(const ProblemSpec& o, double diag) {
+  const std::string what =
+      variable_ ? "diag = the largest over the points of the sum of the six face weights "
+                  "2 k_p k_q/(k_p+k_q)/h^2 + shift = " +
+                      number(diag)
+                : std::string("diag = 2/hx^2+2/hy^2+2/hz^2+shift");
+  const double limit = 1.0 / (alpha_ * diag);
   dt_ = o.dt > 0 ? o.dt : 0.9 * limit;
   // alpha*diag overflowing makes the limit 0 (and dt 0: nothing would move); alpha so small
   // that the limit overflows makes dt infinite; a step whose alpha*dt is not a normal number
   // loses all precision. Each would run to a useless (or NaN) answer.
-  const double c = alpha_ * stencil().diag;
+  const double c = alpha_ * diag;
   if (!std::isfinite(c) || !(limit > 0) || !std::isfinite(limit) || !std::isfinite(dt_))
-    throw BadInput("--alpha " + number(o.alpha) +
-                   ": alpha*diag (diag = 2/hx^2+2/hy^2+2/hz^2+shift) = " + number(c) +
+    throw BadInput("--alpha " + number(o.alpha) + ": alpha*diag (" + what + ") = " + number(c) +
                    " leaves no usable time step (it must be finite and > 0)");
-  theta_ = time_scheme_theta(o.time_scheme);
-  if (theta_ > 0 && !std::isfinite(alpha_ * dt_ * stencil().diag))
+  if (theta_ > 0 && !std::isfinite(alpha_ * dt_ * diag))
     throw BadInput("--dt " + number(dt_) + " with --alpha " + number(o.alpha) +
-                   ": alpha*dt*diag (diag = 2/hx^2+2/hy^2+2/hz^2+shift) overflows");
+                   ": alpha*dt*diag (" + what + ") overflows");
   if (theta_ == 0 && dt_ > limit)
-    throw BadInput(
-        "--dt " + number(o.dt) + " is above the explicit-Euler stability limit " + number(limit) +
-        " = 1/(alpha*diag), diag = 2/hx^2+2/hy^2+2/hz^2+shift; --time-scheme implicit or "
-        "crank-nicolson take any --dt");
+    throw BadInput("--dt " + number(o.dt) + " is above the explicit-Euler stability limit " +
+                   number(limit) + " = 1/(alpha*diag), " + what +
+                   "; --time-scheme implicit or crank-nicolson take any --dt");
   if (!(std::abs(alpha_ * dt_) >= std::numeric_limits<double>::min()) ||
-      !(alpha_ * dt_ * stencil().diag >= std::numeric_limits<double>::epsilon()))
+      !(alpha_ * dt_ * diag >= std::numeric_limits<double>::epsilon()))
     throw BadInput("--dt " + number(dt_) + " with --alpha " + number(o.alpha) +
-                   ": alpha*dt*diag (diag = 2/hx^2+2/hy^2+2/hz^2+shift) = " +
-                   number(alpha_ * dt_ * stencil().diag) +
+                   ": alpha*dt*diag (" + what + ") = " + number(alpha_ * dt_ * diag) +
                    " is below the double precision (1 + it rounds to 1); the step would not "
                    "change u");
 }
@@ -101,8 +114,6 @@ double Problem::lambda(const Int3& k) const {
   }
   return l + shift_;
 }
-
-double Problem::dt_limit(double alpha) const { return 1.0 / (alpha * stencil().diag); }
 
 double Problem::axis_value(int kd, int g, int axis) const {
   return std::sin(kd * kPi * (g + 1) * unit_[axis]);

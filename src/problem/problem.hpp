@@ -22,8 +22,11 @@ std::array<double, 3> spacing(const ProblemSpec& p);
 
 class Problem {
  public:
-  // Throws BadInput when an explicit heat problem's --dt is above the stability limit.
-  explicit Problem(const ProblemSpec& o);
+  // Throws BadInput when an explicit heat problem's --dt is above the stability limit
+  // 1/(alpha diag). With a variable coefficient diag is max_diag, the operator's largest
+  // diagonal over the grid (coefficient.hpp's max_diagonal, which needs k); without it
+  // (0) heat's step is not set yet: dt() is NaN and nothing about it is checked.
+  explicit Problem(const ProblemSpec& o, double max_diag = 0);
 
   const std::array<double, 3>& h() const { return h_; }  // the spacing LX/(NX+1), ...
   Stencil stencil() const { return operator_stencil(h_, shift_); }
@@ -34,8 +37,6 @@ class Problem {
   // Eigenvalue of A = -lap_h + shift for mode k: sum_d (4/h_d^2) sin^2(K_d pi / (2 (N_d+1)))
   // + shift.
   double lambda(const Int3& k) const;
-  // Largest stable explicit-Euler step for u_t = alpha lap u (classical 1/(alpha*diag)).
-  double dt_limit(double alpha) const;
   // Heat: the time step used (--dt, or 0.9 of the limit when --dt is 0); 0 for Poisson.
   double dt() const { return dt_; }
 
@@ -66,6 +67,7 @@ class Problem {
   double mode_value(const Int3& k, int gi, int gj, int gk) const;
   double coefficient(const Int3& m, ModeField f) const;
   double step_factor(const Int3& k) const;
+  void set_time_step(const ProblemSpec& o, double diag);  // heat: dt_ and its checks
   ProblemKind problem_;
   FieldSpec::Kind source_;
   std::vector<Int3> modes_;

@@ -47,6 +47,11 @@ SolveSession::SolveSession(const ProblemSpec& problem, const ParallelOptions& pa
       return fill_coefficient(spec_, d, cart);
     };
   rt_ = make_runtime(ro, world);
+  // Heat with a variable k: the step's limit is the largest diagonal of the operator k
+  // makes (every rank's maximum), known now; the problem is made again with it.
+  if (spec_.problem == ProblemKind::heat && rt_->coefficients)
+    problem_ = std::make_unique<Problem>(
+        spec_, max_diagonal(ro.stencil, rt_->decomp, rt_->coefficients->kappa(), comm()));
 }
 
 SolveSession::~SolveSession() = default;
@@ -56,7 +61,9 @@ void SolveSession::fill_source() {
                    rt_->coefficients ? &rt_->coefficients->kappa() : nullptr);
   // Poisson's boundary values are in b; heat's are added by every step.
   if (spec_.problem == ProblemKind::heat && has_boundary_values(spec_))
-    boundary_ = upload(kernels(), boundary_source(spec_, *problem_, decomp(), comm()));
+    boundary_ = upload(kernels(),
+                       boundary_source(spec_, *problem_, decomp(), comm(),
+                                       rt_->coefficients ? &rt_->coefficients->kappa() : nullptr));
 }
 
 void SolveSession::set_source(Buffer b) { b_ = std::move(b); }

@@ -1,6 +1,8 @@
 #include "coefficients.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <utility>
 
 #include "point_ops.hpp"
@@ -134,6 +136,23 @@ void fill_boundary_ghosts(const Decomposition& d, std::vector<double>& kappa) {
         if (moved && n[0] > 0 && n[1] > 0 && n[2] > 0)
           kappa[std::size_t(l.at(x, y, z))] = kappa[std::size_t(l.at(idx[0], idx[1], idx[2]))];
       }
+}
+
+double local_max_diagonal(const Layout& l, const Stencil& spacing,
+                          const std::vector<double>& kappa) {
+  const std::vector<double> w = face_weights(l, spacing, kappa);
+  const std::size_t n = l.padded_size();
+  FaceWeights<double> f;
+  for (int a = 0; a < 3; ++a) f.w[a] = w.data() + std::size_t(a) * n;
+  double m = 0;
+  for (int z = 0; z < l.nz; ++z)
+    for (int y = 0; y < l.ny; ++y)
+      for (int x = 0; x < l.nx; ++x) {
+        const double d = ops::point_diag(f, l.at(x, y, z), l.sy(), l.sz(), spacing.shift);
+        // NaN: weights that overflowed (inf times 0), an unusable operator, not a small one.
+        m = std::isnan(d) ? std::numeric_limits<double>::infinity() : std::max(m, d);
+      }
+  return m;
 }
 
 }  // namespace halo3d

@@ -57,6 +57,13 @@ class LevelCoefficients {
   FloatBuffer wf_;
 };
 
+// The largest diagonal of the operator on this rank's points (each point's six face weights
+// and spacing's shift, summed by ops::point_diag as the sweeps sum them). kappa: k over the
+// padded box of l, every ghost filled. Explicit heat's stability limit (heat: 1/(alpha
+// times the maximum over the ranks)).
+double local_max_diagonal(const Layout& l, const Stencil& spacing,
+                          const std::vector<double>& kappa);
+
 // k at the points of t.coarse (a coarse level's box, or the box of a rank's own coarse
 // points) from k at the points of t.fine (every ghost filled): at each coarse point the
 // restriction's weights over the fine points it gathers, normalised to sum to 1. Host only

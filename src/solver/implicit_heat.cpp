@@ -11,7 +11,8 @@ namespace halo3d {
 
 namespace {
 
-// I + c A: the 7-point operator's stencil scaled by c, with 1 added on the diagonal.
+// I + c A: the 7-point operator's stencil scaled by c, with 1 added on the diagonal (its
+// constant part: a variable operator's face weights are made for it, see ImplicitHeat).
 Stencil shifted(const Stencil& s, double c) {
   Stencil out;
   out.cx = c * s.cx, out.cy = c * s.cy, out.cz = c * s.cz, out.diag = 1.0 + c * s.diag;
@@ -36,8 +37,14 @@ class ImplicitHeat final : public Method {
         max_iters_(o.max_iters),
         tol_(o.tol),
         name_(to_string(o.time_scheme)) {
-    opm_ = make_operator(rt, rt.decomp, shifted(op_.stencil(), theta_ * o.alpha * dt));
-    if (o.multigrid) mg_ = std::make_unique<Multigrid>(rt, o.mg, opm_.get());
+    const Stencil s = shifted(op_.stencil(), theta_ * o.alpha * dt);
+    // A variable k: the same face weights times c (the shifted stencil's 1/h^2 are c/h^2),
+    // the shift 1 + c sigma; the multigrid coarsens k from them on every level.
+    if (rt.coefficients)
+      coef_ =
+          std::make_unique<LevelCoefficients>(k_, rt.decomp.layout(), s, rt.coefficients->kappa());
+    opm_ = make_operator(rt, rt.decomp, coef_ ? coef_->attach(s) : s);
+    if (o.multigrid) mg_ = std::make_unique<Multigrid>(rt, o.mg, opm_.get(), coef_.get());
     cg_ = make_cg(*opm_, rt.cart.get(), t_, rhs_, o.tol, mg_.get());
     pcg_bytes_ = cg_->bytes_per_iteration();
   }
@@ -123,6 +130,7 @@ class ImplicitHeat final : public Method {
   long max_iters_;
   double tol_;
   std::string name_;
+  std::unique_ptr<LevelCoefficients> coef_;  // I + c A's face weights (variable k), or null
   std::unique_ptr<DistributedOperator> opm_;
   std::unique_ptr<Multigrid> mg_;
   std::unique_ptr<Method> cg_;

@@ -5,6 +5,8 @@
 // is built once per run. Boundary values g (A u there is A_0 u - B g, A_0 the operator with
 // zero ghosts) move to the right-hand side: (I + theta alpha dt A_0) u_new =
 // (I - (1 - theta) alpha dt A_0) u + alpha dt B g, so CG and the multigrid stay homogeneous.
+// A is -div(k grad) + sigma: with a variable k (Runtime::coefficients) I + c A has k's face
+// weights times c and the shift 1 + c sigma on every multigrid level.
 #pragma once
 #include <memory>
 

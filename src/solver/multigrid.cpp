@@ -159,7 +159,9 @@ BoxList ghost_shell(const Layout& l) {
 
 }  // namespace
 
-Multigrid::Multigrid(Runtime& rt, const MgOptions& o, DistributedOperator* fine) : rt_(rt), o_(o) {
+Multigrid::Multigrid(Runtime& rt, const MgOptions& o, DistributedOperator* fine,
+                     LevelCoefficients* fine_coef)
+    : rt_(rt), o_(o) {
   if (!fine) fine = rt.op.get();
   if (o.smooth < 1) throw BadInput("--mg-smooth must be >= 1");
   mixed_ = o.precision == Precision::mixed;
@@ -222,7 +224,7 @@ Multigrid::Multigrid(Runtime& rt, const MgOptions& o, DistributedOperator* fine)
       F.down = make_transfer(k, F.decomp, C.decomp);
     }
   }
-  if (fine->stencil().variable()) vary_levels(fine);
+  if (fine->stencil().variable()) vary_levels(fine, fine_coef);
   for (double b : level_bytes()) bytes_ += b;
   // Mixed: the fine level's conversions (read r, write its float copy; read z in float and
   // r, write z in double, with r.z).
@@ -233,14 +235,14 @@ Multigrid::Multigrid(Runtime& rt, const MgOptions& o, DistributedOperator* fine)
 // the restriction; ghosts from the neighbours, or the whole grid gathered; the boundary's
 // from the nearest point), its face weights lent to its operator, and every level's steps
 // from its own operator's spectrum bound (over all ranks where the level is distributed).
-void Multigrid::vary_levels(DistributedOperator* fine) {
+void Multigrid::vary_levels(DistributedOperator* fine, LevelCoefficients* fine_coef) {
   Kernels& k = *rt_.kernels;
-  if (fine != rt_.op.get() || !rt_.coefficients)
-    throw std::logic_error("multigrid: variable coefficients only on the runtime's operator");
-  const LevelCoefficients* above = rt_.coefficients.get();
+  if (!fine_coef && fine == rt_.op.get()) fine_coef = rt_.coefficients.get();
+  if (!fine_coef) throw std::logic_error("multigrid: a variable operator without its coefficients");
+  const LevelCoefficients* above = fine_coef;
   if (mixed_) {
-    rt_.coefficients->add_float(k);
-    fine->set_stencil(rt_.coefficients->attach(fine->stencil()));
+    fine_coef->add_float(k);
+    fine->set_stencil(fine_coef->attach(fine->stencil()));
   }
   for (std::size_t l = 0; l < levels_.size(); ++l) {
     Level& L = *levels_[l];

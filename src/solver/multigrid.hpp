@@ -142,8 +142,11 @@ struct MgLevelView {
 class Multigrid final : public Preconditioner {
  public:
   // Builds the hierarchy under `fine` (default: the runtime's operator), an operator on the
-  // runtime's decomposition whose stencil may carry a shift (I + c A). Collective.
-  Multigrid(Runtime& rt, const MgOptions& o, DistributedOperator* fine = nullptr);
+  // runtime's decomposition whose stencil may carry a shift (I + c A). A variable `fine`
+  // other than the runtime's brings its own face weights, `fine_coef` (k and the spacing
+  // they are made for; a float copy is added when mixed). Collective.
+  Multigrid(Runtime& rt, const MgOptions& o, DistributedOperator* fine = nullptr,
+            LevelCoefficients* fine_coef = nullptr);
   ~Multigrid() override;
   std::string name() const override { return "mg"; }
   // In double, the fine level's second iterate lives in `scratch` when one is given: 8 B a
@@ -182,9 +185,10 @@ class Multigrid final : public Preconditioner {
   void apply_mixed(double* in, double* out, int slot, double* scratch);
   // `scratch`, or (null) the hierarchy's own fine-level vector, allocated at first need.
   double* fine_scratch(double* scratch);
-  void lend_fine_floats(double* scratch);       // mixed: level 0's y and w in `scratch`
-  void cycle_from(std::size_t l);               // the cycle on level l >= 1, on its own vectors
-  void vary_levels(DistributedOperator* fine);  // variable coefficients on every level
+  void lend_fine_floats(double* scratch);  // mixed: level 0's y and w in `scratch`
+  void cycle_from(std::size_t l);          // the cycle on level l >= 1, on its own vectors
+  // variable coefficients on every level
+  void vary_levels(DistributedOperator* fine, LevelCoefficients* fine_coef);
   std::vector<double> fill_kappa_ghosts(Level& F, Level& C, const std::vector<double>& own);
   Runtime& rt_;
   MgOptions o_;
