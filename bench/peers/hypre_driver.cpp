@@ -6,6 +6,7 @@
 #include <cmath>
 #include <vector>
 
+#include "coefficient.hpp"
 #include "common.hpp"
 
 int main(int argc, char** argv) {
@@ -34,6 +35,10 @@ int main(int argc, char** argv) {
       for (int i = 0; i < nx; ++i)
         bvals[i + long(nx) * (j + long(ny) * k)] = peers::rhs_value(o, i, j, zs.offset + k);
 
+  // k over the slab and its ring, read before the timer as halo3d reads it before its own.
+  const std::vector<double> kappa =
+      o.coefficient.empty() ? std::vector<double>() : peers::read_kappa(o.coefficient, o.grid, zs);
+
   MPI_Barrier(comm);
   const double t0 = MPI_Wtime();
   HYPRE_StructGrid grid;
@@ -60,6 +65,10 @@ int main(int argc, char** argv) {
       v[1] = v[2] = -cx;
       v[3] = v[4] = -cy;
       v[5] = v[6] = -cz;
+    }
+    if (!o.coefficient.empty()) {  // halo3d's face weights (coefficient.hpp)
+      const double inv_h2[3] = {cx, cy, cz};
+      vals = peers::variable_entries(kappa, o.grid, zs, inv_h2);
     }
     HYPRE_StructMatrixSetBoxValues(A, ilower, iupper, 7, entries, vals.data());
     // Homogeneous Dirichlet: the couplings to the zero ghosts outside [0,N) are dropped.
