@@ -8,7 +8,8 @@
    24 B a point a sweep in double and 12 in float (apply, operator, CG, smoothing: one sweep;
    a V-cycle: 2 s + 1 sweeps on each level with s smoothing steps, the coarsest's steps there);
    the levels table with k adds exactly that per level; every time is > 0;
-3. bench without --coefficient has no _var row; a bad --coefficient is refused, exit 2.
+3. bench without --coefficient has no _var row; a bad --coefficient is refused, exit 2, and
+   so is --coefficient with --io.
 Run: bench_variable_test.py HALO3D MPIEXEC SOURCE_DIR"""
 import json
 import os
@@ -110,6 +111,9 @@ check(p.returncode == 0 and names and not any(n.endswith("_var") for n in names)
 p = bench(1, "--grid", "8,8,8", "--coefficient", "expr:x-0.5")
 lines = [l for l in p.stderr.splitlines() if l.startswith("halo3d")]
 check(p.returncode == 2 and len(lines) == 1 and "--coefficient" in lines[0], f"k <= 0 refused, exit 2: {p.stderr.strip()!r}")
+
+p = run([MPIEXEC, "-np", "1", "--oversubscribe", HALO3D, "bench", "--io", "--grid", "8,8,8", "--coefficient", "2"])
+check(p.returncode == 2 and "--coefficient is for the kernel benchmark, not --io" in p.stderr, f"--io refuses --coefficient: {p.stderr.strip()[:200]!r}")
 
 print(f"{len(failures)} failure(s)" if failures else "all passed")
 sys.exit(1 if failures else 0)

@@ -316,6 +316,8 @@ void finish_bench(CLI::App* bench, const BenchArgs& a, BenchOptions& b) {
     for (const char* name : {"--reps", "--warmup"})
       if (bench->count(name) > 0)
         throw BadInput(std::string(name) + " is for the kernel benchmark; --io takes --io-reps");
+    if (bench->count("--coefficient") > 0)
+      throw BadInput("--coefficient is for the kernel benchmark, not --io");
   }
   none_is_empty(b.report);
   check_grid_size(b.grid, "--grid");
