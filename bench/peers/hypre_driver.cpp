@@ -58,17 +58,16 @@ int main(int argc, char** argv) {
   HYPRE_StructMatrixInitialize(A);
   if (!empty) {
     HYPRE_Int entries[7] = {0, 1, 2, 3, 4, 5, 6};
-    std::vector<double> vals(local * 7);
-    for (long p = 0; p < local; ++p) {
+    const double inv_h2[3] = {cx, cy, cz};
+    std::vector<double> vals =  // k: halo3d's face weights (coefficient.hpp)
+        kappa.empty() ? std::vector<double>(local * 7)
+                      : peers::variable_entries(kappa, o.grid, zs, inv_h2);
+    for (long p = 0; kappa.empty() && p < local; ++p) {
       double* v = &vals[p * 7];
       v[0] = diag;
       v[1] = v[2] = -cx;
       v[3] = v[4] = -cy;
       v[5] = v[6] = -cz;
-    }
-    if (!o.coefficient.empty()) {  // halo3d's face weights (coefficient.hpp)
-      const double inv_h2[3] = {cx, cy, cz};
-      vals = peers::variable_entries(kappa, o.grid, zs, inv_h2);
     }
     HYPRE_StructMatrixSetBoxValues(A, ilower, iupper, 7, entries, vals.data());
     // Homogeneous Dirichlet: the couplings to the zero ghosts outside [0,N) are dropped.

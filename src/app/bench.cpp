@@ -267,14 +267,11 @@ std::unique_ptr<SolveSession> bench_session(const BenchOptions& o, const std::st
   return std::make_unique<SolveSession>(p, o, m, world);
 }
 
-// --coefficient: the rows that sweep the operator again, on a session whose operator has
+// --coefficient: the rows that sweep the operator again, on `session`, whose operator has
 // that k (its own runtime, fields and timer), named NAME_var; its multigrid levels in `mg`.
-void measure_variable(const BenchOptions& o, MPI_Comm world, std::vector<Row>& rows,
+void measure_variable(const BenchOptions& o, SolveSession& session, std::vector<Row>& rows,
                       MgNumbers& mg) {
-  const std::unique_ptr<SolveSession> session = bench_session(o, o.coefficient, world);
-  session->fill_source();
-  session->build_method();
-  Runtime& rt = session->runtime();
+  Runtime& rt = session.runtime();
   Kernels& k = *rt.kernels;
   MPI_Comm comm = rt.cart.get();
   Fields fields(k, random_box(rt.decomp, 7));  // the constant rows' data
@@ -286,7 +283,7 @@ void measure_variable(const BenchOptions& o, MPI_Comm world, std::vector<Row>& r
     rows.push_back(time_work(k, o, comm, name + "_var", what + " (variable k)", bytes, work));
   };
   measure_kernels(rt, fields, measure);
-  mg = measure_multigrid(*session, fields, o.reps, measure);
+  mg = measure_multigrid(session, fields, o.reps, measure);
 }
 
 }  // namespace
@@ -299,6 +296,13 @@ int run_bench(const BenchOptions& o, MPI_Comm world) {
     check_planned_files({{"--report", o.report}}, world);
   session->fill_source();
   session->build_method();
+  // The variable operator's session before any measuring: a bad k is refused at once.
+  std::unique_ptr<SolveSession> variable;
+  if (!o.coefficient.empty()) {
+    variable = bench_session(o, o.coefficient, world);
+    variable->fill_source();
+    variable->build_method();
+  }
   MPI_Comm comm = rt->cart.get();
   Kernels& k = *rt->kernels;
   const Decomposition& d = rt->decomp;
@@ -316,7 +320,7 @@ int run_bench(const BenchOptions& o, MPI_Comm world) {
   measure_kernels(*rt, fields, measure);
   const MgNumbers mg = measure_multigrid(*session, fields, o.reps, measure);
   MgNumbers mg_var;
-  if (!o.coefficient.empty()) measure_variable(o, world, rows, mg_var);
+  if (variable) measure_variable(o, *variable, rows, mg_var);
 
   const double copy_gbs = rows[0].bytes / (rows[0].median_ms * 1e-3) / 1e9;
   nlohmann::json j;
