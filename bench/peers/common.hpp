@@ -18,8 +18,9 @@ struct Options {
   std::uint64_t seed = 1;
   double tol = 1e-8;
   int max_iters = 100000;
-  std::string solver;  // driver-specific: pfmg | none (hypre); mg | gamg | none (PETSc)
-  int levels = 0;      // PETSc mg: 0 = chosen from the grid
+  std::string solver;       // driver-specific: pfmg | none (hypre); mg | gamg | none (PETSc)
+  int levels = 0;           // PETSc mg: 0 = chosen from the grid
+  std::string coefficient;  // --coefficient (hypre): k as halo3d's; empty: the Laplacian
 };
 
 // halo3d's --rhs random value (src/problem/problem.cpp, kernels/point_ops.hpp random_point), bit
@@ -51,7 +52,7 @@ inline Span split_axis(int n, int p, int coord) {
 [[noreturn]] inline void usage(const char* prog, const char* solvers) {
   std::fprintf(stderr,
                "usage: %s [--grid NX,NY,NZ] [--seed S] [--tol T] [--max-iters N] "
-               "[--solver %s] [--levels L]\n",
+               "[--solver %s] [--levels L] [--coefficient file:PATH.h5:/DATASET|VALUE]\n",
                prog, solvers);
   MPI_Abort(MPI_COMM_WORLD, 2);
   std::exit(2);
@@ -80,6 +81,8 @@ inline Options parse(int argc, char** argv, const char* solvers, const char* def
       o.solver = next();
     } else if (s == "--levels") {
       o.levels = std::atoi(next());
+    } else if (s == "--coefficient") {
+      o.coefficient = next();
     } else if (s == "--help" || s == "-h") {
       usage(argv[0], solvers);
     }

@@ -5,17 +5,19 @@
 #
 #   bench/peers/compare.sh [--grid 128,128,128] [--ranks 2] [--seed 1] [--tol 1e-8]
 #                          [--repeats 3] [--solvers LIST] [--build DIR] [--halo3d PATH]
-#                          [--backend auto|host|cuda] [--json FILE] [--log FILE]
+#                          [--backend auto|host|cuda] [--coefficient SPEC] [--json FILE] [--log FILE]
 #
 # LIST is comma-separated, from: halo3d-mg halo3d-cg hypre-pfmg hypre-pcg petsc-mg
 # petsc-mg-dmda petsc-gamg petsc-cg (default: halo3d-mg,halo3d-cg,hypre-pfmg,hypre-pcg,
 # petsc-mg,petsc-gamg). --build is the HALO3D_BUILD_PEERS=ON build folder (default
 # build-peers); --halo3d defaults to DIR/halo3d; --backend is halo3d's (host: against the
-# peers' CPU runs on a machine with a GPU). MPIRUN (default "mpirun --oversubscribe")
+# peers' CPU runs on a machine with a GPU); --coefficient file:PATH.h5:/DATASET (or a
+# number) gives halo3d and hypre the same variable k (PETSc's driver does not take it: the
+# default list is then halo3d-mg,halo3d-cg,hypre-pfmg,hypre-pcg). MPIRUN (default "mpirun --oversubscribe")
 # and MPIRUN_ARGS may be set; OMP_NUM_THREADS defaults to 1.
 set -euo pipefail
 
-grid=128,128,128 ranks=2 seed=1 tol=1e-8 repeats=3 build=build-peers halo3d="" json="" log="" backend=auto
+grid=128,128,128 ranks=2 seed=1 tol=1e-8 repeats=3 build=build-peers halo3d="" json="" log="" backend=auto coefficient=""
 solvers=halo3d-mg,halo3d-cg,hypre-pfmg,hypre-pcg,petsc-mg,petsc-gamg
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -24,13 +26,14 @@ while [[ $# -gt 0 ]]; do
     --seed) seed=$2; shift 2 ;;
     --tol) tol=$2; shift 2 ;;
     --repeats) repeats=$2; shift 2 ;;
-    --solvers) solvers=$2; shift 2 ;;
+    --solvers) solvers=$2; solvers_given=1; shift 2 ;;
     --build) build=$2; shift 2 ;;
     --halo3d) halo3d=$2; shift 2 ;;
     --backend) backend=$2; shift 2 ;;
+    --coefficient) coefficient=$2; shift 2 ;;
     --json) json=$2; shift 2 ;;
     --log) log=$2; shift 2 ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
     *) echo "compare.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -43,6 +46,14 @@ trap 'rm -rf "$tmp"' EXIT
 [[ -n "$log" ]] || log=$tmp/log
 : > "$log"
 common=(--grid "$grid" --seed "$seed" --tol "$tol")
+if [[ -n "$coefficient" ]]; then
+  [[ -n "${solvers_given:-}" ]] || solvers=halo3d-mg,halo3d-cg,hypre-pfmg,hypre-pcg
+  if [[ ",$solvers," == *,petsc-* ]]; then
+    echo "compare.sh: --coefficient: the PETSc driver does not take a coefficient; leave petsc-* out of --solvers" >&2
+    exit 2
+  fi
+  common+=(--coefficient "$coefficient")  # halo3d solve and the hypre driver alike
+fi
 
 # One run; appends one PEER line to $tmp/peer.
 run_one() {

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <vector>
 
+#include "coefficient.hpp"
 #include "common.hpp"
 
 int main(int argc, char** argv) {
@@ -34,6 +35,10 @@ int main(int argc, char** argv) {
       for (int i = 0; i < nx; ++i)
         bvals[i + long(nx) * (j + long(ny) * k)] = peers::rhs_value(o, i, j, zs.offset + k);
 
+  // k over the slab and its ring, read before the timer as halo3d reads it before its own.
+  const std::vector<double> kappa =
+      o.coefficient.empty() ? std::vector<double>() : peers::read_kappa(o.coefficient, o.grid, zs);
+
   MPI_Barrier(comm);
   const double t0 = MPI_Wtime();
   HYPRE_StructGrid grid;
@@ -53,8 +58,11 @@ int main(int argc, char** argv) {
   HYPRE_StructMatrixInitialize(A);
   if (!empty) {
     HYPRE_Int entries[7] = {0, 1, 2, 3, 4, 5, 6};
-    std::vector<double> vals(local * 7);
-    for (long p = 0; p < local; ++p) {
+    const double inv_h2[3] = {cx, cy, cz};
+    std::vector<double> vals =  // k: halo3d's face weights (coefficient.hpp)
+        kappa.empty() ? std::vector<double>(local * 7)
+                      : peers::variable_entries(kappa, o.grid, zs, inv_h2);
+    for (long p = 0; kappa.empty() && p < local; ++p) {
       double* v = &vals[p * 7];
       v[0] = diag;
       v[1] = v[2] = -cx;

@@ -80,6 +80,12 @@ int main(int argc, char** argv) {
   const peers::Options o = peers::parse(argc, argv, solvers, "mg");
   if (o.solver != "mg" && o.solver != "mg-dmda" && o.solver != "gamg" && o.solver != "none")
     peers::usage(argv[0], solvers);
+  if (!o.coefficient.empty()) {  // this driver assembles the Laplacian only: refuse, not ignore
+    if (rank == 0)
+      std::fprintf(stderr, "%s: --coefficient: only the hypre driver takes it\n", argv[0]);
+    PetscCall(PetscFinalize());
+    return 2;
+  }
   const int nx = o.grid[0], ny = o.grid[1], nz = o.grid[2];
   const double hx = 1.0 / (nx + 1), hy = 1.0 / (ny + 1), hz = 1.0 / (nz + 1);
   const double cx = 1 / (hx * hx), cy = 1 / (hy * hy), cz = 1 / (hz * hz);

@@ -59,20 +59,25 @@ struct Fields {
   Buffer u, b, x, y, out, src, dst;
 };
 
+// Bytes per point one sweep of the operator reads beyond the constant stencil's: a variable
+// operator's three padded face-weight arrays (24 B in double, 12 in float).
+double weight_bytes(const Runtime& rt) { return rt.op->stencil().variable() ? 24.0 : 0.0; }
+
 // The copy ceiling, each kernel, the distributed operator and one CG iteration.
 void measure_kernels(Runtime& rt, Fields& f, const Measure& measure) {
   Kernels& k = *rt.kernels;
   const Layout l = rt.decomp.layout();
   const double pts = double(l.interior_size());
+  const double w = weight_bytes(rt);
   DD sink[kReductionSlots];
   const Region all = Region::whole(l);
   const Stencil s = rt.op->stencil();
   measure("copy", "device-to-device copy of one padded field (ceiling)",
           16.0 * double(l.padded_size()),
           [&] { k.copy(f.dst.data(), f.src.data(), l.padded_size(), Lane::interior); });
-  measure("apply", "out = A u, kernel only", 16.0 * pts,
+  measure("apply", "out = A u, kernel only", (16.0 + w) * pts,
           [&] { k.apply(l, s, all, f.u.data(), f.out.data(), kNoReduction, Lane::interior); });
-  measure("apply_dot", "out = A u with u.out, kernel + local reduction", 16.0 * pts, [&] {
+  measure("apply_dot", "out = A u with u.out, kernel + local reduction", (16.0 + w) * pts, [&] {
     k.apply(l, s, all, f.u.data(), f.out.data(), 0, Lane::interior);
     k.read_slots(1, sink);
   });
@@ -82,12 +87,12 @@ void measure_kernels(Runtime& rt, Fields& f, const Measure& measure) {
     k.cg_update(l, 1e-12, f.u.data(), f.out.data(), f.x.data(), f.y.data(), 0);
     k.read_slots(1, sink);
   });
-  measure("operator", "out = A u with halo exchange (distributed)", 16.0 * pts,
+  measure("operator", "out = A u with halo exchange (distributed)", (16.0 + w) * pts,
           [&] { rt.op->apply(f.u.data(), f.out.data()); });
   auto cg = make_cg(*rt.op, rt.cart.get(), rt.timers, f.b, 1e-300);
   cg->start();
   measure("cg_iteration", "one CG iteration: apply+dot, update+dot, p update, 2 all-reduces",
-          88.0 * pts, [&] { cg->step(); });
+          (88.0 + w) * pts, [&] { cg->step(); });
 }
 
 // Multigrid's setup time and each level's share of a V-cycle: time, bytes and shape.
@@ -116,18 +121,18 @@ void measure_mixed(Runtime& rt, Fields& f, MgOptions o, const Measure& measure) 
   const Layout l = d.layout();
   const double pts = double(l.interior_size());
   DD sink[kReductionSlots];
+  o.precision = Precision::mixed;
+  Multigrid mg(rt, o);  // first: a variable operator's float face weights come with it
   {
     FloatBuffer fb(k, l.padded_size()), fu(k, l.padded_size()), fx(k, l.padded_size()),
         fo(k, l.padded_size());
     k.convert(l, f.b.data(), fb.data());
     k.convert(l, f.u.data(), fu.data());
-    measure("mg_smooth_f32", "mg_smooth in float", 20.0 * pts, [&] {
+    measure("mg_smooth_f32", "mg_smooth in float", (20.0 + weight_bytes(rt) / 2) * pts, [&] {
       k.smooth(l, rt.op->stencil(), Region::whole(l), 0.5, 1e-3, fb.data(), fu.data(), fx.data(),
                fx.data(), fo.data(), kNoReduction, Lane::interior);
     });
   }
-  o.precision = Precision::mixed;
-  Multigrid mg(rt, o);
   const double share = pts / double(d.global_points());
   measure("mg_vcycle_mixed", "one float V-cycle (--precision mixed), conversions and r.z",
           mg.bytes_per_apply() * share, [&] {
@@ -154,10 +159,11 @@ MgNumbers measure_multigrid(SolveSession& session, Fields& f, int reps, const Me
   const Stencil s = rt.op->stencil();
   MPI_Comm comm = rt.cart.get();
   MgNumbers n;
-  measure("mg_smooth", "d = cd d + cr (f - A u); unew = u + d, kernel only", 40.0 * pts, [&] {
-    k.smooth(l, s, all, 0.5, 1e-3, f.b.data(), f.u.data(), f.x.data(), f.x.data(), f.out.data(),
-             kNoReduction, Lane::interior);
-  });
+  measure("mg_smooth", "d = cd d + cr (f - A u); unew = u + d, kernel only",
+          (40.0 + weight_bytes(rt)) * pts, [&] {
+            k.smooth(l, s, all, 0.5, 1e-3, f.b.data(), f.u.data(), f.x.data(), f.x.data(),
+                     f.out.data(), kNoReduction, Lane::interior);
+          });
   Multigrid& mg = *dynamic_cast<Multigrid*>(session.preconditioner());
   n.setup_s = session.setup_seconds();
   const double share = pts / double(d.global_points());  // this rank's part of global bytes
@@ -181,14 +187,22 @@ MgNumbers measure_multigrid(SolveSession& session, Fields& f, int reps, const Me
   return n;
 }
 
+// The width of the table's first column: its longest name (14 at least, as before the
+// --coefficient rows).
+int name_width(const std::vector<Row>& rows) {
+  std::size_t w = 14;
+  for (const Row& r : rows) w = std::max(w, r.name.size());
+  return int(w);
+}
+
 // The results table (printed on rank 0) and its rows for the report.
 nlohmann::json report_rows(const std::vector<Row>& rows, double copy_gbs, bool root) {
   nlohmann::json results;
   for (const Row& r : rows) {
     const double gbs = r.bytes / (r.median_ms * 1e-3) / 1e9;
     if (root)
-      std::printf("%-14s %12.4g %12.4f %10.1f %8.1f%%  %s\n", r.name.c_str(), r.bytes, r.median_ms,
-                  gbs, 100.0 * gbs / copy_gbs, r.what.c_str());
+      std::printf("%-*s %12.4g %12.4f %10.1f %8.1f%%  %s\n", name_width(rows), r.name.c_str(),
+                  r.bytes, r.median_ms, gbs, 100.0 * gbs / copy_gbs, r.what.c_str());
     results.push_back({{"name", r.name},
                        {"what", r.what},
                        {"bytes", r.bytes},
@@ -201,13 +215,15 @@ nlohmann::json report_rows(const std::vector<Row>& rows, double copy_gbs, bool r
 }
 
 // The multigrid levels table (printed on rank 0) and its rows for the report.
-nlohmann::json report_levels(const MgNumbers& mg, double copy_gbs, bool root) {
+// label: what follows "multigrid levels" in the title.
+nlohmann::json report_levels(const MgNumbers& mg, double copy_gbs, bool root,
+                             const std::string& label) {
   if (root)
     std::printf(
-        "multigrid levels (own share of one V-cycle; ms = difference of cycles from "
+        "multigrid levels%s (own share of one V-cycle; ms = difference of cycles from "
         "that level down; exchanges, messages and halo bytes sent per V-cycle by the busiest "
         "rank):\n%-6s %-14s %12s %12s %10s %9s %5s %6s %10s\n",
-        "level", "grid", "bytes", "ms", "GB/s", "of copy", "exch", "msgs", "halo B");
+        label.c_str(), "level", "grid", "bytes", "ms", "GB/s", "of copy", "exch", "msgs", "halo B");
   nlohmann::json levels;
   for (std::size_t i = 0; i < mg.ms.size(); ++i) {
     const Int3& g = mg.info[i].grid;
@@ -234,9 +250,12 @@ nlohmann::json report_levels(const MgNumbers& mg, double copy_gbs, bool root) {
 
 // The solve bench measures: MG-PCG on a random right-hand side, built as `solve` builds it
 // (SolveSession); --fmg's F-cycle is set up too, for its row. tol 1e-300: it never stops.
-std::unique_ptr<SolveSession> bench_session(const BenchOptions& o, MPI_Comm world) {
+// coefficient: k of the operator ("1": constant).
+std::unique_ptr<SolveSession> bench_session(const BenchOptions& o, const std::string& coefficient,
+                                            MPI_Comm world) {
   ProblemSpec p;
   p.grid = o.grid;
+  p.coefficient = coefficient;
   p.rhs = "random";
   p.seed = 7;
   MethodPlan m;
@@ -248,16 +267,42 @@ std::unique_ptr<SolveSession> bench_session(const BenchOptions& o, MPI_Comm worl
   return std::make_unique<SolveSession>(p, o, m, world);
 }
 
+// --coefficient: the rows that sweep the operator again, on `session`, whose operator has
+// that k (its own runtime, fields and timer), named NAME_var; its multigrid levels in `mg`.
+void measure_variable(const BenchOptions& o, SolveSession& session, std::vector<Row>& rows,
+                      MgNumbers& mg) {
+  Runtime& rt = session.runtime();
+  Kernels& k = *rt.kernels;
+  MPI_Comm comm = rt.cart.get();
+  Fields fields(k, random_box(rt.decomp, 7));  // the constant rows' data
+  const Measure measure = [&](const std::string& name, const std::string& what, double bytes,
+                              const std::function<void()>& work) {
+    // Rows that do not touch the operator would only repeat the constant ones.
+    for (const char* same : {"copy", "axpby", "cg_update", "mg_fmg"})
+      if (name == same) return;
+    rows.push_back(time_work(k, o, comm, name + "_var", what + " (variable k)", bytes, work));
+  };
+  measure_kernels(rt, fields, measure);
+  mg = measure_multigrid(session, fields, o.reps, measure);
+}
+
 }  // namespace
 
 int run_bench(const BenchOptions& o, MPI_Comm world) {
   if (o.io) return run_bench_io(o, world);
-  const std::unique_ptr<SolveSession> session = bench_session(o, world);
+  const std::unique_ptr<SolveSession> session = bench_session(o, "1", world);
   Runtime* rt = &session->runtime();
   if (!o.report.empty())  // before measuring, not after
     check_planned_files({{"--report", o.report}}, world);
   session->fill_source();
   session->build_method();
+  // The variable operator's session before any measuring: a bad k is refused at once.
+  std::unique_ptr<SolveSession> variable;
+  if (!o.coefficient.empty()) {
+    variable = bench_session(o, o.coefficient, world);
+    variable->fill_source();
+    variable->build_method();
+  }
   MPI_Comm comm = rt->cart.get();
   Kernels& k = *rt->kernels;
   const Decomposition& d = rt->decomp;
@@ -274,6 +319,8 @@ int run_bench(const BenchOptions& o, MPI_Comm world) {
   };
   measure_kernels(*rt, fields, measure);
   const MgNumbers mg = measure_multigrid(*session, fields, o.reps, measure);
+  MgNumbers mg_var;
+  if (variable) measure_variable(o, *variable, rows, mg_var);
 
   const double copy_gbs = rows[0].bytes / (rows[0].median_ms * 1e-3) / 1e9;
   nlohmann::json j;
@@ -289,17 +336,24 @@ int run_bench(const BenchOptions& o, MPI_Comm world) {
   j["copy_gbytes_per_s"] = copy_gbs;
   j["overlap"] = rt->op->overlap();
   j["mg_setup_s"] = mg.setup_s;
+  if (!o.coefficient.empty()) {
+    j["coefficient"] = o.coefficient;
+    j["mg_setup_s_var"] = mg_var.setup_s;
+  }
   if (root) {
     std::printf(
         "halo3d bench %s: grid %s on %d rank(s) as %s, backend %s (%s), %d reps (median), %d "
         "warm-up\n",
         version_string().c_str(), to_string(o.grid).c_str(), d.ranks, to_string(d.procs).c_str(),
         k.name().c_str(), k.device_name().c_str(), o.reps, o.warmup);
-    std::printf("%-14s %12s %12s %10s %9s  %s\n", "kernel", "bytes", "median ms", "GB/s", "of copy",
-                "what");
+    std::printf("%-*s %12s %12s %10s %9s  %s\n", name_width(rows), "kernel", "bytes", "median ms",
+                "GB/s", "of copy", "what");
   }
   j["results"] = report_rows(rows, copy_gbs, root);
-  j["mg_levels"] = report_levels(mg, copy_gbs, root);
+  j["mg_levels"] = report_levels(mg, copy_gbs, root, "");
+  if (!o.coefficient.empty())
+    j["mg_levels_var"] =
+        report_levels(mg_var, copy_gbs, root, " with --coefficient " + o.coefficient);
   if (!o.report.empty())
     write_file_atomically(
         o.report,

@@ -56,6 +56,9 @@ struct BenchOptions : ParallelOptions {
   int warmup = 3;
   long long mg_gather = kDefaultMgGather;  // as solve's --mg-gather
   std::string report;
+  // --coefficient: k as solve takes it; empty: none. Given, the operator and multigrid rows
+  // run again on that variable operator (names ending _var) in the same run.
+  std::string coefficient;
   // --io: time writing the grid's field as solve --output does, against a raw write.
   bool io = false;
   std::string io_dir = ".";  // where the temporary files go

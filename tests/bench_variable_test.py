@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+"""bench --coefficient (issue 25's bench row) and bench/lognormal_k.py:
+1. lognormal_k.py writes [NZ+2][NY+2][NX+2] float64 k with max/min = the contrast, the same
+   bits for the same seed, other bits for another, and refuses a bad grid in one line;
+2. bench --coefficient file:K.h5:/k on 1, 2 and 4 ranks (three process grids, an odd grid):
+   the report parses, every operator row has its _var twin and the rows that do not touch the
+   operator have none; each _var row's bytes are its constant row's plus the face weights,
+   24 B a point a sweep in double and 12 in float (apply, operator, CG, smoothing: one sweep;
+   a V-cycle: 2 s + 1 sweeps on each level with s smoothing steps, the coarsest's steps there);
+   the levels table with k adds exactly that per level; every time is > 0;
+3. bench without --coefficient has no _var row; a bad --coefficient is refused, exit 2, and
+   so is --coefficient with --io.
+Run: bench_variable_test.py HALO3D MPIEXEC SOURCE_DIR"""
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+import h5py
+import numpy as np
+
+HALO3D, MPIEXEC, SRC = os.path.abspath(sys.argv[1]), sys.argv[2], os.path.abspath(sys.argv[3])
+GEN = os.path.join(SRC, "bench", "lognormal_k.py")
+failures = []
+work = tempfile.mkdtemp(prefix="halo3d-bench-variable-")
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what)
+    if not cond:
+        failures.append(what)
+
+
+def run(cmd):
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=work)
+
+
+def bench(ranks, *args):
+    return run([MPIEXEC, "-np", str(ranks), "--oversubscribe", HALO3D, "bench", "--backend", "host",
+                "--reps", "2", "--warmup", "0"] + list(args))
+
+
+# 1. The generator.
+grid = (13, 11, 9)
+shape = (grid[2] + 2, grid[1] + 2, grid[0] + 2)
+g = ",".join(map(str, grid))
+for name, seed, corr in (("k.h5", 5, 0), ("k_again.h5", 5, 0), ("k_other.h5", 6, 0), ("k_smooth.h5", 5, 2)):
+    p = run([sys.executable, GEN, "--grid", g, "--seed", str(seed), "--corr", str(corr), "--contrast", "1e4", name])
+    check(p.returncode == 0, f"lognormal_k.py {name} runs ({p.stderr.strip()})")
+k = {n: h5py.File(os.path.join(work, n))["k"][...] for n in ("k.h5", "k_again.h5", "k_other.h5", "k_smooth.h5")}
+check(k["k.h5"].shape == shape and k["k.h5"].dtype == np.float64, f"k is [NZ+2][NY+2][NX+2] float64: {k['k.h5'].shape}")
+for n, v in k.items():
+    check(abs(v.max() / v.min() / 1e4 - 1) < 1e-12 and v.min() > 0, f"{n}: contrast 1e4 ({v.max() / v.min():.9g})")
+check(np.array_equal(k["k.h5"], k["k_again.h5"]), "the same seed gives the same bits")
+check(not np.array_equal(k["k.h5"], k["k_other.h5"]), "another seed gives another field")
+# Smoothing correlates neighbours: the log of k varies less from point to point.
+rough = [np.abs(np.diff(np.log(k[n]), axis=2)).mean() / np.log(k[n]).std() for n in ("k.h5", "k_smooth.h5")]
+check(rough[1] < 0.5 * rough[0], f"--corr 2 is smoother than independent points ({rough})")
+p = run([sys.executable, GEN, "--grid", "4,4", "bad.h5"])
+check(p.returncode != 0 and len(p.stderr.strip().splitlines()) == 1 and "--grid" in p.stderr,
+      f"a bad --grid is refused in one line: {p.stderr.strip()!r}")
+
+# 2. bench --coefficient.
+SWEEPING = ["apply", "apply_dot", "operator", "cg_iteration", "mg_smooth", "mg_vcycle", "mg_pcg_iteration",
+            "mg_smooth_f32", "mg_vcycle_mixed", "mg_pcg_iter_mixed"]
+ONE_SWEEP = {"apply": 24, "apply_dot": 24, "operator": 24, "cg_iteration": 24, "mg_smooth": 24, "mg_smooth_f32": 12}
+points = grid[0] * grid[1] * grid[2]
+for ranks, procs in ((1, "1,1,1"), (2, "2,1,1"), (4, "1,2,2")):
+    rep = f"b{ranks}.json"
+    p = bench(ranks, "--grid", g, "--procs", procs, "--coefficient", "file:k.h5:/k", "--report", rep)
+    check(p.returncode == 0, f"bench --coefficient on {procs} runs ({p.stderr.strip()[-300:]})")
+    if p.returncode != 0:
+        continue
+    b = json.load(open(os.path.join(work, rep)))
+    rows = {r["name"]: r for r in b["results"]}
+    var = sorted(n[:-4] for n in rows if n.endswith("_var"))
+    check(var == sorted(SWEEPING), f"{procs}: a _var row for each row that sweeps the operator: {var}")
+    check(all(rows[n]["median_ms"] > 0 for n in rows), f"{procs}: every time > 0")
+    check(b.get("coefficient") == "file:k.h5:/k", f"{procs}: the report names the coefficient")
+    for n, w in ONE_SWEEP.items():
+        got = rows[n + "_var"]["bytes"] - rows[n]["bytes"]
+        check(got == w * points, f"{procs}: {n}_var = {n} + {w} B x {points} points (got +{got})")
+    # The V-cycle: per level, the weights of 2 s + 1 sweeps (coarsest: its steps).
+    what = rows["mg_vcycle"]["what"]
+    m = re.search(r"chebyshev (\d+)\+(\d+), coarsest (\d+)", what)
+    check(m is not None, f"{procs}: the V-cycle's steps in {what!r}")
+    if m is None:
+        continue
+    s, c = int(m.group(1)), int(m.group(3))
+    levels, lv = b["mg_levels"], b["mg_levels_var"]
+    check([x["grid"] for x in levels] == [x["grid"] for x in lv], f"{procs}: the same hierarchy with k")
+    expect = []
+    for i, x in enumerate(levels):
+        n = x["grid"][0] * x["grid"][1] * x["grid"][2]
+        expect.append(24 * n * (c if i + 1 == len(levels) else 2 * s + 1))
+    got = [lv[i]["bytes"] - levels[i]["bytes"] for i in range(len(levels))]
+    check(got == expect, f"{procs}: each level adds its sweeps' weights: {got} vs {expect}")
+    w = sum(expect)
+    for n, add in (("mg_vcycle", w), ("mg_pcg_iteration", w + 24 * points), ("mg_vcycle_mixed", w / 2),
+                   ("mg_pcg_iter_mixed", w / 2 + 24 * points)):
+        # These rows sum each rank's share of a global count: equal up to that sum's rounding.
+        got = rows[n + "_var"]["bytes"] - rows[n]["bytes"]
+        check(abs(got - add) <= 1e-12 * rows[n + "_var"]["bytes"], f"{procs}: {n}_var = {n} + {add:g} (got +{got:g})")
+
+# 3. Without --coefficient, and a bad one.
+p = bench(1, "--grid", "8,8,8", "--report", "plain.json")
+names = [r["name"] for r in json.load(open(os.path.join(work, "plain.json")))["results"]] if p.returncode == 0 else []
+check(p.returncode == 0 and names and not any(n.endswith("_var") for n in names), "no --coefficient: no _var rows")
+p = bench(1, "--grid", "8,8,8", "--coefficient", "expr:x-0.5")
+lines = [l for l in p.stderr.splitlines() if l.startswith("halo3d")]
+check(p.returncode == 2 and len(lines) == 1 and "--coefficient" in lines[0], f"k <= 0 refused, exit 2: {p.stderr.strip()!r}")
+
+p = run([MPIEXEC, "-np", "1", "--oversubscribe", HALO3D, "bench", "--io", "--grid", "8,8,8", "--coefficient", "2"])
+check(p.returncode == 2 and "--coefficient is for the kernel benchmark, not --io" in p.stderr, f"--io refuses --coefficient: {p.stderr.strip()[:200]!r}")
+
+print(f"{len(failures)} failure(s)" if failures else "all passed")
+sys.exit(1 if failures else 0)
