@@ -59,16 +59,12 @@ struct Fields {
   Buffer u, b, x, y, out, src, dst;
 };
 
-// Bytes per point one sweep of the operator reads beyond the constant stencil's: a variable
-// operator's three padded face-weight arrays (24 B in double, 12 in float).
-double weight_bytes(const Runtime& rt) { return rt.op->stencil().variable() ? 24.0 : 0.0; }
-
 // The copy ceiling, each kernel, the distributed operator and one CG iteration.
 void measure_kernels(Runtime& rt, Fields& f, const Measure& measure) {
   Kernels& k = *rt.kernels;
   const Layout l = rt.decomp.layout();
   const double pts = double(l.interior_size());
-  const double w = weight_bytes(rt);
+  const double w = rt.op->weight_bytes();
   DD sink[kReductionSlots];
   const Region all = Region::whole(l);
   const Stencil s = rt.op->stencil();
@@ -128,7 +124,7 @@ void measure_mixed(Runtime& rt, Fields& f, MgOptions o, const Measure& measure) 
         fo(k, l.padded_size());
     k.convert(l, f.b.data(), fb.data());
     k.convert(l, f.u.data(), fu.data());
-    measure("mg_smooth_f32", "mg_smooth in float", (20.0 + weight_bytes(rt) / 2) * pts, [&] {
+    measure("mg_smooth_f32", "mg_smooth in float", (20.0 + rt.op->weight_bytes() / 2) * pts, [&] {
       k.smooth(l, rt.op->stencil(), Region::whole(l), 0.5, 1e-3, fb.data(), fu.data(), fx.data(),
                fx.data(), fo.data(), kNoReduction, Lane::interior);
     });
@@ -160,7 +156,7 @@ MgNumbers measure_multigrid(SolveSession& session, Fields& f, int reps, const Me
   MPI_Comm comm = rt.cart.get();
   MgNumbers n;
   measure("mg_smooth", "d = cd d + cr (f - A u); unew = u + d, kernel only",
-          (40.0 + weight_bytes(rt)) * pts, [&] {
+          (40.0 + rt.op->weight_bytes()) * pts, [&] {
             k.smooth(l, s, all, 0.5, 1e-3, f.b.data(), f.u.data(), f.x.data(), f.x.data(),
                      f.out.data(), kNoReduction, Lane::interior);
           });

@@ -10,19 +10,11 @@
 
 namespace halo3d {
 
-namespace {
-// Variable coefficients: every sweep of a level's operator (each smoothing step, from zero
-// too, as it divides by the point's own diagonal, and the residual) reads the three padded
-// face-weight arrays, 24 B/point in double (the caller halves it for float).
-double weight_bytes(const DistributedOperator& A, std::size_t sweeps) {
-  return A.stencil().variable() ? 24.0 * double(sweeps) : 0.0;
-}
-}  // namespace
-
 // Per level: the smoothing steps (smooth_bytes), then on every level but the coarsest the
 // residual (24 B/point), restriction (8) and prolongation (16) on the fine side and 16 on
 // the coarse side; in 8-byte values (mixed: halved, 4-byte values); with variable
-// coefficients the face weights of each sweep (weight_bytes).
+// coefficients the face weights of each sweep (each smoothing step, from zero too, as it
+// divides by the point's own diagonal, and the residual: DistributedOperator::weight_bytes).
 std::vector<double> Multigrid::level_bytes() const {
   std::vector<double> out;
   const double e = mixed_ ? 0.5 : 1.0;
@@ -30,11 +22,11 @@ std::vector<double> Multigrid::level_bytes() const {
     const Level& L = *levels_[l];
     const std::size_t n = L.steps.size();
     if (l + 1 == levels_.size()) {
-      out.push_back(e * L.points * (smooth_bytes(L.steps, true) + weight_bytes(*L.A, n)));
+      out.push_back(e * L.points * (smooth_bytes(L.steps, true) + n * L.A->weight_bytes()));
       break;
     }
     out.push_back(e * (L.points * (smooth_bytes(L.steps, true) + smooth_bytes(L.steps, false) + 48 +
-                                   weight_bytes(*L.A, 2 * n + 1)) +
+                                   (2 * n + 1) * L.A->weight_bytes()) +
                        16 * levels_[l + 1]->points));
   }
   return out;

@@ -21,10 +21,6 @@ double relative(double rr, double bb) {
   return std::sqrt(rr / bb);
 }
 
-// Bytes per point one application of A reads beyond u and its result: a variable
-// operator's three padded face-weight arrays (doubles).
-double weight_bytes(const DistributedOperator& A) { return A.stencil().variable() ? 24.0 : 0.0; }
-
 // v holds a vector times `scale` (a power of two): make it the vector times `target`, in at
 // most two exact passes (the problem's units in between, so the factor cannot overflow).
 void rescale(Kernels& k, const Layout& l, Buffer& v, double& scale, double target) {
@@ -164,7 +160,7 @@ class Cg final : public Method {
   // write p; preconditioned: the preconditioner's traffic (r.z comes with its last sweep).
   // A variable operator's apply also reads its three face-weight arrays.
   double bytes_per_iteration() const override {
-    return (11.0 * 8.0 + weight_bytes(op_)) * points_ + (pc_ ? pc_->bytes_per_apply() : 0.0);
+    return (11.0 * 8.0 + op_.weight_bytes()) * points_ + (pc_ ? pc_->bytes_per_apply() : 0.0);
   }
 
  private:
@@ -299,7 +295,7 @@ class Jacobi final : public Method {
   }
   Buffer& spare() override { return unew_; }
   // f, u, unew (and a variable operator's three face weights)
-  double bytes_per_iteration() const override { return (3.0 * 8.0 + weight_bytes(op_)) * points_; }
+  double bytes_per_iteration() const override { return (3.0 * 8.0 + op_.weight_bytes()) * points_; }
 
  private:
   DistributedOperator& op_;
