@@ -99,7 +99,6 @@ WrapCopies::WrapCopies(Kernels& k, const HaloPlan& plan)
 template <class T>
 void WrapCopies::faces(T* u, AxisMask axes) {
   if (faces_.empty()) return;
-  k_.fence(Lane::interior, Lane::boundary);
   // Every pack before any unpack: a pack's rim is ghosts of other axes, never this one's,
   // but the order keeps each face's copy independent of the others'.
   for (std::size_t i = 0; i < faces_.size(); ++i)
@@ -115,7 +114,6 @@ void WrapCopies::faces(T* u, AxisMask axes) {
 template <class T>
 void WrapCopies::all_ghosts(T* u) {
   if (send_boxes_.count == 0) return;
-  k_.fence(Lane::interior, Lane::boundary);
   k_.pack_boxes(layout_, send_boxes_, u, face_buffer<T>(box_buf_), Lane::boundary);
   k_.unpack_boxes(layout_, recv_boxes_, face_buffer<T>(box_buf_), u, Lane::boundary);
 }
@@ -274,8 +272,8 @@ class MpiTransport final : public TypedTransport<MpiTransport> {
     k_.synchronize(Lane::boundary);  // the previous finish() may still be unpacking
     x.recvs.start_all();
     in_flight_ = &x;
+    k_.fence(Lane::interior, Lane::boundary);  // for the packs, and for finish's local copies
     if (plan_.around.empty()) return;
-    k_.fence(Lane::interior, Lane::boundary);
     const auto n = std::size_t(send_boxes_.points());
     k_.pack_boxes(plan_.layout, send_boxes_, u, face_buffer<T>(staged_ ? dev_all_send_ : all_send_),
                   Lane::boundary);

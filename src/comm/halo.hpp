@@ -60,11 +60,13 @@ struct HaloPlan {
 
 // The ghosts a rank fills from its own box, HaloPlan::self_faces and self_around: the ghost
 // layer beyond one face of a periodic axis with one rank along it takes the opposite
-// boundary layer, by a pack and an unpack on Lane::boundary (after a fence from
-// Lane::interior), so that it works on every backend. Every transport owns one and runs it
-// at the start of finish() (start() takes u as const), before it waits for its messages and
-// unpacks them, also the transports that cannot message their own rank (ipc, nccl); serial
-// levels (Decomposition::whole, MPI_COMM_SELF) wrap the same way.
+// boundary layer, by a pack and an unpack on Lane::boundary, so that it works on every
+// backend. Every transport owns one and runs it at the start of finish() (start() takes u
+// as const), before it waits for its messages and unpacks them; start() has fenced
+// Lane::interior -> Lane::boundary, so the copies read u as it was at start() without
+// waiting for the interior sweep an overlapped application runs in between. The
+// transports that cannot message their own rank (ipc, nccl) wrap this way too, and serial
+// levels (Decomposition::whole, MPI_COMM_SELF) as well.
 class WrapCopies {
  public:
   WrapCopies(Kernels& k, const HaloPlan& plan);

@@ -145,6 +145,7 @@ class IpcTransport final : public TypedTransport<IpcTransport> {
   void start_t(const T* u, AxisMask axes) {
     clean_ = false;
     axes_ = axes;
+    if (!wraps_.empty()) k_.fence(Lane::interior, Lane::boundary);  // for finish's wraps_
     if (net_) net_->start(u, axes);
     for (Slot& s : slots_) s.active = in_axes(axes, s.face);
     if (slots_.empty()) return;
