@@ -60,7 +60,8 @@ HaloPlan HaloPlan::build(const Decomposition& d) {
   p.layout = d.layout();
   for (int dir = 0; dir < 27; ++dir)
     if (d.around[dir] != MPI_PROC_NULL)
-      p.around.push_back(around_box(p.layout, dir, d.around[dir]));
+      (d.around[dir] == d.rank ? p.self_around : p.around)
+          .push_back(around_box(p.layout, dir, d.around[dir]));
   for (int axis = 0; axis < 3; ++axis)
     for (int side = 0; side < 2; ++side) {
       if (d.neighbor[axis][side] == MPI_PROC_NULL) continue;
@@ -70,7 +71,7 @@ HaloPlan HaloPlan::build(const Decomposition& d) {
       int na, nb;
       ops::face_dims(p.layout, f.face, na, nb);
       f.points = std::size_t(na) * nb;
-      p.faces.push_back(f);
+      (f.neighbor == d.rank ? p.self_faces : p.faces).push_back(f);
       // A decomposition whose `around` was not set (built by hand) would leave the one-round
       // exchange's face ghosts stale: refuse it here rather than compute with them.
       int off[3] = {0, 0, 0};
@@ -81,6 +82,46 @@ HaloPlan HaloPlan::build(const Decomposition& d) {
     }
   return p;
 }
+
+WrapCopies::WrapCopies(Kernels& k, const HaloPlan& plan)
+    : k_(k), layout_(plan.layout), faces_(plan.self_faces) {
+  for (const HaloFace& f : faces_) face_bufs_.emplace_back(k_, f.points);
+  // The ghost box at offset dir is the boundary box at the opposite offset, 26 - dir, which
+  // is a self box too (a wrapped offset's negation wraps on the same axes).
+  for (const HaloBox& b : plan.self_around) {
+    const HaloBox opposite = around_box(layout_, 26 - b.dir, b.neighbor);
+    send_boxes_.add(opposite.send);
+    recv_boxes_.add(b.recv);
+  }
+  if (send_boxes_.points() > 0) box_buf_ = Buffer(k_, std::size_t(send_boxes_.points()));
+}
+
+template <class T>
+void WrapCopies::faces(T* u, AxisMask axes) {
+  if (faces_.empty()) return;
+  // Every pack before any unpack: a pack's rim is ghosts of other axes, never this one's,
+  // but the order keeps each face's copy independent of the others'.
+  for (std::size_t i = 0; i < faces_.size(); ++i)
+    if (in_axes(axes, faces_[i])) {
+      const Face f = faces_[i].face;
+      k_.pack(layout_, Face{f.axis, 1 - f.side}, u, face_buffer<T>(face_bufs_[i]), Lane::boundary);
+    }
+  for (std::size_t i = 0; i < faces_.size(); ++i)
+    if (in_axes(axes, faces_[i]))
+      k_.unpack(layout_, faces_[i].face, face_buffer<T>(face_bufs_[i]), u, Lane::boundary);
+}
+
+template <class T>
+void WrapCopies::all_ghosts(T* u) {
+  if (send_boxes_.count == 0) return;
+  k_.pack_boxes(layout_, send_boxes_, u, face_buffer<T>(box_buf_), Lane::boundary);
+  k_.unpack_boxes(layout_, recv_boxes_, face_buffer<T>(box_buf_), u, Lane::boundary);
+}
+
+template void WrapCopies::faces(double*, AxisMask);
+template void WrapCopies::faces(float*, AxisMask);
+template void WrapCopies::all_ghosts(double*);
+template void WrapCopies::all_ghosts(float*);
 
 namespace {
 
@@ -154,7 +195,8 @@ class MpiTransport final : public TypedTransport<MpiTransport> {
         plan_(plan),
         comm_(comm),
         device_messages_(device_messages),
-        staged_(!device_messages && k.device_memory_is_remote()) {
+        staged_(!device_messages && k.device_memory_is_remote()),
+        wraps_(k, plan) {
     const Memory where = device_messages_ ? Memory::device : Memory::host_pinned;
     for (const auto& f : plan_.faces) {
       send_.emplace_back(k_, f.points, where);
@@ -187,6 +229,9 @@ class MpiTransport final : public TypedTransport<MpiTransport> {
   std::string describe() const override {
     return name() + ": " + std::to_string(plan_.faces.size()) + " face(s), " +
            std::to_string(plan_.around.size()) + " neighbour(s) for the one-round ghost exchange" +
+           (wraps_.empty() ? ""
+                           : ", " + std::to_string(plan_.self_faces.size()) +
+                                 " periodic face(s) copied locally") +
            (device_messages_ ? ", device buffers to a CUDA-aware MPI"
             : staged_        ? ", staged through pinned host buffers"
                              : ", host memory");
@@ -227,8 +272,8 @@ class MpiTransport final : public TypedTransport<MpiTransport> {
     k_.synchronize(Lane::boundary);  // the previous finish() may still be unpacking
     x.recvs.start_all();
     in_flight_ = &x;
+    k_.fence(Lane::interior, Lane::boundary);  // for the packs, and for finish's local copies
     if (plan_.around.empty()) return;
-    k_.fence(Lane::interior, Lane::boundary);
     const auto n = std::size_t(send_boxes_.points());
     k_.pack_boxes(plan_.layout, send_boxes_, u, face_buffer<T>(staged_ ? dev_all_send_ : all_send_),
                   Lane::boundary);
@@ -258,6 +303,12 @@ class MpiTransport final : public TypedTransport<MpiTransport> {
   template <class T>
   void finish_t(T* u) {
     HALO3D_NVTX_RANGE("mpi finish (wait, unpack)");
+    // The local copies first: they need no message, so they run while ours are in flight.
+    if (all_ghosts_) {
+      wraps_.all_ghosts(u);
+    } else {
+      wraps_.faces(u, axes_);
+    }
     PersistentExchange* x = std::exchange(in_flight_, nullptr);
     if (x) x->recvs.wait_all();
     if (std::exchange(all_ghosts_, false)) {
@@ -299,6 +350,7 @@ class MpiTransport final : public TypedTransport<MpiTransport> {
   BoxList send_boxes_, recv_boxes_;          // plan_.around's sub-boxes, in its order
   Buffer all_send_, all_recv_;               // the one-round exchange's, as send_ and recv_
   Buffer dev_all_send_, dev_all_recv_;       // staged_: their device side
+  WrapCopies wraps_;                         // ghosts this rank fills from its own box
   // The messages, as persistent requests on send_/recv_ and all_send_/all_recv_ (declared
   // after them: freed first): per type (type_slot) and axis mask for the face exchanges,
   // per type for the one round. MPI_Send_init/MPI_Recv_init fix count and datatype, so a

@@ -42,11 +42,51 @@ struct HaloBox {
 
 struct HaloPlan {
   Layout layout;
-  std::vector<HaloFace> faces;             // only faces with a neighbour, in (axis, side) order
-  std::vector<HaloBox> around;             // every neighbour of Decomposition::around, in dir order
+  // Messages: faces and neighbours that are other ranks. faces: in (axis, side) order;
+  // around: every other rank of Decomposition::around, in dir order.
+  std::vector<HaloFace> faces;
+  std::vector<HaloBox> around;
+  // Local copies: on a periodic axis with one rank along it, the faces and boxes whose
+  // neighbour is this rank itself (their `neighbor` is its rank), in the same orders;
+  // filled from this rank's own opposite boundary (WrapCopies), never sent.
+  std::vector<HaloFace> self_faces;
+  std::vector<HaloBox> self_around;
   std::size_t bytes_per_exchange() const;  // sent by this rank per exchange
   std::size_t bytes_all_ghosts() const;    // sent by this rank per one-round exchange
+  // Whether an exchange fills any ghost (by a message or a local copy).
+  bool fills_ghosts() const { return !faces.empty() || !self_faces.empty(); }
   static HaloPlan build(const Decomposition& d);
+};
+
+// The ghosts a rank fills from its own box, HaloPlan::self_faces and self_around: the ghost
+// layer beyond one face of a periodic axis with one rank along it takes the opposite
+// boundary layer, by a pack and an unpack on Lane::boundary, so that it works on every
+// backend. Every transport owns one and runs it at the start of finish() (start() takes u
+// as const), before it waits for its messages and unpacks them; start() has fenced
+// Lane::interior -> Lane::boundary, so the copies read u as it was at start() without
+// waiting for the interior sweep an overlapped application runs in between. The
+// transports that cannot message their own rank (ipc, nccl) wrap this way too, and serial
+// levels (Decomposition::whole, MPI_COMM_SELF) as well.
+class WrapCopies {
+ public:
+  WrapCopies(Kernels& k, const HaloPlan& plan);
+  bool empty() const { return faces_.empty(); }
+  // The self faces of the axes in `axes`, each with its rim (as a face message): every
+  // opposite face packed first, then each unpacked into its ghost layer.
+  template <class T>
+  void faces(T* u, AxisMask axes);
+  // The one round's: every self box (faces without their rim, edges, corners), each ghost
+  // box from the boundary box at the opposite offset, one pack_boxes and one unpack_boxes.
+  template <class T>
+  void all_ghosts(T* u);
+
+ private:
+  Kernels& k_;
+  Layout layout_;
+  std::vector<HaloFace> faces_;
+  std::vector<Buffer> face_bufs_;  // one per self face, sized for doubles
+  BoxList send_boxes_, recv_boxes_;
+  Buffer box_buf_;
 };
 
 // A way to move packed faces between ranks: mpi here; mpi-cuda, ipc, nccl and the choice

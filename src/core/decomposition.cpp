@@ -110,32 +110,49 @@ Int3 choose_procs(const Int3& grid, int ranks, const Int3& requested) {
 
 namespace {
 
-// Decomposition::around from the Cartesian communicator (non-periodic: no rank off the grid).
-void set_around(MPI_Comm cart, Decomposition& d) {
+// Decomposition::around from the process grid: `rank_at(x, y, z)` names the rank at those
+// process-grid coordinates, which are wrapped into range on periodic axes; off the grid on
+// the others, there is no rank.
+template <class RankAt>
+void set_around(Decomposition& d, const RankAt& rank_at) {
   for (int dz = -1; dz <= 1; ++dz)
     for (int dy = -1; dy <= 1; ++dy)
       for (int dx = -1; dx <= 1; ++dx) {
-        const int c[3] = {d.coords[0] + dx, d.coords[1] + dy, d.coords[2] + dz};
+        int c[3] = {d.coords[0] + dx, d.coords[1] + dy, d.coords[2] + dz};
         bool inside = dx || dy || dz;
-        for (int a = 0; a < 3; ++a) inside = inside && c[a] >= 0 && c[a] < d.procs[a];
-        if (!inside) continue;
-        const int zyx[3] = {c[2], c[1], c[0]};  // the communicator's order (decompose)
-        HALO3D_MPI_CHECK(
-            MPI_Cart_rank(cart, zyx, &d.around[Decomposition::around_index(dx, dy, dz)]));
+        for (int a = 0; a < 3; ++a) {
+          if (d.periodic[a]) c[a] = (c[a] + d.procs[a]) % d.procs[a];
+          inside = inside && c[a] >= 0 && c[a] < d.procs[a];
+        }
+        if (inside) d.around[Decomposition::around_index(dx, dy, dz)] = rank_at(c);
       }
 }
 
 }  // namespace
 
-Decomposition decompose(MPI_Comm comm, const Int3& grid, const Int3& procs_requested, Comm& cart) {
+Decomposition Decomposition::whole(const Int3& g, const Periodic& periodic) {
+  Decomposition d;
+  d.grid = d.count = g;
+  d.procs = {1, 1, 1};
+  d.periodic = periodic;
+  for (int a = 0; a < 3; ++a) d.neighbor[a].fill(periodic[a] ? d.rank : MPI_PROC_NULL);
+  // Before this had periodic axes, a whole box had no `around`; now its only neighbour is
+  // itself, across the periodic axes.
+  set_around(d, [&](const int*) { return d.rank; });
+  return d;
+}
+
+Decomposition decompose(MPI_Comm comm, const Int3& grid, const Int3& procs_requested, Comm& cart,
+                        const Periodic& periodic) {
   Decomposition d;
   d.ranks = comm_size(comm);
   d.grid = grid;
+  d.periodic = periodic;
   d.procs = choose_procs(grid, d.ranks, procs_requested);
   // MPI orders Cartesian ranks with the last dimension fastest; pass (z,y,x) so that x
   // neighbours are adjacent ranks, which keeps x-neighbours on one host more often.
   int dims[3] = {d.procs[2], d.procs[1], d.procs[0]};
-  int periods[3] = {0, 0, 0};
+  int periods[3] = {periodic[2], periodic[1], periodic[0]};
   MPI_Comm c;
   HALO3D_MPI_CHECK(MPI_Cart_create(comm, 3, dims, periods, 0, &c));
   cart = Comm(c);
@@ -147,9 +164,15 @@ Decomposition decompose(MPI_Comm comm, const Int3& grid, const Int3& procs_reque
     const Span s = split_axis(grid[a], d.procs[a], d.coords[a]);
     d.offset[a] = s.offset;
     d.count[a] = s.count;
+    // Periodic: MPI_Cart_shift wraps, and names this rank itself where it is alone.
     HALO3D_MPI_CHECK(MPI_Cart_shift(c, 2 - a, 1, &d.neighbor[a][0], &d.neighbor[a][1]));
   }
-  set_around(c, d);
+  set_around(d, [&](const int* xyz) {
+    const int czyx[3] = {xyz[2], xyz[1], xyz[0]};  // the communicator's order (above)
+    int r = MPI_PROC_NULL;
+    HALO3D_MPI_CHECK(MPI_Cart_rank(c, czyx, &r));
+    return r;
+  });
   return d;
 }
 

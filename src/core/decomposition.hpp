@@ -11,6 +11,8 @@
 namespace halo3d {
 
 using Int3 = std::array<int, 3>;
+// Per axis: whether it wraps (periodic boundaries on both of its faces).
+using Periodic = std::array<bool, 3>;
 // "x,y,z", as --grid and --procs take it.
 std::string to_string(const Int3& v);
 
@@ -27,12 +29,17 @@ Int3 choose_procs(const Int3& grid, int ranks, const Int3& requested);
 
 struct Decomposition {
   Int3 grid{}, procs{}, coords{}, offset{}, count{};
+  // periodic[a]: axis a wraps, the neighbour of its last point is its first. Its process-grid
+  // coordinates wrap too, so every rank has both neighbours along it; with one rank along
+  // it, that neighbour is this rank itself (`rank`), whose ghosts the halo fills by a local
+  // copy of its own opposite boundary layer (HaloPlan::self_faces), never a message.
+  Periodic periodic{};
   // neighbor[axis][side]: rank across that face, or MPI_PROC_NULL at the domain boundary.
   std::array<std::array<int, 2>, 3> neighbor{};
   // around[around_index(dx, dy, dz)]: the rank at offset (dx, dy, dz) in {-1, 0, 1}^3 of the
-  // process grid (faces, edges and corners: what the one-round ghost exchange sends to), or
-  // MPI_PROC_NULL off the domain; the centre, this rank, is MPI_PROC_NULL too. A
-  // decomposition built by hand has none until it is set.
+  // process grid (faces, edges and corners: what the one-round ghost exchange sends to),
+  // wrapped on periodic axes, or MPI_PROC_NULL off the domain; the centre, this rank, is
+  // MPI_PROC_NULL too. A decomposition built by hand has none until it is set.
   std::array<int, 27> around = no_ranks();
   static constexpr int around_index(int dx, int dy, int dz) {
     return (dx + 1) + 3 * (dy + 1) + 9 * (dz + 1);
@@ -45,19 +52,16 @@ struct Decomposition {
   int rank = 0, ranks = 1;
 
   Layout layout() const { return {count[0], count[1], count[2]}; }
-  // The whole grid as one rank's box, with no neighbours (serial levels, reading files back).
-  static Decomposition whole(const Int3& g) {
-    Decomposition d;
-    d.grid = d.count = g;
-    d.procs = {1, 1, 1};
-    for (auto& n : d.neighbor) n = {MPI_PROC_NULL, MPI_PROC_NULL};
-    return d;
-  }
+  // The whole grid as one rank's box (serial levels, reading files back), rank 0 of its own
+  // communicator (MPI_COMM_SELF): no neighbours but itself across the faces of periodic axes.
+  static Decomposition whole(const Int3& g, const Periodic& periodic = {});
   long long global_points() const { return 1LL * grid[0] * grid[1] * grid[2]; }
 };
 
 // Builds the Cartesian communicator (no reordering: rank r keeps its MPI rank, so the
-// host map and GPU binding stay valid) and this rank's box.
-Decomposition decompose(MPI_Comm comm, const Int3& grid, const Int3& procs_requested, Comm& cart);
+// host map and GPU binding stay valid; periodic on the axes `periodic` names) and this
+// rank's box.
+Decomposition decompose(MPI_Comm comm, const Int3& grid, const Int3& procs_requested, Comm& cart,
+                        const Periodic& periodic = {});
 
 }  // namespace halo3d

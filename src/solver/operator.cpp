@@ -21,8 +21,8 @@ DistributedOperator::DistributedOperator(Kernels& k, const Decomposition& d, con
       global_points_(double(d.global_points())),
       timers_(timers) {
   for (int a = 0; a < 3; ++a) {
-    split_[a] = d.procs[a] > 1;
-    split_axes_ += split_[a];
+    split_axes_ += d.procs[a] > 1;
+    exchanged_[a] = d.procs[a] > 1 || d.periodic[a];
   }
   // Inner box: one layer in from every side, so it reads no ghost cell.
   const int n[3] = {layout_.nx, layout_.ny, layout_.nz};
@@ -44,7 +44,8 @@ DistributedOperator::DistributedOperator(Kernels& k, const Decomposition& d, con
 // T: the grid's scalar type (double; float on the levels of a float V-cycle).
 template <class T, class Sweep>
 void DistributedOperator::sweep_with_halo(T* u, const Sweep& sweep) {
-  // With no neighbour there is nothing to hide: one sweep over the whole box.
+  // With no neighbour there is nothing to hide: one sweep over the whole box (its periodic
+  // ghosts, if any, copied first).
   if (!overlap_ || plan_.faces.empty()) {
     {
       HALO3D_NVTX_RANGE("halo exchange");
@@ -130,13 +131,13 @@ template <class T>
 void DistributedOperator::exchange_t(T* u) {
   HALO3D_NVTX_RANGE("halo exchange (edges and corners)");
   ScopedTimer t(timers_.halo);
-  if (plan_.faces.empty()) return;  // no neighbour: nothing to fill
+  if (!plan_.fills_ghosts()) return;  // no neighbour, not even itself: nothing to fill
   if (transport_->fills_corners_in_one_round()) {
     transport_->start_all_ghosts(u);
     transport_->finish(u);
   } else {
     for (int a = 0; a < 3; ++a) {
-      if (!split_[a]) continue;
+      if (!exchanged_[a]) continue;
       transport_->start(u, AxisMask(1) << a);
       transport_->finish(u);
     }

@@ -56,13 +56,14 @@ class DistributedOperator {
   // reads). Where the transport can (fills_corners_in_one_round: mpi, mpi-cuda), in one
   // round: each neighbour of the process grid, diagonal ones too (up to 26), gets the
   // sub-box of u it needs, all messages in flight at once. Otherwise (ipc, nccl) one round
-  // per split axis, in axis order, each sending that axis's wide faces (ghost rim
-  // included), which pass on the ghosts the previous rounds filled. Both give the same
-  // bits: this is data movement only.
+  // per split or periodic axis, in axis order, each sending that axis's wide faces (ghost
+  // rim included), which pass on the ghosts the previous rounds filled. Both give the same
+  // bits: this is data movement only. Ghosts whose neighbour is this rank (a periodic axis
+  // with one rank along it) are filled by the transport's local copies (WrapCopies).
   void exchange(double* u);
   void exchange(float* u);
-  // What one exchange() costs this rank: rounds (each waits for the one before), messages
-  // and bytes (of doubles; floats send half).
+  // What one exchange() costs this rank in messages: rounds of messages (each waits for the
+  // one before), messages and bytes (of doubles; floats send half). Local copies are free.
   struct ExchangeCost {
     int rounds = 0;
     std::size_t messages = 0, bytes = 0;
@@ -94,8 +95,9 @@ class DistributedOperator {
   HaloPlan plan_;
   std::unique_ptr<HaloTransport> transport_;
   bool overlap_;
-  int split_axes_ = 0;  // axes the process grid splits: rounds of the per-axis exchange()
-  bool split_[3] = {false, false, false};
+  int split_axes_ = 0;  // axes the process grid splits: message rounds of exchange()
+  // Axes the per-axis exchange() has a round for: split, or periodic (its ghosts wrap).
+  bool exchanged_[3] = {false, false, false};
   double global_points_;
   Timers& timers_;
   Region inner_;

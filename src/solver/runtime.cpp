@@ -172,7 +172,7 @@ void choose_overlap(Runtime& rt) {
 std::unique_ptr<Runtime> make_runtime(const RuntimeOptions& o, MPI_Comm world) {
   auto rt = std::make_unique<Runtime>();
   rt->hosts = HostMap::build(world);
-  rt->decomp = decompose(world, o.grid, o.procs, rt->cart);
+  rt->decomp = decompose(world, o.grid, o.procs, rt->cart, o.periodic);
   rt->kernels = make_kernels(o.backend, rt->hosts, world, rt->gpu, rt->warnings);
   const HaloPlan plan = HaloPlan::build(rt->decomp);
   if (o.memory) {

@@ -28,6 +28,9 @@ struct MemoryNeed {
 
 struct RuntimeOptions : ParallelOptions {
   Int3 grid{};
+  // Axes whose ghosts wrap (periodic boundaries): the decomposition's (Decomposition::periodic).
+  // Only the halo takes it so far; the command line has no way to ask for it yet.
+  Periodic periodic{};
   Stencil stencil;
   // What the run will allocate, asked once the decomposition exists (collective over the
   // Cartesian communicator); checked against free memory before anything large is

@@ -68,7 +68,8 @@ const char* face_name(Face f) {
 
 class IpcTransport final : public TypedTransport<IpcTransport> {
  public:
-  explicit IpcTransport(const TransportContext& c) : k_(c.k), layout_(c.plan.layout) {
+  explicit IpcTransport(const TransportContext& c)
+      : k_(c.k), layout_(c.plan.layout), wraps_(c.k, c.plan) {
     MPI_Comm dup = MPI_COMM_NULL;
     HALO3D_MPI_CHECK(MPI_Comm_dup(c.comm, &dup));
     comm_ = Comm(dup);
@@ -88,6 +89,8 @@ class IpcTransport final : public TypedTransport<IpcTransport> {
 
     HaloPlan net = c.plan;
     net.faces.clear();
+    net.self_faces.clear();  // copied here (wraps_), not by the network part too
+    net.self_around.clear();
     std::string d;
     for (const HaloFace& f : c.plan.faces) {
       auto it = std::find_if(slots_.begin(), slots_.end(),
@@ -141,6 +144,8 @@ class IpcTransport final : public TypedTransport<IpcTransport> {
   template <class T>
   void start_t(const T* u, AxisMask axes) {
     clean_ = false;
+    axes_ = axes;
+    if (!wraps_.empty()) k_.fence(Lane::interior, Lane::boundary);  // for finish's wraps_
     if (net_) net_->start(u, axes);
     for (Slot& s : slots_) s.active = in_axes(axes, s.face);
     if (slots_.empty()) return;
@@ -163,6 +168,7 @@ class IpcTransport final : public TypedTransport<IpcTransport> {
 
   template <class T>
   void finish_t(T* u) {
+    wraps_.faces(u, axes_);  // first, as the mpi transport's: no message to wait for
     if (!slots_.empty()) {
       {
         HALO3D_NVTX_RANGE("ipc send (late credits)");
@@ -209,7 +215,9 @@ class IpcTransport final : public TypedTransport<IpcTransport> {
 
   Kernels& k_;
   Layout layout_;
-  Comm comm_;  // a duplicate: the notifications never meet other messages
+  WrapCopies wraps_;          // periodic ghosts whose neighbour is this rank (no channel to itself)
+  AxisMask axes_ = kAllAxes;  // of the exchange in flight
+  Comm comm_;                 // a duplicate: the notifications never meet other messages
   cudaStream_t stream_ = nullptr;
   std::vector<Slot> slots_;
   std::vector<std::unique_ptr<ipc::Channel>> unused_;  // failed to map: no faces, kept for teardown

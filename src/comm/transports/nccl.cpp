@@ -8,6 +8,7 @@
 // hence iterates and iteration counts) would change with the decomposition, breaking the
 // README's promise of decomposition-independent sums. The reductions are two scalars per
 // iteration; they are latency-, not bandwidth-bound, and NCCL would not make them cheaper.
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -39,7 +40,8 @@ namespace {
 
 class NcclTransport final : public TypedTransport<NcclTransport> {
  public:
-  NcclTransport(Kernels& k, const HaloPlan& plan, MPI_Comm comm) : k_(k), plan_(plan) {
+  NcclTransport(Kernels& k, const HaloPlan& plan, MPI_Comm comm)
+      : k_(k), plan_(plan), wraps_(k, plan) {
     stream_ = static_cast<cudaStream_t>(k_.native_stream(Lane::boundary));
     const int rank = comm_rank(comm), size = comm_size(comm);
     ncclUniqueId id{};
@@ -51,6 +53,13 @@ class NcclTransport final : public TypedTransport<NcclTransport> {
       send_.emplace_back(k_, f.points, Memory::device);
       recv_.emplace_back(k_, f.points, Memory::device);
     }
+    // Faces in (axis, side) order, the high side of an axis received before its low side.
+    for (std::size_t i = 0; i < plan_.faces.size(); ++i) receive_order_.push_back(i);
+    std::stable_sort(receive_order_.begin(), receive_order_.end(),
+                     [&](std::size_t a, std::size_t b) {
+                       const Face fa = plan_.faces[a].face, fb = plan_.faces[b].face;
+                       return fa.axis != fb.axis ? fa.axis < fb.axis : fa.side > fb.side;
+                     });
   }
   ~NcclTransport() override {
     if (!comm_) return;
@@ -86,14 +95,23 @@ class NcclTransport final : public TypedTransport<NcclTransport> {
     if (plan_.faces.empty()) return;
     // Stream order protects the buffers: the next pack comes after these sends, the
     // unpack after these receives, and the next receives after that unpack.
+    // NCCL matches the sends and receives between two ranks in the order they are posted,
+    // with no tags. A periodic axis with two ranks along it has one neighbour on both sides:
+    // its send through face (a, s) lands in our ghost (a, 1 - s), so the receives go in the
+    // order of the sender's faces, (a, 1) before (a, 0). Different neighbours do not mind.
     HALO3D_NCCL_CHECK(ncclGroupStart());
     for (std::size_t i = 0; i < plan_.faces.size(); ++i) {
       const auto& f = plan_.faces[i];
       if (!in_axes(axes, f)) continue;
       HALO3D_NCCL_CHECK(
-          ncclRecv(face_buffer<T>(recv_[i]), f.points, nccl_type<T>(), f.neighbor, comm_, stream_));
-      HALO3D_NCCL_CHECK(
           ncclSend(face_buffer<T>(send_[i]), f.points, nccl_type<T>(), f.neighbor, comm_, stream_));
+    }
+    for (std::size_t i = 0; i < plan_.faces.size(); ++i) {
+      const std::size_t r = receive_order_[i];
+      const auto& f = plan_.faces[r];
+      if (!in_axes(axes, f)) continue;
+      HALO3D_NCCL_CHECK(
+          ncclRecv(face_buffer<T>(recv_[r]), f.points, nccl_type<T>(), f.neighbor, comm_, stream_));
     }
     HALO3D_NCCL_CHECK(ncclGroupEnd());
   }
@@ -101,6 +119,7 @@ class NcclTransport final : public TypedTransport<NcclTransport> {
   template <class T>
   void finish_t(T* u) {
     HALO3D_NVTX_RANGE("nccl finish");
+    wraps_.faces(u, axes_);  // first, as the mpi transport's: before the received faces
     for (std::size_t i = 0; i < plan_.faces.size(); ++i)
       if (in_axes(axes_, plan_.faces[i]))
         k_.unpack(plan_.layout, plan_.faces[i].face, face_buffer<T>(recv_[i]), u, Lane::boundary);
@@ -109,6 +128,8 @@ class NcclTransport final : public TypedTransport<NcclTransport> {
 
   Kernels& k_;
   HaloPlan plan_;
+  WrapCopies wraps_;  // periodic ghosts whose neighbour is this rank (NCCL cannot send to it)
+  std::vector<std::size_t> receive_order_;  // indices of plan_.faces: see start_t
   cudaStream_t stream_ = nullptr;
   ncclComm_t comm_ = nullptr;
   std::vector<Buffer> send_, recv_;
