@@ -61,17 +61,20 @@ struct BoxList {
 // between two neighbouring points, in three padded arrays of the level's layout. w[a][c]
 // belongs to the face between point c and its +a neighbour; the low ghost slots hold the
 // faces to the low neighbour (or the boundary), so every face of the box is stored once.
-// Pointers into backend memory, in the grid's scalar type T.
+// A variable shift (--shift expr:/file:) adds sigma at each point, one more padded array
+// (null: the stencil's constant shift). Pointers into backend memory, in the grid's scalar
+// type T.
 template <class T>
 struct FaceWeights {
   const T* w[3] = {nullptr, nullptr, nullptr};
+  const T* sigma = nullptr;
 };
 
 // The 7-point operator. Constant coefficients (-lap_h + shift):
 // (A u)_c = diag*u_c - cx*(u_w+u_e) - cy*(u_s+u_n) - cz*(u_b+u_t).
 // Variable ones (variable(): vd is set, and vf too where a float V-cycle runs on it):
 // (A u)_c = d_c u_c - sum over the six faces of w_f u_neighbour, d_c = the six w_f + shift
-// (ops::point_diag); cx, cy, cz then stand only for the spacing (1/h^2, which the
+// (or + sigma_c where the weights carry a variable shift; ops::point_diag); cx, cy, cz then stand only for the spacing (1/h^2, which the
 // multigrid plan compares), and diag for the constant operator of that spacing.
 struct Stencil {
   double cx = 0, cy = 0, cz = 0, diag = 0;

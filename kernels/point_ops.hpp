@@ -47,12 +47,15 @@ HALO3D_HD inline float div(float a, float b) {
 
 // Variable coefficients (Stencil::vd/vf): c indexes u and the face weights alike, so a
 // caller that passes u offset by some base passes the stencil offset by it too (offset()).
-// The diagonal of point c: its six face weights and the shift, summed in a fixed order.
+// The diagonal of point c: its six face weights and the shift (the point's own sigma_c
+// where the weights carry a variable one, else the stencil's constant), summed in a fixed
+// order.
 template <class T>
 HALO3D_HD inline T point_diag(const FaceWeights<T>& f, std::ptrdiff_t c, std::ptrdiff_t sy,
                               std::ptrdiff_t sz, T shift) {
   const T* const* w = f.w;
-  return (((w[0][c - 1] + w[0][c]) + (w[1][c - sy] + w[1][c])) + (w[2][c - sz] + w[2][c])) + shift;
+  const T s = f.sigma ? f.sigma[c] : shift;
+  return (((w[0][c - 1] + w[0][c]) + (w[1][c - sy] + w[1][c])) + (w[2][c - sz] + w[2][c])) + s;
 }
 template <class T>
 HALO3D_HD inline T apply_variable(const T* u, std::ptrdiff_t c, std::ptrdiff_t sy,
@@ -69,6 +72,8 @@ inline Stencil offset(const Stencil& s, std::ptrdiff_t b) {
     if (s.vd.w[a]) o.vd.w[a] = s.vd.w[a] + b;
     if (s.vf.w[a]) o.vf.w[a] = s.vf.w[a] + b;
   }
+  if (s.vd.sigma) o.vd.sigma = s.vd.sigma + b;
+  if (s.vf.sigma) o.vf.sigma = s.vf.sigma + b;
   return o;
 }
 

@@ -94,9 +94,11 @@ struct SolveArgs {
       : grid(o.grid.begin(), o.grid.end()),
         procs(o.procs.begin(), o.procs.end()),
         box(o.box.begin(), o.box.end()),
+        shift(exact_text(o.shift)),
         output(o.output) {}
   std::vector<int> grid, procs;
   std::vector<double> box;
+  std::string shift;  // a constant, expr:FORMULA or file:PATH.h5:/DATASET
   std::vector<std::string> modes{"1,1,1"};
   std::string output, config;
 };

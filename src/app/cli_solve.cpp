@@ -36,8 +36,9 @@ void add_solve_problem_options(CLI::App* solve, SolveOptions& o, SolveArgs& a) {
       ->expected(3)
       ->group("Problem");
   solve
-      ->add_option("--shift", o.shift,
-                   "sigma >= 0 in -lap u + sigma u = f (heat: u_t = alpha (lap u - sigma u))")
+      ->add_option("--shift", a.shift,
+                   "sigma >= 0 in -lap u + sigma u = f (heat: u_t = alpha (lap u - sigma u)): "
+                   "VALUE, expr:FORMULA or file:PATH.h5:/DATASET ([NZ+2][NY+2][NX+2])")
       ->group("Problem");
   solve
       ->add_option("--coefficient", o.coefficient,

@@ -101,19 +101,22 @@ MemoryNeed solve_memory(const SolveOptions& o, const Decomposition& d, MPI_Comm 
   MemoryNeed m;
   m.device = (1 + method) * field;
   m.host = 2 * field;
-  const bool variable = variable_coefficient(o), mixed = o.precision == Precision::mixed;
+  const bool variable = variable_operator(o), mixed = o.precision == Precision::mixed;
+  // A variable shift: sigma is one more array beside the three weights, and one more point
+  // field kept on the host beside k.
+  const double arrays = variable_shift(o) ? 4 : 3, points = variable_shift(o) ? 2 : 1;
   if (variable) {  // the fine face weights; k kept on the host, and the weights while made
-    m.device += 3 * field;
-    m.host += 4 * field + (pc && mixed ? 1.5 * field : 0);
+    m.device += arrays * field;
+    m.host += (points + arrays) * field + (pc && mixed ? arrays / 2 * field : 0);
     // Implicit heat: I + c A's own weights, and its copy of k.
-    if (implicit) m.device += 3 * field, m.host += 4 * field;
+    if (implicit) m.device += arrays * field, m.host += (points + arrays) * field;
   }
   if (pc) {
     const Stencil op = operator_stencil(spacing(o), o.shift);
     const std::vector<MgLevelPlan> plan = mg_plan(d, op, mp.mg, cart);
-    m.device += mg_memory_bytes(plan, mixed, variable);
+    m.device += mg_memory_bytes(plan, mixed, variable, variable_shift(o));
     for (std::size_t l = 1; variable && l < plan.size(); ++l)  // each level's k, on the host
-      m.host += 8.0 * double(plan[l].decomp.layout().padded_size());
+      m.host += points * 8.0 * double(plan[l].decomp.layout().padded_size());
   }
   if (has_boundary_values(o)) m.host += field;  // the boundary values, while lifted
   if (has_boundary_values(o) && o.problem == ProblemKind::heat) m.device += field;  // heat's B g

@@ -119,13 +119,15 @@ void start_series(SolveRun& r) {
 }
 
 // The checksum of the problem's data as filled (b; heat: u0 and B g) and of a variable k
-// (its boundary layer too), which a checkpoint records and a restart compares: a file:
+// and shift (their boundary layers too), which a checkpoint records and a restart compares: a file:
 // input whose contents changed is refused.
 std::uint64_t data_checksum(SolveRun& r) {
   std::uint64_t c = field_checksum(*r.d, download(*r.k, *r.b), r.comm);
   if (r.boundary) c = c * 31 + field_checksum(*r.d, download(*r.k, *r.boundary), r.comm);
   if (r.rt->coefficients)
     c = c * 31 + coefficient_checksum(*r.d, r.rt->coefficients->kappa(), r.comm);
+  if (r.rt->coefficients && !r.rt->coefficients->sigma().empty())  // a variable shift
+    c = c * 31 + coefficient_checksum(*r.d, r.rt->coefficients->sigma(), r.comm);
   return c;
 }
 

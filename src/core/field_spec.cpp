@@ -71,20 +71,33 @@ FieldSpec parse_source_spec(const std::string& option, const std::string& s) {
   return f;
 }
 
-FieldSpec parse_coefficient_spec(const std::string& s) {
+namespace {
+
+// A field of the operator at the points (--coefficient's k > 0, --shift's sigma >= 0):
+// file:, expr:, or a constant (kFaces, all six the value) with that sign.
+FieldSpec parse_point_spec(const char* option, const std::string& s, bool zero_ok) {
   FieldSpec f;
   f.text = s;
-  if (parse_file("--coefficient", s, f) || parse_expr("--coefficient", s, f)) return f;
+  if (parse_file(option, s, f) || parse_expr(option, s, f)) return f;
   f.kind = FieldSpec::kFaces;
   double v = 0;
-  if (!parse_number(s, v, s, "--coefficient"))
-    throw BadInput("--coefficient " + printable(s, 80) +
+  if (!parse_number(s, v, s, option))
+    throw BadInput(std::string(option) + " " + printable(s, 80) +
                    ": expected a number, expr:FORMULA or file:PATH.h5:/DATASET");
-  if (!(v > 0) || !std::isfinite(v))
-    throw BadInput("--coefficient " + printable(s, 80) + ": must be a finite number > 0");
+  if (!(zero_ok ? v >= 0 : v > 0) || !std::isfinite(v))
+    throw BadInput(std::string(option) + " " + printable(s, 80) + ": must be a finite number " +
+                   (zero_ok ? ">= 0" : "> 0"));
   f.faces.fill(v);
   return f;
 }
+
+}  // namespace
+
+FieldSpec parse_coefficient_spec(const std::string& s) {
+  return parse_point_spec("--coefficient", s, false);
+}
+
+FieldSpec parse_shift_spec(const std::string& s) { return parse_point_spec("--shift", s, true); }
 
 FieldSpec parse_boundary_spec(const std::string& s) {
   FieldSpec f;

@@ -25,5 +25,7 @@ FieldSpec parse_source_spec(const std::string& option, const std::string& s);
 FieldSpec parse_boundary_spec(const std::string& s);
 // --coefficient: file:, expr:, or a constant (kFaces, all six the value) that must be > 0.
 FieldSpec parse_coefficient_spec(const std::string& s);
+// --shift: the same forms; a constant must be >= 0.
+FieldSpec parse_shift_spec(const std::string& s);
 
 }  // namespace halo3d

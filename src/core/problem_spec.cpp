@@ -23,13 +23,30 @@ void check_operator(const ProblemSpec& p) {
   }
   if (!(p.shift >= 0) || !std::isfinite(p.shift))
     throw BadInput("--shift " + exact_text(p.shift) + ": must be a finite number >= 0");
+  if (variable_shift(p)) {
+    parse_shift_spec(p.shift_field);  // malformed: BadInput naming --shift
+    if (p.shift != 0)
+      throw BadInput("--shift " + printable(p.shift_field, 80) + " and a constant shift " +
+                     exact_text(p.shift) + ": give one of them");
+  }
 }
 
 bool variable_coefficient(const ProblemSpec& p) { return p.coefficient != "1"; }
+bool variable_shift(const ProblemSpec& p) { return !p.shift_field.empty(); }
+bool variable_operator(const ProblemSpec& p) {
+  return variable_coefficient(p) || variable_shift(p);
+}
+
+void set_shift(ProblemSpec& p, const std::string& spec) {
+  const FieldSpec f = parse_shift_spec(spec);
+  const bool constant = f.kind == FieldSpec::kFaces;
+  p.shift = constant ? f.faces[0] : 0.0;
+  p.shift_field = constant ? "" : spec;
+}
 
 std::string operator_text(const ProblemSpec& p) {
   return "box=" + exact_text(p.box[0]) + "," + exact_text(p.box[1]) + "," + exact_text(p.box[2]) +
-         " shift=" + exact_text(p.shift) +
+         " shift=" + (variable_shift(p) ? p.shift_field : exact_text(p.shift)) +
          (variable_coefficient(p) ? " coefficient=" + p.coefficient : "");
 }
 

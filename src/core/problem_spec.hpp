@@ -24,6 +24,11 @@ struct ProblemSpec {
   // - shift u)). NX interior points per axis at x_i = (i+1) LX/(NX+1).
   std::array<double, 3> box{1.0, 1.0, 1.0};
   double shift = 0.0;
+  // A variable shift: sigma >= 0 at the points as expr:FORMULA or file:PATH.h5:/DATASET
+  // (--coefficient's forms, [NZ+2][NY+2][NX+2]); empty: the constant `shift`. It runs as a
+  // variable operator (k = 1's face weights when --coefficient is 1), sigma_c on each
+  // point's diagonal.
+  std::string shift_field;
   // k in -div(k grad u) (heat: u_t = alpha div(k grad u)), at the points and the boundary
   // layer: "1" (the Laplacian), a constant > 0, expr:FORMULA or file:PATH.h5:/DATASET
   // ([NZ+2][NY+2][NX+2]). Anything but "1" runs as a variable coefficient.
@@ -41,8 +46,15 @@ struct ProblemSpec {
 void check_operator(const ProblemSpec& p);
 // Whether the operator has a variable coefficient (--coefficient other than "1").
 bool variable_coefficient(const ProblemSpec& p);
-// The operator's identity as text ("box=LX,LY,LZ shift=S", every digit, and " coefficient=SPEC"
-// for a variable one): checkpoints store it.
+// Whether the shift is a field (shift_field given).
+bool variable_shift(const ProblemSpec& p);
+// Either: the operator runs with face weights (and sigma per point for a variable shift).
+bool variable_operator(const ProblemSpec& p);
+// Sets --shift from its text: a constant (>= 0) into `shift`, expr:/file: into
+// `shift_field` (shift 0). BadInput naming --shift for a malformed one.
+void set_shift(ProblemSpec& p, const std::string& spec);
+// The operator's identity as text ("box=LX,LY,LZ shift=S", every digit, or shift=SPEC for a
+// variable one, and " coefficient=SPEC" for a variable k): checkpoints store it.
 std::string operator_text(const ProblemSpec& p);
 
 // theta of a time scheme (0 for explicit, 1 backward Euler, 1/2 Crank-Nicolson).

@@ -10,28 +10,47 @@
 
 namespace halo3d {
 
+namespace {
+
+// The option a point field comes from, and the values it takes.
+struct PointField {
+  const char* option;
+  bool zero_ok;  // sigma >= 0; k > 0
+  const char* rule;
+};
+constexpr PointField kCoefficient{
+    "--coefficient", false, "k must be a finite number > 0 everywhere, the boundary layer included"};
+constexpr PointField kShift{"--shift", true,
+                            "sigma must be a finite number >= 0 everywhere, the boundary layer "
+                            "included"};
+
+}  // namespace
+
 void check_coefficient_option(const ProblemSpec& o) {
   const FieldSpec f = parse_coefficient_spec(o.coefficient);
   if (f.kind == FieldSpec::kExpr) Formula check("--coefficient", f.expr);
+  if (!variable_shift(o)) return;
+  const FieldSpec s = parse_shift_spec(o.shift_field);
+  if (s.kind == FieldSpec::kExpr) Formula check("--shift", s.expr);
 }
 
 namespace {
 
-// The first value of plane k (-1 .. nz) that is not a finite number > 0, as a message.
-std::string check_plane(const FieldSpec& f, const Decomposition& d, const ProblemSpec& o,
-                        const std::vector<double>& kappa, int k) {
+// The first value of plane k (-1 .. nz) that is not a finite number > 0 (>= 0 where zero
+// is allowed), as a message.
+std::string check_plane(const PointField& p, const FieldSpec& f, const Decomposition& d,
+                        const ProblemSpec& o, const std::vector<double>& kappa, int k) {
   const Layout l = d.layout();
   for (int j = -1; j <= l.ny; ++j)
     for (int i = -1; i <= l.nx; ++i) {
       const double v = kappa[std::size_t(l.at(i, j, k))];
-      if (v > 0 && std::isfinite(v)) continue;
+      if ((p.zero_ok ? v >= 0 : v > 0) && std::isfinite(v)) continue;
       const double x = coord(d.offset[0] + i, d.grid[0], o.box[0]);
       const double y = coord(d.offset[1] + j, d.grid[1], o.box[1]);
       const double z = coord(d.offset[2] + k, d.grid[2], o.box[2]);
-      return "--coefficient " + printable(f.text, 160) + ": " +
+      return std::string(p.option) + " " + printable(f.text, 160) + ": " +
              (f.kind == FieldSpec::kExpr ? "gives " : "holds ") + number(v) + " at x=" + number(x) +
-             ", y=" + number(y) + ", z=" + number(z) +
-             " (k must be a finite number > 0 everywhere, the boundary layer included)";
+             ", y=" + number(y) + ", z=" + number(z) + " (" + p.rule + ")";
     }
   return "";
 }
@@ -39,15 +58,15 @@ std::string check_plane(const FieldSpec& f, const Decomposition& d, const Proble
 // expr:FORMULA at every point of the padded box (ghosts: the coordinates beyond the box,
 // 0 and L on the domain's boundary); each thread its own parser (muparser is not
 // thread-safe). A formula error ends the plane; the lowest plane's first error is reported.
-void eval_formula(const FieldSpec& f, const Decomposition& d, const ProblemSpec& o,
-                  std::vector<double>& kappa, std::vector<std::string>& bad) {
+void eval_formula(const char* option, const FieldSpec& f, const Decomposition& d,
+                  const ProblemSpec& o, std::vector<double>& kappa, std::vector<std::string>& bad) {
   const Layout l = d.layout();
 #pragma omp parallel
   {
     std::string setup;
     std::unique_ptr<Formula> formula;
     try {
-      formula = std::make_unique<Formula>("--coefficient", f.expr);
+      formula = std::make_unique<Formula>(option, f.expr);
     } catch (const BadInput& e) {
       setup = e.what();
     }
@@ -71,17 +90,17 @@ void eval_formula(const FieldSpec& f, const Decomposition& d, const ProblemSpec&
   }
 }
 
-}  // namespace
-
-std::vector<double> fill_coefficient(const ProblemSpec& o, const Decomposition& d, MPI_Comm comm) {
-  const FieldSpec f = parse_coefficient_spec(o.coefficient);
+// Collective: the field `f` of option `p` over this rank's padded box, every ghost filled,
+// checked at every value (fill_coefficient's rules, with p's sign).
+std::vector<double> fill_point_field(const PointField& p, const FieldSpec& f,
+                                     const ProblemSpec& o, const Decomposition& d, MPI_Comm comm) {
   const Layout l = d.layout();
   std::vector<double> kappa(l.padded_size(), 0.0);
   std::vector<std::string> bad(std::size_t(l.nz) + 2);
   if (f.kind == FieldSpec::kFile) {
-    read_file_field("--coefficient", f, d, 1, comm, kappa);
+    read_file_field(p.option, f, d, 1, comm, kappa);
   } else if (f.kind == FieldSpec::kExpr) {
-    eval_formula(f, d, o, kappa, bad);
+    eval_formula(p.option, f, d, o, kappa, bad);
   } else {
     for (int k = -1; k <= l.nz; ++k)
       for (int j = -1; j <= l.ny; ++j)
@@ -90,15 +109,28 @@ std::vector<double> fill_coefficient(const ProblemSpec& o, const Decomposition& 
   std::string why;
   for (int k = -1; k <= l.nz && why.empty(); ++k) {
     why = bad[std::size_t(k + 1)];
-    if (why.empty()) why = check_plane(f, d, o, kappa, k);
+    if (why.empty()) why = check_plane(p, f, d, o, kappa, k);
   }
   agree(why, comm);
   return kappa;
 }
 
+}  // namespace
+
+std::vector<double> fill_coefficient(const ProblemSpec& o, const Decomposition& d, MPI_Comm comm) {
+  return fill_point_field(kCoefficient, parse_coefficient_spec(o.coefficient), o, d, comm);
+}
+
+std::vector<double> fill_shift(const ProblemSpec& o, const Decomposition& d, MPI_Comm comm) {
+  const FieldSpec f =
+      parse_shift_spec(variable_shift(o) ? o.shift_field : exact_text(o.shift));
+  return fill_point_field(kShift, f, o, d, comm);
+}
+
 double max_diagonal(const Stencil& spacing, const Decomposition& d,
-                    const std::vector<double>& kappa, MPI_Comm comm) {
-  double m = local_max_diagonal(d.layout(), spacing, kappa);
+                    const std::vector<double>& kappa, const std::vector<double>* sigma,
+                    MPI_Comm comm) {
+  double m = local_max_diagonal(d.layout(), spacing, kappa, sigma);
   HALO3D_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &m, 1, MPI_DOUBLE, MPI_MAX, comm));
   return m;
 }

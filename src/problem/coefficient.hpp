@@ -13,7 +13,8 @@
 
 namespace halo3d {
 
-// Parses the spec and compiles its formula; BadInput (exit 2) for a malformed one.
+// Parses the specs (--coefficient, and --shift's field) and compiles their formulas;
+// BadInput (exit 2) for a malformed one.
 void check_coefficient_option(const ProblemSpec& o);
 
 // Collective: k over this rank's padded box, every ghost filled (the rows' x padding 0).
@@ -21,17 +22,23 @@ void check_coefficient_option(const ProblemSpec& o);
 // naming the first bad point; a file that cannot be read: IoError (exit 5) or BadInput.
 std::vector<double> fill_coefficient(const ProblemSpec& o, const Decomposition& d, MPI_Comm comm);
 
+// Collective: sigma (--shift's field, or its constant everywhere) the same way, every value
+// a finite number >= 0 (else the same BadInput, naming --shift and the first bad point).
+std::vector<double> fill_shift(const ProblemSpec& o, const Decomposition& d, MPI_Comm comm);
+
 // Collective: the largest diagonal of -div(k grad) + shift over the grid (at a point: its
 // six face weights plus the shift, summed as ops::point_diag sums them), the maximum over
 // all ranks, so every rank has the same bits on any process grid. spacing: the constant
-// stencil (1/h^2 per axis, the shift); kappa: fill_coefficient's. Explicit heat is stable
-// for alpha dt times it <= 1.
+// stencil (1/h^2 per axis, the shift); kappa: fill_coefficient's; sigma: fill_shift's for a
+// variable shift (each point's own, in place of spacing's), or null. Explicit heat is
+// stable for alpha dt times it <= 1.
 double max_diagonal(const Stencil& spacing, const Decomposition& d,
-                    const std::vector<double>& kappa, MPI_Comm comm);
+                    const std::vector<double>& kappa, const std::vector<double>* sigma,
+                    MPI_Comm comm);
 
-// Collective: a checksum of k at every point of the grid and of its boundary layer (the
-// same on any process grid; io's field_checksum over the (N+2)^3 grid): a checkpoint's data
-// identity, so that a restart whose file: coefficient changed is refused.
+// Collective: a checksum of k (or sigma) at every point of the grid and of its boundary
+// layer (the same on any process grid; io's field_checksum over the (N+2)^3 grid): a
+// checkpoint's data identity, so that a restart whose file: coefficient changed is refused.
 std::uint64_t coefficient_checksum(const Decomposition& d, const std::vector<double>& kappa,
                                    MPI_Comm comm);
 

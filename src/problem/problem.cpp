@@ -59,7 +59,7 @@ Problem::Problem(const ProblemSpec& o, double max_diag)
       box_(o.box),
       shift_(o.shift),
       boundary_values_(has_boundary_values(o)),
-      variable_(variable_coefficient(o)) {
+      variable_(variable_operator(o)) {
   check_operator(o);
   for (int d = 0; d < 3; ++d) unit_[d] = 1.0 / (grid_[d] + 1);
   if (problem_ != ProblemKind::heat) return;

@@ -80,7 +80,7 @@ class Problem {
   long steps_ = 0;
   double alpha_ = 0, dt_ = 0, theta_ = 0;
   bool boundary_values_ = false;  // --boundary other than 0
-  bool variable_ = false;         // --coefficient other than 1
+  bool variable_ = false;         // --coefficient other than 1, or a variable --shift
 };
 
 // Reproducible value in [-1, 1) for global point index `index` (splitmix64).

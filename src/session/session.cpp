@@ -42,16 +42,19 @@ SolveSession::SolveSession(const ProblemSpec& problem, const ParallelOptions& pa
   ro.grid = spec_.grid;
   ro.stencil = problem_->stencil();
   ro.memory = std::move(memory);
-  if (variable_coefficient(spec_))
+  if (variable_operator(spec_))  // a variable shift alone: k = 1's weights
     ro.kappa = [this](const Decomposition& d, MPI_Comm cart) {
       return fill_coefficient(spec_, d, cart);
     };
+  if (variable_shift(spec_))
+    ro.sigma = [this](const Decomposition& d, MPI_Comm cart) { return fill_shift(spec_, d, cart); };
   rt_ = make_runtime(ro, world);
   // Heat with a variable k: the step's limit is the largest diagonal of the operator k
   // makes (every rank's maximum), known now; the problem is made again with it.
   if (spec_.problem == ProblemKind::heat && rt_->coefficients)
     problem_ = std::make_unique<Problem>(
-        spec_, max_diagonal(ro.stencil, rt_->decomp, rt_->coefficients->kappa(), comm()));
+        spec_, max_diagonal(ro.stencil, rt_->decomp, rt_->coefficients->kappa(),
+                            rt_->coefficients->sigma_or_null(), comm()));
 }
 
 SolveSession::~SolveSession() = default;

@@ -13,9 +13,12 @@ namespace {
 // The face weights of layout l: array a (of 3, each padded) holds at point c the face
 // between c and its +a neighbour, for every point of the box and, along a, the ghost
 // layer below it (the faces to the low neighbour or the boundary).
-std::vector<double> face_weights(const Layout& l, const Stencil& s, const std::vector<double>& k) {
+// A variable shift (sigma non-empty) follows as a fourth array: sigma itself.
+std::vector<double> face_weights(const Layout& l, const Stencil& s, const std::vector<double>& k,
+                                 const std::vector<double>& sigma) {
   const std::size_t n = l.padded_size();
-  std::vector<double> w(3 * n, 0.0);
+  std::vector<double> w((sigma.empty() ? 3 : 4) * n, 0.0);
+  if (!sigma.empty()) std::copy(sigma.begin(), sigma.end(), w.begin() + std::ptrdiff_t(3 * n));
   const double inv_h2[3] = {s.cx, s.cy, s.cz};
   const std::ptrdiff_t step[3] = {1, l.sy(), l.sz()};
   for (int a = 0; a < 3; ++a)
@@ -28,12 +31,17 @@ std::vector<double> face_weights(const Layout& l, const Stencil& s, const std::v
   return w;
 }
 
+const std::vector<double>& no_sigma() {
+  static const std::vector<double> none;
+  return none;
+}
+
 }  // namespace
 
 LevelCoefficients::LevelCoefficients(Kernels& k, const Layout& l, const Stencil& spacing,
-                                     std::vector<double> kappa)
-    : l_(l), spacing_(spacing), kappa_(std::move(kappa)) {
-  const std::vector<double> w = face_weights(l_, spacing_, kappa_);
+                                     std::vector<double> kappa, std::vector<double> sigma)
+    : l_(l), spacing_(spacing), kappa_(std::move(kappa)), sigma_(std::move(sigma)) {
+  const std::vector<double> w = face_weights(l_, spacing_, kappa_, sigma_);
   wd_ = Buffer(k, w.size());
   k.copy(wd_.data(), w.data(), w.size(), Lane::interior);
   k.synchronize(Lane::interior);  // before `w` goes
@@ -41,7 +49,7 @@ LevelCoefficients::LevelCoefficients(Kernels& k, const Layout& l, const Stencil&
 
 void LevelCoefficients::add_float(Kernels& k) {
   if (wf_.size()) return;
-  const std::vector<double> w = face_weights(l_, spacing_, kappa_);
+  const std::vector<double> w = face_weights(l_, spacing_, kappa_, sigma_);
   const std::vector<float> f(w.begin(), w.end());  // each rounded to nearest once
   wf_ = FloatBuffer(k, f.size());
   k.copy(wf_.data(), f.data(), f.size(), Lane::interior);
@@ -55,11 +63,13 @@ Stencil LevelCoefficients::attach(const Stencil& spacing) const {
     s.vd.w[a] = wd_.data() + std::size_t(a) * n;
     s.vf.w[a] = wf_.size() ? wf_.data() + std::size_t(a) * n : nullptr;
   }
+  s.vd.sigma = sigma_.empty() ? nullptr : wd_.data() + 3 * n;
+  s.vf.sigma = sigma_.empty() || !wf_.size() ? nullptr : wf_.data() + 3 * n;
   return s;
 }
 
 double LevelCoefficients::local_spectrum_bound(const Decomposition& d) const {
-  const std::vector<double> w = face_weights(l_, spacing_, kappa_);
+  const std::vector<double> w = face_weights(l_, spacing_, kappa_, {});
   const std::size_t n = l_.padded_size();
   const std::ptrdiff_t step[3] = {1, l_.sy(), l_.sz()};
   double bound = 1.0;
@@ -68,7 +78,7 @@ double LevelCoefficients::local_spectrum_bound(const Decomposition& d) const {
       for (int x = 0; x < l_.nx; ++x) {
         const int idx[3] = {x, y, z};
         const std::ptrdiff_t c = l_.at(x, y, z);
-        double diag = spacing_.shift, off = 0;
+        double diag = sigma_.empty() ? spacing_.shift : sigma_[std::size_t(c)], off = 0;
         for (int a = 0; a < 3; ++a) {
           const double lo = w[std::size_t(a) * n + std::size_t(c - step[a])];
           const double hi = w[std::size_t(a) * n + std::size_t(c)];
@@ -83,8 +93,8 @@ double LevelCoefficients::local_spectrum_bound(const Decomposition& d) const {
   return bound;
 }
 
-double LevelCoefficients::device_bytes(const Layout& l, bool with_float) {
-  return 3.0 * double(l.padded_size()) * (with_float ? 12.0 : 8.0);
+double LevelCoefficients::device_bytes(const Layout& l, bool with_float, bool with_sigma) {
+  return (with_sigma ? 4.0 : 3.0) * double(l.padded_size()) * (with_float ? 12.0 : 8.0);
 }
 
 std::vector<double> coarsen_kappa(const Transfer& t, const std::vector<double>& fine) {
@@ -138,12 +148,13 @@ void fill_boundary_ghosts(const Decomposition& d, std::vector<double>& kappa) {
       }
 }
 
-double local_max_diagonal(const Layout& l, const Stencil& spacing,
-                          const std::vector<double>& kappa) {
-  const std::vector<double> w = face_weights(l, spacing, kappa);
+double local_max_diagonal(const Layout& l, const Stencil& spacing, const std::vector<double>& kappa,
+                          const std::vector<double>* sigma) {
+  const std::vector<double> w = face_weights(l, spacing, kappa, sigma ? *sigma : no_sigma());
   const std::size_t n = l.padded_size();
   FaceWeights<double> f;
   for (int a = 0; a < 3; ++a) f.w[a] = w.data() + std::size_t(a) * n;
+  if (sigma) f.sigma = w.data() + 3 * n;
   double m = 0;
   for (int z = 0; z < l.nz; ++z)
     for (int y = 0; y < l.ny; ++y)

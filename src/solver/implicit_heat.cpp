@@ -37,12 +37,17 @@ class ImplicitHeat final : public Method {
         max_iters_(o.max_iters),
         tol_(o.tol),
         name_(to_string(o.time_scheme)) {
-    const Stencil s = shifted(op_.stencil(), theta_ * o.alpha * dt);
+    const double c = theta_ * o.alpha * dt;
+    const Stencil s = shifted(op_.stencil(), c);
     // A variable k: the same face weights times c (the shifted stencil's 1/h^2 are c/h^2),
-    // the shift 1 + c sigma; the multigrid coarsens k from them on every level.
-    if (rt.coefficients)
-      coef_ =
-          std::make_unique<LevelCoefficients>(k_, rt.decomp.layout(), s, rt.coefficients->kappa());
+    // the shift 1 + c sigma (a variable shift: 1 + c sigma_p at each point, rounded as the
+    // constant one is); the multigrid coarsens k and it from them on every level.
+    if (rt.coefficients) {
+      std::vector<double> sigma = rt.coefficients->sigma();
+      for (double& v : sigma) v = 1.0 + c * v;
+      coef_ = std::make_unique<LevelCoefficients>(k_, rt.decomp.layout(), s,
+                                                  rt.coefficients->kappa(), std::move(sigma));
+    }
     opm_ = make_operator(rt, rt.decomp, coef_ ? coef_->attach(s) : s);
     if (o.multigrid) mg_ = std::make_unique<Multigrid>(rt, o.mg, opm_.get(), coef_.get());
     cg_ = make_cg(*opm_, rt.cart.get(), t_, rhs_, o.tol, mg_.get());

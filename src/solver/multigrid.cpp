@@ -231,7 +231,7 @@ Multigrid::Multigrid(Runtime& rt, const MgOptions& o, DistributedOperator* fine,
   if (mixed_) bytes_ += levels_[0]->points * (12 + 20);
 }
 
-// Variable coefficients: each coarser level's k from the level above (coarsen_kappa over
+// Variable coefficients: each coarser level's k (and sigma) from the level above (coarsen_kappa over
 // the restriction; ghosts from the neighbours, or the whole grid gathered; the boundary's
 // from the nearest point), its face weights lent to its operator, and every level's steps
 // from its own operator's spectrum bound (over all ranks where the level is distributed).
@@ -248,11 +248,16 @@ void Multigrid::vary_levels(DistributedOperator* fine, LevelCoefficients* fine_c
     Level& L = *levels_[l];
     if (l > 0) {
       Level& F = *levels_[l - 1];
-      std::vector<double> kappa = coarsen_kappa(F.down.t, above->kappa());
-      if (F.gathers || L.distributed) kappa = fill_kappa_ghosts(F, L, kappa);
-      fill_boundary_ghosts(L.decomp, kappa);
+      // k, and a variable shift's sigma, the same way.
+      std::vector<double> point[2];
+      const std::vector<double>* from[2] = {&above->kappa(), above->sigma_or_null()};
+      for (int q = 0; q < 2 && from[q]; ++q) {
+        point[q] = coarsen_kappa(F.down.t, *from[q]);
+        if (F.gathers || L.distributed) point[q] = fill_kappa_ghosts(F, L, point[q]);
+        fill_boundary_ghosts(L.decomp, point[q]);
+      }
       L.coef = std::make_unique<LevelCoefficients>(k, L.decomp.layout(), L.A->stencil(),
-                                                   std::move(kappa));
+                                                   std::move(point[0]), std::move(point[1]));
       if (mixed_) L.coef->add_float(k);
       L.A->set_stencil(L.coef->attach(L.A->stencil()));
       above = L.coef.get();

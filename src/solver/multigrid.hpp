@@ -81,9 +81,10 @@ std::vector<MgLevelPlan> mg_plan(const Decomposition& fine, const Stencil& fine_
                                  const MgOptions& o, MPI_Comm cart);
 // Bytes of backend memory the hierarchy of `plan` allocates on this rank (the fine
 // level's vectors are the solver's); mixed: float levels, and the fine level's right-hand
-// side and iterate in float as well; variable: the levels' face weights (coefficients.hpp).
+// side and iterate in float as well; variable: the levels' face weights (coefficients.hpp),
+// and with sigma a variable shift's fourth array.
 double mg_memory_bytes(const std::vector<MgLevelPlan>& plan, bool mixed = false,
-                       bool variable = false);
+                       bool variable = false, bool sigma = false);
 
 // A Transfer between two boxes of consecutive levels, with its weight tables in backend
 // memory. Throws std::logic_error if a transfer it is made for (`uses`) would read beyond

@@ -105,15 +105,16 @@ std::vector<MgLevelPlan> mg_plan(const Decomposition& fine, const Stencil& fine_
   return out;
 }
 
-double mg_memory_bytes(const std::vector<MgLevelPlan>& plan, bool mixed, bool variable) {
+double mg_memory_bytes(const std::vector<MgLevelPlan>& plan, bool mixed, bool variable,
+                       bool sigma) {
   const double e = mixed ? sizeof(float) : sizeof(double);
   double bytes = 0;
   for (std::size_t l = 0; l < plan.size(); ++l) {
     const double n = double(plan[l].decomp.layout().padded_size());
     // Variable coefficients: the coarse levels' face weights (three arrays, double, and
     // float too when mixed); the fine level's float copy when mixed (its double ones are
-    // the runtime's).
-    if (variable) bytes += 3 * n * (l == 0 ? (mixed ? 4 : 0) : (mixed ? 12 : 8));
+    // the runtime's); a variable shift's sigma as a fourth.
+    if (variable) bytes += (sigma ? 4 : 3) * n * (l == 0 ? (mixed ? 4 : 0) : (mixed ? 12 : 8));
     // The fine level: w (double: b and x are CG's, y its lent scratch); mixed: b and x (y
     // and w in halves of the lent scratch); coarser levels: b, x, y, w. (The mixed fine
     // level's zeros for its ghost shell are a surface: not counted.)

@@ -23,8 +23,11 @@ class DistributedOperator {
   const Stencil& stencil() const { return stencil_; }
   // Bytes per point that one sweep of this operator reads beyond the constant stencil's
   // (bench's rows, the solvers' and multigrid's byte counts): a variable operator's three
-  // padded face-weight arrays, 24 B in double (a float sweep reads half).
-  double weight_bytes() const { return stencil_.variable() ? 24.0 : 0.0; }
+  // padded face-weight arrays, 24 B in double (a float sweep reads half), and a variable
+  // shift's sigma, 8 B more.
+  double weight_bytes() const {
+    return stencil_.variable() ? (stencil_.vd.sigma ? 32.0 : 24.0) : 0.0;
+  }
   // Another operator of the same layout (multigrid lends a level its variable coefficients
   // once they are made; the halo does not depend on the stencil).
   void set_stencil(const Stencil& s) { stencil_ = s; }

@@ -191,8 +191,11 @@ std::unique_ptr<Runtime> make_runtime(const RuntimeOptions& o, MPI_Comm world) {
   auto transport = select_transport(o.halo, tc, rt->halo_selection);
   Stencil stencil = o.stencil;
   if (o.kappa) {
+    std::vector<double> kappa = o.kappa(rt->decomp, rt->cart.get());
+    std::vector<double> sigma;
+    if (o.sigma) sigma = o.sigma(rt->decomp, rt->cart.get());
     rt->coefficients = std::make_unique<LevelCoefficients>(
-        *rt->kernels, rt->decomp.layout(), o.stencil, o.kappa(rt->decomp, rt->cart.get()));
+        *rt->kernels, rt->decomp.layout(), o.stencil, std::move(kappa), std::move(sigma));
     stencil = rt->coefficients->attach(o.stencil);
   }
   rt->op =

@@ -39,6 +39,8 @@ struct RuntimeOptions : ParallelOptions {
   // A variable coefficient (coefficients.hpp): k over this rank's padded box, every ghost
   // filled (collective over the Cartesian communicator). Unset: the stencil's constant one.
   std::function<std::vector<double>(const Decomposition&, MPI_Comm cart)> kappa;
+  // With kappa, a variable shift: sigma the same way. Unset: the stencil's constant shift.
+  std::function<std::vector<double>(const Decomposition&, MPI_Comm cart)> sigma;
 };
 
 // The parallel settings solve, bench and the tests share, from any options struct that has them.
