@@ -74,8 +74,9 @@ struct FaceWeights {
 // (A u)_c = diag*u_c - cx*(u_w+u_e) - cy*(u_s+u_n) - cz*(u_b+u_t).
 // Variable ones (variable(): vd is set, and vf too where a float V-cycle runs on it):
 // (A u)_c = d_c u_c - sum over the six faces of w_f u_neighbour, d_c = the six w_f + shift
-// (or + sigma_c where the weights carry a variable shift; ops::point_diag); cx, cy, cz then stand only for the spacing (1/h^2, which the
-// multigrid plan compares), and diag for the constant operator of that spacing.
+// (or + sigma_c where the weights carry a variable shift; ops::point_diag); cx, cy, cz then stand
+// only for the spacing (1/h^2, which the multigrid plan compares), and diag for the constant
+// operator of that spacing.
 struct Stencil {
   double cx = 0, cy = 0, cz = 0, diag = 0;
   double shift = 0;

@@ -2,14 +2,16 @@
 """bench --coefficient (issue 25's bench row) and bench/lognormal_k.py:
 1. lognormal_k.py writes [NZ+2][NY+2][NX+2] float64 k with max/min = the contrast, the same
    bits for the same seed, other bits for another, and refuses a bad grid in one line;
-2. bench --coefficient file:K.h5:/k on 1, 2 and 4 ranks (three process grids, an odd grid):
+2. bench --coefficient file:K.h5:/k on 1, 2 and 4 ranks (three process grids, an odd grid),
+   and with --shift file:S.h5:/s too (sigma: 8 B a point a sweep more, 4 in float):
    the report parses, every operator row has its _var twin and the rows that do not touch the
    operator have none; each _var row's bytes are its constant row's plus the face weights,
    24 B a point a sweep in double and 12 in float (apply, operator, CG, smoothing: one sweep;
    a V-cycle: 2 s + 1 sweeps on each level with s smoothing steps, the coarsest's steps there);
    the levels table with k adds exactly that per level; every time is > 0;
-3. bench without --coefficient has no _var row; a bad --coefficient is refused, exit 2, and
-   so is --coefficient with --io.
+3. bench without --coefficient has no _var row; a bad --coefficient or --shift is refused,
+   exit 2, and so are they with --io, and a constant --shift alone; --shift expr: alone runs
+   the _var rows with k = 1.
 Run: bench_variable_test.py HALO3D MPIEXEC SOURCE_DIR"""
 import json
 import os
@@ -62,14 +64,18 @@ p = run([sys.executable, GEN, "--grid", "4,4", "bad.h5"])
 check(p.returncode != 0 and len(p.stderr.strip().splitlines()) == 1 and "--grid" in p.stderr,
       f"a bad --grid is refused in one line: {p.stderr.strip()!r}")
 
-# 2. bench --coefficient.
+# 2. bench --coefficient, and with --shift SPEC too (a variable sigma: 8 B more a sweep).
+with h5py.File(os.path.join(work, "s.h5"), "w") as f:
+    f["s"] = np.random.default_rng(3).uniform(0, 50, shape)
 SWEEPING = ["apply", "apply_dot", "operator", "cg_iteration", "mg_smooth", "mg_vcycle", "mg_pcg_iteration",
             "mg_smooth_f32", "mg_vcycle_mixed", "mg_pcg_iter_mixed"]
-ONE_SWEEP = {"apply": 24, "apply_dot": 24, "operator": 24, "cg_iteration": 24, "mg_smooth": 24, "mg_smooth_f32": 12}
 points = grid[0] * grid[1] * grid[2]
-for ranks, procs in ((1, "1,1,1"), (2, "2,1,1"), (4, "1,2,2")):
-    rep = f"b{ranks}.json"
-    p = bench(ranks, "--grid", g, "--procs", procs, "--coefficient", "file:k.h5:/k", "--report", rep)
+for ranks, procs, extra, W in ((1, "1,1,1", [], 24), (2, "2,1,1", [], 24), (4, "1,2,2", [], 24),
+                               (1, "1,1,1", ["--shift", "file:s.h5:/s"], 32),
+                               (2, "1,2,1", ["--shift", "file:s.h5:/s"], 32)):
+    ONE_SWEEP = {"apply": W, "apply_dot": W, "operator": W, "cg_iteration": W, "mg_smooth": W, "mg_smooth_f32": W // 2}
+    rep = f"b{ranks}_{W}.json"
+    p = bench(ranks, "--grid", g, "--procs", procs, "--coefficient", "file:k.h5:/k", *extra, "--report", rep)
     check(p.returncode == 0, f"bench --coefficient on {procs} runs ({p.stderr.strip()[-300:]})")
     if p.returncode != 0:
         continue
@@ -79,6 +85,7 @@ for ranks, procs in ((1, "1,1,1"), (2, "2,1,1"), (4, "1,2,2")):
     check(var == sorted(SWEEPING), f"{procs}: a _var row for each row that sweeps the operator: {var}")
     check(all(rows[n]["median_ms"] > 0 for n in rows), f"{procs}: every time > 0")
     check(b.get("coefficient") == "file:k.h5:/k", f"{procs}: the report names the coefficient")
+    check(b.get("shift") == (extra[1] if extra else None), f"{procs}: the report names a --shift")
     for n, w in ONE_SWEEP.items():
         got = rows[n + "_var"]["bytes"] - rows[n]["bytes"]
         check(got == w * points, f"{procs}: {n}_var = {n} + {w} B x {points} points (got +{got})")
@@ -94,12 +101,12 @@ for ranks, procs in ((1, "1,1,1"), (2, "2,1,1"), (4, "1,2,2")):
     expect = []
     for i, x in enumerate(levels):
         n = x["grid"][0] * x["grid"][1] * x["grid"][2]
-        expect.append(24 * n * (c if i + 1 == len(levels) else 2 * s + 1))
+        expect.append(W * n * (c if i + 1 == len(levels) else 2 * s + 1))
     got = [lv[i]["bytes"] - levels[i]["bytes"] for i in range(len(levels))]
     check(got == expect, f"{procs}: each level adds its sweeps' weights: {got} vs {expect}")
     w = sum(expect)
-    for n, add in (("mg_vcycle", w), ("mg_pcg_iteration", w + 24 * points), ("mg_vcycle_mixed", w / 2),
-                   ("mg_pcg_iter_mixed", w / 2 + 24 * points)):
+    for n, add in (("mg_vcycle", w), ("mg_pcg_iteration", w + W * points), ("mg_vcycle_mixed", w / 2),
+                   ("mg_pcg_iter_mixed", w / 2 + W * points)):
         # These rows sum each rank's share of a global count: equal up to that sum's rounding.
         got = rows[n + "_var"]["bytes"] - rows[n]["bytes"]
         check(abs(got - add) <= 1e-12 * rows[n + "_var"]["bytes"], f"{procs}: {n}_var = {n} + {add:g} (got +{got:g})")
@@ -112,6 +119,16 @@ p = bench(1, "--grid", "8,8,8", "--coefficient", "expr:x-0.5")
 lines = [l for l in p.stderr.splitlines() if l.startswith("halo3d")]
 check(p.returncode == 2 and len(lines) == 1 and "--coefficient" in lines[0], f"k <= 0 refused, exit 2: {p.stderr.strip()!r}")
 
+p = bench(1, "--grid", "8,8,8", "--shift", "expr:y-0.5")
+lines = [l for l in p.stderr.splitlines() if l.startswith("halo3d")]
+check(p.returncode == 2 and len(lines) == 1 and "--shift" in lines[0], f"sigma < 0 refused, exit 2: {p.stderr.strip()!r}")
+p = bench(1, "--grid", "8,8,8", "--shift", "2")
+check(p.returncode == 2 and "leaves the operator constant" in p.stderr, f"a constant --shift alone refused: {p.stderr.strip()!r}")
+p = bench(1, "--grid", "8,8,8", "--shift", "expr:1+x", "--report", "sonly.json")
+names = [r["name"] for r in json.load(open(os.path.join(work, "sonly.json")))["results"]] if p.returncode == 0 else []
+check(p.returncode == 0 and "apply_var" in names, "--shift expr: alone: the _var rows with k = 1")
+p = run([MPIEXEC, "-np", "1", "--oversubscribe", HALO3D, "bench", "--io", "--grid", "8,8,8", "--shift", "expr:x"])
+check(p.returncode == 2 and "--shift is for the kernel benchmark" in p.stderr, f"--io refuses --shift: {p.stderr.strip()[:200]!r}")
 p = run([MPIEXEC, "-np", "1", "--oversubscribe", HALO3D, "bench", "--io", "--grid", "8,8,8", "--coefficient", "2"])
 check(p.returncode == 2 and "--coefficient is for the kernel benchmark, not --io" in p.stderr, f"--io refuses --coefficient: {p.stderr.strip()[:200]!r}")
 

@@ -6,8 +6,9 @@ point's own sigma on the diagonal):
 1. Jacobi steps bitwise the reference's (random k and sigma from files), on 1-4 ranks;
    a variable shift with k = 1; expr:2.5 bitwise the constant --shift 2.5;
 2. Poisson with a random f: the dense solve's answer to ~1e-12 relative with MG-PCG (double,
-   mixed, distributed coarse levels) and CG, /u bitwise equal on every process grid;
-   sigma dropped from the reference is far off (the check sees sigma);
+   mixed, distributed coarse levels, --fmg) and CG, /u bitwise equal on every process grid;
+   sigma dropped from the reference is far off (the check sees sigma); the output and the
+   report name the shift; MG-PCG converges in a few iterations with a large or jumping sigma;
 3. heat: dt = 0.9 / (alpha max_p (face weights + sigma_p)) bitwise, explicit steps bitwise
    numpy's; backward Euler and Crank-Nicolson against a dense solve; a restart refused when
    the sigma file changed, or the shift did;
@@ -15,6 +16,7 @@ point's own sigma on the diagonal):
    a wrong file shape: exit 2, one line naming --shift;
 5. --dry-run counts sigma's arrays.
 Run: shift_field_test.py HALO3D MPIEXEC"""
+import json
 import os
 import re
 import subprocess
@@ -159,7 +161,8 @@ no_sigma = np.linalg.solve(dense(kappa, grid, box, 0.0), f.ravel()).reshape(f.sh
 check(np.max(np.abs(no_sigma - want)) / scale > 1e-2, "without sigma the answer is far off (the check sees sigma)")
 for name, extra in (("mg", []), ("mixed", ["--precision", "mixed"]), ("cg", ["--precond", "none"]),
                     ("mg distributed", ["--mg-gather", "0"]),
-                    ("mixed distributed", ["--precision", "mixed", "--mg-gather", "0"])):
+                    ("mixed distributed", ["--precision", "mixed", "--mg-gather", "0"]),
+                    ("fmg", ["--fmg"])):
     first = None
     for ranks, grids in procs.items():
         for pg in grids:
@@ -173,6 +176,12 @@ for name, extra in (("mg", []), ("mixed", ["--precision", "mixed"]), ("cg", ["--
                 check(err < 1e-12, f"{name}: the dense solve's answer (max relative error {err:.1e})")
             else:
                 check(np.array_equal(u, first), f"{name} on {pg} ({ranks} ranks): /u bitwise equal to 1 rank")
+halo3d(2, *common, "--rhs", "file:f.h5:/d", "--output", "named.h5", "--report", "named.json")
+attrs = read("named.h5")[1]
+config = json.load(open(os.path.join(work, "named.json"))).get("config", {}) if os.path.exists(
+    os.path.join(work, "named.json")) else {}
+check(attrs.get("shift") == "file:s.h5:/d" and config.get("shift") == "file:s.h5:/d",
+      f"the output's attribute and the report's config name the shift: {attrs.get('shift')!r}, {config.get('shift')!r}")
 # sigma from a formula with k = 1 (the reference evaluates it at coord()'s points).
 x = [(box[a] * np.arange(n + 2)) / (n + 1) for a, n in enumerate(grid)]
 for a, n in enumerate(grid):
@@ -187,6 +196,16 @@ for ranks, pg in ((1, "1,1,1"), (4, "2,1,2")):
     u = read(out)[0]
     err = np.max(np.abs(u - want_e)) / np.max(np.abs(want_e)) if u.shape == want_e.shape else np.inf
     check(err < 1e-12, f"k = 1, --shift expr: on {pg}: the dense solve's answer (max relative error {err:.1e})")
+
+# Multigrid sees sigma on its coarse levels (coarsened as k): with sigma 100x the weights,
+# or a jump of 1e6, MG-PCG still converges in a few iterations (double and mixed; a
+# hierarchy without sigma overcorrects).
+for spec, most in (("expr:1e5*(1+x)", 8), ("expr:(x<0.5)*1e6", 13)):
+    for extra in ([], ["--precision", "mixed"]):
+        p = halo3d(2, "--grid", "32,32,32", "--rhs", "random", "--shift", spec, *extra, "--output", "none",
+                   "--report", "its.json")
+        its = json.load(open(os.path.join(work, "its.json")))["result"]["iterations"] if p.returncode == 0 else -1
+        check(0 < its <= most, f"--shift {spec} {' '.join(extra)}: {its} MG-PCG iterations to 1e-8 (at most {most})")
 
 # 3. Heat: the explicit limit from each point's own sigma, steps bitwise.
 alpha = 0.7

@@ -59,6 +59,7 @@ SolveOptions options_for(const Settings& s, const Int3& procs, std::uint64_t see
   o.box = op.box;
   o.shift = op.shift;
   o.coefficient = op.coefficient;
+  o.shift_field = op.shift_field;
   o.procs = procs;
   o.backend = test::backend_under_test();
   o.rhs = "random";
@@ -144,6 +145,16 @@ TEST(Api, CoefficientBitwiseAsSolve) {
   op.coefficient = "expr:(x<0.5 && y<0.4) ? 1e3 : 1+z";
   check_method({}, true, op);
   expect_changes_answer(op, 6);
+}
+
+// Operator's shift_field is solve's --shift expr:/file: (with k = 1 and with a variable k).
+TEST(Api, ShiftFieldBitwiseAsSolve) {
+  Operator op;
+  op.shift_field = "expr:100*(1+sin(5*x))*(y+z)";
+  check_method({}, true, op);
+  expect_changes_answer(op, 7);
+  op.coefficient = "expr:1+10*x*y";
+  check_method({}, true, op);
 }
 
 TEST(Api, CgBitwiseAsSolve) {
@@ -278,6 +289,12 @@ TEST(Api, BadInputIsAnError) {
   expect_bad_input([&] { Solver(MPI_COMM_WORLD, {kGrid, {0, 0, 0}}, s, op); }, "--coefficient");
   op.coefficient = "expr:x-0.5";
   expect_bad_input([&] { Solver(MPI_COMM_WORLD, {kGrid, {0, 0, 0}}, s, op); }, "k must be");
+  op.coefficient = "1";
+  op.shift_field = "expr:x-0.5";
+  expect_bad_input([&] { Solver(MPI_COMM_WORLD, {kGrid, {0, 0, 0}}, s, op); }, "sigma must be");
+  op.shift_field = "expr:x";
+  op.shift = 1;
+  expect_bad_input([&] { Solver(MPI_COMM_WORLD, {kGrid, {0, 0, 0}}, s, op); }, "give one of them");
   s.tol = -1;
   expect_bad_input([&] { Solver(MPI_COMM_WORLD, {kGrid, {0, 0, 0}}, s); }, "tol");
 }

@@ -50,13 +50,18 @@ struct Grid {
 // (docs/OPTIONS.md): a number ("1": -Laplace), "expr:FORMULA" of x, y, z in the box's
 // coordinates, or "file:PATH.h5:/DATASET" ([NZ+2][NY+2][NX+2], the boundary layer
 // included); a malformed spec, or k not finite and > 0 anywhere, is refused with
-// kExitBadInput. A struct so that other boundary conditions can be added later without
+// kExitBadInput. `shift_field` is a variable shift in the forms of `halo3d solve --shift`:
+// "expr:FORMULA" or "file:PATH.h5:/DATASET" (sigma >= 0 at the points, the boundary layer
+// included), each point's own sigma on the diagonal; empty: the constant `shift` (giving
+// both a field and a nonzero `shift`, or sigma not finite and >= 0 anywhere, is refused with
+// kExitBadInput). A struct so that other boundary conditions can be added later without
 // breaking callers.
 struct Operator {
   double boundary_value = 0.0;
   std::array<double, 3> box{1.0, 1.0, 1.0};
   double shift = 0.0;
   std::string coefficient = "1";
+  std::string shift_field;  // since 0.3
 };
 
 // How to solve.

@@ -52,6 +52,7 @@ ProblemSpec problem_spec(const Grid& g, const Operator& op) {
   spec.box = op.box;
   spec.shift = op.shift;
   spec.coefficient = op.coefficient;
+  spec.shift_field = op.shift_field;
   check_operator(spec);  // names --box/--shift: the command line's words for these fields
   check_coefficient_option(spec);
   return spec;

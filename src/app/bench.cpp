@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "app.hpp"
+#include "checks.hpp"
 #include "errors.hpp"
 #include "files.hpp"
 #include "fmg.hpp"
@@ -246,12 +247,17 @@ nlohmann::json report_levels(const MgNumbers& mg, double copy_gbs, bool root,
 
 // The solve bench measures: MG-PCG on a random right-hand side, built as `solve` builds it
 // (SolveSession); --fmg's F-cycle is set up too, for its row. tol 1e-300: it never stops.
-// coefficient: k of the operator ("1": constant).
+// coefficient: k of the operator ("1": constant); shift: --shift's text (empty: 0).
 std::unique_ptr<SolveSession> bench_session(const BenchOptions& o, const std::string& coefficient,
-                                            MPI_Comm world) {
+                                            const std::string& shift, MPI_Comm world) {
   ProblemSpec p;
   p.grid = o.grid;
   p.coefficient = coefficient;
+  if (!shift.empty()) set_shift(p, shift);
+  if (!shift.empty() && !variable_operator(p))
+    throw BadInput("bench --shift " + printable(shift, 80) +
+                   " without --coefficient leaves the operator constant (the _var rows would "
+                   "repeat the constant ones): give --coefficient too, or sigma as a field");
   p.rhs = "random";
   p.seed = 7;
   MethodPlan m;
@@ -282,23 +288,39 @@ void measure_variable(const BenchOptions& o, SolveSession& session, std::vector<
   mg = measure_multigrid(session, fields, o.reps, measure);
 }
 
+// The _var rows' session (--coefficient or --shift given; else null), made before any
+// measuring: a bad k or sigma is refused at once.
+std::unique_ptr<SolveSession> variable_session(const BenchOptions& o, MPI_Comm world) {
+  if (o.coefficient.empty() && o.shift.empty()) return nullptr;
+  auto s = bench_session(o, o.coefficient.empty() ? "1" : o.coefficient, o.shift, world);
+  s->fill_source();
+  s->build_method();
+  return s;
+}
+
+// The report's (and the printed table's) part for the _var rows' operator.
+void report_variable(const BenchOptions& o, const MgNumbers& mg_var, double copy_gbs, bool root,
+                     nlohmann::json& j) {
+  j["coefficient"] = o.coefficient.empty() ? "1" : o.coefficient;
+  if (!o.shift.empty()) j["shift"] = o.shift;
+  j["mg_setup_s_var"] = mg_var.setup_s;
+  j["mg_levels_var"] =
+      report_levels(mg_var, copy_gbs, root,
+                    (o.coefficient.empty() ? "" : " with --coefficient " + o.coefficient) +
+                        (o.shift.empty() ? "" : " with --shift " + o.shift));
+}
+
 }  // namespace
 
 int run_bench(const BenchOptions& o, MPI_Comm world) {
   if (o.io) return run_bench_io(o, world);
-  const std::unique_ptr<SolveSession> session = bench_session(o, "1", world);
+  const std::unique_ptr<SolveSession> session = bench_session(o, "1", "", world);
   Runtime* rt = &session->runtime();
   if (!o.report.empty())  // before measuring, not after
     check_planned_files({{"--report", o.report}}, world);
   session->fill_source();
   session->build_method();
-  // The variable operator's session before any measuring: a bad k is refused at once.
-  std::unique_ptr<SolveSession> variable;
-  if (!o.coefficient.empty()) {
-    variable = bench_session(o, o.coefficient, world);
-    variable->fill_source();
-    variable->build_method();
-  }
+  const std::unique_ptr<SolveSession> variable = variable_session(o, world);
   MPI_Comm comm = rt->cart.get();
   Kernels& k = *rt->kernels;
   const Decomposition& d = rt->decomp;
@@ -332,10 +354,6 @@ int run_bench(const BenchOptions& o, MPI_Comm world) {
   j["copy_gbytes_per_s"] = copy_gbs;
   j["overlap"] = rt->op->overlap();
   j["mg_setup_s"] = mg.setup_s;
-  if (!o.coefficient.empty()) {
-    j["coefficient"] = o.coefficient;
-    j["mg_setup_s_var"] = mg_var.setup_s;
-  }
   if (root) {
     std::printf(
         "halo3d bench %s: grid %s on %d rank(s) as %s, backend %s (%s), %d reps (median), %d "
@@ -347,9 +365,7 @@ int run_bench(const BenchOptions& o, MPI_Comm world) {
   }
   j["results"] = report_rows(rows, copy_gbs, root);
   j["mg_levels"] = report_levels(mg, copy_gbs, root, "");
-  if (!o.coefficient.empty())
-    j["mg_levels_var"] =
-        report_levels(mg_var, copy_gbs, root, " with --coefficient " + o.coefficient);
+  if (variable) report_variable(o, mg_var, copy_gbs, root, j);
   if (!o.report.empty())
     write_file_atomically(
         o.report,

@@ -177,6 +177,11 @@ CLI::App* add_bench_command(CLI::App& app, BenchOptions& b, BenchArgs& a) {
                    "Also time the operator and multigrid rows with this k (as solve's "
                    "--coefficient; rows ending _var) beside the constant ones")
       ->group("Benchmark");
+  bench
+      ->add_option("--shift", b.shift,
+                   "The _var rows' operator with this sigma (as solve's --shift: VALUE, "
+                   "expr:FORMULA or file:PATH.h5:/DATASET; k = 1 without --coefficient)")
+      ->group("Benchmark");
   bench->add_option("--report", b.report, "JSON file for the results, or 'none'")->group("Output");
   bench
       ->add_flag("--io", b.io,
@@ -317,8 +322,9 @@ void finish_bench(CLI::App* bench, const BenchArgs& a, BenchOptions& b) {
     for (const char* name : {"--reps", "--warmup"})
       if (bench->count(name) > 0)
         throw BadInput(std::string(name) + " is for the kernel benchmark; --io takes --io-reps");
-    if (bench->count("--coefficient") > 0)
-      throw BadInput("--coefficient is for the kernel benchmark, not --io");
+    for (const char* name : {"--coefficient", "--shift"})
+      if (bench->count(name) > 0)
+        throw BadInput(std::string(name) + " is for the kernel benchmark, not --io");
   }
   none_is_empty(b.report);
   check_grid_size(b.grid, "--grid");

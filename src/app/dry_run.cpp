@@ -125,10 +125,11 @@ int run_dry_run(const SolveOptions& o, MPI_Comm world) {
   MPI_Comm comm = cart.get();
   // Heat with a variable k: its step's limit needs k (read or computed, as a run does).
   if (o.problem == ProblemKind::heat && variable_operator(o)) {
-    const std::vector<double> sigma = variable_shift(o) ? fill_shift(o, d, comm) : std::vector<double>();
-    prob = Problem(o, max_diagonal(operator_stencil(spacing(o), o.shift), d,
-                                   fill_coefficient(o, d, comm), sigma.empty() ? nullptr : &sigma,
-                                   comm));
+    const std::vector<double> sigma =
+        variable_shift(o) ? fill_shift(o, d, comm) : std::vector<double>();
+    prob = Problem(
+        o, max_diagonal(operator_stencil(spacing(o), o.shift), d, fill_coefficient(o, d, comm),
+                        sigma.empty() ? nullptr : &sigma, comm));
   }
 
   // Memory as run_solve and the runtime count it: the solve's fields and the halo buffers

@@ -59,6 +59,9 @@ struct BenchOptions : ParallelOptions {
   // --coefficient: k as solve takes it; empty: none. Given, the operator and multigrid rows
   // run again on that variable operator (names ending _var) in the same run.
   std::string coefficient;
+  // --shift: sigma as solve takes it, for the _var rows' operator (k 1 without
+  // --coefficient); empty: none.
+  std::string shift;
   // --io: time writing the grid's field as solve --output does, against a raw write.
   bool io = false;
   std::string io_dir = ".";  // where the temporary files go

@@ -80,7 +80,10 @@ void write_solution_attributes(const SolveRecord& r, hid_t g, const DriveResult&
   h5_attr(g, "procs", std::vector<long long>{r.procs[0], r.procs[1], r.procs[2]});
   h5_attr(g, "spacing", std::vector<double>{r.h[0], r.h[1], r.h[2]});
   h5_attr(g, "box", std::vector<double>{o.box[0], o.box[1], o.box[2]});
-  h5_attr_real(g, "shift", o.shift);
+  if (variable_shift(o))  // the spec as given, as `coefficient` is
+    h5_attr_text(g, "shift", o.shift_field);
+  else
+    h5_attr_real(g, "shift", o.shift);
   h5_attr_text(g, "coefficient", o.coefficient);
   h5_attr_matrix(g, "mode", o.modes);
   h5_attr_text(g, "problem", to_string(o.problem));
@@ -131,7 +134,7 @@ nlohmann::json config_json(const SolveRecord& r) {
   nlohmann::json c = {
       {"grid", to_json(o.grid)},
       {"box", {o.box[0], o.box[1], o.box[2]}},
-      {"shift", o.shift},
+      {"shift", variable_shift(o) ? nlohmann::json(o.shift_field) : nlohmann::json(o.shift)},
       {"coefficient", o.coefficient},
       {"problem", to_string(o.problem)},
       {"solver", r.solver},

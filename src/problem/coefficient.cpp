@@ -19,7 +19,8 @@ struct PointField {
   const char* rule;
 };
 constexpr PointField kCoefficient{
-    "--coefficient", false, "k must be a finite number > 0 everywhere, the boundary layer included"};
+    "--coefficient", false,
+    "k must be a finite number > 0 everywhere, the boundary layer included"};
 constexpr PointField kShift{"--shift", true,
                             "sigma must be a finite number >= 0 everywhere, the boundary layer "
                             "included"};
@@ -92,8 +93,8 @@ void eval_formula(const char* option, const FieldSpec& f, const Decomposition& d
 
 // Collective: the field `f` of option `p` over this rank's padded box, every ghost filled,
 // checked at every value (fill_coefficient's rules, with p's sign).
-std::vector<double> fill_point_field(const PointField& p, const FieldSpec& f,
-                                     const ProblemSpec& o, const Decomposition& d, MPI_Comm comm) {
+std::vector<double> fill_point_field(const PointField& p, const FieldSpec& f, const ProblemSpec& o,
+                                     const Decomposition& d, MPI_Comm comm) {
   const Layout l = d.layout();
   std::vector<double> kappa(l.padded_size(), 0.0);
   std::vector<std::string> bad(std::size_t(l.nz) + 2);
@@ -122,8 +123,7 @@ std::vector<double> fill_coefficient(const ProblemSpec& o, const Decomposition& 
 }
 
 std::vector<double> fill_shift(const ProblemSpec& o, const Decomposition& d, MPI_Comm comm) {
-  const FieldSpec f =
-      parse_shift_spec(variable_shift(o) ? o.shift_field : exact_text(o.shift));
+  const FieldSpec f = parse_shift_spec(variable_shift(o) ? o.shift_field : exact_text(o.shift));
   return fill_point_field(kShift, f, o, d, comm);
 }
 

@@ -231,10 +231,10 @@ Multigrid::Multigrid(Runtime& rt, const MgOptions& o, DistributedOperator* fine,
   if (mixed_) bytes_ += levels_[0]->points * (12 + 20);
 }
 
-// Variable coefficients: each coarser level's k (and sigma) from the level above (coarsen_kappa over
-// the restriction; ghosts from the neighbours, or the whole grid gathered; the boundary's
-// from the nearest point), its face weights lent to its operator, and every level's steps
-// from its own operator's spectrum bound (over all ranks where the level is distributed).
+// Variable coefficients: each coarser level's k (and sigma) from the level above (coarsen_kappa
+// over the restriction; ghosts from the neighbours, or the whole grid gathered; the boundary's from
+// the nearest point), its face weights lent to its operator, and every level's steps from its own
+// operator's spectrum bound (over all ranks where the level is distributed).
 void Multigrid::vary_levels(DistributedOperator* fine, LevelCoefficients* fine_coef) {
   Kernels& k = *rt_.kernels;
   if (!fine_coef && fine == rt_.op.get()) fine_coef = rt_.coefficients.get();
