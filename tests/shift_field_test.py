@@ -26,6 +26,9 @@ import tempfile
 import h5py
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from report_schema import validate_report  # noqa: E402
+
 HALO3D, MPIEXEC = os.path.abspath(sys.argv[1]), sys.argv[2]
 failures = []
 work = tempfile.mkdtemp(prefix="halo3d-shift-field-")
@@ -178,8 +181,10 @@ for name, extra in (("mg", []), ("mixed", ["--precision", "mixed"]), ("cg", ["--
                 check(np.array_equal(u, first), f"{name} on {pg} ({ranks} ranks): /u bitwise equal to 1 rank")
 halo3d(2, *common, "--rhs", "file:f.h5:/d", "--output", "named.h5", "--report", "named.json")
 attrs = read("named.h5")[1]
-config = json.load(open(os.path.join(work, "named.json"))).get("config", {}) if os.path.exists(
-    os.path.join(work, "named.json")) else {}
+report = json.load(open(os.path.join(work, "named.json"))) if os.path.exists(os.path.join(work, "named.json")) else {}
+config = report.get("config", {})
+problems = validate_report(report)
+check(report and not problems, f"the report matches docs/report.schema.json: {problems[:3]}")
 check(attrs.get("shift") == "file:s.h5:/d" and config.get("shift") == "file:s.h5:/d",
       f"the output's attribute and the report's config name the shift: {attrs.get('shift')!r}, {config.get('shift')!r}")
 # sigma from a formula with k = 1 (the reference evaluates it at coord()'s points).
