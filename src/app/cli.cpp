@@ -281,6 +281,7 @@ void finish_solve(CLI::App* solve, const SolveArgs& a, int argc, char** argv, So
   o.procs = to_int3(a.procs, "--procs");
   if (a.box.size() != 3) throw BadInput("--box: three sides LX,LY,LZ expected");
   for (int d = 0; d < 3; ++d) o.box[d] = a.box[std::size_t(d)];
+  o.periodic = parse_bc(a.bc);
   o.modes.clear();
   for (const auto& m : a.modes) o.modes.push_back(parse_mode(m));
   o.output = a.output;

@@ -99,6 +99,7 @@ struct SolveArgs {
   std::vector<double> box;
   std::vector<std::string> modes{"1,1,1"};
   std::string output, config;
+  std::string bc = "dirichlet";
 };
 
 // solve's options (cli_solve.cpp), in the order of --help and of --dry-run's configuration.

@@ -82,6 +82,7 @@ void write_solution_attributes(const SolveRecord& r, hid_t g, const DriveResult&
   h5_attr(g, "box", std::vector<double>{o.box[0], o.box[1], o.box[2]});
   h5_attr_real(g, "shift", o.shift);
   h5_attr_text(g, "coefficient", o.coefficient);
+  h5_attr_text(g, "bc", bc_text(o.periodic));
   h5_attr_matrix(g, "mode", o.modes);
   h5_attr_text(g, "problem", to_string(o.problem));
   h5_attr_text(g, "solver", r.solver);
@@ -133,6 +134,7 @@ nlohmann::json config_json(const SolveRecord& r) {
       {"box", {o.box[0], o.box[1], o.box[2]}},
       {"shift", o.shift},
       {"coefficient", o.coefficient},
+      {"bc", bc_text(o.periodic)},
       {"problem", to_string(o.problem)},
       {"solver", r.solver},
       {"precond", r.precond},
