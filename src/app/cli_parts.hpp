@@ -101,6 +101,7 @@ struct SolveArgs {
   std::string shift;  // a constant, expr:FORMULA or file:PATH.h5:/DATASET
   std::vector<std::string> modes{"1,1,1"};
   std::string output, config;
+  std::string bc = "dirichlet";
 };
 
 // solve's options (cli_solve.cpp), in the order of --help and of --dry-run's configuration.

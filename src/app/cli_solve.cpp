@@ -45,6 +45,11 @@ void add_solve_problem_options(CLI::App* solve, SolveOptions& o, SolveArgs& a) {
                    "k > 0 in -div(k grad u) + sigma u = f (heat: u_t = alpha (div(k grad u) - "
                    "sigma u)): VALUE, expr:FORMULA or file:PATH.h5:/DATASET ([NZ+2][NY+2][NX+2])")
       ->group("Problem");
+  solve
+      ->add_option("--bc", a.bc,
+                   "Boundary kinds FACE=KIND,...: FACE x0,x1,y0,y1,z0,z1 or x,y,z; KIND dirichlet "
+                   "or periodic (both faces of an axis)")
+      ->group("Problem");
   solve->add_option("--mode", a.modes, "Manufactured mode KX,KY,KZ (repeatable; summed)")
       ->group("Problem");
   solve->add_option("--seed", o.seed, "Seed of --rhs random")

@@ -38,6 +38,33 @@ void check_stored_sizes(const SolveOptions& o) {
                      " characters, got " + std::to_string(spec.size()));
 }
 
+// What periodic axes do not take yet (issue 25's plan, docs/ARCHITECTURE.md): refused rather
+// than solved wrong.
+void check_periodic(const SolveOptions& o) {
+  if (!(o.periodic[0] || o.periodic[1] || o.periodic[2])) return;
+  const std::string bc = "--bc " + bc_text(o.periodic);
+  const bool heat = o.problem == ProblemKind::heat;
+  if (o.precond == Precond::mg &&
+      (heat ? o.time_scheme != TimeScheme::explicit_ : o.solver == SolverKind::cg))
+    throw BadInput(bc +
+                   ": the multigrid preconditioner does not take periodic axes yet; give "
+                   "--precond none");
+  if (variable_operator(o))
+    throw BadInput(bc + ": --coefficient and a variable --shift do not take periodic axes yet");
+  if (!heat && all_periodic(o) && o.shift == 0)
+    throw BadInput(
+        "all-periodic with --shift 0 is singular: not supported yet; give --shift > 0 "
+        "or a Dirichlet axis");
+  // sin(2 pi k i/N) vanishes at every point for k = N/2 and aliases beyond it.
+  if (source_field(o).kind == FieldSpec::kModes)
+    for (const Int3& m : o.modes)
+      for (int d = 0; d < 3; ++d)
+        if (o.periodic[d] && 2 * m[d] >= o.grid[d])
+          throw BadInput("--mode " + to_string(m) + ": wave number " + std::to_string(m[d]) +
+                         " on the periodic axis " + "xyz"[d] + " must be below N/2 = " +
+                         std::to_string(o.grid[d]) + "/2 (sin(2 pi k i/N) aliases there)");
+}
+
 }  // namespace
 
 void validate(const SolveOptions& o) {
@@ -45,6 +72,7 @@ void validate(const SolveOptions& o) {
   check_operator(o);
   if (o.modes.empty()) throw BadInput("--mode: at least one mode is needed");
   check_stored_sizes(o);
+  check_periodic(o);
   // A wave number beyond the grid aliases: K = N+1 is zero at every point, larger ones
   // repeat smaller modes, so the "exact" answer would not be the grid's.
   if (source_field(o).kind == FieldSpec::kModes)

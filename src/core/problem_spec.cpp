@@ -1,5 +1,6 @@
 #include "problem_spec.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -15,7 +16,8 @@ void check_operator(const ProblemSpec& p) {
     if (!(p.box[a] > 0) || !std::isfinite(p.box[a]))
       throw BadInput("--box " + box + ": every side must be a finite number > 0");
     // The stencil's weights are 1/h^2: they must be finite and keep full precision.
-    const double h = p.box[a] / (double(p.grid[a]) + 1.0), c = 1.0 / (h * h);
+    const double h = p.box[a] / (double(p.grid[a]) + (p.periodic[a] ? 0.0 : 1.0)),
+                 c = 1.0 / (h * h);
     if (!std::isfinite(c) || !(c >= std::numeric_limits<double>::min()))
       throw BadInput("--box " + box + ": the spacing " + exact_text(h) + " along " + "xyz"[a] +
                      " gives a stencil weight 1/h^2 = " + exact_text(c) +
@@ -44,10 +46,59 @@ void set_shift(ProblemSpec& p, const std::string& spec) {
   p.shift_field = constant ? "" : spec;
 }
 
+namespace {
+
+// One --bc item FACE=KIND into kind[axis][side] (1 dirichlet, 2 periodic).
+void parse_bc_item(const std::string& text, const std::string& item, int kind[3][2]) {
+  const std::size_t eq = item.find('=');
+  const std::string face = item.substr(0, eq),
+                    what = eq == std::string::npos ? "" : item.substr(eq + 1);
+  const bool axis_ok = (face.size() == 1 || face.size() == 2) && face[0] >= 'x' && face[0] <= 'z' &&
+                       (face.size() == 1 || face[1] == '0' || face[1] == '1');
+  if (eq == std::string::npos || !axis_ok || (what != "dirichlet" && what != "periodic"))
+    throw BadInput("--bc " + text + ": '" + item +
+                   "' is not FACE=KIND (FACE x0,x1,y0,y1,z0,z1 or x,y,z; KIND dirichlet or "
+                   "periodic)");
+  const int a = face[0] - 'x', k = what == "periodic" ? 2 : 1;
+  if (face.size() == 1 || face[1] == '0') kind[a][0] = k;
+  if (face.size() == 1 || face[1] == '1') kind[a][1] = k;
+}
+
+}  // namespace
+
+Periodic parse_bc(const std::string& text) {
+  if (text.empty() || text == "dirichlet") return Periodic{};  // the default: every face
+  int kind[3][2] = {};  // per face: 0 not named, 1 dirichlet, 2 periodic
+  for (std::size_t at = 0; at <= text.size();) {
+    const std::size_t end = std::min(text.find(',', at), text.size());
+    parse_bc_item(text, text.substr(at, end - at), kind);
+    at = end + 1;
+  }
+  Periodic periodic{};
+  for (int a = 0; a < 3; ++a) {
+    const bool p0 = kind[a][0] == 2, p1 = kind[a][1] == 2;
+    if (p0 != p1)
+      throw BadInput("--bc " + text + ": periodic needs both faces of axis " + "xyz"[a] + " (" +
+                     "xyz"[a] + "=periodic)");
+    periodic[a] = p0;
+  }
+  return periodic;
+}
+
+std::string bc_text(const Periodic& periodic) {
+  std::string s;
+  for (int a = 0; a < 3; ++a)
+    if (periodic[a]) s += std::string(s.empty() ? "" : ",") + "xyz"[a] + "=periodic";
+  return s.empty() ? "dirichlet" : s;
+}
+
+bool all_periodic(const ProblemSpec& p) { return p.periodic[0] && p.periodic[1] && p.periodic[2]; }
+
 std::string operator_text(const ProblemSpec& p) {
   return "box=" + exact_text(p.box[0]) + "," + exact_text(p.box[1]) + "," + exact_text(p.box[2]) +
          " shift=" + (variable_shift(p) ? p.shift_field : exact_text(p.shift)) +
-         (variable_coefficient(p) ? " coefficient=" + p.coefficient : "");
+         (variable_coefficient(p) ? " coefficient=" + p.coefficient : "") +
+         (p.periodic[0] || p.periodic[1] || p.periodic[2] ? " bc=" + bc_text(p.periodic) : "");
 }
 
 double time_scheme_theta(TimeScheme s) {

@@ -33,6 +33,9 @@ struct ProblemSpec {
   // layer: "1" (the Laplacian), a constant > 0, expr:FORMULA or file:PATH.h5:/DATASET
   // ([NZ+2][NY+2][NX+2]). Anything but "1" runs as a variable coefficient.
   std::string coefficient = "1";
+  // Per axis: periodic on both faces (--bc x=periodic,...), else Dirichlet. On a periodic axis
+  // the N points sit at x_i = i L/N, h = L/N, and the ghosts wrap.
+  Periodic periodic{};
   std::uint64_t seed = 1;
   long steps = 100;    // heat
   double alpha = 1.0;  // heat diffusivity
@@ -44,6 +47,13 @@ struct ProblemSpec {
 // Refuses (BadInput, naming --box or --shift) a box side that is not a finite number > 0,
 // a spacing whose 1/h^2 is not a finite normal number, and a shift that is not finite and >= 0.
 void check_operator(const ProblemSpec& p);
+// --bc FACE=KIND,... (FACE x0,x1,y0,y1,z0,z1 or x,y,z; KIND dirichlet or periodic) as
+// periodic axes; BadInput for a malformed item or a periodic axis with one face only.
+Periodic parse_bc(const std::string& text);
+// The kinds as --bc takes them ("dirichlet", or "x=periodic,z=periodic").
+std::string bc_text(const Periodic& periodic);
+// Whether no face is Dirichlet (every axis periodic): with no shift, A 1 = 0.
+bool all_periodic(const ProblemSpec& p);
 // Whether the operator has a variable coefficient (--coefficient other than "1").
 bool variable_coefficient(const ProblemSpec& p);
 // Whether the shift is a field (shift_field given).
@@ -54,7 +64,8 @@ bool variable_operator(const ProblemSpec& p);
 // `shift_field` (shift 0). BadInput naming --shift for a malformed one.
 void set_shift(ProblemSpec& p, const std::string& spec);
 // The operator's identity as text ("box=LX,LY,LZ shift=S", every digit, or shift=SPEC for a
-// variable one, and " coefficient=SPEC" for a variable k): checkpoints store it.
+// variable one, " coefficient=SPEC" for a variable k, " bc=..." with a periodic axis):
+// checkpoints store it.
 std::string operator_text(const ProblemSpec& p);
 
 // theta of a time scheme (0 for explicit, 1 backward Euler, 1/2 Crank-Nicolson).

@@ -19,7 +19,10 @@ std::string number(double v) {
   return buf;
 }
 
-double coord(int i, int n, double L) { return i == n ? L : L * double(i + 1) / double(n + 1); }
+double coord(int i, int n, double L, bool periodic) {
+  if (periodic) return L * double((i + n) % n) / double(n);  // a ghost: the point it wraps to
+  return i == n ? L : L * double(i + 1) / double(n + 1);
+}
 
 void agree(const std::string& why, MPI_Comm comm) {
   const std::string first = first_error(why, comm);
@@ -95,6 +98,7 @@ void for_boundary_ghosts(const Decomposition& d, const std::function<void(int, i
   const int n[3] = {l.nx, l.ny, l.nz};
   for (int a = 0; a < 3; ++a)
     for (int side = 0; side < 2; ++side) {
+      if (d.periodic[a]) continue;  // no boundary there: nothing to lift
       const bool on = side == 0 ? d.offset[a] == 0 : d.offset[a] + d.count[a] == d.grid[a];
       if (!on) continue;
       const int b = (a + 1) % 3, c = (a + 2) % 3;

@@ -66,8 +66,8 @@ class Formula {
 };
 
 // Point i of an axis of N points on [0, L] (ghosts: -1 and N) at L (i+1)/(N+1): 0 and L
-// exactly on the boundary.
-double coord(int i, int n, double L);
+// exactly on the boundary. Periodic: at L i/N, a ghost at the point it wraps to.
+double coord(int i, int n, double L, bool periodic = false);
 
 // Every rank throws the same BadInput when one rank's `why` is non-empty.
 void agree(const std::string& why, MPI_Comm comm);

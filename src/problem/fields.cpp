@@ -82,9 +82,9 @@ void eval_source_formula(const char* option, const FieldSpec& src, const Decompo
       if (!f) why = setup;
       for (int j = 0; j < l.ny && why.empty(); ++j)
         for (int i = 0; i < l.nx && why.empty(); ++i) {
-          const double x = coord(d.offset[0] + i, d.grid[0], box[0]);
-          const double y = coord(d.offset[1] + j, d.grid[1], box[1]);
-          const double z = coord(d.offset[2] + k, d.grid[2], box[2]);
+          const double x = coord(d.offset[0] + i, d.grid[0], box[0], d.periodic[0]);
+          const double y = coord(d.offset[1] + j, d.grid[1], box[1], d.periodic[1]);
+          const double z = coord(d.offset[2] + k, d.grid[2], box[2], d.periodic[2]);
           try {
             const double v = (*f)(x, y, z);
             if (!std::isfinite(v))
@@ -126,9 +126,9 @@ void eval_boundary_formula(const FieldSpec& b, const Decomposition& d,
   try {
     Formula f("--boundary", b.expr);
     for_boundary_ghosts(d, [&](int i, int j, int k) {
-      const double x = coord(d.offset[0] + i, d.grid[0], box[0]);
-      const double y = coord(d.offset[1] + j, d.grid[1], box[1]);
-      const double z = coord(d.offset[2] + k, d.grid[2], box[2]);
+      const double x = coord(d.offset[0] + i, d.grid[0], box[0], d.periodic[0]);
+      const double y = coord(d.offset[1] + j, d.grid[1], box[1], d.periodic[1]);
+      const double z = coord(d.offset[2] + k, d.grid[2], box[2], d.periodic[2]);
       const double v = f(x, y, z);
       if (why.empty() && !std::isfinite(v))
         why = "--boundary expr:" + printable(b.expr, 80) + ": gives " + number(v) +

@@ -45,7 +45,7 @@ Stencil operator_stencil(const std::array<double, 3>& h, double shift) {
 
 std::array<double, 3> spacing(const ProblemSpec& p) {
   std::array<double, 3> h{};
-  for (int d = 0; d < 3; ++d) h[d] = p.box[d] / (p.grid[d] + 1);
+  for (int d = 0; d < 3; ++d) h[d] = p.box[d] / (p.grid[d] + (p.periodic[d] ? 0 : 1));
   return h;
 }
 
@@ -59,9 +59,11 @@ Problem::Problem(const ProblemSpec& o, double max_diag)
       box_(o.box),
       shift_(o.shift),
       boundary_values_(has_boundary_values(o)),
-      variable_(variable_operator(o)) {
+      variable_(variable_operator(o)),
+      periodic_(o.periodic) {
   check_operator(o);
-  for (int d = 0; d < 3; ++d) unit_[d] = 1.0 / (grid_[d] + 1);
+  // Periodic: sin(2 pi k x/L) at x_i = i L/N; Dirichlet: sin(pi k x/L) at x_i = (i+1) L/(N+1).
+  for (int d = 0; d < 3; ++d) unit_[d] = periodic_[d] ? 2.0 / grid_[d] : 1.0 / (grid_[d] + 1);
   if (problem_ != ProblemKind::heat) return;
   steps_ = o.steps;
   alpha_ = o.alpha;
@@ -116,7 +118,7 @@ double Problem::lambda(const Int3& k) const {
 }
 
 double Problem::axis_value(int kd, int g, int axis) const {
-  return std::sin(kd * kPi * (g + 1) * unit_[axis]);
+  return std::sin(kd * kPi * (g + (periodic_[axis] ? 0 : 1)) * unit_[axis]);
 }
 
 double Problem::mode_value(const Int3& k, int gi, int gj, int gk) const {
@@ -127,9 +129,13 @@ double Problem::mode_value(const Int3& k, int gi, int gj, int gk) const {
 // Poisson answer, or the heat initial state), and the discrete and continuous answers.
 double Problem::coefficient(const Int3& m, ModeField f) const {
   // The mode sin(kx pi x/LX) sin(ky pi y/LY) sin(kz pi z/LZ) is an eigenfunction of
-  // -lap + shift with eigenvalue pi^2 ((kx/LX)^2 + (ky/LY)^2 + (kz/LZ)^2) + shift.
+  // -lap + shift with eigenvalue pi^2 ((kx/LX)^2 + (ky/LY)^2 + (kz/LZ)^2) + shift; on a
+  // periodic axis the mode is sin(2 pi k x/L): (2k/L)^2 there.
   double k2 = 0;
-  for (int d = 0; d < 3; ++d) k2 += (m[d] / box_[d]) * (m[d] / box_[d]);
+  for (int d = 0; d < 3; ++d) {
+    const double w = (periodic_[d] ? 2.0 : 1.0) * m[d] / box_[d];
+    k2 += w * w;
+  }
   const double rate = kPi * kPi * k2 + shift_;
   const bool heat = problem_ == ProblemKind::heat;
   switch (f) {

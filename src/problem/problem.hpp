@@ -35,7 +35,7 @@ class Problem {
   bool has_exact() const { return source_ == FieldSpec::kModes && !boundary_values_ && !variable_; }
 
   // Eigenvalue of A = -lap_h + shift for mode k: sum_d (4/h_d^2) sin^2(K_d pi / (2 (N_d+1)))
-  // + shift.
+  // + shift (a periodic axis: sin^2(K_d pi / N_d)).
   double lambda(const Int3& k) const;
   // Heat: the time step used (--dt, or 0.9 of the limit when --dt is 0); 0 for Poisson.
   double dt() const { return dt_; }
@@ -73,7 +73,7 @@ class Problem {
   std::vector<Int3> modes_;
   std::uint64_t seed_;
   Int3 grid_;
-  std::array<double, 3> h_;     // spacing: box / (N+1)
+  std::array<double, 3> h_;     // spacing: box / (N+1), periodic box / N
   std::array<double, 3> unit_;  // 1 / (N+1): the modes' shapes sin(k pi x / L) at the points
   std::array<double, 3> box_;
   double shift_ = 0;
@@ -81,6 +81,7 @@ class Problem {
   double alpha_ = 0, dt_ = 0, theta_ = 0;
   bool boundary_values_ = false;  // --boundary other than 0
   bool variable_ = false;         // --coefficient other than 1, or a variable --shift
+  Periodic periodic_{};           // periodic axes: N intervals, modes sin(2 pi k x/L)
 };
 
 // Reproducible value in [-1, 1) for global point index `index` (splitmix64).

@@ -37,9 +37,14 @@ SolveSession::SolveSession(const ProblemSpec& problem, const ParallelOptions& pa
                            const MethodPlan& method, MPI_Comm world,
                            std::function<MemoryNeed(const Decomposition&, MPI_Comm)> memory)
     : spec_(problem), plan_(method), problem_(std::make_unique<Problem>(spec_)) {
+  // The transfers and spectra are Dirichlet's still (docs/ARCHITECTURE.md, issue 25's plan).
+  if (method.multigrid && (spec_.periodic[0] || spec_.periodic[1] || spec_.periodic[2]))
+    throw BadInput("--bc " + bc_text(spec_.periodic) +
+                   ": the multigrid preconditioner does not take periodic axes yet");
   RuntimeOptions ro;
   static_cast<ParallelOptions&>(ro) = parallel;
   ro.grid = spec_.grid;
+  ro.periodic = spec_.periodic;
   ro.stencil = problem_->stencil();
   ro.memory = std::move(memory);
   if (variable_operator(spec_))  // a variable shift alone: k = 1's weights

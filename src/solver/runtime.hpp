@@ -29,7 +29,7 @@ struct MemoryNeed {
 struct RuntimeOptions : ParallelOptions {
   Int3 grid{};
   // Axes whose ghosts wrap (periodic boundaries): the decomposition's (Decomposition::periodic).
-  // Only the halo takes it so far; the command line has no way to ask for it yet.
+  // From --bc (ProblemSpec::periodic); the multigrid hierarchy does not take it yet.
   Periodic periodic{};
   Stencil stencil;
   // What the run will allocate, asked once the decomposition exists (collective over the
