@@ -17,6 +17,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import xml.etree.ElementTree as ET
 
 import h5py
 import numpy as np
@@ -159,6 +160,13 @@ halo3d(1, "--grid", g, "--box", b, "--bc", "x=periodic", "--rhs", "expr:sin(2*_p
 halo3d(1, "--grid", g, "--box", b, "--bc", "x=periodic", "--mode", "1,1,1", "--rhs", "modes",
        "--precond", "none", "--tol", "1e-13", "--output", "modes.h5")
 ue, um = read("expr.h5")[0], read("modes.h5")[0]
+# The XDMF sidecar places the first point at 0 on the periodic axis x, at h on y and z.
+geo = [e.text for e in ET.parse(os.path.join(work, "modes.xdmf")).iter("DataItem")][:2]
+nx, ny, nz = (int(v) for v in g.split(","))
+lx, ly, lz = (float(v) for v in b.split(","))
+want = [[lz / (nz + 1), ly / (ny + 1), 0.0], [lz / (nz + 1), ly / (ny + 1), lx / nx]]
+got = [[float(v) for v in t.split()] for t in geo]
+check(np.allclose(got, want, rtol=1e-15, atol=0), f"XDMF origin and spacing (z y x) {got}, want {want}")
 rate = np.pi ** 2 * ((2 / 3) ** 2 + 1 + 4)  # the modes' source is rate times the mode
 check(np.max(np.abs(ue * rate - um)) < 1e-10 * np.max(np.abs(um)),
       f"an expr: formula sees the periodic coordinates i L/N (diff {np.max(np.abs(ue * rate - um)):.2e})")

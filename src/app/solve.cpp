@@ -277,10 +277,12 @@ void write_solution(SolveRun& r, const DriveResult& res, const Verification& v) 
   write_solution_attributes(record_of(r), f, res, v);
   r.out->commit();
   r.out_s = max_over_ranks(now_seconds() - t0, r.comm);
-  if (!r.series) return write_xdmf(r.o.output, r.o.grid, r.prob->h(), r.comm, &r.output_set());
+  if (!r.series)
+    return write_xdmf(r.o.output, r.o.grid, r.prob->origin(), r.prob->h(), r.comm, &r.output_set());
   std::vector<XdmfStep> steps;
   for (const Snapshot& s : r.series->snapshots()) steps.push_back({snapshot_dataset(s.step), s.t});
-  write_xdmf_series(r.o.output, r.o.grid, r.prob->h(), steps, r.comm, &r.output_set());
+  write_xdmf_series(r.o.output, r.o.grid, r.prob->origin(), r.prob->h(), steps, r.comm,
+                    &r.output_set());
 }
 
 Summary summarize(SolveRun& r, const SolveOutcome& s) {

@@ -153,10 +153,11 @@ void write_h5_atomically(const std::string& path, MPI_Comm comm,
                          const std::function<void(hid_t)>& body, bool durable = true);
 
 // The XDMF sidecar (xdmf_path(h5_path)) that lets ParaView/VisIt open /u of `h5_path`
-// directly; collective, written atomically by rank 0.
+// directly; collective, written atomically by rank 0. origin: the first point's
+// coordinates (Problem::origin); h: the spacing.
 // With `set`, staged in it (renamed by its commit()).
-void write_xdmf(const std::string& h5_path, const Int3& grid, const std::array<double, 3>& h,
-                MPI_Comm comm, OutputSet* set = nullptr);
+void write_xdmf(const std::string& h5_path, const Int3& grid, const std::array<double, 3>& origin,
+                const std::array<double, 3>& h, MPI_Comm comm, OutputSet* set = nullptr);
 
 // One time step of a series: a [NZ][NY][NX] dataset of the HDF5 file and its time.
 struct XdmfStep {
@@ -166,7 +167,8 @@ struct XdmfStep {
 // The sidecar as a temporal collection (CollectionType="Temporal"): one uniform grid per
 // step, each with its <Time> and its dataset as attribute "u", so ParaView and VisIt play
 // the series; collective, written atomically by rank 0.
-void write_xdmf_series(const std::string& h5_path, const Int3& grid, const std::array<double, 3>& h,
+void write_xdmf_series(const std::string& h5_path, const Int3& grid,
+                       const std::array<double, 3>& origin, const std::array<double, 3>& h,
                        const std::vector<XdmfStep>& steps, MPI_Comm comm, OutputSet* set = nullptr);
 
 }  // namespace halo3d

@@ -40,24 +40,25 @@ std::string xml_text(const std::string& s) {
 // One uniform grid of the field at `ref` (file:/dataset), each line indented by `pad`;
 // `time`: its time in a temporal collection, or null.
 void xdmf_uniform_grid(std::ostream& o, const std::string& pad, const std::string& name,
-                       const Int3& grid, const std::array<double, 3>& h, const std::string& ref,
-                       const double* time) {
+                       const Int3& grid, const std::array<double, 3>& origin,
+                       const std::array<double, 3>& h, const std::string& ref, const double* time) {
   const std::string dims =
       std::to_string(grid[2]) + " " + std::to_string(grid[1]) + " " + std::to_string(grid[0]);
-  const std::string h_zyx = [&] {
+  const auto zyx = [&](const std::array<double, 3>& a) {
     std::ostringstream v;
     v.precision(o.precision());
-    v << h[2] << " " << h[1] << " " << h[0];
+    v << a[2] << " " << a[1] << " " << a[0];
     return v.str();
-  }();
+  };
   o << pad << "<Grid Name=\"" << name << "\" GridType=\"Uniform\">\n";
   if (time) o << pad << " <Time Value=\"" << *time << "\"/>\n";
-  // The origin is one spacing from the boundary (the first interior point): both are h.
+  // The origin is the first point: one spacing from a Dirichlet boundary, on the face (0) of
+  // a periodic axis.
   o << pad << " <Topology TopologyType=\"3DCoRectMesh\" Dimensions=\"" << dims << "\"/>\n"
     << pad << " <Geometry GeometryType=\"ORIGIN_DXDYDZ\">\n";
-  for (int item = 0; item < 2; ++item)
+  for (const auto* item : {&origin, &h})
     o << pad << "  <DataItem Dimensions=\"3\" NumberType=\"Float\" Precision=\"8\" Format=\"XML\">"
-      << h_zyx << "</DataItem>\n";
+      << zyx(*item) << "</DataItem>\n";
   o << pad << " </Geometry>\n"
     << pad << " <Attribute Name=\"u\" AttributeType=\"Scalar\" Center=\"Node\">\n"
     << pad << "  <DataItem Dimensions=\"" << dims
@@ -94,17 +95,19 @@ void save_xdmf(const std::string& h5_path, const std::function<void(std::ostream
 }
 }  // namespace
 
-void write_xdmf(const std::string& h5_path, const Int3& grid, const std::array<double, 3>& h,
-                MPI_Comm comm, OutputSet* set) {
+void write_xdmf(const std::string& h5_path, const Int3& grid, const std::array<double, 3>& origin,
+                const std::array<double, 3>& h, MPI_Comm comm, OutputSet* set) {
   save_xdmf(
       h5_path,
       [&](std::ostream& o) {
-        xdmf_uniform_grid(o, "  ", "halo3d", grid, h, h5_base_name(h5_path) + ":/u", nullptr);
+        xdmf_uniform_grid(o, "  ", "halo3d", grid, origin, h, h5_base_name(h5_path) + ":/u",
+                          nullptr);
       },
       comm, set);
 }
 
-void write_xdmf_series(const std::string& h5_path, const Int3& grid, const std::array<double, 3>& h,
+void write_xdmf_series(const std::string& h5_path, const Int3& grid,
+                       const std::array<double, 3>& origin, const std::array<double, 3>& h,
                        const std::vector<XdmfStep>& steps, MPI_Comm comm, OutputSet* set) {
   save_xdmf(
       h5_path,
@@ -112,8 +115,8 @@ void write_xdmf_series(const std::string& h5_path, const Int3& grid, const std::
         o << "  <Grid Name=\"halo3d series\" GridType=\"Collection\" "
              "CollectionType=\"Temporal\">\n";
         for (const XdmfStep& s : steps)
-          xdmf_uniform_grid(o, "   ", s.dataset.substr(s.dataset.find_last_of('/') + 1), grid, h,
-                            h5_base_name(h5_path) + ":/" + s.dataset, &s.t);
+          xdmf_uniform_grid(o, "   ", s.dataset.substr(s.dataset.find_last_of('/') + 1), grid,
+                            origin, h, h5_base_name(h5_path) + ":/" + s.dataset, &s.t);
         o << "  </Grid>\n";
       },
       comm, set);

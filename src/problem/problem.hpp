@@ -28,7 +28,11 @@ class Problem {
   // (0) heat's step is not set yet: dt() is NaN and nothing about it is checked.
   explicit Problem(const ProblemSpec& o, double max_diag = 0);
 
-  const std::array<double, 3>& h() const { return h_; }  // the spacing LX/(NX+1), ...
+  const std::array<double, 3>& h() const { return h_; }  // LX/(NX+1), or LX/NX if periodic
+  // The first point's coordinates: h on a Dirichlet axis, 0 on a periodic one (x_i = i L/N).
+  std::array<double, 3> origin() const {
+    return {periodic_[0] ? 0.0 : h_[0], periodic_[1] ? 0.0 : h_[1], periodic_[2] ? 0.0 : h_[2]};
+  }
   Stencil stencil() const { return operator_stencil(h_, shift_); }
   // Exact answers: manufactured modes with zero boundary values.
   // (Not with a variable coefficient: the modes are the constant operator's eigenvectors.)
