@@ -272,6 +272,7 @@ class MpiTransport final : public TypedTransport<MpiTransport> {
     k_.synchronize(Lane::boundary);  // the previous finish() may still be unpacking
     x.recvs.start_all();
     in_flight_ = &x;
+    if (plan_.around.empty() && wraps_.empty()) return;  // nothing to pack or copy
     k_.fence(Lane::interior, Lane::boundary);  // for the packs, and for finish's local copies
     if (plan_.around.empty()) return;
     const auto n = std::size_t(send_boxes_.points());

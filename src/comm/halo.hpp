@@ -70,7 +70,7 @@ struct HaloPlan {
 class WrapCopies {
  public:
   WrapCopies(Kernels& k, const HaloPlan& plan);
-  bool empty() const { return faces_.empty(); }
+  bool empty() const { return faces_.empty() && send_boxes_.count == 0; }
   // The self faces of the axes in `axes`, each with its rim (as a face message): every
   // opposite face packed first, then each unpacked into its ghost layer.
   template <class T>
