@@ -198,6 +198,18 @@ struct HeatOp : SweepGrids {
   }
 };
 
+// The op a tiled sweep (tile3d, smem) runs: its stencil without face weights. launch_sweep
+// sends variable stencils to the naive sweep, so the weights are null here anyway; clearing
+// them in the kernel lets the compiler fold the variable branch of the point updates away.
+// Compiled in, that branch's registers made ptxas spill tile3d's apply (904 bytes of stack
+// under its 40-register bound) and cut it to 10% of copy (PERFORMANCE.md, session 35).
+template <class Op>
+__device__ __forceinline__ Op constant_only(Op op) {
+  op.s.vd = {};
+  op.s.vf = {};
+  return op;
+}
+
 // Baseline: the region's points spread over a 3D grid, looping over y and z only when the
 // grid was capped (reductions). Every neighbour load goes to the memory system.
 template <class Op, bool kReduce>
@@ -239,7 +251,8 @@ __global__ void __launch_bounds__(kBlockThreads)
 template <class Op, bool kReduce, int T = kTileZ,
           int kMinBlocks = kReduce || Op::kReadsF ? 0 : kTile3dMinBlocks>  // 0: ptxas chooses
 __global__ void __launch_bounds__(kBlockThreads, kMinBlocks)
-    tile3d_sweep(Layout l, Region r, Op op, double2* partials) {
+    tile3d_sweep(Layout l, Region r, Op op_in, double2* partials) {
+  const Op op = constant_only(op_in);
   const int i = r.i0 + 2 * int(blockIdx.x * blockDim.x + threadIdx.x);  // even
   const int j = r.j0 + blockIdx.y * blockDim.y + threadIdx.y;
   DD acc{};
@@ -352,7 +365,8 @@ __device__ __forceinline__ void smem_load(double* ucol, double* h, double* fcol,
 template <class Op, bool kReduce, int TX = kTileX, int TY = kTileY>
 __global__ void __launch_bounds__(TX* TY, (Op::kReadsF ? kSmemMinBlocksF : kSmemMinBlocks) *
                                               kBlockThreads / (TX * TY))
-    smem_sweep(Layout l, Region r, int kz, Op op, double2* partials) {
+    smem_sweep(Layout l, Region r, int kz, Op op_in, double2* partials) {
+  const Op op = constant_only(op_in);
   static_assert(TX % 32 == 0 && TX * TY <= kBlockThreads && 2 * (TX + TY) <= TX * TY,
                 "smem tile: whole warps, one halo cell per thread at most");
   constexpr int D = kSmemDepth;
