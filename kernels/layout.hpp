@@ -115,20 +115,22 @@ struct FieldGen {
 };
 
 // Linear interpolation between a grid and a coarser one, axis by axis (multigrid): fine
-// point i of an axis sits at (i+1)/(nf+1), coarse point I at (I+1)/(nc+1), both with
-// Dirichlet zeros at 0 and 1. Prolongation P interpolates; restriction is scale * P^T.
+// point i of an axis sits at (i+1)/mf, coarse point I at (I+1)/mc, m the axis's intervals:
+// n + 1 with Dirichlet zeros at 0 and 1, n on a periodic axis (position 1 is position 0,
+// the ghosts wrap). Prolongation P interpolates; restriction is scale * P^T.
 // The local boxes' global offsets place them; each reads one ghost layer of its input.
 // A transfer's weights in one scalar type T (see Transfer).
 template <class T>
 struct TransferWeights {
   const T* pw[3] = {};  // {1 - t, t} for each local fine index
   const T* rw[3] = {};  // {w0, w1, w2, w3} for each local coarse index (unused ones 0)
-  T scale = 1;          // restriction's factor: the product of (Nc+1)/(Nf+1) over the axes
+  T scale = 1;          // restriction's factor: the product of mc/mf over the axes
 };
 
 struct Transfer {
   Layout fine, coarse;         // local boxes
   int nf[3] = {}, nc[3] = {};  // global sizes per axis
+  int mf[3] = {}, mc[3] = {};  // their intervals (ops::intervals: n + 1, or n if periodic)
   int fo[3] = {}, co[3] = {};  // global offsets of the local boxes
   // Per-axis tables in backend memory, from ops::transfer_tables (the kernels read them
   // instead of dividing per point): pidx[a] holds the local coarse lo of each local fine

@@ -207,26 +207,34 @@ HALO3D_HD inline double from_magnitude_bits(std::uint64_t b) {
 }
 
 // --- Grid transfers (see Transfer) ------------------------------------------------
+// Along an axis, n points make n + 1 intervals between Dirichlet ends and n when it wraps
+// (periodic); the transfers place fine point i at (i+1)/mf and coarse point I at (I+1)/mc
+// of the axis, m the intervals.
+HALO3D_HD inline int intervals(int n, bool periodic) { return periodic ? n : n + 1; }
 // Fine point i (global) between coarse points lo and lo+1 (global; -1 and nc are the
-// boundary), at fraction t from lo: exact integer arithmetic, then one division, so the
-// weights are the same bits on every backend and for every decomposition.
-HALO3D_HD inline void interp_1d(int i, int nf, int nc, int& lo, double& t) {
-  const long long num = (long long)(i + 1) * (nc + 1);
-  lo = int(num / (nf + 1)) - 1;
-  t = double(num % (nf + 1)) / double(nf + 1);
+// boundary, or on a periodic axis the ghosts that wrap), at fraction t from lo: exact integer
+// arithmetic, then one division, so the weights are the same bits on every backend and for
+// every decomposition.
+HALO3D_HD inline void interp_1d(int i, int mf, int mc, int& lo, double& t) {
+  const long long num = (long long)(i + 1) * mc;
+  lo = int(num / mf) - 1;
+  t = double(num % mf) / double(mf);
 }
 // Weight of coarse point I in the interpolation to fine point i (0 when not adjacent).
-HALO3D_HD inline double interp_weight(int i, int I, int nf, int nc) {
+HALO3D_HD inline double interp_weight(int i, int I, int mf, int mc) {
   int lo;
   double t;
-  interp_1d(i, nf, nc, lo, t);
+  interp_1d(i, mf, mc, lo, t);
   return I == lo ? 1.0 - t : (I == lo + 1 ? t : 0.0);
 }
-// The fine points (global) whose interpolation uses coarse point I: [first, last].
-HALO3D_HD inline void restrict_span(int I, int nf, int nc, int& first, int& last) {
-  first = int((long long)I * (nf + 1) / (nc + 1));
-  last = int(((long long)(I + 2) * (nf + 1) + nc) / (nc + 1)) - 2;
-  if (last > nf - 1) last = nf - 1;
+// The fine points (global) whose interpolation uses coarse point I: [first, last], for nf
+// fine points in mf intervals. On a Dirichlet axis (mf = nf + 1) the last coarse point's span
+// stops at the last fine point (the boundary is no unknown); on a periodic one the last
+// coarse point's span reaches the fine ghost nf, which is fine point 0 again.
+HALO3D_HD inline void restrict_span(int I, int nf, int mf, int mc, int& first, int& last) {
+  first = int((long long)I * mf / mc);
+  last = int(((long long)(I + 2) * mf + mc - 1) / mc) - 2;
+  if (mf != nf && last > nf - 1) last = nf - 1;
 }
 
 // A transfer's tables on the host (see Transfer): per axis, the integer tables and the
@@ -245,7 +253,7 @@ inline TransferTables transfer_tables(const Transfer& t) {
     for (int i = 0; i < nfl[a]; ++i) {
       int lo;
       double f;
-      interp_1d(t.fo[a] + i, t.nf[a], t.nc[a], lo, f);
+      interp_1d(t.fo[a] + i, t.mf[a], t.mc[a], lo, f);
       out.pidx[a][std::size_t(i)] = lo - t.co[a];
       out.pw[a][2 * std::size_t(i)] = 1.0 - f;
       out.pw[a][2 * std::size_t(i) + 1] = f;
@@ -254,12 +262,12 @@ inline TransferTables transfer_tables(const Transfer& t) {
     out.rw[a].assign(4 * std::size_t(ncl[a]), 0.0);
     for (int I = 0; I < ncl[a]; ++I) {
       int first, last;
-      restrict_span(t.co[a] + I, t.nf[a], t.nc[a], first, last);
+      restrict_span(t.co[a] + I, t.nf[a], t.mf[a], t.mc[a], first, last);
       out.ridx[a][2 * std::size_t(I)] = first - t.fo[a];
       out.ridx[a][2 * std::size_t(I) + 1] = last - first + 1;  // at most 3; make_transfer checks
       for (int n = 0; n <= last - first && n < 4; ++n)
         out.rw[a][4 * std::size_t(I) + std::size_t(n)] =
-            interp_weight(first + n, t.co[a] + I, t.nf[a], t.nc[a]);
+            interp_weight(first + n, t.co[a] + I, t.mf[a], t.mc[a]);
     }
   }
   return out;

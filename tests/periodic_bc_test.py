@@ -4,13 +4,19 @@ operator (-lap_h u + sigma u; a periodic axis has N points at i L/N, h = L/N, an
 other axes are Dirichlet with zero ghosts):
 1. explicit heat steps bitwise equal to the reference's, on 1-4 ranks (2-3 along a periodic
    axis);
-2. Poisson with f = A u* for a random u*: u* back to rounding with CG (--precond none) and
-   Jacobi's sweeps, 1, 2 and 3 periodic axes mixed with Dirichlet, /u
-   bitwise the same on every process grid;
+2. Poisson with f = A u* for a random u*: u* back to rounding with MG-PCG (double, mixed,
+   --fmg, distributed coarse levels --mg-gather 0), CG (--precond none) and Jacobi's sweeps,
+   1, 2 and 3 periodic axes (odd and even N) mixed with Dirichlet, /u bitwise the same on
+   every process grid of 1-4 ranks (1-3 along a periodic axis);
+2b. a variable k (and a variable shift) on periodic axes: k's ghosts there are the wrapped
+   points' (a file's boundary layer on those axes ignored): Jacobi steps bitwise the
+   reference's, u* back from f = A u* with MG-PCG (double, mixed, distributed) and CG, /u
+   bitwise on every process grid;
 3. built-in modes sin(2 pi k x/L): the exact discrete answer to rounding (Poisson, explicit and
-   implicit heat); formulas in the wrapped coordinates;
-4. refusals (exit 2, one line): one face only, a malformed item, what periodic axes do not
-   take yet, a restart under other boundaries.
+   implicit heat, the implicit schemes with and without the multigrid); formulas in the
+   wrapped coordinates; implicit heat with the multigrid bitwise on every process grid;
+4. refusals (exit 2, one line): one face only, a malformed item, the singular all-periodic
+   operator without a constant shift, a restart under other boundaries.
 Run: periodic_bc_test.py HALO3D MPIEXEC"""
 import os
 import re
@@ -52,6 +58,49 @@ def read(path):
 
 def spacing(grid, box, per):
     return [box[d] / (grid[d] + (0 if per[d] else 1)) for d in range(3)]
+
+
+def wrapped_k(k, per):
+    """k [NZ+2][NY+2][NX+2] as the program holds it: on a periodic axis the boundary layer
+    replaced by the wrapped points (axis by axis, so edges and corners wrap too)."""
+    k = k.copy()
+    for d in range(3):
+        if per[d]:
+            ax = 2 - d
+            lo = [slice(None)] * 3
+            hi = [slice(None)] * 3
+            src_lo = [slice(None)] * 3
+            src_hi = [slice(None)] * 3
+            lo[ax], hi[ax], src_lo[ax], src_hi[ax] = 0, -1, -2, 1
+            k[tuple(lo)] = k[tuple(src_lo)]
+            k[tuple(hi)] = k[tuple(src_hi)]
+    return k
+
+
+def diag_apply_k(u, k, grid, box, sigma, per):
+    """(d, A u) of the variable operator as coefficients.cpp and ops::apply_variable make it:
+    face weight (2 p) (q / (p + q)) / h^2, d = ((ww + we) + (ws + wn)) + (wb + wt) + sigma,
+    left to right; periodic axes: h = L/N, k and u wrapped."""
+    h = spacing(grid, box, per)
+    c = [1.0 / (hd * hd) for hd in h]
+    k = wrapped_k(k, per)
+    kin = k[1:-1, 1:-1, :]
+    wx = (2.0 * kin[:, :, :-1]) * (kin[:, :, 1:] / (kin[:, :, :-1] + kin[:, :, 1:])) * c[0]
+    kin = k[1:-1, :, 1:-1]
+    wy = (2.0 * kin[:, :-1, :]) * (kin[:, 1:, :] / (kin[:, :-1, :] + kin[:, 1:, :])) * c[1]
+    kin = k[:, 1:-1, 1:-1]
+    wz = (2.0 * kin[:-1, :, :]) * (kin[1:, :, :] / (kin[:-1, :, :] + kin[1:, :, :])) * c[2]
+    ww, we, ws, wn, wb, wt = wx[:, :, :-1], wx[:, :, 1:], wy[:, :-1, :], wy[:, 1:, :], wz[:-1], wz[1:]
+    d = (((ww + we) + (ws + wn)) + (wb + wt)) + sigma
+    p = u
+    for a in range(3):
+        width = [(0, 0)] * 3
+        width[2 - a] = (1, 1)
+        p = np.pad(p, width, mode="wrap" if per[a] else "constant")
+    au = (d * u - (ww * p[1:-1, 1:-1, :-2] + we * p[1:-1, 1:-1, 2:])
+          - (ws * p[1:-1, :-2, 1:-1] + wn * p[1:-1, 2:, 1:-1])
+          - (wb * p[:-2, 1:-1, 1:-1] + wt * p[2:, 1:-1, 1:-1]))
+    return d, au
 
 
 def apply_a(u, grid, box, shift, per):
@@ -112,7 +161,8 @@ for r, procs in ((2, "2,1,1"), (3, "1,1,3"), (3, "3,1,1"), (4, "2,1,2"), (4, "1,
     halo3d(r, *heat, "--procs", procs, "--output", f"heat{r}{procs[0]}.h5")
     check(np.array_equal(read(f"heat{r}{procs[0]}.h5")[0], u), f"explicit heat bitwise equal on process grid {procs}")
 
-# 2. Poisson: f = A u* for a random u*; CG without a preconditioner gives u* back.
+# 2. Poisson: f = A u* for a random u*; MG-PCG (its variants), CG without a preconditioner
+# and Jacobi give u* back.
 for per, shift in (((True, False, False), 0.0), ((False, True, True), 0.0), ((True, True, True), 2.0)):
     ustar = rng.uniform(-1, 1, (grid[2], grid[1], grid[0]))
     with h5py.File(os.path.join(work, "f.h5"), "w") as f:
@@ -120,7 +170,9 @@ for per, shift in (((True, False, False), 0.0), ((False, True, True), 0.0), ((Tr
     scale = np.max(np.abs(ustar))
     first = {}
     for r, procs in ((1, "1,1,1"), (2, "2,1,1"), (2, "1,2,1"), (3, "1,3,1"), (3, "3,1,1"), (4, "2,2,1"), (4, "1,2,2")):
-        for which, extra in enumerate((["--precond", "none", "--tol", "1e-13"], ["--solver", "jacobi", "--iters", "40"])):
+        for which, extra in enumerate((["--precond", "none", "--tol", "1e-13"], ["--solver", "jacobi", "--iters", "40"],
+                                       ["--tol", "1e-13"], ["--precision", "mixed", "--tol", "1e-13"],
+                                       ["--fmg", "--tol", "1e-13"], ["--mg-gather", "0", "--tol", "1e-13"])):
             name = f"p{r}{procs.replace(',', '')}{which}.h5"
             halo3d(r, "--grid", g, "--box", b, "--shift", str(shift), "--bc", bc(per), "--rhs", "file:f.h5:/f",
                    "--procs", procs, *extra, "--output", name)
@@ -138,6 +190,55 @@ for per, shift in (((True, False, False), 0.0), ((False, True, True), 0.0), ((Tr
         at = read("p11110.h5")[1]
         check(at.get("bc") == "x=periodic", f"the output's attribute bc names the periodic axis: {at.get('bc')!r}")
 
+# 2b. A variable k on periodic axes: a lognormal k from a file whose boundary layer on the
+# periodic axes is 1e3 (ignored there: the ghosts hold the wrapped points' k).
+kgrid = (10, 9, 7)
+kg = text(kgrid)
+kshape = (kgrid[2] + 2, kgrid[1] + 2, kgrid[0] + 2)
+for per, sigma in (((True, False, True), 0.0), ((False, True, False), "file"), ((True, True, True), 1.5)):
+    kappa = np.exp(rng.normal(0.0, 1.0, kshape))
+    for d in range(3):
+        if per[d]:
+            idx = [slice(None)] * 3
+            for end in (0, -1):
+                idx[2 - d] = end
+                kappa[tuple(idx)] = 1e3
+    sig = rng.uniform(0, 50, kshape) if sigma == "file" else float(sigma)
+    with h5py.File(os.path.join(work, "k.h5"), "w") as f:
+        f["k"] = kappa
+        f["s"] = sig if sigma == "file" else np.zeros(kshape)
+    sig_in = sig[1:-1, 1:-1, 1:-1] if sigma == "file" else sig
+    ustar = rng.uniform(-1, 1, (kgrid[2], kgrid[1], kgrid[0]))
+    fk = rng.uniform(-1, 1, ustar.shape)
+    with h5py.File(os.path.join(work, "fk.h5"), "w") as f:
+        f["f"] = diag_apply_k(ustar, kappa, kgrid, box, sig_in, per)[1]
+        f["j"] = fk
+    kcommon = ["--grid", kg, "--box", b, "--bc", bc(per), "--coefficient", "file:k.h5:/k",
+               "--shift", "file:k.h5:/s" if sigma == "file" else str(sigma)]
+    key = f"--bc {bc(per)} k from a file, shift {sigma}"
+    # Jacobi from 0: u1 = f / d, u2 = u1 + (f - A u1) / d, bitwise the reference's.
+    dk, _ = diag_apply_k(np.zeros_like(fk), kappa, kgrid, box, sig_in, per)
+    u2 = fk / dk + (fk - diag_apply_k(fk / dk, kappa, kgrid, box, sig_in, per)[1]) / dk
+    for r, procs in ((1, "1,1,1"), (3, "3,1,1"), (3, "1,1,3"), (4, "2,2,1")):
+        halo3d(r, *kcommon, "--procs", procs, "--rhs", "file:fk.h5:/j", "--solver", "jacobi", "--max-iters", "2",
+               "--output", "kj.h5", expect=3)
+        u = read("kj.h5")[0]
+        check(u.shape == u2.shape and np.array_equal(u, u2), f"{key}: 2 Jacobi steps on {procs} bitwise the "
+              f"reference's (max diff {np.max(np.abs(u - u2)) if u.shape == u2.shape else np.inf:.1e})")
+    for name, extra in (("mg", []), ("mixed", ["--precision", "mixed"]), ("mg distributed", ["--mg-gather", "0"]),
+                        ("cg", ["--precond", "none"])):
+        first = None
+        for r, procs in ((1, "1,1,1"), (2, "2,1,1"), (2, "1,2,1"), (3, "1,1,3"), (4, "2,1,2"), (4, "1,2,2")):
+            out = f"k{r}{procs.replace(',', '')}.h5"
+            halo3d(r, *kcommon, "--procs", procs, "--rhs", "file:fk.h5:/f", "--tol", "1e-13", *extra, "--output", out)
+            u = read(out)[0]
+            if first is None:
+                first = u
+                err = np.max(np.abs(u - ustar)) if u.shape == ustar.shape else np.inf
+                check(err < 1e-9, f"{key} {name}: u* back from f = A u* to {err:.1e}")
+            else:
+                check(np.array_equal(u, first), f"{key} {name}: /u on {procs} bitwise equal to 1 rank")
+
 # 3. Modes sin(2 pi k x/L) on periodic axes: the exact discrete answer; formulas wrap.
 for per, shift, modes in (((True, False, False), 0.0, ["3,2,1", "1,1,4"]),
                           ((True, True, False), 0.0, ["5,4,2"]),
@@ -148,12 +249,32 @@ for per, shift, modes in (((True, False, False), 0.0, ["3,2,1", "1,1,4"]),
                    "--tol", "1e-13", "--procs", procs, "--output", "none", quiet=False)
         err = exact_error(p.stdout)
         check(err < 1e-10, f"--bc {bc(per)} --mode {' '.join(modes)} on {procs}: max error vs exact discrete {err:.2e}")
-for scheme in ("explicit", "implicit", "crank-nicolson"):
-    extra = [] if scheme == "explicit" else ["--dt", "1e-3", "--precond", "none"]
+for scheme, extra in (("explicit", []), ("implicit", ["--precond", "none"]), ("crank-nicolson", ["--precond", "none"]),
+                      ("implicit", []), ("crank-nicolson", ["--precision", "mixed"])):
+    extra = extra + ([] if scheme == "explicit" else ["--dt", "1e-3", "--tol", "1e-13"])
     p = halo3d(2, "--problem", "heat", "--time-scheme", scheme, "--grid", g, "--box", b, "--bc", "x=periodic,y=periodic",
                "--mode", "2,3,1", "--steps", "5", *extra, "--output", "none", quiet=False)
     err = exact_error(p.stdout)
-    check(err < 1e-10, f"heat {scheme} with x, y periodic: max error vs exact discrete {err:.2e}")
+    check(err < 1e-10, f"heat {scheme} {' '.join(extra)} with x, y periodic: max error vs exact discrete {err:.2e}")
+# Implicit heat with the multigrid (I + c A's hierarchy) from a random state: bitwise on every
+# process grid, and each step's solve satisfies (I + c A) u1 = u0 to rounding.
+per = (False, True, True)
+with h5py.File(os.path.join(work, "h0.h5"), "w") as f:
+    f["u"] = rng.uniform(-1, 1, (grid[2], grid[1], grid[0]))
+first = None
+for r, procs in ((1, "1,1,1"), (2, "1,2,1"), (3, "1,1,3"), (4, "1,2,2"), (4, "2,1,2")):
+    halo3d(r, "--problem", "heat", "--time-scheme", "implicit", "--grid", g, "--box", b, "--bc", bc(per),
+           "--initial", "file:h0.h5:/u", "--steps", "1", "--dt", "2e-3", "--alpha", "0.5", "--tol", "1e-13",
+           "--procs", procs, "--output", "hi.h5")
+    u = read("hi.h5")[0]
+    if first is None:
+        first = u
+        with h5py.File(os.path.join(work, "h0.h5")) as f:
+            u0 = f["u"][...]
+        res = np.max(np.abs(u + 0.5 * 2e-3 * apply_a(u, grid, box, 0.0, per) - u0)) if u.shape == u0.shape else np.inf
+        check(res < 1e-11, f"implicit heat with the multigrid, --bc {bc(per)}: (I + c A) u1 = u0 to {res:.1e}")
+    else:
+        check(np.array_equal(u, first), f"implicit heat with the multigrid on {procs}: /u bitwise equal to 1 rank")
 # expr: sin(2 pi x/LX) at x_i = i LX/NX is the mode (1,.,.) times its source coefficient.
 halo3d(1, "--grid", g, "--box", b, "--bc", "x=periodic", "--rhs", "expr:sin(2*_pi*x/3)*sin(_pi*y)*sin(2*_pi*z)",
        "--precond", "none", "--tol", "1e-13", "--output", "expr.h5")
@@ -176,11 +297,12 @@ for args, needle in ((["--bc", "x0=periodic"], "periodic needs both faces of axi
                      (["--bc", "y1=periodic,y0=dirichlet"], "periodic needs both faces of axis y"),
                      (["--bc", "x=neumann"], "is not FACE=KIND"),
                      (["--bc", "w=periodic"], "is not FACE=KIND"),
-                     (["--bc", "x=periodic"], "the multigrid preconditioner does not take periodic axes yet"),
-                     (["--bc", "x=periodic", "--precond", "none", "--coefficient", "2"], "--coefficient"),
-                     (["--bc", "x=periodic", "--precond", "none", "--shift", "expr:1+x"], "variable --shift"),
                      (["--bc", "x,y,z=periodic"], "is not FACE=KIND"),
                      (["--bc", "x=periodic,y=periodic,z=periodic", "--precond", "none"], "singular"),
+                     (["--bc", "x=periodic,y=periodic,z=periodic"], "singular"),
+                     (["--bc", "x=periodic,y=periodic,z=periodic", "--fmg", "--coefficient", "2"], "singular"),
+                     (["--bc", "x=periodic,y=periodic,z=periodic", "--shift", "expr:1+x"],
+                      "all-periodic with a variable --shift is singular"),
                      (["--bc", "x=periodic", "--precond", "none", "--mode", "4,1,1"], "below N/2")):
     p = halo3d(0, "--grid", "8,8,8", *args, "--output", "none", expect=2)
     lines = p.stderr.strip().splitlines()

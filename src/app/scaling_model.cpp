@@ -25,14 +25,6 @@ double padded_points_of(const Int3& b) {
   return double((b[0] + 8) / 4 * 4) * (b[1] + 2) * (b[2] + 2);
 }
 
-// As multigrid.cpp's coarse_first (the first coarse point a box starting at fine index o
-// owns): the rule that keeps every transfer within one ghost layer.
-int coarse_first(int o, int nf, int nc) {
-  if (nf + 1 == 2 * (nc + 1)) return (o + 2) / 2 - 1;
-  const long long v = ((long long)(o + 2) * (nc + 1) + nf) / (nf + 1) - 2;
-  return int(std::max(0LL, v));
-}
-
 // Chebyshev steps of the coarsest solve on an n grid (the 7-point Laplacian there, as
 // multigrid.cpp's coarse_steps): a reduction of every mode by kCoarseReduction.
 int coarse_step_count(const Int3& n) {
@@ -162,9 +154,10 @@ Boxes coarser_boxes(const Boxes& f, const Int3& nf, const Int3& nc) {
   Boxes b;
   for (int a = 0; a < 3; ++a)
     for (std::size_t c = 0; c < f.offset[a].size(); ++c) {
-      const int o = coarse_first(f.offset[a][c], nf[a], nc[a]);
+      const int o = mg_coarse_first(f.offset[a][c], nf[a], nc[a], false);
       b.offset[a].push_back(o);
-      b.count[a].push_back(coarse_first(f.offset[a][c] + f.count[a][c], nf[a], nc[a]) - o);
+      b.count[a].push_back(mg_coarse_first(f.offset[a][c] + f.count[a][c], nf[a], nc[a], false) -
+                           o);
     }
   return b;
 }

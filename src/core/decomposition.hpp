@@ -34,6 +34,7 @@ struct Decomposition {
   // it, that neighbour is this rank itself (`rank`), whose ghosts the halo fills by a local
   // copy of its own opposite boundary layer (HaloPlan::self_faces), never a message.
   Periodic periodic{};
+  bool wraps() const { return periodic[0] || periodic[1] || periodic[2]; }
   // neighbor[axis][side]: rank across that face, or MPI_PROC_NULL at the domain boundary.
   std::array<std::array<int, 2>, 3> neighbor{};
   // around[around_index(dx, dy, dz)]: the rank at offset (dx, dy, dz) in {-1, 0, 1}^3 of the

@@ -46,9 +46,9 @@ std::string check_plane(const PointField& p, const FieldSpec& f, const Decomposi
     for (int i = -1; i <= l.nx; ++i) {
       const double v = kappa[std::size_t(l.at(i, j, k))];
       if ((p.zero_ok ? v >= 0 : v > 0) && std::isfinite(v)) continue;
-      const double x = coord(d.offset[0] + i, d.grid[0], o.box[0]);
-      const double y = coord(d.offset[1] + j, d.grid[1], o.box[1]);
-      const double z = coord(d.offset[2] + k, d.grid[2], o.box[2]);
+      const double x = coord(d.offset[0] + i, d.grid[0], o.box[0], d.periodic[0]);
+      const double y = coord(d.offset[1] + j, d.grid[1], o.box[1], d.periodic[1]);
+      const double z = coord(d.offset[2] + k, d.grid[2], o.box[2], d.periodic[2]);
       return std::string(p.option) + " " + printable(f.text, 160) + ": " +
              (f.kind == FieldSpec::kExpr ? "gives " : "holds ") + number(v) + " at x=" + number(x) +
              ", y=" + number(y) + ", z=" + number(z) + " (" + p.rule + ")";
@@ -57,8 +57,9 @@ std::string check_plane(const PointField& p, const FieldSpec& f, const Decomposi
 }
 
 // expr:FORMULA at every point of the padded box (ghosts: the coordinates beyond the box,
-// 0 and L on the domain's boundary); each thread its own parser (muparser is not
-// thread-safe). A formula error ends the plane; the lowest plane's first error is reported.
+// 0 and L on a Dirichlet boundary, the wrapped point's on a periodic one); each thread its own
+// parser (muparser is not thread-safe). A formula error ends the plane; the lowest plane's first
+// error is reported.
 void eval_formula(const char* option, const FieldSpec& f, const Decomposition& d,
                   const ProblemSpec& o, std::vector<double>& kappa, std::vector<std::string>& bad) {
   const Layout l = d.layout();
@@ -75,19 +76,69 @@ void eval_formula(const char* option, const FieldSpec& f, const Decomposition& d
     for (int k = -1; k <= l.nz; ++k) {
       std::string& why = bad[std::size_t(k + 1)];
       if (!formula) why = setup;
-      const double z = coord(d.offset[2] + k, d.grid[2], o.box[2]);
+      const double z = coord(d.offset[2] + k, d.grid[2], o.box[2], d.periodic[2]);
       for (int j = -1; j <= l.ny && why.empty(); ++j) {
-        const double y = coord(d.offset[1] + j, d.grid[1], o.box[1]);
+        const double y = coord(d.offset[1] + j, d.grid[1], o.box[1], d.periodic[1]);
         for (int i = -1; i <= l.nx && why.empty(); ++i) {
           try {
             kappa[std::size_t(l.at(i, j, k))] =
-                (*formula)(coord(d.offset[0] + i, d.grid[0], o.box[0]), y, z);
+                (*formula)(coord(d.offset[0] + i, d.grid[0], o.box[0], d.periodic[0]), y, z);
           } catch (const BadInput& e) {
             why = e.what();
           }
         }
       }
     }
+  }
+}
+
+// The plane `at` (-1 .. n) of axis a of the padded box, ghosts of the other axes included:
+// copied out to buf (out) or in from it.
+void plane_copy(const Layout& l, int a, int at, std::vector<double>& v, std::vector<double>& buf,
+                bool out) {
+  const int n[3] = {l.nx, l.ny, l.nz};
+  const int b = a == 0 ? 1 : 0, c = a == 2 ? 1 : 2;
+  std::size_t q = 0;
+  buf.resize(std::size_t(n[b] + 2) * (n[c] + 2));
+  for (int j = -1; j <= n[c]; ++j)
+    for (int i = -1; i <= n[b]; ++i, ++q) {
+      int idx[3];
+      idx[a] = at, idx[b] = i, idx[c] = j;
+      double& p = v[std::size_t(l.at(idx[0], idx[1], idx[2]))];
+      if (out)
+        buf[q] = p;
+      else
+        p = buf[q];
+    }
+}
+
+// On a periodic axis the ghosts beyond the domain's ends hold the points they wrap to (a
+// file's boundary layer there is ignored), so the face between points N-1 and 0 has the same
+// weight on every rank. Axis by axis with the other axes' ghosts, as the halo's per-axis
+// rounds: edges and corners wrap too. Only the ranks at an end of the axis take part; one
+// rank along it sends to itself.
+void wrap_ghosts(const Decomposition& d, MPI_Comm comm, std::vector<double>& v) {
+  const Layout l = d.layout();
+  const int n[3] = {l.nx, l.ny, l.nz};
+  for (int a = 0; a < 3; ++a) {
+    if (!d.periodic[a]) continue;
+    const bool low = d.offset[a] == 0, high = d.offset[a] + d.count[a] == d.grid[a];
+    std::vector<double> send[2], recv[2];
+    std::vector<MPI_Request> req;
+    for (int side = 0; side < 2; ++side) {
+      if (!(side == 0 ? low : high)) continue;
+      plane_copy(l, a, side == 0 ? 0 : n[a] - 1, v, send[side], true);
+      recv[side].resize(send[side].size());
+      req.resize(req.size() + 2);
+      // Tag: the side the message arrives at (a low end's plane fills the high end's ghost).
+      HALO3D_MPI_CHECK(MPI_Irecv(recv[side].data(), int(recv[side].size()), MPI_DOUBLE,
+                                 d.neighbor[a][side], side, comm, &req[req.size() - 2]));
+      HALO3D_MPI_CHECK(MPI_Isend(send[side].data(), int(send[side].size()), MPI_DOUBLE,
+                                 d.neighbor[a][side], 1 - side, comm, &req.back()));
+    }
+    HALO3D_MPI_CHECK(MPI_Waitall(int(req.size()), req.data(), MPI_STATUSES_IGNORE));
+    for (int side = 0; side < 2; ++side)
+      if (side == 0 ? low : high) plane_copy(l, a, side == 0 ? -1 : n[a], v, recv[side], false);
   }
 }
 
@@ -107,6 +158,7 @@ std::vector<double> fill_point_field(const PointField& p, const FieldSpec& f, co
       for (int j = -1; j <= l.ny; ++j)
         for (int i = -1; i <= l.nx; ++i) kappa[std::size_t(l.at(i, j, k))] = f.faces[0];
   }
+  wrap_ghosts(d, comm, kappa);
   std::string why;
   for (int k = -1; k <= l.nz && why.empty(); ++k) {
     why = bad[std::size_t(k + 1)];

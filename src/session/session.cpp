@@ -37,10 +37,14 @@ SolveSession::SolveSession(const ProblemSpec& problem, const ParallelOptions& pa
                            const MethodPlan& method, MPI_Comm world,
                            std::function<MemoryNeed(const Decomposition&, MPI_Comm)> memory)
     : spec_(problem), plan_(method), problem_(std::make_unique<Problem>(spec_)) {
-  // The transfers and spectra are Dirichlet's still (docs/ARCHITECTURE.md, issue 25's plan).
-  if (method.multigrid && (spec_.periodic[0] || spec_.periodic[1] || spec_.periodic[2]))
+  // With every axis periodic and no shift, A 1 = 0: the multigrid's coarsest solve would
+  // divide by it (docs/ARCHITECTURE.md, issue 25's plan, step 6). Implicit heat's I + c A is
+  // nonsingular.
+  if (method.multigrid && all_periodic(spec_) && spec_.shift == 0 && !variable_shift(spec_) &&
+      spec_.problem != ProblemKind::heat)
     throw BadInput("--bc " + bc_text(spec_.periodic) +
-                   ": the multigrid preconditioner does not take periodic axes yet");
+                   ": all-periodic with --shift 0 is singular: the multigrid preconditioner "
+                   "does not take it yet");
   RuntimeOptions ro;
   static_cast<ParallelOptions&>(ro) = parallel;
   ro.grid = spec_.grid;

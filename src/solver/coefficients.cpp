@@ -131,8 +131,9 @@ void fill_boundary_ghosts(const Decomposition& d, std::vector<double>& kappa) {
   const int n[3] = {l.nx, l.ny, l.nz};
   bool low[3], high[3];
   for (int a = 0; a < 3; ++a) {
-    low[a] = d.offset[a] == 0;
-    high[a] = d.offset[a] + d.count[a] == d.grid[a];
+    // A periodic axis has no boundary: its ghosts wrap (exchanged like a neighbour's).
+    low[a] = !d.periodic[a] && d.offset[a] == 0;
+    high[a] = !d.periodic[a] && d.offset[a] + d.count[a] == d.grid[a];
   }
   for (int z = -1; z <= l.nz; ++z)
     for (int y = -1; y <= l.ny; ++y)

@@ -82,7 +82,8 @@ double local_max_diagonal(const Layout& l, const Stencil& spacing, const std::ve
 std::vector<double> coarsen_kappa(const Transfer& t, const std::vector<double>& fine);
 
 // Sets the ghosts of k (or sigma) on the domain's boundary (faces, edges and corners) to the
-// nearest point of the box: coarse levels have no boundary layer of their own.
+// nearest point of the box: coarse levels have no boundary layer of their own. Periodic axes
+// have no boundary: their ghosts are left to the exchange (Multigrid::fill_kappa_ghosts).
 void fill_boundary_ghosts(const Decomposition& d, std::vector<double>& kappa);
 
 }  // namespace halo3d

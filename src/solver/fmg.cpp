@@ -36,7 +36,8 @@ T* Multigrid::fmg(const T* b, T* x, T* y) {
     T* other = l == 0 ? y : F.y;
     const T* f = l == 0 ? b : F.b;
     k.axpby(F.A->layout(), 0.0, u, 0.0, u);  // u = 0, then u += P xc
-    if (!F.gather) C.A->exchange(xc);        // a gathered level is whole on every rank
+    // A gathered level is whole on every rank: only its periodic axes' ghosts are left.
+    if (!F.gather || C.wraps) C.A->exchange(xc);
     k.prolong_add(F.gather ? *F.up : *F.down, xc, u);
     for (int c = 0; c < o_.fmg_cycles; ++c) {
       T* r = cycle<T>(l, f, u, other, kNoReduction, false);

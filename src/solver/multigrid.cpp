@@ -38,16 +38,28 @@ constexpr double kMinOverlapPoints = double(1 << 21);
 using Steps = std::vector<std::array<double, 2>>;
 
 // Bounds of the spectrum of D^{-1}A for the 7-point stencil s on an n grid (exact: the
-// eigenvectors are the sine modes).
-std::array<double, 2> spectrum(const Stencil& s, const Int3& n) {
+// eigenvectors are sine modes on Dirichlet axes, Fourier modes on periodic ones). A periodic
+// axis adds 2c(1 - cos(2 pi k/n)): 0 for its constants at the low end, 4c at the high end for
+// even n (2c(1 + cos(pi/n)) for odd n, 0 for n = 1). With no Dirichlet axis and no shift
+// (A 1 = 0) the low end is the smallest nonzero eigenvalue.
+std::array<double, 2> spectrum(const Stencil& s, const Int3& n, const Periodic& p) {
   const double shift = s.diag - 2.0 * (s.cx + s.cy + s.cz);
   const double c[3] = {s.cx, s.cy, s.cz};
-  double lo = shift, hi = shift;
+  double lo = shift, hi = shift, nonzero = 0;
+  bool dirichlet = false;
   for (int a = 0; a < 3; ++a) {
+    if (p[a]) {
+      hi += 2.0 * c[a] * (1.0 + std::cos(kPi * (n[a] % 2) / n[a]));
+      const double first = 2.0 * c[a] * (1.0 - std::cos(2.0 * kPi / n[a]));
+      if (n[a] > 1 && (nonzero == 0 || first < nonzero)) nonzero = first;
+      continue;
+    }
+    dirichlet = true;
     const double cs = std::cos(kPi / (n[a] + 1));
     lo += 2.0 * c[a] * (1.0 - cs);
     hi += 2.0 * c[a] * (1.0 + cs);
   }
+  if (!dirichlet && s.shift == 0 && nonzero > 0) lo = nonzero;
   return {lo / s.diag, hi / s.diag};
 }
 
@@ -81,14 +93,15 @@ namespace {
 struct Interval {
   double lo, hi, diag;
 };
-Interval interval(const Stencil& s, const Int3& n, double bound) {
-  const auto [lo, hi] = spectrum(s, n);
+Interval interval(const Stencil& s, const Int3& n, const Periodic& p, double bound) {
+  const auto [lo, hi] = spectrum(s, n, p);
   if (bound > 0) return {bound * (lo / hi), bound, 1.0};
   return {lo, hi, s.diag};
 }
 
-Steps smoother_steps(const MgOptions& o, const Stencil& s, const Int3& n, double bound) {
-  const Interval in = interval(s, n, bound);
+Steps smoother_steps(const MgOptions& o, const Stencil& s, const Int3& n, const Periodic& p,
+                     double bound) {
+  const Interval in = interval(s, n, p, bound);
   const double b = in.hi, a = b / kSmoothRange;
   if (o.smoother == Smoother::jacobi) {
     Steps one = mg_chebyshev_steps(a, b, 1, in.diag);
@@ -97,8 +110,8 @@ Steps smoother_steps(const MgOptions& o, const Stencil& s, const Int3& n, double
   return mg_chebyshev_steps(a, b, o.smooth, in.diag);
 }
 
-Steps coarse_steps(const Stencil& s, const Int3& n, double bound) {
-  const Interval in = interval(s, n, bound);
+Steps coarse_steps(const Stencil& s, const Int3& n, const Periodic& p, double bound) {
+  const Interval in = interval(s, n, p, bound);
   const double a = in.lo, b = in.hi;
   const double kappa = b / a;
   int m = 1;
@@ -110,11 +123,11 @@ Steps coarse_steps(const Stencil& s, const Int3& n, double bound) {
 }
 
 // The 7-point operator rediscretised on the coarser grid (a shift, as in I + c A, kept).
-Stencil coarser_stencil(const Stencil& s, const Int3& nf, const Int3& nc) {
+Stencil coarser_stencil(const Stencil& s, const Int3& nf, const Int3& nc, const Periodic& p) {
   const double shift = s.diag - 2.0 * (s.cx + s.cy + s.cz);
   double c[3] = {s.cx, s.cy, s.cz};
-  for (int a = 0; a < 3; ++a) {
-    const double ratio = double(nc[a] + 1) / double(nf[a] + 1);  // h_fine / h_coarse
+  for (int a = 0; a < 3; ++a) {  // h_fine / h_coarse
+    const double ratio = double(ops::intervals(nc[a], p[a])) / double(ops::intervals(nf[a], p[a]));
     c[a] *= ratio * ratio;
   }
   Stencil out;
@@ -179,7 +192,7 @@ Multigrid::Multigrid(Runtime& rt, const MgOptions& o, DistributedOperator* fine,
     if (l == 0) {
       L->A = fine;
     } else {
-      stencil = coarser_stencil(stencil, levels_.back()->grid, L->grid);
+      stencil = coarser_stencil(stencil, levels_.back()->grid, L->grid, L->decomp.periodic);
       const bool overlap = double(L->decomp.layout().interior_size()) >= kMinOverlapPoints;
       L->own_op = make_operator(rt, L->decomp, stencil, L->distributed, overlap);
       L->A = L->own_op.get();
@@ -190,8 +203,9 @@ Multigrid::Multigrid(Runtime& rt, const MgOptions& o, DistributedOperator* fine,
     else
       allocate_vectors(L->d, k, n, l == 0);
     const bool coarsest = l + 1 == plan.size();
+    const Periodic& p = L->decomp.periodic;
     L->steps =
-        coarsest ? coarse_steps(stencil, L->grid, 0) : smoother_steps(o, stencil, L->grid, 0);
+        coarsest ? coarse_steps(stencil, L->grid, p, 0) : smoother_steps(o, stencil, L->grid, p, 0);
     levels_.push_back(std::move(L));
   }
   if (mixed_) {
@@ -253,7 +267,8 @@ void Multigrid::vary_levels(DistributedOperator* fine, LevelCoefficients* fine_c
       const std::vector<double>* from[2] = {&above->kappa(), above->sigma_or_null()};
       for (int q = 0; q < 2 && from[q]; ++q) {
         point[q] = coarsen_kappa(F.down.t, *from[q]);
-        if (F.gathers || L.distributed) point[q] = fill_kappa_ghosts(F, L, point[q]);
+        if (F.gathers || L.distributed || L.decomp.wraps())
+          point[q] = fill_kappa_ghosts(F, L, point[q]);
         fill_boundary_ghosts(L.decomp, point[q]);
       }
       L.coef = std::make_unique<LevelCoefficients>(k, L.decomp.layout(), L.A->stencil(),
@@ -266,24 +281,28 @@ void Multigrid::vary_levels(DistributedOperator* fine, LevelCoefficients* fine_c
     if (L.distributed)
       HALO3D_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &bound, 1, MPI_DOUBLE, MPI_MAX, rt_.cart.get()));
     const Stencil& s = L.A->stencil();
-    L.steps = l + 1 == levels_.size() ? coarse_steps(s, L.grid, bound)
-                                      : smoother_steps(o_, s, L.grid, bound);
+    const Periodic& p = L.decomp.periodic;
+    L.steps = l + 1 == levels_.size() ? coarse_steps(s, L.grid, p, bound)
+                                      : smoother_steps(o_, s, L.grid, p, bound);
   }
 }
 
 // k on coarse level C with its ghosts: from the neighbours (C distributed), or, where F
-// gathers, every rank's own coarse points all-gathered into the whole grid. Through
-// backend memory, as the cycle moves its vectors.
+// gathers, every rank's own coarse points all-gathered into the whole grid; a periodic
+// axis's ghosts wrap (on a whole level, local copies). Through backend memory, as the cycle
+// moves its vectors.
 std::vector<double> Multigrid::fill_kappa_ghosts(Level& F, Level& C,
                                                  const std::vector<double>& own) {
   Kernels& k = *rt_.kernels;
   const std::size_t n = C.decomp.layout().padded_size();
   Buffer mine(k, own.size()), whole(k, n);
   k.copy(mine.data(), own.data(), own.size(), Lane::interior);
-  if (F.gathers)
+  if (F.gathers) {
     F.gather->gather(mine.data(), whole.data());
-  else
+    if (C.decomp.wraps()) C.A->exchange(whole.data());
+  } else {
     C.A->exchange(mine.data());
+  }
   std::vector<double> out(n);
   k.copy(out.data(), F.gathers ? whole.data() : mine.data(), n, Lane::interior);
   k.synchronize();
@@ -358,7 +377,8 @@ T* Multigrid::cycle(std::size_t l, const T* b, T* x, T* y, int slot, bool from_z
   k.restrict_to(L.down.t, V.wp(), L.gathers ? V.restricted.data() : CV.b.data());
   if (L.gathers) L.gather->gather(V.restricted.data(), CV.b.data());
   T* e = cycle(l + 1, CV.b.data(), CV.x.data(), CV.y.data(), kNoReduction);
-  if (!L.gathers) C.A->exchange(e);  // a gathered e is whole on every rank
+  // A gathered e is whole on every rank: only its periodic axes' ghosts (local copies) are left.
+  if (!L.gathers || C.decomp.wraps()) C.A->exchange(e);
   k.prolong_add(L.gathers ? L.up.t : L.down.t, e, u);
   return smooth(L, L.steps, b, u, other, false, slot);
 }
@@ -427,6 +447,7 @@ MgLevelView<T> Multigrid::view(std::size_t l) const {
   out.restricted = V.restricted.data();
   out.down = &L.down.t;
   out.points = L.points;
+  out.wraps = L.decomp.wraps();
   out.steps = &L.steps;
   if (L.gathers) out.up = &L.up.t, out.gather = L.gather.get();
   return out;

@@ -5,6 +5,7 @@
 
 #include "multigrid.hpp"
 #include "multigrid_level.hpp"
+#include "point_ops.hpp"
 
 namespace halo3d {
 namespace {
@@ -12,43 +13,52 @@ namespace {
 // An axis is coarsened while its spacing is at most this times the finest spacing.
 constexpr double kSemiCoarsening = 1.5;
 
-// Which rank computes a coarse point. Along an axis, coarse point I sits at fine position
-// q = (I+1) r with r = (nf+1)/(nc+1) (fine point i at position i+1). The rank whose fine box
-// is [o, e) owns the coarse points with q in [o+1, e+1) when r = 2 (nested: coarse I is
-// fine 2I+1) and with q in [o+2-r, e+2-r) when r <= 1.5. Then restriction at an owned
-// point reads fine points within one ghost layer of the box (its support is the open
-// interval (q-r, q+r)), and prolongation at an owned fine point reads coarse points within
-// one ghost layer of the coarse box, provided every rank owns a coarse point (else the
-// level is gathered). make_transfer checks both. This returns the first owned coarse point
-// of the box starting at fine index o (and, for o = e, the end of the box).
-int coarse_first(int o, int nf, int nc) {
-  if (nf + 1 == 2 * (nc + 1)) return (o + 2) / 2 - 1;  // nested: coarse I is fine 2I+1
-  const long long v = ((long long)(o + 2) * (nc + 1) + nf) / (nf + 1) - 2;
+}  // namespace
+
+// Which rank computes a coarse point. Along an axis of m intervals (ops::intervals), coarse
+// point I sits at fine position q = (I+1) r with r = mf/mc (fine point i at position i+1).
+// The rank whose fine box is [o, e) owns the coarse points with q in [o+1, e+1) when r = 2
+// (nested: coarse I is fine 2I+1) and with q in [o+2-r, e+2-r) when r <= 1.5. Then
+// restriction at an owned point reads fine points within one ghost layer of the box (its
+// support is the open interval (q-r, q+r)), and prolongation at an owned fine point reads
+// coarse points within one ghost layer of the coarse box, provided every rank owns a coarse
+// point (else the level is gathered). On a periodic axis the last coarse point sits at fine
+// position nf, i.e. on the last fine point, and reads the fine ghost nf (point 0, wrapped).
+// make_transfer checks both. This returns the first owned coarse point of the box starting
+// at fine index o (and, for o = e, the end of the box).
+int mg_coarse_first(int o, int nf, int nc, bool periodic) {
+  const int mf = ops::intervals(nf, periodic), mc = ops::intervals(nc, periodic);
+  if (mf == 2 * mc) return (o + 2) / 2 - 1;  // nested: coarse I is fine 2I+1
+  const long long v = ((long long)(o + 2) * mc + mf - 1) / mf - 2;
   return int(std::max(0LL, v));
 }
-
-}  // namespace
 
 Decomposition mg_coarser_box(const Decomposition& f, const Int3& nc) {
   Decomposition c = f;
   c.grid = nc;
   for (int a = 0; a < 3; ++a) {
-    c.offset[a] = coarse_first(f.offset[a], f.grid[a], nc[a]);
-    c.count[a] = coarse_first(f.offset[a] + f.count[a], f.grid[a], nc[a]) - c.offset[a];
+    c.offset[a] = mg_coarse_first(f.offset[a], f.grid[a], nc[a], f.periodic[a]);
+    c.count[a] =
+        mg_coarse_first(f.offset[a] + f.count[a], f.grid[a], nc[a], f.periodic[a]) - c.offset[a];
   }
   return c;
 }
 
-int mg_coarser(int n) {
+int mg_coarser(int n, bool periodic) {
   if (n <= 1) return n;
+  if (periodic) {  // n intervals: even n nests (n/2), odd n takes ratio <= 1.5 to an even size
+    if (n % 2 == 0) return n / 2;
+    const int m = (2 * n + 2) / 3;  // ceil(2n/3)
+    return m + m % 2;
+  }
   if (n % 2 == 1) return (n - 1) / 2;
   int m = (2 * (n + 1) + 2) / 3;  // ceil((n+1)/1.5)
   if (m % 2) ++m;
   return m - 1;
 }
 
-std::vector<Int3> mg_level_grids(const Int3& grid, const std::array<double, 3>& h0,
-                                 int max_levels) {
+std::vector<Int3> mg_level_grids(const Int3& grid, const std::array<double, 3>& h0, int max_levels,
+                                 const Periodic& periodic) {
   std::vector<Int3> out{grid};
   std::array<double, 3> h = h0;
   while (max_levels <= 0 || int(out.size()) < max_levels) {
@@ -63,17 +73,19 @@ std::vector<Int3> mg_level_grids(const Int3& grid, const std::array<double, 3>& 
       if (g[a] > 1 && (finest == 0 || h[a] < finest)) finest = h[a];
     Int3 c = g;
     for (int a = 0; a < 3; ++a)
-      if (g[a] > 1 && h[a] <= kSemiCoarsening * finest * (1 + 1e-9)) c[a] = mg_coarser(g[a]);
-    for (int a = 0; a < 3; ++a) h[a] *= double(g[a] + 1) / double(c[a] + 1);
+      if (g[a] > 1 && h[a] <= kSemiCoarsening * finest * (1 + 1e-9))
+        c[a] = mg_coarser(g[a], periodic[a]);
+    for (int a = 0; a < 3; ++a)
+      h[a] *= double(ops::intervals(g[a], periodic[a])) / double(ops::intervals(c[a], periodic[a]));
     out.push_back(c);
   }
   return out;
 }
 
-std::vector<Int3> mg_level_grids(const Int3& grid, int max_levels) {
+std::vector<Int3> mg_level_grids(const Int3& grid, int max_levels, const Periodic& periodic) {
   std::array<double, 3> h{};
-  for (int a = 0; a < 3; ++a) h[a] = 1.0 / (grid[a] + 1);
-  return mg_level_grids(grid, h, max_levels);
+  for (int a = 0; a < 3; ++a) h[a] = 1.0 / ops::intervals(grid[a], periodic[a]);
+  return mg_level_grids(grid, h, max_levels, periodic);
 }
 
 std::array<double, 3> stencil_spacing(const Stencil& s) {
@@ -85,7 +97,8 @@ Multigrid::~Multigrid() = default;
 std::vector<MgLevelPlan> mg_plan(const Decomposition& fine, const Stencil& fine_op,
                                  const MgOptions& o, MPI_Comm cart) {
   std::vector<MgLevelPlan> out;
-  for (const Int3& g : mg_level_grids(fine.grid, stencil_spacing(fine_op), o.levels)) {
+  for (const Int3& g :
+       mg_level_grids(fine.grid, stencil_spacing(fine_op), o.levels, fine.periodic)) {
     MgLevelPlan p;
     p.grid = g;
     if (out.empty()) {
@@ -99,7 +112,7 @@ std::vector<MgLevelPlan> mg_plan(const Decomposition& fine, const Stencil& fine_
     } else {
       p.distributed = false;
     }
-    if (!p.distributed) p.decomp = Decomposition::whole(g);
+    if (!p.distributed) p.decomp = Decomposition::whole(g, fine.periodic);
     out.push_back(p);
   }
   return out;

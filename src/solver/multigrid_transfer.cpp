@@ -15,11 +15,14 @@ TransferOp make_transfer(Kernels& k, const Decomposition& f, const Decomposition
   Transfer& t = op.t;
   t.fine = f.layout();
   t.coarse = c.layout();
+  if (f.periodic != c.periodic) throw std::logic_error("multigrid: levels wrap on different axes");
   double scale = 1.0;
   for (int a = 0; a < 3; ++a) {
     t.nf[a] = f.grid[a], t.nc[a] = c.grid[a];
     t.fo[a] = f.offset[a], t.co[a] = c.offset[a];
-    scale *= double(c.grid[a] + 1) / double(f.grid[a] + 1);
+    t.mf[a] = ops::intervals(f.grid[a], f.periodic[a]);
+    t.mc[a] = ops::intervals(c.grid[a], c.periodic[a]);
+    scale *= double(t.mc[a]) / double(t.mf[a]);
   }
   t.wd.scale = scale;
   t.wf.scale = float(scale);
@@ -29,7 +32,7 @@ TransferOp make_transfer(Kernels& k, const Decomposition& f, const Decomposition
     for (int I = c.offset[a]; uses != TransferUse::prolongation && I < c.offset[a] + c.count[a];
          ++I) {
       int first, last;
-      ops::restrict_span(I, t.nf[a], t.nc[a], first, last);
+      ops::restrict_span(I, t.nf[a], t.mf[a], t.mc[a], first, last);
       if (first < f.offset[a] - 1 || last > f.offset[a] + f.count[a] || last - first > 2)
         throw std::logic_error("multigrid: restriction outside the ghost layer");
     }
@@ -37,7 +40,7 @@ TransferOp make_transfer(Kernels& k, const Decomposition& f, const Decomposition
          ++i) {
       int lo;
       double w;
-      ops::interp_1d(i, t.nf[a], t.nc[a], lo, w);
+      ops::interp_1d(i, t.mf[a], t.mc[a], lo, w);
       if (lo < c.offset[a] - 1 || lo + 1 > c.offset[a] + c.count[a])
         throw std::logic_error("multigrid: prolongation outside the ghost layer");
     }
