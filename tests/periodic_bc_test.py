@@ -15,9 +15,13 @@ other axes are Dirichlet with zero ghosts):
 3. built-in modes sin(2 pi k x/L): the exact discrete answer to rounding (Poisson, explicit and
    implicit heat, the implicit schemes with and without the multigrid); formulas in the
    wrapped coordinates; implicit heat with the multigrid bitwise on every process grid;
-4. refusals (exit 2, one line): one face only, a malformed item, the singular all-periodic
-   operator without a constant shift, a restart under other boundaries.
+3b. the singular case (every axis periodic, no shift): the source's mean removed and reported
+   (stdout, the report's result.source_mean_removed), the zero-mean answer, on every process
+   grid bitwise, MG-PCG's variants and CG, iterations within one of all-Dirichlet's;
+4. refusals (exit 2, one line): one face only, a malformed item, all-periodic with a
+   variable shift, a restart under other boundaries.
 Run: periodic_bc_test.py HALO3D MPIEXEC"""
+import json
 import os
 import re
 import subprocess
@@ -292,15 +296,65 @@ rate = np.pi ** 2 * ((2 / 3) ** 2 + 1 + 4)  # the modes' source is rate times th
 check(np.max(np.abs(ue * rate - um)) < 1e-10 * np.max(np.abs(um)),
       f"an expr: formula sees the periodic coordinates i L/N (diff {np.max(np.abs(ue * rate - um)):.2e})")
 
+# 3b. The singular case: every axis periodic, no shift (A 1 = 0). f = A u* for a random
+# zero-mean u*, plus a constant: the program removes f's mean (reported: 0.75 to rounding)
+# and gives u* back, the zero-mean solution, with MG-PCG (double, mixed, --fmg, distributed
+# coarse levels, k = 2), CG; /u bitwise on every process grid; f's constant changes the
+# answer only by rounding; MG-PCG within one iteration of all-Dirichlet's.
+sgrid = (12, 9, 16)
+sg = text(sgrid)
+per = (True, True, True)
+ustar = rng.uniform(-1, 1, (sgrid[2], sgrid[1], sgrid[0]))
+ustar -= ustar.mean()
+fs = apply_a(ustar, sgrid, box, 0.0, per)
+with h5py.File(os.path.join(work, "fs.h5"), "w") as f:
+    f["f"] = fs + 0.75
+    f["g"] = fs - 2.5
+for name, extra in (("mg", []), ("mixed", ["--precision", "mixed"]), ("fmg", ["--fmg"]),
+                    ("mg distributed", ["--mg-gather", "0"]), ("cg", ["--precond", "none"]),
+                    ("mg k=2", ["--coefficient", "2"])):
+    first = None
+    for r, procs in ((1, "1,1,1"), (2, "1,2,1"), (3, "3,1,1"), (3, "1,1,3"), (4, "2,1,2"), (4, "1,2,2")):
+        out = f"s{r}{procs.replace(',', '')}.h5"
+        p = halo3d(r, "--grid", sg, "--box", b, "--bc", bc(per), "--rhs", "file:fs.h5:/f", "--tol", "1e-13",
+                   "--procs", procs, *extra, "--output", out, "--report", "s.json", quiet=False)
+        u = read(out)[0]
+        if first is None:
+            first = u
+            scale = 2.0 if "--coefficient" in extra else 1.0  # k = 2: A is twice the Laplacian
+            err = np.max(np.abs(u * scale - ustar)) if u.shape == ustar.shape else np.inf
+            check(err < 1e-10, f"singular, {name}: the zero-mean u* back from f = A u* + 0.75 to {err:.1e} "
+                  f"(mean of u {np.mean(u):.1e})")
+            m = re.search(r"the source's mean (\S+) removed", p.stdout)
+            check(m is not None and abs(float(m.group(1)) - 0.75) < 1e-12,
+                  f"singular, {name}: stdout names the mean removed ({m.group(1) if m else None}, want 0.75)")
+            rep = {}
+            if os.path.exists(os.path.join(work, "s.json")):
+                with open(os.path.join(work, "s.json")) as fj:
+                    rep = json.load(fj)["result"].get("source_mean_removed") or {}
+            rel = 0.75 * np.sqrt(fs.size) / np.linalg.norm(fs + 0.75)
+            check(abs(rep.get("mean", 0) - 0.75) < 1e-12 and abs(rep.get("relative", 0) - rel) < 1e-9 * rel,
+                  f"singular, {name}: the report's source_mean_removed {rep}")
+        else:
+            check(np.array_equal(u, first), f"singular, {name}: /u on {procs} bitwise equal to 1 rank")
+halo3d(2, "--grid", sg, "--box", b, "--bc", bc(per), "--rhs", "file:fs.h5:/g", "--tol", "1e-13", "--output", "sg.h5")
+halo3d(2, "--grid", sg, "--box", b, "--bc", bc(per), "--rhs", "file:fs.h5:/f", "--tol", "1e-13", "--output", "sf.h5")
+d = np.max(np.abs(read("sg.h5")[0] - read("sf.h5")[0]))
+check(d < 1e-12, f"singular: f + 0.75 and f - 2.5 give the same answer to rounding ({d:.1e})")
+its = {}
+for bcs in ("dirichlet", bc(per)):
+    p = halo3d(1, "--grid", "32,32,32", "--bc", bcs, "--rhs", "random", "--tol", "1e-8", "--output", "none", quiet=False)
+    m = re.search(r"converged after (\d+) iterations", p.stdout)
+    its[bcs] = int(m.group(1)) if m else 99
+check(its[bc(per)] <= its["dirichlet"] + 1, f"singular: MG-PCG iterations on 32^3 {its[bc(per)]}, "
+      f"all-Dirichlet {its['dirichlet']}")
+
 # 4. Refusals.
 for args, needle in ((["--bc", "x0=periodic"], "periodic needs both faces of axis x"),
                      (["--bc", "y1=periodic,y0=dirichlet"], "periodic needs both faces of axis y"),
                      (["--bc", "x=neumann"], "is not FACE=KIND"),
                      (["--bc", "w=periodic"], "is not FACE=KIND"),
                      (["--bc", "x,y,z=periodic"], "is not FACE=KIND"),
-                     (["--bc", "x=periodic,y=periodic,z=periodic", "--precond", "none"], "singular"),
-                     (["--bc", "x=periodic,y=periodic,z=periodic"], "singular"),
-                     (["--bc", "x=periodic,y=periodic,z=periodic", "--fmg", "--coefficient", "2"], "singular"),
                      (["--bc", "x=periodic,y=periodic,z=periodic", "--shift", "expr:1+x"],
                       "all-periodic with a variable --shift is singular"),
                      (["--bc", "x=periodic", "--precond", "none", "--mode", "4,1,1"], "below N/2")):

@@ -276,8 +276,9 @@ TEST(PeriodicMultigrid, VcycleIsSymmetricPositiveDefinite) {
 
 // Issue 25's target: periodic axes within one iteration of the all-Dirichlet count on the
 // same grid (MG-PCG to 1e-8 on a random right-hand side), and the same iterations and
-// history on every process grid as one rank alone; --fmg and mixed as well. An all-periodic
-// grid needs a shift (A 1 = 0 otherwise): compared with all-Dirichlet and the same shift.
+// history on every process grid as one rank alone; --fmg and mixed as well; every axis
+// periodic with a shift, and without one (singular: b's mean removed, z projected to zero
+// sum), compared with all-Dirichlet and the same shift.
 TEST(PeriodicMultigrid, IterationsWithinOneOfDirichlet) {
   struct Case {
     Int3 grid;
@@ -286,7 +287,8 @@ TEST(PeriodicMultigrid, IterationsWithinOneOfDirichlet) {
   };
   for (const Case& c :
        {Case{{32, 32, 32}, {true, false, false}, 0}, Case{{31, 31, 31}, {true, true, false}, 0},
-        Case{{33, 20, 47}, {false, true, true}, 0}, Case{{24, 24, 24}, {true, true, true}, 1}})
+        Case{{33, 20, 47}, {false, true, true}, 0}, Case{{24, 24, 24}, {true, true, true}, 1},
+        Case{{32, 32, 32}, {true, true, true}, 0}, Case{{33, 20, 47}, {true, true, true}, 0}})
     for (const char* variant : {"double", "mixed", "fmg"}) {
       SolveOptions o = periodic_options(c.grid, {});
       o.shift = c.shift;

@@ -44,13 +44,13 @@ void check_periodic(const SolveOptions& o) {
   if (!(o.periodic[0] || o.periodic[1] || o.periodic[2])) return;
   const std::string bc = "--bc " + bc_text(o.periodic);
   const bool heat = o.problem == ProblemKind::heat;
-  // A variable shift may vanish everywhere (singular too); and the coarsest level's
-  // Gershgorin interval is not exact on one all-periodic point with variable weights.
-  if (!heat && all_periodic(o) && o.shift == 0)
-    throw BadInput(std::string(variable_shift(o) ? "all-periodic with a variable --shift"
-                                                 : "all-periodic with --shift 0") +
-                   " is singular: not supported yet; give a constant --shift > 0 or a "
-                   "Dirichlet axis");
+  // With --shift 0 the problem is singular (A 1 = 0): solved as the zero-mean solution of b
+  // less its mean (SolveSession). A variable shift may vanish at some points only: A is then
+  // nonsingular, but neither projection nor the constant stencil's spectra hold.
+  if (!heat && all_periodic(o) && o.shift == 0 && variable_shift(o))
+    throw BadInput(
+        "all-periodic with a variable --shift is singular: not supported yet; give a constant "
+        "--shift or a Dirichlet axis");
   // sin(2 pi k i/N) vanishes at every point for k = N/2 and aliases beyond it.
   if (source_field(o).kind == FieldSpec::kModes)
     for (const Int3& m : o.modes)

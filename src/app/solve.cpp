@@ -156,6 +156,14 @@ void start_solver(SolveRun& r) {
   r.saved = checkpoint_held(o.checkpoint, o.restart, r.first);
   if (r.root && !o.restart.empty())
     std::printf("restarted from %s at iteration %ld\n", o.restart.c_str(), r.first);
+  // Not --quiet's to hide: the problem solved is not quite the one given.
+  if (r.root && r.session->singular()) {
+    const MeanRemoved& m = r.session->mean_removed();
+    std::printf(
+        "singular (every axis periodic, no shift: A 1 = 0): the source's mean %.6e removed "
+        "(norm %.3e, %.3e of ||b||); the answer is the zero-mean solution\n",
+        m.mean, m.norm, m.relative);
+  }
   if (r.root && !o.quiet && r.mg)
     std::printf("preconditioner: multigrid V-cycle, %s; set-up %.4f s\n", r.mg->describe().c_str(),
                 r.setup_s);
@@ -255,6 +263,8 @@ SolveRecord record_of(const SolveRun& r) {
   c.phases = r.phases.phases();
   c.phases_total = r.phases.total();
   c.first = r.first;
+  c.singular = r.session->singular();
+  c.mean_removed = r.session->mean_removed();
   return c;
 }
 

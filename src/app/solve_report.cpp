@@ -194,6 +194,11 @@ nlohmann::json result_json(const SolveRecord& r, const DriveResult& res, const V
                       {"max_error", num(exact, v.err.max)},
                       {"l2_error_continuous", num(exact, v.err.l2_cont)},
                       {"snapshots", r.series ? nlohmann::json(r.snapshots) : nlohmann::json()}};
+  // Singular (A 1 = 0): what of b was removed to make it solvable; the answer has zero mean.
+  j["source_mean_removed"] = r.singular ? nlohmann::json{{"mean", r.mean_removed.mean},
+                                                         {"norm", r.mean_removed.norm},
+                                                         {"relative", r.mean_removed.relative}}
+                                        : nlohmann::json();
   if (heat) {
     j["steps"] = res.iterations;
     j["t"] = r.dt * double(res.iterations);

@@ -9,6 +9,7 @@
 #include "fields.hpp"
 #include "host_copy.hpp"
 #include "implicit_heat.hpp"
+#include "reduction.hpp"
 #include "timers.hpp"
 
 namespace halo3d {
@@ -37,14 +38,12 @@ SolveSession::SolveSession(const ProblemSpec& problem, const ParallelOptions& pa
                            const MethodPlan& method, MPI_Comm world,
                            std::function<MemoryNeed(const Decomposition&, MPI_Comm)> memory)
     : spec_(problem), plan_(method), problem_(std::make_unique<Problem>(spec_)) {
-  // With every axis periodic and no shift, A 1 = 0: the multigrid's coarsest solve would
-  // divide by it (docs/ARCHITECTURE.md, issue 25's plan, step 6). Implicit heat's I + c A is
-  // nonsingular.
-  if (method.multigrid && all_periodic(spec_) && spec_.shift == 0 && !variable_shift(spec_) &&
-      spec_.problem != ProblemKind::heat)
+  // Every axis periodic and no shift: A 1 = 0 (issue 25's step 6; implicit heat's I + c A is
+  // nonsingular). A variable shift may vanish at some points only: not taken.
+  singular_ = all_periodic(spec_) && spec_.shift == 0 && spec_.problem != ProblemKind::heat;
+  if (singular_ && variable_shift(spec_))
     throw BadInput("--bc " + bc_text(spec_.periodic) +
-                   ": all-periodic with --shift 0 is singular: the multigrid preconditioner "
-                   "does not take it yet");
+                   ": all-periodic with a variable --shift is singular: not supported yet");
   RuntimeOptions ro;
   static_cast<ParallelOptions&>(ro) = parallel;
   ro.grid = spec_.grid;
@@ -96,14 +95,40 @@ void SolveSession::build_method() {
     pc_built_ = true;
   }
   method_.reset();  // the old method's vectors go before the new one's are allocated
+  if (singular_) remove_source_mean();
   const Buffer* bg = boundary();
-  method_ = plan_.implicit()
-                ? make_implicit_heat(*rt_, plan_, dt(), b_, bg)
-                : make_method(plan_, dt(), *rt_->op, comm(), rt_->timers, b_, pc_.get(), bg);
+  method_ = plan_.implicit() ? make_implicit_heat(*rt_, plan_, dt(), b_, bg)
+                             : make_method(plan_, dt(), *rt_->op, comm(), rt_->timers, b_,
+                                           pc_.get(), bg, singular_);
+}
+
+// b -= mean(b): the consistent problem whose solutions differ from the least-squares ones of
+// the given b by constants only. What was removed is reported (solve's output and report).
+void SolveSession::remove_source_mean() {
+  Kernels& k = kernels();
+  const Layout l = decomp().layout();
+  const Buffer ones = ones_like(k, l.padded_size());  // for a moment: not one more vector held
+  const double points = double(decomp().global_points());
+  k.dot(l, b_.data(), b_.data(), 0);
+  DD part[1];
+  k.read_slots(1, part);
+  double bb = 0;
+  global_sums(comm(), part, 1, &bb);
+  removed_.mean = remove_mean(k, l, b_.data(), ones, points, comm());
+  removed_.norm = std::abs(removed_.mean) * std::sqrt(points);
+  removed_.relative = bb > 0 ? removed_.norm / std::sqrt(bb) : 0.0;
 }
 
 DriveResult SolveSession::drive(const DriveOptions& o, long first, std::vector<double> history) {
-  return halo3d::drive(*method_, comm(), o, first, std::move(history));
+  DriveResult r = halo3d::drive(*method_, comm(), o, first, std::move(history));
+  // The zero-mean answer: A's null space is the constants, and CG's iterates drift in them
+  // by rounding only.
+  if (singular_) {
+    const Layout l = decomp().layout();
+    remove_mean(kernels(), l, method_->solution().data(), ones_like(kernels(), l.padded_size()),
+                double(decomp().global_points()), comm());
+  }
+  return r;
 }
 
 Verification SolveSession::verify(DriveResult& res, double tol, bool measure) {

@@ -37,6 +37,13 @@ struct Verification {
   DistributedOperator::OverlapTimes ov;
 };
 
+// The singular case (Poisson, every axis periodic, no shift: A 1 = 0, A x = b solvable only
+// for b of zero sum): the mean of b that build_method removed, the norm of the removed part
+// (|mean| sqrt(N)) and that relative to ||b||.
+struct MeanRemoved {
+  double mean = 0, norm = 0, relative = 0;
+};
+
 class SolveSession {
  public:
   // The problem and the runtime: collective over world. `memory`, when set, is what the
@@ -62,10 +69,12 @@ class SolveSession {
 
   // The preconditioner (timed: setup_seconds(), the slowest rank's) and the method on the
   // source; not started. Collective. Called again (a new source), it keeps the
-  // preconditioner (it depends on the operator alone) and rebuilds the method.
+  // preconditioner (it depends on the operator alone) and rebuilds the method. Singular:
+  // the source's mean is removed first (mean_removed()), and CG keeps z of zero sum.
   void build_method();
   // Runs the method (started, or restored from a checkpoint by the caller) from iteration
-  // `first` with `history` so far (a restart's).
+  // `first` with `history` so far (a restart's). Singular: the answer is then made the
+  // zero-mean one (A's null space is the constants).
   DriveResult drive(const DriveOptions& o, long first = 0, std::vector<double> history = {});
 
   // Self-checks: the true residual recomputed from scratch (a converged recurrence is
@@ -89,12 +98,15 @@ class SolveSession {
   // CG's multigrid preconditioner, if the plan built one (implicit heat's is its own).
   const Multigrid* multigrid() const { return dynamic_cast<const Multigrid*>(pc_.get()); }
   double setup_seconds() const { return setup_s_; }
+  bool singular() const { return singular_; }
+  const MeanRemoved& mean_removed() const { return removed_; }
   Method& method() { return *method_; }
   std::vector<double> solution() { return download(kernels(), method_->solution()); }
   // The solution into the caller's array, laid out as set_source(const double*) takes it.
   void solution_to(double* box) { box_from_padded(kernels(), decomp().layout(), solution(), box); }
 
  private:
+  void remove_source_mean();
   // Declared in the order they are made, so destroyed in reverse: the method uses the
   // source and the preconditioner, all use the runtime.
   ProblemSpec spec_;
@@ -106,6 +118,8 @@ class SolveSession {
   std::unique_ptr<Preconditioner> pc_;
   bool pc_built_ = false;  // pc_ may be null when built: the plan asks for none
   double setup_s_ = 0;
+  bool singular_ = false;  // see MeanRemoved
+  MeanRemoved removed_;
   std::unique_ptr<Method> method_;
 };
 

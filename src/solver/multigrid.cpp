@@ -111,6 +111,9 @@ Steps smoother_steps(const MgOptions& o, const Stencil& s, const Int3& n, const 
 }
 
 Steps coarse_steps(const Stencil& s, const Int3& n, const Periodic& p, double bound) {
+  // A = 0 (one point, every axis periodic, no shift: the singular case's coarsest level):
+  // the correction of the constants, A's null space, is 0.
+  if (!(spectrum(s, n, p)[1] > 0)) return Steps{{0.0, 0.0}};
   const Interval in = interval(s, n, p, bound);
   const double a = in.lo, b = in.hi;
   const double kappa = b / a;

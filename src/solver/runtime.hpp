@@ -29,7 +29,7 @@ struct MemoryNeed {
 struct RuntimeOptions : ParallelOptions {
   Int3 grid{};
   // Axes whose ghosts wrap (periodic boundaries): the decomposition's (Decomposition::periodic).
-  // From --bc (ProblemSpec::periodic); the multigrid hierarchy does not take it yet.
+  // From --bc (ProblemSpec::periodic); the multigrid hierarchy takes it (mg_plan).
   Periodic periodic{};
   Stencil stencil;
   // What the run will allocate, asked once the decomposition exists (collective over the

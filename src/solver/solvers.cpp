@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "errors.hpp"
+#include "host_copy.hpp"
 #include "nvtx.hpp"
 #include "reduction.hpp"
 
@@ -35,13 +36,17 @@ class Reducer {
  public:
   Reducer(Kernels& k, MPI_Comm comm, Timers& t) : k_(k), comm_(comm), t_(t) {}
   double sum(int slot = 0) {
+    double out[kReductionSlots];
+    sums(slot + 1, out);
+    return out[slot];
+  }
+  // Slots 0 .. n-1 in one reduction.
+  void sums(int n, double* out) {
     HALO3D_NVTX_RANGE("reduction");
     ScopedTimer timer(t_.reduction);
     DD local[kReductionSlots];
-    k_.read_slots(slot + 1, local);
-    double out[kReductionSlots];
-    global_sums(comm_, local, slot + 1, out);
-    return out[slot];
+    k_.read_slots(n, local);
+    global_sums(comm_, local, n, out);
   }
 
  private:
@@ -68,7 +73,7 @@ class Reducer {
 class Cg final : public Method {
  public:
   Cg(DistributedOperator& op, MPI_Comm comm, Timers& t, const Buffer& b, double tol,
-     Preconditioner* pc)
+     Preconditioner* pc, bool zero_mean)
       : op_(op),
         pc_(pc),
         k_(op.kernels()),
@@ -83,6 +88,7 @@ class Cg final : public Method {
         ap_(k_, b.size()),
         points_(op.global_points()) {
     if (pc_) z_ = Buffer(k_, b.size());
+    if (pc_ && zero_mean) ones_ = ones_like(k_, b.size());
     scale_b();  // a restart's state continues with this scale (the same b gives the same s)
   }
   std::string name() const override { return "cg"; }
@@ -160,7 +166,11 @@ class Cg final : public Method {
   // write p; preconditioned: the preconditioner's traffic (r.z comes with its last sweep).
   // A variable operator's apply also reads its three face-weight arrays.
   double bytes_per_iteration() const override {
-    return (11.0 * 8.0 + op_.weight_bytes()) * points_ + (pc_ ? pc_->bytes_per_apply() : 0.0);
+    // The singular case's projection: sum(z) and sum(r) (read 1, z, r), z -= m 1 (read 1 and
+    // z, write z).
+    const double project = ones_.size() ? 48.0 : 0.0;
+    return (11.0 * 8.0 + project + op_.weight_bytes()) * points_ +
+           (pc_ ? pc_->bytes_per_apply() : 0.0);
   }
 
  private:
@@ -216,12 +226,29 @@ class Cg final : public Method {
       // preconditioner's scratch, so the V-cycle needs no fine vector of its own for it.
       pc_->apply(r_.data(), z_.data(), 0, ap_.data());
     }
-    rz_ = red_.sum();
+    if (ones_.size())
+      project_z();
+    else
+      rz_ = red_.sum();
     // 0: z underflowed (r at the floor of the preconditioner's precision); not a breakdown.
     if (!(rz_ >= 0) || !std::isfinite(rz_))
       throw Error(kExitBreakdown, "PCG breakdown: r.z = " + std::to_string(rz_) +
                                       " (preconditioner not positive definite, or NaN/Inf)");
     return z_.data();
+  }
+
+  // The singular case (A 1 = 0, b of zero sum): z = M^{-1} r loses its mean, so the
+  // directions stay among the zero-sum vectors, where A is definite; sum(z) and sum(r) come
+  // in r.z's reduction, and r.z follows the projection: r.(z - m 1) = r.z - m sum(r).
+  void project_z() {
+    k_.dot(op_.layout(), ones_.data(), z_.data(), 1);
+    k_.dot(op_.layout(), ones_.data(), r_.data(), 2);
+    double s[3];
+    red_.sums(3, s);
+    const double m = s[1] / points_;
+    ScopedTimer t(t_.compute);
+    k_.axpby(op_.layout(), -m, ones_.data(), 1.0, z_.data());
+    rz_ = s[0] - m * s[2];
   }
 
   DistributedOperator& op_;
@@ -233,6 +260,7 @@ class Cg final : public Method {
   const Buffer& b_;
   double tol_;
   Buffer x_, r_, p_, ap_, z_;
+  Buffer ones_;  // the singular case's: 1 at every point (see project_z)
   double points_, bb_ = 0, bnorm_ = 0, rr_ = 0, rz_ = 0;
   double s_ = 1;        // the scale of b, r, p, z, and of x while iterating
   double x_scale_ = 1;  // x_ holds x times this: s_ while iterating, 1 in the problem's units
@@ -369,8 +397,22 @@ double norm_scale(Kernels& k, const Layout& l, const double* b, MPI_Comm comm) {
 }
 
 std::unique_ptr<Method> make_cg(DistributedOperator& op, MPI_Comm comm, Timers& t, const Buffer& b,
-                                double tol, Preconditioner* pc) {
-  return std::make_unique<Cg>(op, comm, t, b, tol, pc);
+                                double tol, Preconditioner* pc, bool zero_mean) {
+  return std::make_unique<Cg>(op, comm, t, b, tol, pc, zero_mean);
+}
+
+Buffer ones_like(Kernels& k, std::size_t n) { return upload(k, std::vector<double>(n, 1.0)); }
+
+double remove_mean(Kernels& k, const Layout& l, double* v, const Buffer& ones, double points,
+                   MPI_Comm comm) {
+  k.dot(l, ones.data(), v, 0);
+  DD part[1];
+  k.read_slots(1, part);
+  double sum = 0;
+  global_sums(comm, part, 1, &sum);
+  const double m = sum / points;
+  k.axpby(l, -m, ones.data(), 1.0, v);
+  return m;
 }
 std::unique_ptr<Method> make_jacobi(DistributedOperator& op, MPI_Comm comm, Timers& t,
                                     const Buffer& f, double tol) {
@@ -383,7 +425,7 @@ std::unique_ptr<Method> make_heat(DistributedOperator& op, Timers& t, const Buff
 
 std::unique_ptr<Method> make_method(const MethodPlan& m, double dt, DistributedOperator& op,
                                     MPI_Comm comm, Timers& t, const Buffer& source,
-                                    Preconditioner* pc, const Buffer* boundary) {
+                                    Preconditioner* pc, const Buffer* boundary, bool zero_mean) {
   switch (m.kind) {
     case MethodKind::euler:
       return make_heat(op, t, source, m.alpha * dt, boundary);
@@ -394,7 +436,7 @@ std::unique_ptr<Method> make_method(const MethodPlan& m, double dt, DistributedO
     case MethodKind::implicit_heat:
       throw std::logic_error("make_method: implicit heat is make_implicit_heat's");
   }
-  return make_cg(op, comm, t, source, m.tol, pc);
+  return make_cg(op, comm, t, source, m.tol, pc, zero_mean);
 }
 
 }  // namespace halo3d

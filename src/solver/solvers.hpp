@@ -47,9 +47,17 @@ class Method : public Checkpointable {
 };
 
 // Source is the right-hand side (Poisson) or initial condition (heat), interior filled.
-// pc: the preconditioner (nullptr: plain CG); it must outlive the method.
+// pc: the preconditioner (nullptr: plain CG); it must outlive the method. zero_mean: the
+// singular case (A 1 = 0, b of zero sum: every axis periodic, no shift): z = M^{-1} r is
+// projected to zero sum each iteration (without pc, z is r, of zero sum already).
 std::unique_ptr<Method> make_cg(DistributedOperator& op, MPI_Comm comm, Timers& t, const Buffer& b,
-                                double tol, Preconditioner* pc = nullptr);
+                                double tol, Preconditioner* pc = nullptr, bool zero_mean = false);
+// A vector of n ones (its ghosts too), for remove_mean and the zero-sum projections.
+Buffer ones_like(Kernels& k, std::size_t n);
+// v -= mean(v) over the grid's `points` (sum(v) from the backend's partial sums and
+// global_sums: the same bits on every process grid); returns the mean removed. Collective.
+double remove_mean(Kernels& k, const Layout& l, double* v, const Buffer& ones, double points,
+                   MPI_Comm comm);
 std::unique_ptr<Method> make_jacobi(DistributedOperator& op, MPI_Comm comm, Timers& t,
                                     const Buffer& f, double tol);
 // boundary: heat's B g (fields.hpp's boundary_source), or null for zero boundary values;
@@ -61,7 +69,8 @@ std::unique_ptr<Method> make_heat(DistributedOperator& op, Timers& t, const Buff
 // heat is make_implicit_heat's).
 std::unique_ptr<Method> make_method(const MethodPlan& m, double dt, DistributedOperator& op,
                                     MPI_Comm comm, Timers& t, const Buffer& source,
-                                    Preconditioner* pc = nullptr, const Buffer* boundary = nullptr);
+                                    Preconditioner* pc = nullptr, const Buffer* boundary = nullptr,
+                                    bool zero_mean = false);
 // The power of two s that puts max|b s| over all ranks in [1, 2) (1 when b = 0; at most
 // 2^1022): dot products of b s cannot overflow or underflow. Collective; throws
 // Error(kExitBreakdown) on every rank when b holds NaN or Inf.
