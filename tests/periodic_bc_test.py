@@ -349,6 +349,14 @@ for bcs in ("dirichlet", bc(per)):
 check(its[bc(per)] <= its["dirichlet"] + 1, f"singular: MG-PCG iterations on 32^3 {its[bc(per)]}, "
       f"all-Dirichlet {its['dirichlet']}")
 
+# --dry-run plans the run's hierarchy: periodic N = 16 halves to 8 (a Dirichlet 16 would go to 10).
+dry = halo3d(1, "--grid", "16,15,15", "--bc", "x=periodic", "--dry-run", quiet=False).stdout
+run = halo3d(1, "--grid", "16,15,15", "--bc", "x=periodic", "--output", "none", quiet=False).stdout
+m1 = re.search(r"multigrid: \d+ levels: (.*)", dry)
+m2 = re.search(r"V-cycle, \d+ levels \(([^)]*)\)", run)
+check(m1 is not None and m2 is not None and m1.group(1).strip() == m2.group(1) and m2.group(1).startswith("16x15x15 8x7x7"),
+      f"--dry-run's multigrid levels {m1.group(1) if m1 else None!r} are the run's {m2.group(1) if m2 else None!r}")
+
 # 4. Refusals.
 for args, needle in ((["--bc", "x0=periodic"], "periodic needs both faces of axis x"),
                      (["--bc", "y1=periodic,y0=dirichlet"], "periodic needs both faces of axis y"),

@@ -121,7 +121,8 @@ int run_dry_run(const SolveOptions& o, MPI_Comm world) {
   const bool root = comm_rank(world) == 0;
   Problem prob(o);  // the same checks as a run (e.g. --dt above the stability limit)
   Comm cart;
-  const Decomposition d = decompose(world, o.grid, o.procs, cart);
+  // Periodic axes as a run has them: their halo faces and the multigrid's levels differ.
+  const Decomposition d = decompose(world, o.grid, o.procs, cart, o.periodic);
   MPI_Comm comm = cart.get();
   // Heat with a variable k: its step's limit needs k (read or computed, as a run does).
   if (o.problem == ProblemKind::heat && variable_operator(o)) {

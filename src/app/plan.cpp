@@ -94,10 +94,12 @@ MemoryNeed solve_memory(const SolveOptions& o, const Decomposition& d, MPI_Comm 
   const MethodPlan mp = method_plan(o);
   const bool implicit = mp.implicit();
   const bool pc = mp.multigrid;
+  // The singular case (every axis periodic, no shift): CG's vector of ones for its projection.
+  const bool singular = all_periodic(o) && o.shift == 0 && o.problem != ProblemKind::heat;
   const double method = implicit ? 2 + (pc ? 5 : 4)
                         : o.problem == ProblemKind::heat || o.solver == SolverKind::jacobi
                             ? 2
-                            : (pc ? 5 : 4);
+                            : (pc ? 5 + singular : 4);
   MemoryNeed m;
   m.device = (1 + method) * field;
   m.host = 2 * field;
