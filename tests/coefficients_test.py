@@ -19,24 +19,10 @@ import sys
 
 import numpy as np
 
-from h3test import Harness, text, weights
+from h3test import Harness, text, weights, diag_apply
 
 T = Harness("coefficients")
 check, halo3d, read, write, work, failures = T.check, T.solve, T.read, T.write, T.work, T.failures
-
-
-def diag_apply(u, k, grid, box, shift):
-    """(d, A u) as ops::point_diag and ops::apply_variable write them, left to right."""
-    wx, wy, wz = weights(k, grid, box)
-    ww, we = wx[:, :, :-1], wx[:, :, 1:]
-    ws, wn = wy[:, :-1, :], wy[:, 1:, :]
-    wb, wt = wz[:-1, :, :], wz[1:, :, :]
-    d = (((ww + we) + (ws + wn)) + (wb + wt)) + shift
-    p = np.pad(u, 1)
-    au = (d * u - (ww * p[1:-1, 1:-1, :-2] + we * p[1:-1, 1:-1, 2:])
-          - (ws * p[1:-1, :-2, 1:-1] + wn * p[1:-1, 2:, 1:-1])
-          - (wb * p[:-2, 1:-1, 1:-1] + wt * p[2:, 1:-1, 1:-1]))
-    return d, au
 
 
 rng = np.random.default_rng(11)

@@ -84,3 +84,30 @@ def weights(k, grid, box):
     kin = k[:, 1:-1, 1:-1]
     wz = (2.0 * kin[:-1, :, :]) * (kin[1:, :, :] / (kin[:-1, :, :] + kin[1:, :, :])) * c[2]
     return wx, wy, wz
+
+
+def diag_apply(u, k, grid, box, shift):
+    """(d, A u) of -div(k grad u) + shift u with zero Dirichlet ghosts, as ops::point_diag and
+    ops::apply_variable write them, left to right; shift: a number or [NZ][NY][NX] (the
+    points' own sigma)."""
+    wx, wy, wz = weights(k, grid, box)
+    ww, we = wx[:, :, :-1], wx[:, :, 1:]
+    ws, wn = wy[:, :-1, :], wy[:, 1:, :]
+    wb, wt = wz[:-1, :, :], wz[1:, :, :]
+    d = (((ww + we) + (ws + wn)) + (wb + wt)) + shift
+    p = np.pad(u, 1)
+    au = (d * u - (ww * p[1:-1, 1:-1, :-2] + we * p[1:-1, 1:-1, 2:])
+          - (ws * p[1:-1, :-2, 1:-1] + wn * p[1:-1, 2:, 1:-1])
+          - (wb * p[:-2, 1:-1, 1:-1] + wt * p[2:, 1:-1, 1:-1]))
+    return d, au
+
+
+def dense(k, grid, box, shift):
+    """A as a dense matrix, its columns A applied to the unit vectors (diag_apply)."""
+    n = grid[0] * grid[1] * grid[2]
+    a = np.zeros((n, n))
+    for j in range(n):
+        e = np.zeros(n)
+        e[j] = 1.0
+        a[:, j] = diag_apply(e.reshape(grid[2], grid[1], grid[0]), k, grid, box, shift)[1].ravel()
+    return a

@@ -22,24 +22,10 @@ import sys
 
 import numpy as np
 
-from h3test import Harness, text, weights
+from h3test import Harness, text, weights, diag_apply, dense
 
 T = Harness("heat-coefficient", "--problem", "heat")
 check, halo3d, read, write, work, failures = T.check, T.solve, T.read, T.write, T.work, T.failures
-
-
-def diag_apply(u, k, grid, box, shift):
-    """(d, A_0 u) as ops::point_diag and ops::apply_variable write them, left to right."""
-    wx, wy, wz = weights(k, grid, box)
-    ww, we = wx[:, :, :-1], wx[:, :, 1:]
-    ws, wn = wy[:, :-1, :], wy[:, 1:, :]
-    wb, wt = wz[:-1, :, :], wz[1:, :, :]
-    d = (((ww + we) + (ws + wn)) + (wb + wt)) + shift
-    p = np.pad(u, 1)
-    au = (d * u - (ww * p[1:-1, 1:-1, :-2] + we * p[1:-1, 1:-1, 2:])
-          - (ws * p[1:-1, :-2, 1:-1] + wn * p[1:-1, 2:, 1:-1])
-          - (wb * p[:-2, 1:-1, 1:-1] + wt * p[2:, 1:-1, 1:-1]))
-    return d, au
 
 
 def lifted(k, grid, box, gfull):
@@ -55,17 +41,6 @@ def lifted(k, grid, box, gfull):
                       (np.s_[-1, :, :], wz[-1, :, :], gfull[-1, 1:-1, 1:-1])):
         b[sl] = b[sl] + w * gg
     return b
-
-
-def dense(k, grid, box, shift):
-    """A_0 as a dense matrix, columns from A_0 applied to the unit vectors (the same weights)."""
-    n = grid[0] * grid[1] * grid[2]
-    a = np.zeros((n, n))
-    for j in range(n):
-        e = np.zeros(n)
-        e[j] = 1.0
-        a[:, j] = diag_apply(e.reshape(grid[2], grid[1], grid[0]), k, grid, box, shift)[1].ravel()
-    return a
 
 
 rng = np.random.default_rng(25)

@@ -23,38 +23,13 @@ import sys
 
 import numpy as np
 
-from h3test import Harness, text, weights
+from h3test import Harness, text, diag_apply, dense
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from report_schema import validate_report  # noqa: E402
 
 T = Harness("shift-field")
 check, halo3d, read, write, work, failures = T.check, T.solve, T.read, T.write, T.work, T.failures
-
-
-def diag_apply(u, k, grid, box, sigma):
-    """(d, A u) as ops::point_diag and ops::apply_variable write them, left to right; sigma:
-    [NZ][NY][NX] (the points' own) or a number."""
-    wx, wy, wz = weights(k, grid, box)
-    ww, we = wx[:, :, :-1], wx[:, :, 1:]
-    ws, wn = wy[:, :-1, :], wy[:, 1:, :]
-    wb, wt = wz[:-1, :, :], wz[1:, :, :]
-    d = (((ww + we) + (ws + wn)) + (wb + wt)) + sigma
-    p = np.pad(u, 1)
-    au = (d * u - (ww * p[1:-1, 1:-1, :-2] + we * p[1:-1, 1:-1, 2:])
-          - (ws * p[1:-1, :-2, 1:-1] + wn * p[1:-1, 2:, 1:-1])
-          - (wb * p[:-2, 1:-1, 1:-1] + wt * p[2:, 1:-1, 1:-1]))
-    return d, au
-
-
-def dense(k, grid, box, sigma):
-    n = grid[0] * grid[1] * grid[2]
-    a = np.zeros((n, n))
-    for j in range(n):
-        e = np.zeros(n)
-        e[j] = 1.0
-        a[:, j] = diag_apply(e.reshape(grid[2], grid[1], grid[0]), k, grid, box, sigma)[1].ravel()
-    return a
 
 
 def one_line_refusal(p, what, needle="--shift"):
