@@ -262,15 +262,18 @@ class CudaKernels final : public TypedKernels<CudaKernels>, public DeviceTimer, 
     check_slot(slot);
     if (r.empty()) return;
     check_region(l, r);
-    box_sweep(r, slot, stream(lane),
-              [&](dim3 grid, dim3 block, cudaStream_t st, double2* partials) {
-                if (partials)
-                  smooth_sweep<T, true>
-                      <<<grid, block, 0, st>>>(l, r, s, cd, cr, f, u, d_in, d_out, unew, partials);
-                else
-                  smooth_sweep<T, false>
-                      <<<grid, block, 0, st>>>(l, r, s, cd, cr, f, u, d_in, d_out, unew, nullptr);
-              });
+    constexpr int X = kSmoothPointsX<T>;
+    box_sweep(
+        r, slot, stream(lane),
+        [&](dim3 grid, dim3 block, cudaStream_t st, double2* partials) {
+          if (partials)
+            smooth_sweep<T, true, X>
+                <<<grid, block, 0, st>>>(l, r, s, cd, cr, f, u, d_in, d_out, unew, partials);
+          else
+            smooth_sweep<T, false, X>
+                <<<grid, block, 0, st>>>(l, r, s, cd, cr, f, u, d_in, d_out, unew, nullptr);
+        },
+        X);
   }
 
   template <class T>
