@@ -110,9 +110,23 @@ std::vector<MgLevelTraffic> busiest_traffic(const Multigrid& mg, MPI_Comm comm) 
   return t;
 }
 
+// Each level's share of a V-cycle of `mg` (in its precision): time (slowest rank), bytes,
+// shape and traffic.
+MgNumbers level_numbers(Multigrid& mg, Fields& f, int reps, MPI_Comm comm) {
+  MgNumbers n;
+  n.ms = mg.level_ms(f.u.data(), f.out.data(), reps);
+  HALO3D_MPI_CHECK(
+      MPI_Allreduce(MPI_IN_PLACE, n.ms.data(), int(n.ms.size()), MPI_DOUBLE, MPI_MAX, comm));
+  n.bytes = mg.level_bytes();
+  n.info = mg.levels();
+  n.traffic = busiest_traffic(mg, comm);
+  return n;
+}
+
 // --precision mixed: the float smoothing step (half the bytes of mg_smooth), the float
-// V-cycle (with its conversions and r.z in double) and one MG-PCG iteration with it.
-void measure_mixed(Runtime& rt, Fields& f, MgOptions o, const Measure& measure) {
+// V-cycle (with its conversions and r.z in double) and one MG-PCG iteration with it; returns
+// the float V-cycle's levels.
+MgNumbers measure_mixed(Runtime& rt, Fields& f, MgOptions o, int reps, const Measure& measure) {
   Kernels& k = *rt.kernels;
   const Decomposition& d = rt.decomp;
   const Layout l = d.layout();
@@ -136,16 +150,20 @@ void measure_mixed(Runtime& rt, Fields& f, MgOptions o, const Measure& measure) 
             mg.apply(f.u.data(), f.out.data(), 0);
             k.read_slots(1, sink);
           });
+  const MgNumbers levels = level_numbers(mg, f, reps, rt.cart.get());
   auto pcg = make_cg(*rt.op, rt.cart.get(), rt.timers, f.b, 1e-300, &mg);
   pcg->start();
   measure("mg_pcg_iter_mixed", "one MG-PCG iteration with the float V-cycle",
           pcg->bytes_per_iteration() * share, [&] { pcg->step(); });
+  return levels;
 }
 
 // Multigrid: one smoothing step (f, u, d read; d, unew written), one V-cycle and one
 // MG-PCG iteration of the session's solve (its hierarchy, set up and timed as `solve` does),
-// with the byte counts of multigrid.cpp's model.
-MgNumbers measure_multigrid(SolveSession& session, Fields& f, int reps, const Measure& measure) {
+// with the byte counts of multigrid.cpp's model; the float V-cycle's rows, and its levels in
+// `mixed`.
+MgNumbers measure_multigrid(SolveSession& session, Fields& f, int reps, const Measure& measure,
+                            MgNumbers& mixed) {
   Runtime& rt = session.runtime();
   const MgOptions& o = session.plan().mg;
   Kernels& k = *rt.kernels;
@@ -155,14 +173,12 @@ MgNumbers measure_multigrid(SolveSession& session, Fields& f, int reps, const Me
   const Region all = Region::whole(l);
   const Stencil s = rt.op->stencil();
   MPI_Comm comm = rt.cart.get();
-  MgNumbers n;
   measure("mg_smooth", "d = cd d + cr (f - A u); unew = u + d, kernel only",
           (40.0 + rt.op->weight_bytes()) * pts, [&] {
             k.smooth(l, s, all, 0.5, 1e-3, f.b.data(), f.u.data(), f.x.data(), f.x.data(),
                      f.out.data(), kNoReduction, Lane::interior);
           });
   Multigrid& mg = *dynamic_cast<Multigrid*>(session.preconditioner());
-  n.setup_s = session.setup_seconds();
   const double share = pts / double(d.global_points());  // this rank's part of global bytes
   measure("mg_vcycle", "one V-cycle, " + mg.describe(), mg.bytes_per_apply() * share,
           [&] { mg.apply(f.u.data(), f.out.data()); });
@@ -170,17 +186,13 @@ MgNumbers measure_multigrid(SolveSession& session, Fields& f, int reps, const Me
     measure("mg_fmg", "one full-multigrid F-cycle (--fmg's first iterate)", mg.fmg_bytes() * share,
             [&] { mg.first_iterate(f.u.data(), f.out.data()); });
   // What each level costs, and what bounds it (bytes over the copy rate, or launches).
-  n.ms = mg.level_ms(f.u.data(), f.out.data(), reps);
-  HALO3D_MPI_CHECK(
-      MPI_Allreduce(MPI_IN_PLACE, n.ms.data(), int(n.ms.size()), MPI_DOUBLE, MPI_MAX, comm));
-  n.bytes = mg.level_bytes();
-  n.info = mg.levels();
-  n.traffic = busiest_traffic(mg, comm);
+  MgNumbers n = level_numbers(mg, f, reps, comm);
+  n.setup_s = session.setup_seconds();
   Method& pcg = session.method();
   pcg.start();
   measure("mg_pcg_iteration", "one MG-PCG iteration: CG's work, a V-cycle, r.z",
           pcg.bytes_per_iteration() * share, [&] { pcg.step(); });
-  measure_mixed(rt, f, o, measure);
+  mixed = measure_mixed(rt, f, o, reps, measure);
   return n;
 }
 
@@ -285,7 +297,8 @@ void measure_variable(const BenchOptions& o, SolveSession& session, std::vector<
     rows.push_back(time_work(k, o, comm, name + "_var", what + " (variable k)", bytes, work));
   };
   measure_kernels(rt, fields, measure);
-  mg = measure_multigrid(session, fields, o.reps, measure);
+  MgNumbers mixed;  // not reported: the constant operator's float levels are
+  mg = measure_multigrid(session, fields, o.reps, measure, mixed);
 }
 
 // The _var rows' session (--coefficient or --shift given; else null), made before any
@@ -336,7 +349,8 @@ int run_bench(const BenchOptions& o, MPI_Comm world) {
     rows.push_back(time_work(k, o, comm, name, what, bytes, work));
   };
   measure_kernels(*rt, fields, measure);
-  const MgNumbers mg = measure_multigrid(*session, fields, o.reps, measure);
+  MgNumbers mg_mixed;
+  const MgNumbers mg = measure_multigrid(*session, fields, o.reps, measure, mg_mixed);
   MgNumbers mg_var;
   if (variable) measure_variable(o, *variable, rows, mg_var);
 
@@ -365,6 +379,7 @@ int run_bench(const BenchOptions& o, MPI_Comm world) {
   }
   j["results"] = report_rows(rows, copy_gbs, root);
   j["mg_levels"] = report_levels(mg, copy_gbs, root, "");
+  j["mg_levels_mixed"] = report_levels(mg_mixed, copy_gbs, root, " of the float V-cycle");
   if (variable) report_variable(o, mg_var, copy_gbs, root, j);
   if (!o.report.empty())
     write_file_atomically(
