@@ -123,6 +123,21 @@ MgNumbers level_numbers(Multigrid& mg, Fields& f, int reps, MPI_Comm comm) {
   return n;
 }
 
+// The fine level's restriction and prolongation alone, in scalar type T (rows mg_restrict and
+// mg_prolong, _f32 in float): the restriction reads the fine points (`fine`, real data) and
+// writes the coarse ones; the prolongation reads those and adds into the fine ones.
+template <class T>
+void measure_transfers(Kernels& k, const Transfer& t, T* fine, const Measure& measure) {
+  const double nf = double(t.fine.interior_size()), nc = double(t.coarse.interior_size());
+  const double e = sizeof(T);
+  const std::string sfx = sizeof(T) == 4 ? "_f32" : "";
+  BasicBuffer<T> coarse(k, t.coarse.padded_size());
+  measure("mg_restrict" + sfx, "the fine level's restriction to the next", e * (nf + nc),
+          [&] { k.restrict_to(t, fine, coarse.data()); });
+  measure("mg_prolong" + sfx, "the prolongation back, added into the fine level", e * (nc + 2 * nf),
+          [&] { k.prolong_add(t, coarse.data(), fine); });
+}
+
 // --precision mixed: the float smoothing step (half the bytes of mg_smooth), the float
 // V-cycle (with its conversions and r.z in double) and one MG-PCG iteration with it; returns
 // the float V-cycle's levels.
@@ -143,6 +158,7 @@ MgNumbers measure_mixed(Runtime& rt, Fields& f, MgOptions o, int reps, const Mea
       k.smooth(l, rt.op->stencil(), Region::whole(l), 0.5, 1e-3, fb.data(), fu.data(), fx.data(),
                fx.data(), fo.data(), kNoReduction, Lane::interior);
     });
+    if (const Transfer* t = mg.fine_transfer()) measure_transfers(k, *t, fu.data(), measure);
   }
   const double share = pts / double(d.global_points());
   measure("mg_vcycle_mixed", "one float V-cycle (--precision mixed), conversions and r.z",
@@ -182,6 +198,7 @@ MgNumbers measure_multigrid(SolveSession& session, Fields& f, int reps, const Me
   const double share = pts / double(d.global_points());  // this rank's part of global bytes
   measure("mg_vcycle", "one V-cycle, " + mg.describe(), mg.bytes_per_apply() * share,
           [&] { mg.apply(f.u.data(), f.out.data()); });
+  if (const Transfer* t = mg.fine_transfer()) measure_transfers(k, *t, f.x.data(), measure);
   if (o.fmg_cycles > 0)  // x (f.out) overwritten: its start does not matter
     measure("mg_fmg", "one full-multigrid F-cycle (--fmg's first iterate)", mg.fmg_bytes() * share,
             [&] { mg.first_iterate(f.u.data(), f.out.data()); });
@@ -292,7 +309,8 @@ void measure_variable(const BenchOptions& o, SolveSession& session, std::vector<
   const Measure measure = [&](const std::string& name, const std::string& what, double bytes,
                               const std::function<void()>& work) {
     // Rows that do not touch the operator would only repeat the constant ones.
-    for (const char* same : {"copy", "axpby", "cg_update", "mg_fmg"})
+    for (const char* same : {"copy", "axpby", "cg_update", "mg_fmg", "mg_restrict", "mg_prolong",
+                             "mg_restrict_f32", "mg_prolong_f32"})
       if (name == same) return;
     rows.push_back(time_work(k, o, comm, name + "_var", what + " (variable k)", bytes, work));
   };

@@ -168,6 +168,9 @@ class Multigrid final : public Preconditioner {
   std::vector<double> level_bytes() const;
   std::vector<double> level_ms(double* in, double* out, int reps);
   std::vector<MgLevelTraffic> level_traffic() const;
+  // The fine level's transfer to the next level (its restriction and the prolongation
+  // back), or null with one level: bench times it alone.
+  const Transfer* fine_transfer() const;
 
  private:
   struct Level;
