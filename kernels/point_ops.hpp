@@ -413,3 +413,6 @@ HALO3D_HD inline std::ptrdiff_t boxes_point(const Layout& l, const BoxList& b, l
 }
 
 }  // namespace halo3d::ops
+
+// The variable-coefficient set-up's point updates.
+#include "coefficient_ops.hpp"  // IWYU pragma: export

@@ -17,6 +17,7 @@
 #include "cuda_handles.hpp"
 #include "cuda_launches.cuh"
 #include "device_kernels.cuh"
+#include "device_setup_kernels.cuh"
 #include "device_vector_kernels.cuh"
 #include "kernels.hpp"
 #include "launch_config.hpp"
@@ -26,7 +27,9 @@ namespace halo3d {
 namespace cuda {
 namespace {
 
-class CudaKernels final : public TypedKernels<CudaKernels>, public DeviceTimer, Launches {
+class CudaKernels final : public CudaSetupKernels<TypedKernels<CudaKernels>>,
+                          public DeviceTimer,
+                          Launches {
  public:
   CudaKernels(int device, const CudaVariants& variants) : Launches(variants), device_(device) {
     HALO3D_CUDA_CHECK(cudaSetDevice(device));

@@ -193,7 +193,7 @@ class Multigrid final : public Preconditioner {
   void cycle_from(std::size_t l);          // the cycle on level l >= 1, on its own vectors
   // variable coefficients on every level
   void vary_levels(DistributedOperator* fine, LevelCoefficients* fine_coef);
-  std::vector<double> fill_kappa_ghosts(Level& F, Level& C, const std::vector<double>& own);
+  Buffer coarse_kappa(Level& F, Level& C, const double* fine);
   Runtime& rt_;
   MgOptions o_;
   bool mixed_ = false;
