@@ -127,6 +127,24 @@ class Kernels {
   // the work before it. A self-check, not a solver step: it returns to the host at once.
   virtual double max_abs(const Layout& l, const double* x) = 0;
 
+  // The variable-coefficient set-up (src/solver/coefficients.hpp), on the interior lane:
+  // point updates in coefficient_ops.hpp, so both backends make the same bits.
+  // w (3 padded arrays of l, zero where not written) = the face weights of k (over the padded
+  // box, every ghost filled) for spacing's 1/h^2 (ops::face_weights_point).
+  virtual void face_weights(const Layout& l, const Stencil& spacing, const double* k,
+                            double* w) = 0;
+  // out[i] = in[i] rounded to nearest, for i < n (whole arrays, ghosts included).
+  virtual void round_to_float(std::size_t n, const double* in, float* out) = 0;
+  // coarse = the restriction-weighted mean of fine at each of t.coarse's points
+  // (ops::coarsen_point; reads fine's ghost layer).
+  virtual void coarsen_mean(const Transfer& t, const double* fine, double* coarse) = 0;
+  // The ghosts of k beyond the sides in `sides` (bit 2 axis + side) = the box's nearest point.
+  virtual void fill_boundary_ghosts(const Layout& l, int sides, double* k) = 0;
+  // Max over the interior of ops::spectrum_word (s: face weights attached) as a double, and
+  // of ops::diagonal_word; each waits for the work before it and returns at once.
+  virtual double spectrum_bound(const Layout& l, const Stencil& s, const BoxPlace& p) = 0;
+  virtual double max_diagonal(const Layout& l, const Stencil& s) = 0;
+
   // Halo faces, packed contiguously (see ops::face_point for the order).
   virtual void pack(const Layout& l, Face f, const double* u, double* buf, Lane lane) = 0;
   virtual void unpack(const Layout& l, Face f, const double* buf, double* u, Lane lane) = 0;

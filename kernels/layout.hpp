@@ -70,6 +70,13 @@ struct FaceWeights {
   const T* sigma = nullptr;
 };
 
+// Where a local box sits in its global grid: the global index of its first point and the
+// grid's size per axis (the spectrum bound tells unknown neighbours from Dirichlet values by it).
+struct BoxPlace {
+  int offset[3] = {0, 0, 0};
+  int grid[3] = {0, 0, 0};
+};
+
 // The 7-point operator. Constant coefficients (-lap_h + shift):
 // (A u)_c = diag*u_c - cx*(u_w+u_e) - cy*(u_s+u_n) - cz*(u_b+u_t).
 // Variable ones (variable(): vd is set, and vf too where a float V-cycle runs on it):

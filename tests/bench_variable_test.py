@@ -98,6 +98,10 @@ for ranks, procs, extra, W in ((1, "1,1,1", [], 24), (2, "2,1,1", [], 24), (4, "
     s, c = int(m.group(1)), int(m.group(3))
     levels, lv = b["mg_levels"], b["mg_levels_var"]
     check([x["grid"] for x in levels] == [x["grid"] for x in lv], f"{procs}: the same hierarchy with k")
+    lm = b.get("mg_levels_mixed", [])
+    check([x["grid"] for x in lm] == [x["grid"] for x in levels] and all(x["median_ms"] >= 0 for x in lm)
+          and [2 * x["bytes"] for x in lm] == [x["bytes"] for x in levels],
+          f"{procs}: the float V-cycle's levels: the same grids, half the bytes")
     expect = []
     for i, x in enumerate(levels):
         n = x["grid"][0] * x["grid"][1] * x["grid"][2]

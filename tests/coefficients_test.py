@@ -15,77 +15,14 @@ Heat with k: heat_coefficient_test.py.
 Run: coefficients_test.py HALO3D MPIEXEC"""
 import json
 import os
-import subprocess
 import sys
-import tempfile
 
-import h5py
 import numpy as np
 
-HALO3D, MPIEXEC = os.path.abspath(sys.argv[1]), sys.argv[2]
-failures = []
-work = tempfile.mkdtemp(prefix="halo3d-coefficients-")
+from h3test import Harness, text, weights, diag_apply
 
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failures.append(what)
-
-
-def halo3d(ranks, *args, expect=0):
-    """ranks 0: the program alone, without mpirun (its stderr is then the program's only)."""
-    launcher = [MPIEXEC, "-np", str(ranks), "--oversubscribe"] if ranks else []
-    cmd = launcher + [HALO3D, "solve", "--quiet"] + list(args)
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=work)
-    if p.returncode != expect:
-        failures.append(f"{' '.join(args)}: exit {p.returncode}, expected {expect}\n{p.stdout}\n{p.stderr}")
-    return p
-
-
-def read(path):
-    if not os.path.exists(os.path.join(work, path)):  # the run failed (already reported)
-        return np.array([np.nan]), {}
-    with h5py.File(os.path.join(work, path)) as f:
-        return f["u"][...], {k: (v.decode() if isinstance(v, bytes) else v) for k, v in f.attrs.items()}
-
-
-def write(path, data):
-    with h5py.File(os.path.join(work, path), "w") as f:
-        f["d"] = data
-
-
-def weights(k, grid, box):
-    """Face weights as coefficients.cpp makes them: (2 p) (q / (p + q)) / h^2 for the faces
-    between each point and its +d neighbour, over the box and the low boundary layer.
-    k is [NZ+2][NY+2][NX+2]; returns wx [NZ][NY][NX+1] etc. (low face first)."""
-    h = [box[d] / (grid[d] + 1) for d in range(3)]
-    c = [1.0 / (hd * hd) for hd in h]
-    kin = k[1:-1, 1:-1, :]  # rows of the box, x with the boundary layer
-    wx = (2.0 * kin[:, :, :-1]) * (kin[:, :, 1:] / (kin[:, :, :-1] + kin[:, :, 1:])) * c[0]
-    kin = k[1:-1, :, 1:-1]
-    wy = (2.0 * kin[:, :-1, :]) * (kin[:, 1:, :] / (kin[:, :-1, :] + kin[:, 1:, :])) * c[1]
-    kin = k[:, 1:-1, 1:-1]
-    wz = (2.0 * kin[:-1, :, :]) * (kin[1:, :, :] / (kin[:-1, :, :] + kin[1:, :, :])) * c[2]
-    return wx, wy, wz
-
-
-def diag_apply(u, k, grid, box, shift):
-    """(d, A u) as ops::point_diag and ops::apply_variable write them, left to right."""
-    wx, wy, wz = weights(k, grid, box)
-    ww, we = wx[:, :, :-1], wx[:, :, 1:]
-    ws, wn = wy[:, :-1, :], wy[:, 1:, :]
-    wb, wt = wz[:-1, :, :], wz[1:, :, :]
-    d = (((ww + we) + (ws + wn)) + (wb + wt)) + shift
-    p = np.pad(u, 1)
-    au = (d * u - (ww * p[1:-1, 1:-1, :-2] + we * p[1:-1, 1:-1, 2:])
-          - (ws * p[1:-1, :-2, 1:-1] + wn * p[1:-1, 2:, 1:-1])
-          - (wb * p[:-2, 1:-1, 1:-1] + wt * p[2:, 1:-1, 1:-1]))
-    return d, au
-
-
-def text(v):
-    return ",".join(map(str, v))
+T = Harness("coefficients")
+check, halo3d, read, write, work, failures = T.check, T.solve, T.read, T.write, T.work, T.failures
 
 
 rng = np.random.default_rng(11)

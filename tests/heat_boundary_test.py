@@ -13,37 +13,14 @@ under all three time schemes, against exact answers and a numpy reference:
 Run: heat_boundary_test.py HALO3D MPIEXEC"""
 import json
 import os
-import subprocess
 import sys
-import tempfile
 
-import h5py
 import numpy as np
 
-HALO3D, MPIEXEC = os.path.abspath(sys.argv[1]), sys.argv[2]
-failures = []
-work = tempfile.mkdtemp(prefix="halo3d-heat-boundary-")
+from h3test import Harness
 
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failures.append(what)
-
-
-def halo3d(ranks, *args, expect=0):
-    cmd = [MPIEXEC, "-np", str(ranks), "--oversubscribe", HALO3D, "solve", "--quiet", "--problem", "heat"]
-    p = subprocess.run(cmd + list(args), capture_output=True, text=True, timeout=300, cwd=work)
-    if p.returncode != expect:
-        failures.append(f"{' '.join(args)}: exit {p.returncode}, expected {expect}\n{p.stdout}\n{p.stderr}")
-    return p
-
-
-def read(path):
-    if not os.path.exists(os.path.join(work, path)):  # the run failed (already reported)
-        return np.array([np.nan]), {}
-    with h5py.File(os.path.join(work, path)) as f:
-        return f["u"][...], {k: (v.decode() if isinstance(v, bytes) else v) for k, v in f.attrs.items()}
+T = Harness("heat-boundary", "--problem", "heat")
+check, halo3d, read, work, failures = T.check, T.solve, T.read, T.work, T.failures
 
 
 def coords(grid, ghosts=False):

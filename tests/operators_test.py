@@ -12,39 +12,15 @@ ghosts):
 Run: operators_test.py HALO3D MPIEXEC"""
 import json
 import os
-import subprocess
 import sys
-import tempfile
 
 import h5py
 import numpy as np
 
-HALO3D, MPIEXEC = os.path.abspath(sys.argv[1]), sys.argv[2]
-failures = []
-work = tempfile.mkdtemp(prefix="halo3d-operators-")
+from h3test import Harness, text
 
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failures.append(what)
-
-
-def halo3d(ranks, *args, expect=0):
-    """ranks 0: the program alone, without mpirun (its stderr is then the program's only)."""
-    launcher = [MPIEXEC, "-np", str(ranks), "--oversubscribe"] if ranks else []
-    cmd = launcher + [HALO3D, "solve", "--quiet"] + list(args)
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=work)
-    if p.returncode != expect:
-        failures.append(f"{' '.join(args)}: exit {p.returncode}, expected {expect}\n{p.stdout}\n{p.stderr}")
-    return p
-
-
-def read(path):
-    if not os.path.exists(os.path.join(work, path)):  # the run failed (already reported)
-        return np.array([np.nan]), {}
-    with h5py.File(os.path.join(work, path)) as f:
-        return f["u"][...], {k: (v.decode() if isinstance(v, bytes) else v) for k, v in f.attrs.items()}
+T = Harness("operators")
+check, halo3d, read, work, failures = T.check, T.solve, T.read, T.work, T.failures
 
 
 def spacing(grid, box):
@@ -68,10 +44,6 @@ def coords(grid, box):
     axes = [(np.arange(n) + 1) * (box[d] / (n + 1)) for d, n in enumerate(grid)]
     z, y, x = np.meshgrid(axes[2], axes[1], axes[0], indexing="ij")
     return x, y, z
-
-
-def text(v):
-    return ",".join(map(str, v))
 
 
 rng = np.random.default_rng(7)

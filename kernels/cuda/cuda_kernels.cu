@@ -17,6 +17,7 @@
 #include "cuda_handles.hpp"
 #include "cuda_launches.cuh"
 #include "device_kernels.cuh"
+#include "device_setup_kernels.cuh"
 #include "device_vector_kernels.cuh"
 #include "kernels.hpp"
 #include "launch_config.hpp"
@@ -26,7 +27,9 @@ namespace halo3d {
 namespace cuda {
 namespace {
 
-class CudaKernels final : public TypedKernels<CudaKernels>, public DeviceTimer, Launches {
+class CudaKernels final : public CudaSetupKernels<TypedKernels<CudaKernels>>,
+                          public DeviceTimer,
+                          Launches {
  public:
   CudaKernels(int device, const CudaVariants& variants) : Launches(variants), device_(device) {
     HALO3D_CUDA_CHECK(cudaSetDevice(device));
@@ -262,15 +265,18 @@ class CudaKernels final : public TypedKernels<CudaKernels>, public DeviceTimer, 
     check_slot(slot);
     if (r.empty()) return;
     check_region(l, r);
-    box_sweep(r, slot, stream(lane),
-              [&](dim3 grid, dim3 block, cudaStream_t st, double2* partials) {
-                if (partials)
-                  smooth_sweep<T, true>
-                      <<<grid, block, 0, st>>>(l, r, s, cd, cr, f, u, d_in, d_out, unew, partials);
-                else
-                  smooth_sweep<T, false>
-                      <<<grid, block, 0, st>>>(l, r, s, cd, cr, f, u, d_in, d_out, unew, nullptr);
-              });
+    constexpr int X = kSmoothPointsX<T>;
+    box_sweep(
+        r, slot, stream(lane),
+        [&](dim3 grid, dim3 block, cudaStream_t st, double2* partials) {
+          if (partials)
+            smooth_sweep<T, true, X>
+                <<<grid, block, 0, st>>>(l, r, s, cd, cr, f, u, d_in, d_out, unew, partials);
+          else
+            smooth_sweep<T, false, X>
+                <<<grid, block, 0, st>>>(l, r, s, cd, cr, f, u, d_in, d_out, unew, nullptr);
+        },
+        X);
   }
 
   template <class T>

@@ -65,11 +65,12 @@ class Launches {
 
   // A box kernel over r: launch(grid, block, stream, partials), partials null without a
   // reduction. With one, a partial per block: blocks step over z so that a slot's capacity
-  // holds them.
+  // holds them. per_x: points of a row each thread computes (blockDim.x apart).
   template <class Launch>
-  void box_sweep(const Region& r, int slot, cudaStream_t st, const Launch& launch) {
+  void box_sweep(const Region& r, int slot, cudaStream_t st, const Launch& launch, int per_x = 1) {
     const dim3 block = box_block();
     dim3 grid = box_grid(r.i1 - r.i0, r.j1 - r.j0, r.k1 - r.k0);
+    grid.x = blocks(r.i1 - r.i0, kBoxX * unsigned(per_x));
     double2* partials = nullptr;
     if (slot != kNoReduction) {
       const long long plane = (long long)grid.x * grid.y;

@@ -217,18 +217,28 @@ __global__ void __launch_bounds__(kBlockThreads, kFlatMinBlocks)
 // are memory- or latency-bound, and these run the shared point updates unchanged. T is
 // the grid's scalar type (double, or float for a float V-cycle).
 
-template <class T, bool kReduce>
+//
+// The smoothing step: X points of a row per thread, blockDim.x apart (each load instruction
+// of a warp still covers whole lines), so a thread has X independent points in flight.
+// The float step moves half the double step's bytes with the same instructions per point
+// and was latency-bound at X = 1 (56% of copy against 80% in double; PERFORMANCE.md).
+template <class T, bool kReduce, int X = 1>
 __global__ void __launch_bounds__(kBlockThreads)
     smooth_sweep(Layout l, Region r, Stencil s, double cd, double cr, const T* f, const T* u,
                  const T* d_in, T* d_out, T* unew, double2* partials) {
-  const int i = r.i0 + blockIdx.x * blockDim.x + threadIdx.x;
+  const int i0 = r.i0 + blockIdx.x * blockDim.x * X + threadIdx.x;
   const int j = r.j0 + blockIdx.y * blockDim.y + threadIdx.y;
   DD acc{};
-  if (i < r.i1 && j < r.j1)
+  if (i0 < r.i1 && j < r.j1)
     for (int k = r.k0 + blockIdx.z; k < r.k1; k += gridDim.z) {
-      const double v =
-          ops::smooth_point(f, u, d_in, d_out, unew, l.at(i, j, k), l.sy(), l.sz(), s, cd, cr);
-      if constexpr (kReduce) acc = ops::dd_add(acc, v);
+#pragma unroll
+      for (int x = 0; x < X; ++x) {
+        const int i = i0 + x * int(blockDim.x);
+        if (X > 1 && i >= r.i1) break;
+        const double v =
+            ops::smooth_point(f, u, d_in, d_out, unew, l.at(i, j, k), l.sy(), l.sz(), s, cd, cr);
+        if constexpr (kReduce) acc = ops::dd_add(acc, v);
+      }
     }
   if constexpr (kReduce) store_block_partial(acc, partials);
 }

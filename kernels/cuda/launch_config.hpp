@@ -41,6 +41,10 @@ inline constexpr int kFlatMinBlocks = 3;  // <= 80 registers: 768 threads, 16 lo
 // Cap on the blocks (= partials) of one reducing flat/vec2 launch; blocks then loop.
 inline constexpr long long kMaxReduceBlocksFlat = 32768;
 
+// Multigrid's smoothing step: points of a row per thread (blockDim.x apart), by scalar type.
+template <class T>
+inline constexpr int kSmoothPointsX = sizeof(T) == 4 ? 2 : 1;
+
 // tile3d: z-points per thread (independent chains, loads all issued before any compute) and
 // x-points per thread (one 16-byte aligned pair).
 inline constexpr int kTileZ = 8;

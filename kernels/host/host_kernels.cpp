@@ -14,6 +14,7 @@
 
 #include <unistd.h>
 
+#include "host_setup.hpp"
 #include "kernels.hpp"
 #include "point_ops.hpp"
 #include "timing.hpp"
@@ -180,7 +181,7 @@ struct SmoothBlock {
   }
 };
 
-class HostKernels final : public TypedKernels<HostKernels>, public DeviceTimer {
+class HostKernels final : public HostSetupKernels<TypedKernels<HostKernels>>, public DeviceTimer {
  public:
   std::string name() const override { return "host"; }
   std::string device_name() const override {

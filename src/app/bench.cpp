@@ -110,9 +110,38 @@ std::vector<MgLevelTraffic> busiest_traffic(const Multigrid& mg, MPI_Comm comm) 
   return t;
 }
 
+// Each level's share of a V-cycle of `mg` (in its precision): time (slowest rank), bytes,
+// shape and traffic.
+MgNumbers level_numbers(Multigrid& mg, Fields& f, int reps, MPI_Comm comm) {
+  MgNumbers n;
+  n.ms = mg.level_ms(f.u.data(), f.out.data(), reps);
+  HALO3D_MPI_CHECK(
+      MPI_Allreduce(MPI_IN_PLACE, n.ms.data(), int(n.ms.size()), MPI_DOUBLE, MPI_MAX, comm));
+  n.bytes = mg.level_bytes();
+  n.info = mg.levels();
+  n.traffic = busiest_traffic(mg, comm);
+  return n;
+}
+
+// The fine level's restriction and prolongation alone, in scalar type T (rows mg_restrict and
+// mg_prolong, _f32 in float): the restriction reads the fine points (`fine`, real data) and
+// writes the coarse ones; the prolongation reads those and adds into the fine ones.
+template <class T>
+void measure_transfers(Kernels& k, const Transfer& t, T* fine, const Measure& measure) {
+  const double nf = double(t.fine.interior_size()), nc = double(t.coarse.interior_size());
+  const double e = sizeof(T);
+  const std::string sfx = sizeof(T) == 4 ? "_f32" : "";
+  BasicBuffer<T> coarse(k, t.coarse.padded_size());
+  measure("mg_restrict" + sfx, "the fine level's restriction to the next", e * (nf + nc),
+          [&] { k.restrict_to(t, fine, coarse.data()); });
+  measure("mg_prolong" + sfx, "the prolongation back, added into the fine level", e * (nc + 2 * nf),
+          [&] { k.prolong_add(t, coarse.data(), fine); });
+}
+
 // --precision mixed: the float smoothing step (half the bytes of mg_smooth), the float
-// V-cycle (with its conversions and r.z in double) and one MG-PCG iteration with it.
-void measure_mixed(Runtime& rt, Fields& f, MgOptions o, const Measure& measure) {
+// V-cycle (with its conversions and r.z in double) and one MG-PCG iteration with it; returns
+// the float V-cycle's levels.
+MgNumbers measure_mixed(Runtime& rt, Fields& f, MgOptions o, int reps, const Measure& measure) {
   Kernels& k = *rt.kernels;
   const Decomposition& d = rt.decomp;
   const Layout l = d.layout();
@@ -129,6 +158,7 @@ void measure_mixed(Runtime& rt, Fields& f, MgOptions o, const Measure& measure) 
       k.smooth(l, rt.op->stencil(), Region::whole(l), 0.5, 1e-3, fb.data(), fu.data(), fx.data(),
                fx.data(), fo.data(), kNoReduction, Lane::interior);
     });
+    if (const Transfer* t = mg.fine_transfer()) measure_transfers(k, *t, fu.data(), measure);
   }
   const double share = pts / double(d.global_points());
   measure("mg_vcycle_mixed", "one float V-cycle (--precision mixed), conversions and r.z",
@@ -136,16 +166,20 @@ void measure_mixed(Runtime& rt, Fields& f, MgOptions o, const Measure& measure) 
             mg.apply(f.u.data(), f.out.data(), 0);
             k.read_slots(1, sink);
           });
+  const MgNumbers levels = level_numbers(mg, f, reps, rt.cart.get());
   auto pcg = make_cg(*rt.op, rt.cart.get(), rt.timers, f.b, 1e-300, &mg);
   pcg->start();
   measure("mg_pcg_iter_mixed", "one MG-PCG iteration with the float V-cycle",
           pcg->bytes_per_iteration() * share, [&] { pcg->step(); });
+  return levels;
 }
 
 // Multigrid: one smoothing step (f, u, d read; d, unew written), one V-cycle and one
 // MG-PCG iteration of the session's solve (its hierarchy, set up and timed as `solve` does),
-// with the byte counts of multigrid.cpp's model.
-MgNumbers measure_multigrid(SolveSession& session, Fields& f, int reps, const Measure& measure) {
+// with the byte counts of multigrid.cpp's model; the float V-cycle's rows, and its levels in
+// `mixed`.
+MgNumbers measure_multigrid(SolveSession& session, Fields& f, int reps, const Measure& measure,
+                            MgNumbers& mixed) {
   Runtime& rt = session.runtime();
   const MgOptions& o = session.plan().mg;
   Kernels& k = *rt.kernels;
@@ -155,32 +189,27 @@ MgNumbers measure_multigrid(SolveSession& session, Fields& f, int reps, const Me
   const Region all = Region::whole(l);
   const Stencil s = rt.op->stencil();
   MPI_Comm comm = rt.cart.get();
-  MgNumbers n;
   measure("mg_smooth", "d = cd d + cr (f - A u); unew = u + d, kernel only",
           (40.0 + rt.op->weight_bytes()) * pts, [&] {
             k.smooth(l, s, all, 0.5, 1e-3, f.b.data(), f.u.data(), f.x.data(), f.x.data(),
                      f.out.data(), kNoReduction, Lane::interior);
           });
   Multigrid& mg = *dynamic_cast<Multigrid*>(session.preconditioner());
-  n.setup_s = session.setup_seconds();
   const double share = pts / double(d.global_points());  // this rank's part of global bytes
   measure("mg_vcycle", "one V-cycle, " + mg.describe(), mg.bytes_per_apply() * share,
           [&] { mg.apply(f.u.data(), f.out.data()); });
+  if (const Transfer* t = mg.fine_transfer()) measure_transfers(k, *t, f.x.data(), measure);
   if (o.fmg_cycles > 0)  // x (f.out) overwritten: its start does not matter
     measure("mg_fmg", "one full-multigrid F-cycle (--fmg's first iterate)", mg.fmg_bytes() * share,
             [&] { mg.first_iterate(f.u.data(), f.out.data()); });
   // What each level costs, and what bounds it (bytes over the copy rate, or launches).
-  n.ms = mg.level_ms(f.u.data(), f.out.data(), reps);
-  HALO3D_MPI_CHECK(
-      MPI_Allreduce(MPI_IN_PLACE, n.ms.data(), int(n.ms.size()), MPI_DOUBLE, MPI_MAX, comm));
-  n.bytes = mg.level_bytes();
-  n.info = mg.levels();
-  n.traffic = busiest_traffic(mg, comm);
+  MgNumbers n = level_numbers(mg, f, reps, comm);
+  n.setup_s = session.setup_seconds();
   Method& pcg = session.method();
   pcg.start();
   measure("mg_pcg_iteration", "one MG-PCG iteration: CG's work, a V-cycle, r.z",
           pcg.bytes_per_iteration() * share, [&] { pcg.step(); });
-  measure_mixed(rt, f, o, measure);
+  mixed = measure_mixed(rt, f, o, reps, measure);
   return n;
 }
 
@@ -280,12 +309,14 @@ void measure_variable(const BenchOptions& o, SolveSession& session, std::vector<
   const Measure measure = [&](const std::string& name, const std::string& what, double bytes,
                               const std::function<void()>& work) {
     // Rows that do not touch the operator would only repeat the constant ones.
-    for (const char* same : {"copy", "axpby", "cg_update", "mg_fmg"})
+    for (const char* same : {"copy", "axpby", "cg_update", "mg_fmg", "mg_restrict", "mg_prolong",
+                             "mg_restrict_f32", "mg_prolong_f32"})
       if (name == same) return;
     rows.push_back(time_work(k, o, comm, name + "_var", what + " (variable k)", bytes, work));
   };
   measure_kernels(rt, fields, measure);
-  mg = measure_multigrid(session, fields, o.reps, measure);
+  MgNumbers mixed;  // not reported: the constant operator's float levels are
+  mg = measure_multigrid(session, fields, o.reps, measure, mixed);
 }
 
 // The _var rows' session (--coefficient or --shift given; else null), made before any
@@ -336,7 +367,8 @@ int run_bench(const BenchOptions& o, MPI_Comm world) {
     rows.push_back(time_work(k, o, comm, name, what, bytes, work));
   };
   measure_kernels(*rt, fields, measure);
-  const MgNumbers mg = measure_multigrid(*session, fields, o.reps, measure);
+  MgNumbers mg_mixed;
+  const MgNumbers mg = measure_multigrid(*session, fields, o.reps, measure, mg_mixed);
   MgNumbers mg_var;
   if (variable) measure_variable(o, *variable, rows, mg_var);
 
@@ -365,6 +397,7 @@ int run_bench(const BenchOptions& o, MPI_Comm world) {
   }
   j["results"] = report_rows(rows, copy_gbs, root);
   j["mg_levels"] = report_levels(mg, copy_gbs, root, "");
+  j["mg_levels_mixed"] = report_levels(mg_mixed, copy_gbs, root, " of the float V-cycle");
   if (variable) report_variable(o, mg_var, copy_gbs, root, j);
   if (!o.report.empty())
     write_file_atomically(

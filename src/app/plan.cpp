@@ -107,19 +107,24 @@ MemoryNeed solve_memory(const SolveOptions& o, const Decomposition& d, MPI_Comm 
   // A variable shift: sigma is one more array beside the three weights, and one more point
   // field kept on the host beside k.
   const double arrays = variable_shift(o) ? 4 : 3, points = variable_shift(o) ? 2 : 1;
-  if (variable) {  // the fine face weights; k kept on the host, and the weights while made
+  // k (and sigma) in backend memory while weights are made from it (on every backend).
+  double making = variable ? points * field : 0;
+  if (variable) {  // the fine face weights, made in backend memory; k kept on the host
     m.device += arrays * field;
-    m.host += (points + arrays) * field + (pc && mixed ? arrays / 2 * field : 0);
+    m.host += points * field;
     // Implicit heat: I + c A's own weights, and its copy of k.
-    if (implicit) m.device += arrays * field, m.host += (points + arrays) * field;
+    if (implicit) m.device += arrays * field, m.host += points * field;
   }
   if (pc) {
     const Stencil op = operator_stencil(spacing(o), o.shift);
     const std::vector<MgLevelPlan> plan = mg_plan(d, op, mp.mg, cart);
     m.device += mg_memory_bytes(plan, mixed, variable, variable_shift(o));
-    for (std::size_t l = 1; variable && l < plan.size(); ++l)  // each level's k, on the host
-      m.host += points * 8.0 * double(plan[l].decomp.layout().padded_size());
+    // Coarse k is made level by level from the level above's: at most two levels' at once,
+    // the largest when level 1 is made from the fine level's (uploaded).
+    if (variable && plan.size() > 1)
+      making = points * (field + 8.0 * double(plan[1].decomp.layout().padded_size()));
   }
+  m.device += making;
   if (has_boundary_values(o)) m.host += field;  // the boundary values, while lifted
   if (has_boundary_values(o) && o.problem == ProblemKind::heat) m.device += field;  // heat's B g
   return m;

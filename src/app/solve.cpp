@@ -9,18 +9,13 @@
 #include "fields.hpp"
 #include "files.hpp"
 #include "hdf5_io.hpp"
-#include "implicit_heat.hpp"
 #include "multigrid.hpp"
 #include "plan.hpp"
-#include "point_ops.hpp"
 #include "problem.hpp"
-#include "provenance.hpp"
-#include "reduction.hpp"
 #include "runtime.hpp"
 #include "session.hpp"
 #include "solve_report.hpp"
 #include "solvers.hpp"
-#include "threads.hpp"
 #include "time_series.hpp"
 
 namespace halo3d {

@@ -187,6 +187,12 @@ double max_diagonal(const Stencil& spacing, const Decomposition& d,
   return m;
 }
 
+double max_diagonal(Kernels& k, const LevelCoefficients& c, MPI_Comm comm) {
+  double m = c.local_max_diagonal(k);
+  HALO3D_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &m, 1, MPI_DOUBLE, MPI_MAX, comm));
+  return m;
+}
+
 std::uint64_t coefficient_checksum(const Decomposition& d, const std::vector<double>& kappa,
                                    MPI_Comm comm) {
   // This rank's box of the (N+2)^3 grid: its own points, and the boundary layer beyond

@@ -12,6 +12,11 @@
 #include "problem_spec.hpp"
 
 namespace halo3d {
+class Kernels;
+class LevelCoefficients;
+}  // namespace halo3d
+
+namespace halo3d {
 
 // Parses the specs (--coefficient, and --shift's field) and compiles their formulas;
 // BadInput (exit 2) for a malformed one.
@@ -32,9 +37,12 @@ std::vector<double> fill_shift(const ProblemSpec& o, const Decomposition& d, MPI
 // stencil (1/h^2 per axis, the shift); kappa: fill_coefficient's; sigma: fill_shift's for a
 // variable shift (each point's own, in place of spacing's), or null. Explicit heat is
 // stable for alpha dt times it <= 1.
+// On the host, from k: --dry-run's (it makes no backend).
 double max_diagonal(const Stencil& spacing, const Decomposition& d,
                     const std::vector<double>& kappa, const std::vector<double>* sigma,
                     MPI_Comm comm);
+// The same bits from the fine level's weights, by the backend that holds them.
+double max_diagonal(Kernels& k, const LevelCoefficients& c, MPI_Comm comm);
 
 // Collective: a checksum of k (or sigma) at every point of the grid and of its boundary
 // layer (the same on any process grid; io's field_checksum over the (N+2)^3 grid): a

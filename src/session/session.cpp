@@ -60,9 +60,8 @@ SolveSession::SolveSession(const ProblemSpec& problem, const ParallelOptions& pa
   // Heat with a variable k: the step's limit is the largest diagonal of the operator k
   // makes (every rank's maximum), known now; the problem is made again with it.
   if (spec_.problem == ProblemKind::heat && rt_->coefficients)
-    problem_ = std::make_unique<Problem>(
-        spec_, max_diagonal(ro.stencil, rt_->decomp, rt_->coefficients->kappa(),
-                            rt_->coefficients->sigma_or_null(), comm()));
+    problem_ =
+        std::make_unique<Problem>(spec_, max_diagonal(*rt_->kernels, *rt_->coefficients, comm()));
 }
 
 SolveSession::~SolveSession() = default;

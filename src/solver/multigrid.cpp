@@ -248,9 +248,9 @@ Multigrid::Multigrid(Runtime& rt, const MgOptions& o, DistributedOperator* fine,
   if (mixed_) bytes_ += levels_[0]->points * (12 + 20);
 }
 
-// Variable coefficients: each coarser level's k (and sigma) from the level above (coarsen_kappa
-// over the restriction; ghosts from the neighbours, or the whole grid gathered; the boundary's from
-// the nearest point), its face weights lent to its operator, and every level's steps from its own
+// Variable coefficients: each coarser level's k (and sigma) from the level above (coarse_kappa,
+// in backend memory: the fine level's uploaded, each coarse level's kept only until the next
+// is made), its face weights lent to its operator, and every level's steps from its own
 // operator's spectrum bound (over all ranks where the level is distributed).
 void Multigrid::vary_levels(DistributedOperator* fine, LevelCoefficients* fine_coef) {
   Kernels& k = *rt_.kernels;
@@ -261,26 +261,29 @@ void Multigrid::vary_levels(DistributedOperator* fine, LevelCoefficients* fine_c
     fine_coef->add_float(k);
     fine->set_stencil(fine_coef->attach(fine->stencil()));
   }
+  // k and a variable shift's sigma of the level above, in backend memory.
+  Buffer held[2];
   for (std::size_t l = 0; l < levels_.size(); ++l) {
     Level& L = *levels_[l];
-    if (l > 0) {
-      Level& F = *levels_[l - 1];
-      // k, and a variable shift's sigma, the same way.
-      std::vector<double> point[2];
-      const std::vector<double>* from[2] = {&above->kappa(), above->sigma_or_null()};
-      for (int q = 0; q < 2 && from[q]; ++q) {
-        point[q] = coarsen_kappa(F.down.t, *from[q]);
-        if (F.gathers || L.distributed || L.decomp.wraps())
-          point[q] = fill_kappa_ghosts(F, L, point[q]);
-        fill_boundary_ghosts(L.decomp, point[q]);
+    if (l == 1) {
+      const std::vector<double>* host[2] = {&fine_coef->kappa(), fine_coef->sigma_or_null()};
+      for (int q = 0; q < 2 && host[q]; ++q) {
+        held[q] = Buffer(k, host[q]->size());
+        k.copy(held[q].data(), host[q]->data(), host[q]->size(), Lane::interior);
       }
+    }
+    if (l > 0) {
+      Buffer point[2];
+      for (int q = 0; q < 2 && held[q].size(); ++q)
+        point[q] = coarse_kappa(*levels_[l - 1], L, held[q].data());
       L.coef = std::make_unique<LevelCoefficients>(k, L.decomp.layout(), L.A->stencil(),
-                                                   std::move(point[0]), std::move(point[1]));
+                                                   point[0].data(), point[1].data());
       if (mixed_) L.coef->add_float(k);
       L.A->set_stencil(L.coef->attach(L.A->stencil()));
       above = L.coef.get();
+      for (int q = 0; q < 2; ++q) held[q] = std::move(point[q]);
     }
-    double bound = above->local_spectrum_bound(L.decomp);
+    double bound = above->local_spectrum_bound(k, L.decomp);
     if (L.distributed)
       HALO3D_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &bound, 1, MPI_DOUBLE, MPI_MAX, rt_.cart.get()));
     const Stencil& s = L.A->stencil();
@@ -290,26 +293,25 @@ void Multigrid::vary_levels(DistributedOperator* fine, LevelCoefficients* fine_c
   }
 }
 
-// k on coarse level C with its ghosts: from the neighbours (C distributed), or, where F
-// gathers, every rank's own coarse points all-gathered into the whole grid; a periodic
-// axis's ghosts wrap (on a whole level, local copies). Through backend memory, as the cycle
+// k on coarse level C from k on F (`fine`, every ghost filled), with its ghosts: from the
+// neighbours (C distributed), or, where F gathers, every rank's own coarse points gathered
+// into the whole grid; a periodic axis's ghosts wrap (on a whole level, local copies); the
+// boundary's from the nearest point. In backend memory, as the cycle
 // moves its vectors.
-std::vector<double> Multigrid::fill_kappa_ghosts(Level& F, Level& C,
-                                                 const std::vector<double>& own) {
+Buffer Multigrid::coarse_kappa(Level& F, Level& C, const double* fine) {
   Kernels& k = *rt_.kernels;
-  const std::size_t n = C.decomp.layout().padded_size();
-  Buffer mine(k, own.size()), whole(k, n);
-  k.copy(mine.data(), own.data(), own.size(), Lane::interior);
+  Buffer mine = coarsen_kappa(k, F.down.t, fine);
   if (F.gathers) {
+    Buffer whole(k, C.decomp.layout().padded_size());
     F.gather->gather(mine.data(), whole.data());
-    if (C.decomp.wraps()) C.A->exchange(whole.data());
-  } else {
+    mine = std::move(whole);
+    if (C.decomp.wraps()) C.A->exchange(mine.data());
+  } else if (C.distributed || C.decomp.wraps()) {
     C.A->exchange(mine.data());
   }
-  std::vector<double> out(n);
-  k.copy(out.data(), F.gathers ? whole.data() : mine.data(), n, Lane::interior);
+  fill_boundary_ghosts(k, C.decomp, mine.data());
   k.synchronize();
-  return out;
+  return mine;
 }
 
 // Runs the steps from the iterate in x (from_zero: from x = 0, whatever x holds),

@@ -177,6 +177,9 @@ class Multigrid final : public Preconditioner {
   std::vector<double> level_bytes() const;
   std::vector<double> level_ms(double* in, double* out, int reps);
   std::vector<MgLevelTraffic> level_traffic() const;
+  // The fine level's transfer to the next level (its restriction and the prolongation
+  // back), or null with one level: bench times it alone.
+  const Transfer* fine_transfer() const;
 
  private:
   struct Level;
@@ -199,7 +202,7 @@ class Multigrid final : public Preconditioner {
   void cycle_from(std::size_t l);          // the cycle on level l >= 1, on its own vectors
   // variable coefficients on every level
   void vary_levels(DistributedOperator* fine, LevelCoefficients* fine_coef);
-  std::vector<double> fill_kappa_ghosts(Level& F, Level& C, const std::vector<double>& own);
+  Buffer coarse_kappa(Level& F, Level& C, const double* fine);
   Runtime& rt_;
   MgOptions o_;
   bool mixed_ = false;

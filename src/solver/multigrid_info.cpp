@@ -54,6 +54,10 @@ std::vector<double> Multigrid::level_ms(double* in, double* out, int reps) {
   return own;
 }
 
+const Transfer* Multigrid::fine_transfer() const {
+  return levels_.size() > 1 ? &levels_[0]->down.t : nullptr;
+}
+
 std::vector<MgLevelTraffic> Multigrid::level_traffic() const {
   std::vector<MgLevelTraffic> out(levels_.size());
   for (std::size_t l = 0; l < levels_.size(); ++l) {

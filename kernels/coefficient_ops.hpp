@@ -1,0 +1,103 @@
+// The point updates of the variable-coefficient set-up (src/solver/coefficients.hpp): face
+// weights, coarse k, the boundary's ghosts, the spectrum bound and the largest diagonal.
+// Part of point_ops.hpp (which includes it; a file of its own for its length): the host and
+// CUDA backends call these and differ only in how they visit the points, so both give the
+// same bits.
+#pragma once
+#include <cstdint>
+
+#include "point_ops.hpp"
+
+namespace halo3d::ops {
+
+// The weight of the face between points with k_low (the lower along the axis) and k_high:
+// their harmonic mean times inv_h2 (1/h^2 of the axis), written so that equal values give
+// exactly that value and no product overflows.
+HALO3D_HD inline double face_weight(double k_low, double k_high, double inv_h2) {
+  return mul(mul(mul(2.0, k_low), div(k_high, k_low + k_high)), inv_h2);
+}
+
+// The face weights at point (x, y, z) of layout l, x in [-1, nx) (and y, z alike): array a
+// (of 3, n = padded_size() apart) holds at point c the face between c and its +a neighbour,
+// for every point of the box and, along a, the ghost layer below it. k: over the padded box,
+// every ghost filled; spacing: cx, cy, cz are 1/h^2 per axis.
+HALO3D_HD inline void face_weights_point(const Layout& l, const Stencil& spacing, const double* k,
+                                         double* w, int x, int y, int z) {
+  const std::ptrdiff_t c = l.at(x, y, z), n = std::ptrdiff_t(l.padded_size());
+  const std::ptrdiff_t step[3] = {1, l.sy(), l.sz()};
+  const double inv_h2[3] = {spacing.cx, spacing.cy, spacing.cz};
+  const int idx[3] = {x, y, z};
+  for (int a = 0; a < 3; ++a) {
+    // A ghost index is a face only along its own axis (the face into the box).
+    if (idx[(a + 1) % 3] < 0 || idx[(a + 2) % 3] < 0) continue;
+    w[a * n + c] = face_weight(k[c], k[c + step[a]], inv_h2[a]);
+  }
+}
+
+// k at coarse point I of a row from k at t.fine's points (every ghost filled): the mean of
+// the fine values the restriction gathers there (r: restrict_row's rows of the fine k),
+// weighted by its weights (each the product of the axes' weights, z-y-x), normalised to sum
+// to 1. The rows' y-z weight products are computed once per row, as restrict_point's, and
+// the terms past the counts add zero weights, as there.
+HALO3D_HD inline double coarsen_point(const Transfer& t, const RestrictRow<double>& r, int I) {
+  const int* ix = t.ridx[0] + 2 * std::ptrdiff_t(I);
+  const double* ex = t.wd.rw[0] + 4 * std::ptrdiff_t(I);
+  double num = 0, den = 0;
+  for (int c = 0; c < 3; ++c)
+    for (int b = 0; b < 3; ++b)
+      for (int a = 0; a < 3; ++a) {
+        const double wt = mul(r.wzy[c][b], ex[a]);
+        num += mul(wt, r.row[c][b][ix[0] + (a < ix[1] ? a : ix[1] - 1)]);
+        den += wt;
+      }
+  return div(num, den);
+}
+
+// Point (x, y, z) of the padded box ([-1, n] per axis) of a non-empty layout: a ghost beyond
+// one of the box's sides on the domain's boundary (bit 2 a + side of `sides`, side 1 high)
+// takes the value of the nearest point of the box (coarse levels have no boundary layer of
+// their own). Reads only points no call writes, so the points may go in any order.
+HALO3D_HD inline void boundary_ghost_point(const Layout& l, int sides, double* k, int x, int y,
+                                           int z) {
+  const int n[3] = {l.nx, l.ny, l.nz};
+  int idx[3] = {x, y, z};
+  bool moved = false;
+  for (int a = 0; a < 3; ++a) {
+    if (idx[a] < 0 && (sides >> (2 * a) & 1)) idx[a] = 0, moved = true;
+    if (idx[a] >= n[a] && (sides >> (2 * a + 1) & 1)) idx[a] = n[a] - 1, moved = true;
+  }
+  if (moved) k[l.at(x, y, z)] = k[l.at(idx[0], idx[1], idx[2])];
+}
+
+// Maxima over points as integers (magnitude_bits): an integer maximum is exact in any order
+// and on any backend, so these reductions give the same bits on every process grid.
+// Gershgorin's bound at interior point (x, y, z): 1 + the ratio of its off-diagonal weights
+// (neighbours that are unknowns only: one beyond the global grid is a Dirichlet value) to
+// its diagonal (the shift, or sigma_c, then each axis's two faces), as a maximum's word: a
+// value below 1 or NaN counts as 1, the bound's least.
+HALO3D_HD inline std::uint64_t spectrum_word(const Layout& l, const FaceWeights<double>& f,
+                                             double shift, const BoxPlace& p, int x, int y, int z) {
+  const std::ptrdiff_t c = l.at(x, y, z);
+  const std::ptrdiff_t step[3] = {1, l.sy(), l.sz()};
+  const int idx[3] = {x, y, z};
+  double diag = f.sigma ? f.sigma[c] : shift, off = 0;
+  for (int a = 0; a < 3; ++a) {
+    const double lo = f.w[a][c - step[a]], hi = f.w[a][c];
+    diag += lo + hi;
+    const int g = p.offset[a] + idx[a];
+    if (g > 0) off += lo;
+    if (g + 1 < p.grid[a]) off += hi;
+  }
+  const double v = 1.0 + div(off, diag);
+  return magnitude_bits(v >= 1.0 ? v : 1.0);
+}
+// The diagonal at point c (point_diag) as a maximum's word: NaN (weights that overflowed,
+// inf times 0: an unusable operator, not a small one) counts as +inf, a value <= 0 as 0.
+HALO3D_HD inline std::uint64_t diagonal_word(const FaceWeights<double>& f, std::ptrdiff_t c,
+                                             std::ptrdiff_t sy, std::ptrdiff_t sz, double shift) {
+  const double d = point_diag(f, c, sy, sz, shift);
+  if (d != d) return 0x7FF0000000000000ull;  // +inf's bits
+  return d > 0 ? magnitude_bits(d) : 0;
+}
+
+}  // namespace halo3d::ops

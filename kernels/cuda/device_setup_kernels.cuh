@@ -1,0 +1,146 @@
+// The CUDA backend's variable-coefficient set-up kernels (Kernels::face_weights to
+// max_diagonal): one thread per point around coefficient_ops.hpp's point updates, mixed into
+// CudaKernels (a file of its own for cuda_kernels.cu's length). Set-up runs once per solve:
+// plain launches over the padded box, no tuning.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "cuda_check.hpp"
+#include "cuda_handles.hpp"
+#include "kernels.hpp"
+#include "launch_config.hpp"
+#include "point_ops.hpp"
+
+namespace halo3d::cuda {
+
+// Threads of a set-up launch: 32 along x, 8 along y, one z plane per grid z. `lo` is the
+// first index of each axis (-1: from the ghost layer), `n` the count along each.
+struct SetupBox {
+  int lo = 0, nx = 0, ny = 0, nz = 0;
+  __device__ bool point(int& x, int& y, int& z) const {
+    x = lo + int(blockIdx.x * blockDim.x + threadIdx.x);
+    y = lo + int(blockIdx.y * blockDim.y + threadIdx.y);
+    z = lo + int(blockIdx.z);
+    return x < lo + nx && y < lo + ny;
+  }
+};
+
+__global__ void __launch_bounds__(kBlockThreads)
+    face_weights_box(SetupBox b, Layout l, Stencil s, const double* __restrict__ k, double* w) {
+  int x, y, z;
+  if (b.point(x, y, z)) ops::face_weights_point(l, s, k, w, x, y, z);
+}
+__global__ void __launch_bounds__(kBlockThreads)
+    round_flat(std::size_t n, const double* __restrict__ in, float* __restrict__ out) {
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::size_t(gridDim.x) * blockDim.x)
+    out[i] = float(in[i]);  // round to nearest, as the host's conversion
+}
+__global__ void __launch_bounds__(kBlockThreads)
+    coarsen_box(SetupBox b, Transfer t, const double* __restrict__ fine, double* coarse) {
+  int x, y, z;
+  if (!b.point(x, y, z)) return;
+  const ops::RestrictRow<double> r = ops::restrict_row(t, fine, y, z);
+  coarse[t.coarse.at(x, y, z)] = ops::coarsen_point(t, r, x);
+}
+__global__ void __launch_bounds__(kBlockThreads)
+    boundary_ghosts_box(SetupBox b, Layout l, int sides, double* k) {
+  int x, y, z;
+  if (b.point(x, y, z)) ops::boundary_ghost_point(l, sides, k, x, y, z);
+}
+// The largest word of the box into *result: a warp maximum, then one atomic per warp. Every
+// thread takes part in the shuffles (those outside the box with word 0).
+__device__ inline void max_word(unsigned long long m, unsigned long long* result) {
+  for (int d = 16; d > 0; d /= 2) {
+    const unsigned long long o = __shfl_down_sync(0xffffffffu, m, d);
+    m = o > m ? o : m;
+  }
+  if ((threadIdx.x + blockDim.x * threadIdx.y) % 32 == 0 && m > 0) atomicMax(result, m);
+}
+__global__ void __launch_bounds__(kBlockThreads)
+    spectrum_box(SetupBox b, Layout l, FaceWeights<double> f, double shift, BoxPlace p,
+                 unsigned long long* result) {
+  int x, y, z;
+  const bool in = b.point(x, y, z);
+  max_word(in ? ops::spectrum_word(l, f, shift, p, x, y, z) : 0, result);
+}
+__global__ void __launch_bounds__(kBlockThreads)
+    diagonal_box(SetupBox b, Layout l, FaceWeights<double> f, double shift,
+                 unsigned long long* result) {
+  int x, y, z;
+  const bool in = b.point(x, y, z);
+  max_word(in ? ops::diagonal_word(f, l.at(x, y, z), l.sy(), l.sz(), shift) : 0, result);
+}
+
+template <class Base>
+class CudaSetupKernels : public Base {
+ public:
+  void face_weights(const Layout& l, const Stencil& spacing, const double* k, double* w) override {
+    const SetupBox b{-1, l.nx + 1, l.ny + 1, l.nz + 1};
+    if (empty(b)) return;
+    face_weights_box<<<grid(b), block(), 0, st()>>>(b, l, spacing, k, w);
+    HALO3D_CUDA_CHECK_LAUNCH();
+  }
+  void round_to_float(std::size_t n, const double* in, float* out) override {
+    if (n == 0) return;
+    const std::size_t blocks =
+        std::min<std::size_t>((n + kBlockThreads - 1) / kBlockThreads, 1 << 16);
+    round_flat<<<unsigned(blocks), kBlockThreads, 0, st()>>>(n, in, out);
+    HALO3D_CUDA_CHECK_LAUNCH();
+  }
+  void coarsen_mean(const Transfer& t, const double* fine, double* coarse) override {
+    const SetupBox b{0, t.coarse.nx, t.coarse.ny, t.coarse.nz};
+    if (empty(b)) return;
+    coarsen_box<<<grid(b), block(), 0, st()>>>(b, t, fine, coarse);
+    HALO3D_CUDA_CHECK_LAUNCH();
+  }
+  void fill_boundary_ghosts(const Layout& l, int sides, double* k) override {
+    if (l.interior_size() == 0) return;
+    const SetupBox b{-1, l.nx + 2, l.ny + 2, l.nz + 2};
+    boundary_ghosts_box<<<grid(b), block(), 0, st()>>>(b, l, sides, k);
+    HALO3D_CUDA_CHECK_LAUNCH();
+  }
+  double spectrum_bound(const Layout& l, const Stencil& s, const BoxPlace& p) override {
+    const SetupBox b{0, l.nx, l.ny, l.nz};
+    return reduce(ops::magnitude_bits(1.0), b, [&](unsigned long long* word) {
+      spectrum_box<<<grid(b), block(), 0, st()>>>(b, l, s.vd, s.shift, p, word);
+    });
+  }
+  double max_diagonal(const Layout& l, const Stencil& s) override {
+    const SetupBox b{0, l.nx, l.ny, l.nz};
+    return reduce(0, b, [&](unsigned long long* word) {
+      diagonal_box<<<grid(b), block(), 0, st()>>>(b, l, s.vd, s.shift, word);
+    });
+  }
+
+ private:
+  cudaStream_t st() const { return static_cast<cudaStream_t>(this->native_stream(Lane::interior)); }
+  static bool empty(const SetupBox& b) { return b.nx <= 0 || b.ny <= 0 || b.nz <= 0; }
+  static dim3 block() { return dim3(32, kBlockThreads / 32); }
+  static dim3 grid(const SetupBox& b) {
+    return dim3(unsigned(b.nx + 31) / 32,
+                unsigned(b.ny + kBlockThreads / 32 - 1) / (kBlockThreads / 32), unsigned(b.nz));
+  }
+  // The maximum of `first` and the words launch(word) gives, after the work before it
+  // (either lane: fenced), copied back at once.
+  template <class Launch>
+  double reduce(unsigned long long first, const SetupBox& b, const Launch& launch) {
+    this->fence(Lane::boundary, Lane::interior);
+    DeviceMemory word = make_device_memory(sizeof(unsigned long long));
+    auto* w = static_cast<unsigned long long*>(word.get());
+    HALO3D_CUDA_CHECK(cudaMemcpyAsync(w, &first, sizeof first, cudaMemcpyHostToDevice, st()));
+    if (!empty(b)) {
+      launch(w);
+      HALO3D_CUDA_CHECK_LAUNCH();
+    }
+    unsigned long long host = 0;
+    HALO3D_CUDA_CHECK(cudaMemcpyAsync(&host, w, sizeof host, cudaMemcpyDeviceToHost, st()));
+    HALO3D_CUDA_CHECK(cudaStreamSynchronize(st()));
+    return ops::from_magnitude_bits(host);
+  }
+};
+
+}  // namespace halo3d::cuda

@@ -1,0 +1,77 @@
+// The host backend's variable-coefficient set-up kernels (Kernels::face_weights to
+// max_diagonal): OpenMP loops around coefficient_ops.hpp's point updates, mixed into
+// HostKernels (a file of its own for host_kernels.cpp's length).
+#pragma once
+#include <algorithm>
+#include <cstdint>
+
+#include "kernels.hpp"
+#include "point_ops.hpp"
+
+namespace halo3d {
+
+template <class Base>
+class HostSetupKernels : public Base {
+ public:
+  void face_weights(const Layout& l, const Stencil& spacing, const double* k, double* w) override {
+    // From the ghost layer below along every axis (face_weights_point skips the rest).
+#pragma omp parallel for collapse(2) schedule(static) if (big(l))
+    for (int z = -1; z < l.nz; ++z)
+      for (int y = -1; y < l.ny; ++y)
+        for (int x = -1; x < l.nx; ++x) ops::face_weights_point(l, spacing, k, w, x, y, z);
+  }
+  void round_to_float(std::size_t n, const double* in, float* out) override {
+#pragma omp parallel for schedule(static) if (n > kSerialPoints)
+    for (std::size_t i = 0; i < n; ++i) out[i] = float(in[i]);
+  }
+  void coarsen_mean(const Transfer& t, const double* fine, double* coarse) override {
+    const Layout& l = t.coarse;
+#pragma omp parallel for collapse(2) schedule(static) if (big(t.fine))
+    for (int K = 0; K < l.nz; ++K)
+      for (int J = 0; J < l.ny; ++J) {
+        const ops::RestrictRow<double> r = ops::restrict_row(t, fine, J, K);
+        double* out = coarse + l.at(0, J, K);
+        for (int I = 0; I < l.nx; ++I) out[I] = ops::coarsen_point(t, r, I);
+      }
+  }
+  void fill_boundary_ghosts(const Layout& l, int sides, double* k) override {
+    if (l.interior_size() == 0) return;
+      // Rows inside the box in y and z have ghosts at their two ends only.
+#pragma omp parallel for collapse(2) schedule(static) if (big(l))
+    for (int z = -1; z <= l.nz; ++z)
+      for (int y = -1; y <= l.ny; ++y) {
+        const bool shell = z < 0 || z == l.nz || y < 0 || y == l.ny;
+        for (int x = -1; x <= l.nx; x += shell || x == l.nx ? 1 : l.nx + 1)
+          ops::boundary_ghost_point(l, sides, k, x, y, z);
+      }
+  }
+  double spectrum_bound(const Layout& l, const Stencil& s, const BoxPlace& p) override {
+    std::uint64_t m = ops::magnitude_bits(1.0);
+    const FaceWeights<double> f = s.vd;
+#pragma omp parallel for collapse(2) schedule(static) reduction(max : m) if (big(l))
+    for (int z = 0; z < l.nz; ++z)
+      for (int y = 0; y < l.ny; ++y)
+        for (int x = 0; x < l.nx; ++x)
+          m = std::max(m, ops::spectrum_word(l, f, s.shift, p, x, y, z));
+    return ops::from_magnitude_bits(m);
+  }
+  double max_diagonal(const Layout& l, const Stencil& s) override {
+    std::uint64_t m = 0;
+    const FaceWeights<double> f = s.vd;
+    const auto sy = l.sy(), sz = l.sz();
+#pragma omp parallel for collapse(2) schedule(static) reduction(max : m) if (big(l))
+    for (int z = 0; z < l.nz; ++z)
+      for (int y = 0; y < l.ny; ++y)
+        for (int x = 0; x < l.nx; ++x)
+          m = std::max(m, ops::diagonal_word(f, l.at(x, y, z), sy, sz, s.shift));
+    return ops::from_magnitude_bits(m);
+  }
+
+ private:
+  // Below this many points a loop runs on the calling thread (coarse levels: a fork/join
+  // would cost more than the work).
+  static constexpr std::size_t kSerialPoints = 1 << 15;
+  static bool big(const Layout& l) { return l.padded_size() > kSerialPoints; }
+};
+
+}  // namespace halo3d
