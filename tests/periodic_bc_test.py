@@ -24,40 +24,16 @@ Run: periodic_bc_test.py HALO3D MPIEXEC"""
 import json
 import os
 import re
-import subprocess
 import sys
-import tempfile
 import xml.etree.ElementTree as ET
 
 import h5py
 import numpy as np
 
-HALO3D, MPIEXEC = os.path.abspath(sys.argv[1]), sys.argv[2]
-failures = []
-work = tempfile.mkdtemp(prefix="halo3d-periodic-")
+from h3test import Harness, text
 
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failures.append(what)
-
-
-def halo3d(ranks, *args, expect=0, quiet=True):
-    """ranks 0: the program alone, without mpirun (its stderr is then the program's only)."""
-    launcher = [MPIEXEC, "-np", str(ranks), "--oversubscribe"] if ranks else []
-    cmd = launcher + [HALO3D, "solve"] + (["--quiet"] if quiet else []) + list(args)
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=work)
-    if p.returncode != expect:
-        failures.append(f"{' '.join(args)}: exit {p.returncode}, expected {expect}\n{p.stdout}\n{p.stderr}")
-    return p
-
-
-def read(path):
-    if not os.path.exists(os.path.join(work, path)):  # the run failed (already reported)
-        return np.array([np.nan]), {}
-    with h5py.File(os.path.join(work, path)) as f:
-        return f["u"][...], {k: (v.decode() if isinstance(v, bytes) else v) for k, v in f.attrs.items()}
+T = Harness("periodic")
+check, halo3d, read, work, failures = T.check, T.solve, T.read, T.work, T.failures
 
 
 def spacing(grid, box, per):
@@ -122,10 +98,6 @@ def apply_a(u, grid, box, shift, per):
     s, n = p[1:-1, :-2, 1:-1], p[1:-1, 2:, 1:-1]
     b, t = p[:-2, 1:-1, 1:-1], p[2:, 1:-1, 1:-1]
     return diag * u - c[0] * (w + e) - c[1] * (s + n) - c[2] * (b + t)
-
-
-def text(v):
-    return ",".join(map(str, v))
 
 
 def bc(per):
