@@ -217,11 +217,11 @@ __global__ void __launch_bounds__(kBlockThreads, kFlatMinBlocks)
 // are memory- or latency-bound, and these run the shared point updates unchanged. T is
 // the grid's scalar type (double, or float for a float V-cycle).
 
-//
 // The smoothing step: X points of a row per thread, blockDim.x apart (each load instruction
 // of a warp still covers whole lines), so a thread has X independent points in flight.
 // The float step moves half the double step's bytes with the same instructions per point
-// and was latency-bound at X = 1 (56% of copy against 80% in double; PERFORMANCE.md).
+// and was latency-bound at X = 1: 56% of copy against 80% in double, 65% at X = 2 (H100,
+// PERFORMANCE.md). X = 2 in double made the V-cycle slower.
 template <class T, bool kReduce, int X = 1>
 __global__ void __launch_bounds__(kBlockThreads)
     smooth_sweep(Layout l, Region r, Stencil s, double cd, double cr, const T* f, const T* u,
