@@ -149,21 +149,9 @@ void start_solver(SolveRun& r) {
   }
   if (r.wants_series()) start_series(r);  // refuses a checkpoint whose series cannot go on
   r.saved = checkpoint_held(o.checkpoint, o.restart, r.first);
-  if (r.root && !o.restart.empty())
-    std::printf("restarted from %s at iteration %ld\n", o.restart.c_str(), r.first);
-  // Not --quiet's to hide: the problem solved is not quite the one given.
-  if (r.root && r.session->singular()) {
-    const MeanRemoved& m = r.session->mean_removed();
-    std::printf(
-        "singular (every axis periodic, no shift: A 1 = 0): the source's mean %.6e removed "
-        "(norm %.3e, %.3e of ||b||); the answer is the zero-mean solution\n",
-        m.mean, m.norm, m.relative);
-  }
-  if (r.root && !o.quiet && r.mg)
-    std::printf("preconditioner: multigrid V-cycle, %s; set-up %.4f s\n", r.mg->describe().c_str(),
-                r.setup_s);
-  if (r.root && !o.quiet && r.mg && o.fmg && o.restart.empty())
-    std::printf("first iterate: full-multigrid F-cycle; CG's start %.4f s\n", r.start_s);
+  if (r.root)
+    print_start(o, r.first, r.session->singular() ? &r.session->mean_removed() : nullptr, r.mg,
+                r.setup_s, r.start_s);
   std::fflush(stdout);
 }
 

@@ -95,6 +95,22 @@ void print_timing(const SolveRecord& r, const Summary& m) {
   std::fflush(stdout);
 }
 
+void print_start(const SolveOptions& o, long first, const MeanRemoved* singular,
+                 const Multigrid* mg, double setup_s, double start_s) {
+  if (!o.restart.empty())
+    std::printf("restarted from %s at iteration %ld\n", o.restart.c_str(), first);
+  if (singular)
+    std::printf(
+        "singular (every axis periodic, no shift: A 1 = 0): the source's mean %.6e removed "
+        "(norm %.3e, %.3e of ||b||); the answer is the zero-mean solution\n",
+        singular->mean, singular->norm, singular->relative);
+  if (!o.quiet && mg)
+    std::printf("preconditioner: multigrid V-cycle, %s; set-up %.4f s\n", mg->describe().c_str(),
+                setup_s);
+  if (!o.quiet && mg && o.fmg && o.restart.empty())
+    std::printf("first iterate: full-multigrid F-cycle; CG's start %.4f s\n", start_s);
+}
+
 const char* signal_name(int sig) {
   switch (sig) {
     case SIGINT:

@@ -107,6 +107,12 @@ void print_timing(const SolveRecord& r, const Summary& m);
 // The header: what is solved, where and how; printed as soon as set-up has chosen the
 // decomposition, backend and halo transport, before any phase line.
 void print_header(const SolveOptions& o, const std::string& solver, const Runtime& rt);
+// Rank 0's lines once the method has started: a restart's iteration; the singular case's
+// removed mean (singular: null when A is not singular; printed with --quiet too, since the
+// problem solved is not quite the one given); unless --quiet, the multigrid hierarchy (mg:
+// null without one) and --fmg's start.
+void print_start(const SolveOptions& o, long first, const MeanRemoved* singular,
+                 const Multigrid* mg, double setup_s, double start_s);
 // "SIGINT", "SIGTERM", "SIGUSR1" (or "?").
 const char* signal_name(int sig);
 // Rank 0's line as the ranks stop on a signal, before the checkpoint's write (`saved`: what
