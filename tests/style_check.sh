@@ -5,8 +5,8 @@
 #     so those are read as C++ from copies named .cu.cpp/.cuh.cpp, and named back);
 #  2. format: `clang-format --dry-run --Werror` (clang-format 14, the repository's
 #     .clang-format) accepts every tracked *.cpp, *.hpp, *.cu and *.cuh file;
-#  3. length: no source file in src/, kernels/ or include/ over 500 lines (those allowed are
-#     listed with the reason).
+#  3. length: no source file in src/, kernels/ or include/ over 500 lines, solve.cpp 350,
+#     probe.cpp 400 (those allowed are listed with the reason).
 # Exit 0: all pass; 1: a violation (listed, with the fix); 2: lizard or clang-format 14 is
 # missing. --skip-missing: exit 77 instead of 2 (ctest's skip code), so a checkout without
 # the tools can still run ctest; CI runs the script without it (jobs/quickstart.sh test).
@@ -101,21 +101,24 @@ else
 fi
 # 3. Length. No source file in src/, kernels/ or include/ over 500 lines (issue 26): a longer
 #    file holds more than one idea. Files allowed past it, each with the reason, until split.
+#    The program's two drivers have tighter limits (issue 26): a run is assembled by the
+#    session and reported from a record, so `solve` and `probe` only wire them together.
 long_allowed=()
+declare -A limit=([src/app/solve.cpp]=350 [src/app/probe.cpp]=400)
 long=()
 while IFS= read -r -d '' f; do
   n=$(wc -l <"$f")
-  ((n > 500)) || continue
-  [[ " ${long_allowed[*]} " == *" $f "* ]] || long+=("$f ($n lines)")
+  ((n > ${limit[$f]:-500})) || continue
+  [[ " ${long_allowed[*]} " == *" $f "* ]] || long+=("$f ($n lines, limit ${limit[$f]:-500})")
 done < <(find src kernels include -type f \( -name '*.cpp' -o -name '*.hpp' -o -name '*.cu' -o -name '*.cuh' \) -print0 2>/dev/null)
 for f in "${long_allowed[@]}"; do
   (($(wc -l <"$f") > 500)) || echo "style: note: $f is 500 lines or fewer now; remove it from long_allowed" >&2
 done
 if ((${#long[@]})); then
-  echo "style: FAIL: files over 500 lines; split each where its ideas part:" >&2
+  echo "style: FAIL: files over their line limit; split each where its ideas part:" >&2
   printf '  %s\n' "${long[@]}" >&2
   status=1
 else
-  echo "style: ok: no file in src/, kernels/ or include/ over 500 lines (${#long_allowed[@]} allowed, listed in tests/style_check.sh)"
+  echo "style: ok: no file in src/, kernels/ or include/ over 500 lines, solve.cpp <= 350, probe.cpp <= 400 (${#long_allowed[@]} allowed, listed in tests/style_check.sh)"
 fi
 exit "$status"
