@@ -1,7 +1,7 @@
 #include "coefficients.hpp"
 
 #include <algorithm>
-#include <cstdint>
+#include <memory>
 #include <utility>
 
 #include "point_ops.hpp"
@@ -96,23 +96,11 @@ void fill_boundary_ghosts(Kernels& k, const Decomposition& d, double* kappa) {
 
 double local_max_diagonal(const Layout& l, const Stencil& spacing, const std::vector<double>& kappa,
                           const std::vector<double>* sigma) {
-  const std::size_t n = l.padded_size();
-  std::vector<double> w((sigma ? 4 : 3) * n, 0.0);
-#pragma omp parallel for collapse(2) schedule(static)
-  for (int z = -1; z < l.nz; ++z)
-    for (int y = -1; y < l.ny; ++y)
-      for (int x = -1; x < l.nx; ++x)
-        ops::face_weights_point(l, spacing, kappa.data(), w.data(), x, y, z);
-  FaceWeights<double> f;
-  for (int a = 0; a < 3; ++a) f.w[a] = w.data() + std::size_t(a) * n;
-  if (sigma) f.sigma = sigma->data();
-  std::uint64_t m = 0;
-#pragma omp parallel for collapse(2) schedule(static) reduction(max : m)
-  for (int z = 0; z < l.nz; ++z)
-    for (int y = 0; y < l.ny; ++y)
-      for (int x = 0; x < l.nx; ++x)
-        m = std::max(m, ops::diagonal_word(f, l.at(x, y, z), l.sy(), l.sz(), spacing.shift));
-  return ops::from_magnitude_bits(m);
+  // No backend is made for --dry-run: the host backend's kernels, the same ones a run on it
+  // uses (the weights and the maximum of exact words), so no second copy of those loops.
+  const std::unique_ptr<Kernels> host = make_host_kernels();
+  const LevelCoefficients c(*host, l, spacing, kappa, sigma ? *sigma : std::vector<double>{});
+  return c.local_max_diagonal(*host);
 }
 
 }  // namespace halo3d

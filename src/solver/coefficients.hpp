@@ -85,8 +85,8 @@ class LevelCoefficients {
 
 // The largest diagonal of the operator on this rank's points (each point's six face weights
 // and spacing's shift, or its own sigma, summed by ops::point_diag as the sweeps sum them),
-// on the host: for --dry-run, which makes no backend. kappa: k over the padded box of l,
-// every ghost filled; sigma: a variable shift or null. Explicit heat's stability limit
+// by the host backend's kernels: for --dry-run, which makes no backend. kappa: k over the padded
+// box of l, every ghost filled; sigma: a variable shift or null. Explicit heat's stability limit
 // (heat: 1/(alpha times the maximum over the ranks)).
 double local_max_diagonal(const Layout& l, const Stencil& spacing, const std::vector<double>& kappa,
                           const std::vector<double>* sigma = nullptr);
