@@ -13,6 +13,7 @@
 #include "point_ops.hpp"
 #include "problem.hpp"
 #include "reduction.hpp"
+#include "solvers.hpp"
 #include "test_support.hpp"
 
 namespace halo3d {
@@ -20,15 +21,6 @@ namespace {
 
 using test::backend_under_test;
 using test::process_grids;
-
-double global_dot(Kernels& k, const Layout& l, const double* x, const double* y, MPI_Comm comm) {
-  k.dot(l, x, y, 0);
-  DD part[1];
-  k.read_slots(1, part);
-  double g = 0;
-  global_sums(comm, part, 1, &g);
-  return g;
-}
 
 TEST(Multigrid, CoarseningHandlesEverySize) {
   for (int n = 1; n <= 2100; ++n) {

@@ -14,7 +14,7 @@
 #include "multigrid.hpp"
 #include "point_ops.hpp"
 #include "problem.hpp"
-#include "reduction.hpp"
+#include "solvers.hpp"
 #include "test_support.hpp"
 
 namespace halo3d {
@@ -233,15 +233,6 @@ TEST(PeriodicMultigrid, VcycleBitwiseOnEveryProcessGrid) {
                                      << k << " " << to_string(precision) << " gather " << gather;
           }
         }
-}
-
-double global_dot(Kernels& k, const Layout& l, const double* x, const double* y, MPI_Comm comm) {
-  k.dot(l, x, y, 0);
-  DD part[1];
-  k.read_slots(1, part);
-  double g = 0;
-  global_sums(comm, part, 1, &g);
-  return g;
 }
 
 // Symmetric and positive on every process grid, k = 1 and a variable k: a face between

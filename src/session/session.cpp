@@ -9,7 +9,6 @@
 #include "fields.hpp"
 #include "host_copy.hpp"
 #include "implicit_heat.hpp"
-#include "reduction.hpp"
 #include "timers.hpp"
 
 namespace halo3d {
@@ -108,11 +107,7 @@ void SolveSession::remove_source_mean() {
   const Layout l = decomp().layout();
   const Buffer ones = ones_like(k, l.padded_size());  // for a moment: not one more vector held
   const double points = double(decomp().global_points());
-  k.dot(l, b_.data(), b_.data(), 0);
-  DD part[1];
-  k.read_slots(1, part);
-  double bb = 0;
-  global_sums(comm(), part, 1, &bb);
+  const double bb = global_dot(k, l, b_.data(), b_.data(), comm());
   removed_.mean = remove_mean(k, l, b_.data(), ones, points, comm());
   removed_.norm = std::abs(removed_.mean) * std::sqrt(points);
   removed_.relative = bb > 0 ? removed_.norm / std::sqrt(bb) : 0.0;

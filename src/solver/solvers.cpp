@@ -403,14 +403,18 @@ std::unique_ptr<Method> make_cg(DistributedOperator& op, MPI_Comm comm, Timers& 
 
 Buffer ones_like(Kernels& k, std::size_t n) { return upload(k, std::vector<double>(n, 1.0)); }
 
-double remove_mean(Kernels& k, const Layout& l, double* v, const Buffer& ones, double points,
-                   MPI_Comm comm) {
-  k.dot(l, ones.data(), v, 0);
+double global_dot(Kernels& k, const Layout& l, const double* x, const double* y, MPI_Comm comm) {
+  k.dot(l, x, y, 0);
   DD part[1];
   k.read_slots(1, part);
   double sum = 0;
   global_sums(comm, part, 1, &sum);
-  const double m = sum / points;
+  return sum;
+}
+
+double remove_mean(Kernels& k, const Layout& l, double* v, const Buffer& ones, double points,
+                   MPI_Comm comm) {
+  const double m = global_dot(k, l, ones.data(), v, comm) / points;
   k.axpby(l, -m, ones.data(), 1.0, v);
   return m;
 }

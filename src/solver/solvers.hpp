@@ -52,6 +52,9 @@ class Method : public Checkpointable {
 // projected to zero sum each iteration (without pc, z is r, of zero sum already).
 std::unique_ptr<Method> make_cg(DistributedOperator& op, MPI_Comm comm, Timers& t, const Buffer& b,
                                 double tol, Preconditioner* pc = nullptr, bool zero_mean = false);
+// x.y over the whole grid (the backend's partial sums and global_sums: the same bits on every
+// process grid). Collective.
+double global_dot(Kernels& k, const Layout& l, const double* x, const double* y, MPI_Comm comm);
 // A vector of n ones (its ghosts too), for remove_mean and the zero-sum projections.
 Buffer ones_like(Kernels& k, std::size_t n);
 // v -= mean(v) over the grid's `points` (sum(v) from the backend's partial sums and
