@@ -10,6 +10,7 @@
 
 #include "backends.hpp"
 #include "coefficients.hpp"
+#include "host_copy.hpp"
 #include "multigrid.hpp"
 #include "point_ops.hpp"
 
@@ -37,18 +38,11 @@ class SetupKernelsTest : public testing::TestWithParam<std::string> {
     for (auto& x : v) x = d(rng_);
     return v;
   }
-  Buffer up(const std::vector<double>& h) {
-    Buffer b(*k_, h.size());
-    k_->copy(b.data(), h.data(), h.size(), Lane::interior);
-    k_->synchronize();
-    return b;
-  }
+  Buffer up(const std::vector<double>& h) { return upload(*k_, h); }
   template <class T>
   std::vector<T> down(const BasicBuffer<T>& b) {
-    std::vector<T> h(b.size());
-    k_->synchronize();
-    k_->copy(h.data(), b.data(), b.size(), Lane::interior);
-    k_->synchronize();
+    std::vector<T> h;
+    download_to(*k_, b.data(), b.size(), h);
     return h;
   }
   // The face weights of k from the definition: array a at point c the face to c + e_a, for

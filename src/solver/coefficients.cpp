@@ -4,20 +4,10 @@
 #include <memory>
 #include <utility>
 
+#include "host_copy.hpp"
 #include "point_ops.hpp"
 
 namespace halo3d {
-namespace {
-
-// A host array copied to backend memory (on the host backend too: one copy of k, and the
-// same memory on every backend, as --dry-run counts it).
-Buffer upload(Kernels& k, const std::vector<double>& v) {
-  Buffer b(k, v.size());
-  k.copy(b.data(), v.data(), v.size(), Lane::interior);
-  return b;
-}
-
-}  // namespace
 
 LevelCoefficients::LevelCoefficients(Kernels& k, const Layout& l, const Stencil& spacing,
                                      std::vector<double> kappa, std::vector<double> sigma)
@@ -26,6 +16,8 @@ LevelCoefficients::LevelCoefficients(Kernels& k, const Layout& l, const Stencil&
       kappa_(std::move(kappa)),
       sigma_(std::move(sigma)),
       with_sigma_(!sigma_.empty()) {
+  // Copied to backend memory on the host backend too: one copy of k, and the same memory on
+  // every backend, as --dry-run counts it.
   const Buffer kd = upload(k, kappa_);
   const Buffer sd = with_sigma_ ? upload(k, sigma_) : Buffer();
   make_weights(k, kd.data(), with_sigma_ ? sd.data() : nullptr);

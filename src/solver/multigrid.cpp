@@ -11,6 +11,7 @@
 #include "coefficients.hpp"
 #include "errors.hpp"
 #include "fmg.hpp"
+#include "host_copy.hpp"
 #include "method_plan.hpp"
 #include "multigrid_level.hpp"
 #include "nvtx.hpp"
@@ -267,10 +268,7 @@ void Multigrid::vary_levels(DistributedOperator* fine, LevelCoefficients* fine_c
     Level& L = *levels_[l];
     if (l == 1) {
       const std::vector<double>* host[2] = {&fine_coef->kappa(), fine_coef->sigma_or_null()};
-      for (int q = 0; q < 2 && host[q]; ++q) {
-        held[q] = Buffer(k, host[q]->size());
-        k.copy(held[q].data(), host[q]->data(), host[q]->size(), Lane::interior);
-      }
+      for (int q = 0; q < 2 && host[q]; ++q) held[q] = upload(k, *host[q]);
     }
     if (l > 0) {
       Buffer point[2];
