@@ -123,6 +123,17 @@ bool op_aligned16(const SweepOp& o) {
   return aligned16(o.u) && aligned16(o.out) && (!SweepOp::kReadsF || aligned16(o.f));
 }
 
+// The largest of the threads' words into *result: a warp maximum, then one atomic per warp
+// (max_abs, the set-up's bounds). Every thread takes part in the shuffles (those with no
+// point: word 0).
+__device__ inline void max_word(unsigned long long m, unsigned long long* result) {
+  for (int d = 16; d > 0; d /= 2) {
+    const unsigned long long o = __shfl_down_sync(0xffffffffu, m, d);
+    m = o > m ? o : m;
+  }
+  if ((threadIdx.x + blockDim.x * threadIdx.y) % 32 == 0 && m > 0) atomicMax(result, m);
+}
+
 // Aligned pair accesses for tile3d and vec2 (the caller guarantees 16-byte alignment).
 __device__ __forceinline__ double2 ld2(const double* p) {
   return *reinterpret_cast<const double2*>(p);

@@ -10,6 +10,7 @@
 
 #include "cuda_check.hpp"
 #include "cuda_handles.hpp"
+#include "device_kernels.cuh"
 #include "kernels.hpp"
 #include "launch_config.hpp"
 #include "point_ops.hpp"
@@ -50,15 +51,6 @@ __global__ void __launch_bounds__(kBlockThreads)
     boundary_ghosts_box(SetupBox b, Layout l, int sides, double* k) {
   int x, y, z;
   if (b.point(x, y, z)) ops::boundary_ghost_point(l, sides, k, x, y, z);
-}
-// The largest word of the box into *result: a warp maximum, then one atomic per warp. Every
-// thread takes part in the shuffles (those outside the box with word 0).
-__device__ inline void max_word(unsigned long long m, unsigned long long* result) {
-  for (int d = 16; d > 0; d /= 2) {
-    const unsigned long long o = __shfl_down_sync(0xffffffffu, m, d);
-    m = o > m ? o : m;
-  }
-  if ((threadIdx.x + blockDim.x * threadIdx.y) % 32 == 0 && m > 0) atomicMax(result, m);
 }
 __global__ void __launch_bounds__(kBlockThreads)
     spectrum_box(SetupBox b, Layout l, FaceWeights<double> f, double shift, BoxPlace p,

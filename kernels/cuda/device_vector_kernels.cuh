@@ -300,8 +300,6 @@ static __global__ void __launch_bounds__(kBlockThreads)
   out[l.at(i, j, k)] = ops::field_point(g, l, i, j, k);
 }
 
-// The largest magnitude (ops::magnitude_bits) of the box into *result: a warp maximum,
-// then one atomic per warp. Every thread takes part in the shuffles.
 // out = in at every interior point, converted (double -> float rounds to nearest, as the
 // host's conversion does).
 template <class In, class Out>
@@ -333,17 +331,13 @@ static __global__ void __launch_bounds__(kBlockThreads)
   store_block_partial(acc, partials);
 }
 
+// The largest magnitude (ops::magnitude_bits) of the box into *result (max_word).
 static __global__ void __launch_bounds__(kBlockThreads)
     max_abs_box(Layout l, const double* __restrict__ x, unsigned long long* result) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   const int j = blockIdx.y * blockDim.y + threadIdx.y;
   const int k = blockIdx.z;
-  unsigned long long m = i < l.nx && j < l.ny ? ops::magnitude_bits(x[l.at(i, j, k)]) : 0;
-  for (int d = 16; d > 0; d /= 2) {
-    const unsigned long long o = __shfl_down_sync(0xffffffffu, m, d);
-    m = o > m ? o : m;
-  }
-  if ((threadIdx.x + blockDim.x * threadIdx.y) % 32 == 0 && m > 0) atomicMax(result, m);
+  max_word(i < l.nx && j < l.ny ? ops::magnitude_bits(x[l.at(i, j, k)]) : 0, result);
 }
 
 // ---- Halo faces ----------------------------------------------------------------------
