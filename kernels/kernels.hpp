@@ -28,6 +28,13 @@ enum class Lane { interior, boundary };
 inline constexpr int kReductionSlots = 4;
 inline constexpr int kNoReduction = -1;
 
+// Work recorded by Kernels::record, replayed in full on the interior lane.
+class Recording {
+ public:
+  virtual ~Recording() = default;
+  virtual void replay() = 0;
+};
+
 class Kernels {
  public:
   virtual ~Kernels() = default;
@@ -167,6 +174,18 @@ class Kernels {
   virtual void synchronize() = 0;
   // Waits for all work, returns the local partial sums of slots [0, n) and zeroes them.
   virtual void read_slots(int n, DD* out) = 0;
+
+  // Runs `work` and, where the backend can, records what it puts on the interior lane, so
+  // that replay() puts the same launches there again as one unit (a CUDA graph): a V-cycle's
+  // coarse levels are hundreds of launches of a few microseconds, each paying the launch
+  // latency when issued one by one. Null where nothing was recorded: the host backend, or
+  // work that cannot be replayed (it used the boundary lane, waited for the device, or
+  // reserved a reduction slot); `work` has then run as it would without recording. The
+  // work must put the same launches, with the same arguments, each time it runs.
+  virtual std::unique_ptr<Recording> record(const std::function<void()>& work) {
+    work();
+    return nullptr;
+  }
 };
 
 // Base of a backend D: forwards each double/float pair of Kernels overloads to one member
@@ -319,6 +338,8 @@ struct CudaVariants {
   enum class Sweep { fastest, naive, tile3d, smem } sweep = Sweep::fastest;
   // The vector kernels; vec2 runs as flat on arrays that are not 16-byte aligned.
   enum class Rows { vec2, flat } rows = Rows::vec2;
+  // Kernels::record with CUDA graphs (off: it runs the work as it comes).
+  bool graphs = true;
 };
 // Throws BackendUnavailable when CUDA is not compiled in or no GPU is visible.
 std::unique_ptr<Kernels> make_cuda_kernels(int device, const CudaVariants& variants = {});

@@ -233,6 +233,46 @@ TEST_P(KernelTest, VectorUpdatesAndDot) {
   expect_close(rr, ref_rr, 1e-12);
 }
 
+// Kernels::record: a recording (CUDA) replays exactly the work it recorded, and work it cannot
+// replay (a reduction, the boundary lane) is run as usual instead, unrecorded.
+TEST_P(KernelTest, RecordReplaysTheSameWork) {
+  const auto& l = f_.l;
+  const auto x = f_.random_field(), y = f_.random_field();
+  Buffer xr = up(x), yr = up(y), zr = up(x), xe = up(x), ye = up(y), ze = up(x);
+  auto step = [&](Buffer& xb, Buffer& yb, Buffer& zb, Lane lane) {
+    k_->axpby(l, 0.5, xb.data(), 1.25, yb.data());
+    k_->fence(Lane::interior, lane);
+    k_->apply(l, s_, Region::whole(l), yb.data(), zb.data(), kNoReduction, lane);
+    k_->fence(lane, Lane::interior);
+    k_->axpby(l, -0.75, zb.data(), 0.5, xb.data());
+  };
+  auto rec = k_->record([&] { step(xr, yr, zr, Lane::interior); });
+  EXPECT_EQ(rec != nullptr, GetParam() == "cuda");
+  step(xe, ye, ze, Lane::interior);
+  EXPECT_EQ(down(xr), down(xe));  // recording ran the work once
+  EXPECT_EQ(down(zr), down(ze));
+  if (rec) {
+    rec->replay();
+    rec->replay();
+    step(xe, ye, ze, Lane::interior);
+    step(xe, ye, ze, Lane::interior);
+    EXPECT_EQ(down(xr), down(xe));
+    EXPECT_EQ(down(yr), down(ye));
+    EXPECT_EQ(down(zr), down(ze));
+  }
+  // Not replayable: run once as usual, nothing recorded.
+  EXPECT_EQ(k_->record([&] { step(xr, yr, zr, Lane::boundary); }), nullptr);
+  step(xe, ye, ze, Lane::boundary);
+  EXPECT_EQ(down(xr), down(xe));
+  EXPECT_EQ(k_->record([&] { k_->dot(l, xr.data(), zr.data(), 1); }), nullptr);
+  k_->dot(l, xe.data(), ze.data(), 2);
+  DD v[kReductionSlots];
+  k_->read_slots(3, v);
+  EXPECT_EQ(v[1].hi, v[2].hi);
+  EXPECT_EQ(v[1].lo, v[2].lo);
+  EXPECT_NE(v[1].hi, 0.0);
+}
+
 // Built-in fields from global indices: splitmix64 written out again here, and separable
 // sums of products from plain loops; ghosts are left alone.
 TEST_P(KernelTest, FillRandomAndSeparable) {

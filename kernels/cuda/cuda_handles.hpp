@@ -53,7 +53,18 @@ struct PinnedMemoryTraits {
   static void release(void* p) noexcept { HALO3D_CUDA_CHECK_NOTHROW(cudaFreeHost(p)); }
 };
 
+struct GraphTraits {
+  static void release(cudaGraph_t g) noexcept { HALO3D_CUDA_CHECK_NOTHROW(cudaGraphDestroy(g)); }
+};
+struct GraphExecTraits {
+  static void release(cudaGraphExec_t g) noexcept {
+    HALO3D_CUDA_CHECK_NOTHROW(cudaGraphExecDestroy(g));
+  }
+};
+
 using Stream = Owned<cudaStream_t, StreamTraits>;
+using Graph = Owned<cudaGraph_t, GraphTraits>;
+using GraphExec = Owned<cudaGraphExec_t, GraphExecTraits>;
 using Event = Owned<cudaEvent_t, EventTraits>;
 using DeviceMemory = Owned<void*, DeviceMemoryTraits>;
 using PinnedMemory = Owned<void*, PinnedMemoryTraits>;

@@ -31,7 +31,8 @@ class CudaKernels final : public CudaSetupKernels<TypedKernels<CudaKernels>>,
                           public DeviceTimer,
                           Launches {
  public:
-  CudaKernels(int device, const CudaVariants& variants) : Launches(variants), device_(device) {
+  CudaKernels(int device, const CudaVariants& variants)
+      : Launches(variants), device_(device), graphs_(variants.graphs) {
     HALO3D_CUDA_CHECK(cudaSetDevice(device));
     cudaDeviceProp prop{};
     HALO3D_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
@@ -159,14 +160,27 @@ class CudaKernels final : public CudaSetupKernels<TypedKernels<CudaKernels>>,
 
   void fence(Lane before, Lane after) override {
     if (before == after) return;  // one stream is already ordered
+    if (capturing_) {
+      // record() fenced the boundary lane before capturing, and a capture puts nothing on it.
+      if (before == Lane::boundary) return;
+      throw NotRecordable{};
+    }
     cudaEvent_t e = fence_[int(before)].get();
     HALO3D_CUDA_CHECK(cudaEventRecord(e, stream(before)));
     HALO3D_CUDA_CHECK(cudaStreamWaitEvent(stream(after), e, 0));
   }
-  void synchronize(Lane lane) override { HALO3D_CUDA_CHECK(cudaStreamSynchronize(stream(lane))); }
+  void synchronize(Lane lane) override {
+    if (capturing_) throw NotRecordable{};
+    HALO3D_CUDA_CHECK(cudaStreamSynchronize(stream(lane)));
+  }
   void synchronize() override {
     synchronize(Lane::boundary);
     synchronize(Lane::interior);
+  }
+
+  std::unique_ptr<Recording> record(const std::function<void()>& work) override {
+    if (!graphs_) return Kernels::record(work);
+    return capture(work);
   }
 
   void read_slots(int n, DD* out) override {
@@ -216,7 +230,52 @@ class CudaKernels final : public CudaSetupKernels<TypedKernels<CudaKernels>>,
  private:
   friend class TypedKernels<CudaKernels>;
   cudaStream_t stream(Lane lane) const {
-    return lane == Lane::boundary ? boundary_.get() : interior_.get();
+    if (lane == Lane::interior) return interior_.get();
+    if (capturing_) throw NotRecordable{};  // a capture holds the interior lane's work only
+    return boundary_.get();
+  }
+
+  // A CUDA graph and what launches it.
+  class GraphRecording final : public Recording {
+   public:
+    GraphRecording(GraphExec exec, cudaStream_t stream) : exec_(std::move(exec)), stream_(stream) {}
+    void replay() override { HALO3D_CUDA_CHECK(cudaGraphLaunch(exec_.get(), stream_)); }
+
+   private:
+    GraphExec exec_;
+    cudaStream_t stream_;
+  };
+
+  // Captures the interior stream while `work` runs (this thread only: MPI's or NCCL's own
+  // threads are not captured). A capture runs nothing, so the graph is launched once here.
+  // Whatever ends the capture early (NotRecordable, or a CUDA call that a capture refuses)
+  // leaves no trace but the discarded graph: the work then runs as usual, and a genuine
+  // error surfaces there.
+  std::unique_ptr<Recording> capture(const std::function<void()>& work) {
+    fence(Lane::boundary, Lane::interior);  // what the boundary lane holds comes first
+    HALO3D_CUDA_CHECK(cudaStreamBeginCapture(interior_.get(), cudaStreamCaptureModeThreadLocal));
+    capturing_ = true;
+    bool whole = true;
+    try {
+      work();
+    } catch (const NotRecordable&) {
+      whole = false;
+    } catch (const CudaError&) {
+      whole = false;
+    }
+    capturing_ = false;
+    cudaGraph_t g = nullptr;
+    const cudaError_t ended = cudaStreamEndCapture(interior_.get(), &g);
+    Graph graph(g);
+    cudaGraphExec_t exec = nullptr;
+    if (whole && ended == cudaSuccess && g && cudaGraphInstantiate(&exec, g, 0) == cudaSuccess) {
+      auto r = std::make_unique<GraphRecording>(GraphExec(exec), interior_.get());
+      r->replay();
+      return r;
+    }
+    (void)cudaGetLastError();  // a refused capture's error is not sticky: leave none behind
+    work();
+    return nullptr;
   }
 
   // One implementation per operation for both scalar types (see Kernels).
@@ -342,6 +401,7 @@ class CudaKernels final : public CudaSetupKernels<TypedKernels<CudaKernels>>,
   }
 
   int device_;
+  bool graphs_;  // record() captures CUDA graphs
   std::string device_name_;
   Stream interior_, boundary_;
   Event fence_[2];  // indexed by the `before` lane

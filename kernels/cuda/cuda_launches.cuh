@@ -34,6 +34,10 @@ inline SweepVariant sweep_variant(CudaVariants::Sweep s) {
 
 inline dim3 to_dim3(const Shape& s) { return dim3(s.x, s.y, s.z); }
 
+// Thrown, while Kernels::record captures, by a call that a replay could not repeat; record
+// then runs the work as usual.
+struct NotRecordable {};
+
 class Launches {
  protected:
   explicit Launches(const CudaVariants& variants)
@@ -83,6 +87,9 @@ class Launches {
 
   // Reserves `blocks` partials in a slot; the launch writes them at the returned address.
   double2* reserve(int slot, long long blocks) {
+    // A replay would write the partials again without reserving them (the offsets are
+    // host state), so work that reduces is not recorded.
+    if (capturing_) throw NotRecordable{};
     if (offset_[slot] + blocks > kSlotCapacity)
       throw CudaError("reduction slot " + std::to_string(slot) + " would hold " +
                       std::to_string(offset_[slot] + blocks) + " partial sums, more than its " +
@@ -204,6 +211,7 @@ class Launches {
   RowsVariant rows_variant_ = RowsVariant::vec2;
   DeviceMemory scratch_;  // kReductionSlots x kSlotCapacity block partials
   long long offset_[kReductionSlots] = {};
+  bool capturing_ = false;  // Kernels::record is capturing the interior stream
   std::unordered_map<const void*, long long> resident_;
 };
 

@@ -242,6 +242,13 @@ Multigrid::Multigrid(Runtime& rt, const MgOptions& o, DistributedOperator* fine,
       F.down = make_transfer(k, F.decomp, C.decomp);
     }
   }
+  // Levels from which the cycle can be recorded: each one below it fills no ghost and
+  // gathers nothing (no message, no wait for the device).
+  for (std::size_t l = levels_.size(); l-- > 1;) {
+    const Level& L = *levels_[l];
+    const bool below = l + 1 == levels_.size() || levels_[l + 1]->records;
+    levels_[l]->records = below && !L.gathers && !L.A->plan().fills_ghosts();
+  }
   if (fine->stencil().variable()) vary_levels(fine, fine_coef);
   for (double b : level_bytes()) bytes_ += b;
   // Mixed: the fine level's conversions (read r, write its float copy; read z in float and
@@ -379,19 +386,47 @@ T* Multigrid::cycle(std::size_t l, const T* b, T* x, T* y, int slot, bool from_z
   L.A->exchange(V.wp());
   k.restrict_to(L.down.t, V.wp(), L.gathers ? V.restricted.data() : CV.b.data());
   if (L.gathers) L.gather->gather(V.restricted.data(), CV.b.data());
-  T* e = cycle(l + 1, CV.b.data(), CV.x.data(), CV.y.data(), kNoReduction);
+  T* e = coarse_cycle<T>(l + 1);
   // A gathered e is whole on every rank: only its periodic axes' ghosts (local copies) are left.
   if (!L.gathers || C.decomp.wraps()) C.A->exchange(e);
   k.prolong_add(L.gathers ? L.up.t : L.down.t, e, u);
   return smooth(L, L.steps, b, u, other, false, slot);
 }
 
-void Multigrid::cycle_from(std::size_t l) {
+template <class T>
+T* Multigrid::coarse_cycle(std::size_t l) {
   Level& L = *levels_[l];
+  MgVectors<T>& V = L.v<T>();
+  auto run = [&] { return cycle(l, V.b.data(), V.x.data(), V.y.data(), kNoReduction); };
+  Level::Recorded& r = L.recorded[std::is_same_v<T, float>];
+  if (!L.records || recording_) return run();
+  if (r.graph) {
+    r.graph->replay();
+    return static_cast<T*>(r.out);
+  }
+  if (r.state != Level::Recorded::warm) {
+    if (r.state == Level::Recorded::cold) r.state = Level::Recorded::warm;
+    return run();
+  }
+  r.state = Level::Recorded::refused;  // unless the recording below succeeds
+  T* out = nullptr;
+  recording_ = true;
+  try {
+    r.graph = rt_.kernels->record([&] { out = run(); });
+  } catch (...) {
+    recording_ = false;
+    throw;
+  }
+  recording_ = false;
+  r.out = out;
+  return out;
+}
+
+void Multigrid::cycle_from(std::size_t l) {
   if (mixed_)
-    cycle(l, L.f.b.data(), L.f.x.data(), L.f.y.data(), kNoReduction);
+    coarse_cycle<float>(l);
   else
-    cycle(l, L.d.b.data(), L.d.x.data(), L.d.y.data(), kNoReduction);
+    coarse_cycle<double>(l);
 }
 
 // A float V-cycle's fine y and w in the two halves of `scratch` (a double vector of the fine

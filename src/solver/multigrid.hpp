@@ -186,6 +186,9 @@ class Multigrid final : public Preconditioner {
   // The cycle's pieces, for the V-cycle's scalar type T (double, or float when mixed).
   template <class T>
   T* cycle(std::size_t l, const T* b, T* x, T* y, int slot, bool from_zero = true);
+  // cycle(l, ...) on level l's own vectors from zero, replayed where it was recorded.
+  template <class T>
+  T* coarse_cycle(std::size_t l);
   template <class T>
   MgLevelView<T> view(std::size_t l) const;
   template <class T>
@@ -207,6 +210,7 @@ class Multigrid final : public Preconditioner {
   MgOptions o_;
   bool mixed_ = false;
   std::vector<std::unique_ptr<Level>> levels_;
+  bool recording_ = false;  // a coarse_cycle is being recorded: the levels below run as usual
   double bytes_ = 0;
   Buffer own_scratch_;      // fine_scratch's when the caller lends none (bench, tests)
   BoxList shell_;           // mixed: the fine level's ghost shell (lend_fine_floats)

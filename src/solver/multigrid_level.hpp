@@ -58,6 +58,18 @@ struct Multigrid::Level {
   bool gathers = false;
   TransferOp up;
   std::unique_ptr<BoxGather> gather;  // every rank's own coarse points into the whole grid
+  // The cycle from this level down, recorded (Kernels::record) where no level from here on
+  // fills a ghost or gathers: one rank's coarse levels, or the gathered ones without a
+  // periodic axis. Per scalar type (double, float): the recording and the buffer it leaves
+  // the result in. The first cycle runs as usual (every kernel's one-time set-up done), the
+  // second is recorded; if it cannot be, every later one runs as usual.
+  bool records = false;
+  struct Recorded {
+    enum State { cold, warm, refused } state = cold;
+    std::unique_ptr<Recording> graph;
+    void* out = nullptr;
+  };
+  Recorded recorded[2];
 };
 
 }  // namespace halo3d

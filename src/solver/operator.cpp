@@ -44,8 +44,18 @@ DistributedOperator::DistributedOperator(Kernels& k, const Decomposition& d, con
 // T: the grid's scalar type (double; float on the levels of a float V-cycle).
 template <class T, class Sweep>
 void DistributedOperator::sweep_with_halo(T* u, const Sweep& sweep) {
+  // No ghost to fill (one rank, or a gathered multigrid level, no periodic axis): no
+  // transport call either (it would wait for the boundary lane), so that this sweep can be
+  // recorded (Kernels::record). The fence keeps the order the exchange's gave.
+  if (!plan_.fills_ghosts()) {
+    k_.fence(Lane::boundary, Lane::interior);
+    HALO3D_NVTX_RANGE("sweep (whole box)");
+    ScopedTimer t(timers_.compute);
+    sweep(Region::whole(layout_), Lane::interior);
+    return;
+  }
   // With no neighbour there is nothing to hide: one sweep over the whole box (its periodic
-  // ghosts, if any, copied first).
+  // ghosts copied first).
   if (!overlap_ || plan_.faces.empty()) {
     {
       HALO3D_NVTX_RANGE("halo exchange");
