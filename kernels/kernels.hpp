@@ -338,8 +338,9 @@ struct CudaVariants {
   enum class Sweep { fastest, naive, tile3d, smem } sweep = Sweep::fastest;
   // The vector kernels; vec2 runs as flat on arrays that are not 16-byte aligned.
   enum class Rows { vec2, flat } rows = Rows::vec2;
-  // Kernels::record with CUDA graphs (off: it runs the work as it comes).
-  bool graphs = true;
+  // Kernels::record with CUDA graphs (off: it runs the work as it comes). Off by default
+  // until measured on a GPU (docs/ARCHITECTURE.md, "Recorded coarse levels").
+  bool graphs = false;
 };
 // Throws BackendUnavailable when CUDA is not compiled in or no GPU is visible.
 std::unique_ptr<Kernels> make_cuda_kernels(int device, const CudaVariants& variants = {});

@@ -7,8 +7,8 @@
 namespace halo3d {
 
 // HALO3D_CUDA_APPLY=auto|naive|tile3d|smem, HALO3D_CUDA_ROWS=vec2|flat and
-// HALO3D_CUDA_GRAPHS=on|off; unset or empty: the defaults (auto =
-// CudaVariants::Sweep::fastest, vec2, on). Any other value: BadInput.
+// HALO3D_CUDA_GRAPHS=off|on; unset or empty: the defaults (auto =
+// CudaVariants::Sweep::fastest, vec2, off). Any other value: BadInput.
 CudaVariants cuda_variants_from_env();
 
 }  // namespace halo3d
