@@ -138,10 +138,13 @@ int run_dry_run(const SolveOptions& o, MPI_Comm world) {
   const MemoryNeed need = solve_memory(o, d, comm);
   const HaloPlan halo = HaloPlan::build(d);
   const double faces = 2.0 * double(halo.bytes_per_exchange() + halo.bytes_all_ghosts());
+  // On a GPU the halo buffers are staged on the device too (make_runtime's count).
+  const bool gpu = o.backend == Backend::cuda ||
+                   (o.backend == Backend::auto_ && cuda_compiled() && !cuda_devices().empty());
   const int ranks = d.ranks;
-  const double row[8] = {double(d.offset[0]), double(d.offset[1]), double(d.offset[2]),
-                         double(d.count[0]),  double(d.count[1]),  double(d.count[2]),
-                         need.device,         need.host + faces};
+  const double row[8] = {double(d.offset[0]),       double(d.offset[1]), double(d.offset[2]),
+                         double(d.count[0]),        double(d.count[1]),  double(d.count[2]),
+                         need.device + gpu * faces, need.host + faces};
   std::vector<double> all(8 * std::size_t(ranks));
   HALO3D_MPI_CHECK(MPI_Gather(row, 8, MPI_DOUBLE, all.data(), 8, MPI_DOUBLE, 0, comm));
 

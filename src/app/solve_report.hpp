@@ -43,6 +43,9 @@ struct SolveRecord {
   HaloSelection halo_selection;
   HostMap hosts;
   long long halo_bytes_rank0 = 0;
+  // Rank 0's memory check count (its device part) and the device memory the run holds once
+  // solved (-1: the host backend), Runtime::planned and device_bytes_used.
+  double planned_device_bytes = 0, device_bytes_used = -1;
   bool mg = false;  // CG's multigrid preconditioner ran
   std::vector<MgLevelInfo> mg_levels;
   std::string mg_describe;

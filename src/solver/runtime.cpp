@@ -169,6 +169,11 @@ void choose_overlap(Runtime& rt) {
 
 }  // namespace
 
+double device_bytes_used(const Runtime& rt) {
+  if (rt.device_free_at_check < 0) return -1;
+  return rt.device_free_at_check - double(rt.kernels->available_memory());
+}
+
 std::unique_ptr<Runtime> make_runtime(const RuntimeOptions& o, MPI_Comm world) {
   auto rt = std::make_unique<Runtime>();
   rt->hosts = HostMap::build(world);
@@ -182,6 +187,8 @@ std::unique_ptr<Runtime> make_runtime(const RuntimeOptions& o, MPI_Comm world) {
     const double faces = 2.0 * double(plan.bytes_per_exchange() + plan.bytes_all_ghosts());
     need.host += faces;
     if (rt->kernels->device_memory_is_remote()) need.device += faces;
+    rt->planned = need;
+    if (rt->gpu >= 0) rt->device_free_at_check = double(rt->kernels->available_memory());
     check_memory(*rt, need, rt->cart.get());
   }
   // The Cartesian communicator keeps the ranks of `world` (no reordering), so the host

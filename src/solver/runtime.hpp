@@ -67,7 +67,16 @@ struct Runtime {
   HaloSelection halo_selection;  // what --halo asked for and what was built (auto: timings)
   PeerPolicy peer;               // what coarser grids' transports may use too
   std::string overlap_choice;    // --overlap auto: what was measured and chosen ("" otherwise)
+  // The memory check's count (RuntimeOptions::memory plus the halo buffers) and, on a GPU,
+  // the device memory free when it was made: a report can set what the run then holds
+  // against the count (device_bytes_used).
+  MemoryNeed planned;
+  double device_free_at_check = -1;
 };
+
+// Device bytes this rank's run holds now beyond what was free at the memory check (-1 on
+// the host backend or without a check). Ranks sharing a GPU see each other's allocations.
+double device_bytes_used(const Runtime& rt);
 
 // The backend part of make_runtime (also used by probe): --backend, GPU bound by
 // node-local rank. Collective over world.

@@ -1,0 +1,52 @@
+"""The memory check's count against the GPU (issue 24): for each configuration, one rank on
+the CUDA backend, the device memory the run holds after solving beyond what was free at the
+start-up check (the report's memory.device_bytes_used, from cudaMemGetInfo) equals the count
+(memory.planned_device_bytes) up to the allocator's rounding, and --dry-run prints the same
+count. Needs the GPU to itself (the test runs serially: other processes' allocations would
+show in cudaMemGetInfo).
+
+    memory_count_test.py HALO3D MPIEXEC
+"""
+import json
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from h3test import Harness  # noqa: E402
+
+T = Harness("memory", "--backend", "cuda", "--grid", "160,144,128", "--rhs", "random", "--output", "none")
+MIB = 1024.0 * 1024.0
+CASES = [
+    ("MG-PCG double", []),
+    ("MG-PCG mixed", ["--precision", "mixed"]),
+    ("MG-PCG --fmg", ["--fmg"]),
+    ("CG", ["--precond", "none", "--iters", "20"]),
+    ("Jacobi", ["--solver", "jacobi", "--iters", "20"]),
+    ("variable k", ["--coefficient", "expr:1+x*y"]),
+    ("variable k, mixed", ["--coefficient", "expr:1+x*y", "--precision", "mixed"]),
+    ("variable shift", ["--shift", "expr:1+z"]),
+    ("implicit heat", ["--problem", "heat", "--time-scheme", "implicit", "--steps", "3"]),
+    ("periodic x", ["--bc", "x=periodic"]),
+]
+for i, (name, args) in enumerate(CASES):
+    T.solve(0, *args, "--report", f"m{i}.json")
+    path = os.path.join(T.work, f"m{i}.json")
+    if not os.path.exists(path):
+        continue
+    with open(path) as f:
+        mem = json.load(f)["memory"]
+    planned, used = mem["planned_device_bytes"], mem["device_bytes_used"]
+    if used is None:
+        T.check(False, f"{name}: no device_bytes_used (not on the CUDA backend?)")
+        continue
+    # cudaMalloc hands out whole pages (2 MiB for large blocks): a few MiB of rounding over
+    # the run's few dozen buffers, and never less than counted.
+    slack = max(16 * MIB, 0.02 * planned)
+    T.check(planned - MIB <= used <= planned + slack,
+            f"{name}: used {used / MIB:.1f} MiB, counted {planned / MIB:.1f} MiB")
+    dry = T.solve(0, *args, "--dry-run", quiet=False)
+    m = re.search(r"memory per rank \(largest\): ([0-9.]+) MiB of backend memory", dry.stdout)
+    T.check(m is not None and abs(float(m.group(1)) - planned / MIB) <= 0.05,
+            f"{name}: --dry-run prints {m.group(1) if m else '?'} MiB, counted {planned / MIB:.1f} MiB")
+sys.exit(T.finish("the memory count matches the GPU's in every configuration"))
