@@ -2,6 +2,7 @@
 // Timers stay disjoint and add up to the wall time of the outermost scope.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
 #include <string>
 
@@ -15,42 +16,58 @@ void busy_for(double seconds) {
   }
 }
 
+// Wall-clock bounds fail when the machine deschedules the test (CI runs other work beside
+// it), so each check gets a few tries: a counting error fails every one of them.
+template <class Try>
+bool within_a_few_tries(const Try& once) {
+  for (int attempt = 0; attempt < 5; ++attempt)
+    if (once()) return true;
+  return false;
+}
+
 TEST(Timers, NestedScopesDoNotDoubleCount) {
-  halo3d::Timers t;
-  const double t0 = halo3d::now_seconds();
-  {
-    halo3d::ScopedTimer outer(t.compute);
-    busy_for(0.02);
+  std::string last;
+  EXPECT_TRUE(within_a_few_tries([&] {
+    halo3d::Timers t;
+    const double t0 = halo3d::now_seconds();
     {
-      halo3d::ScopedTimer inner(t.halo);
-      busy_for(0.03);
+      halo3d::ScopedTimer outer(t.compute);
+      busy_for(0.02);
       {
-        halo3d::ScopedTimer innermost(t.reduction);
-        busy_for(0.01);
+        halo3d::ScopedTimer inner(t.halo);
+        busy_for(0.03);
+        {
+          halo3d::ScopedTimer innermost(t.reduction);
+          busy_for(0.01);
+        }
       }
+      busy_for(0.01);
     }
-    busy_for(0.01);
-  }
-  const double whole = halo3d::now_seconds() - t0;
-  EXPECT_NEAR(t.compute, 0.03, 0.01);
-  EXPECT_NEAR(t.halo, 0.03, 0.01);
-  EXPECT_NEAR(t.reduction, 0.01, 0.005);
-  EXPECT_LE(t.compute + t.halo + t.reduction, whole + 1e-9);
-  EXPECT_NEAR(t.compute + t.halo + t.reduction, whole, 0.005);
+    const double whole = halo3d::now_seconds() - t0;
+    const double sum = t.compute + t.halo + t.reduction;
+    last = "compute " + std::to_string(t.compute) + ", halo " + std::to_string(t.halo) +
+           ", reduction " + std::to_string(t.reduction) + ", whole " + std::to_string(whole);
+    return std::abs(t.compute - 0.03) <= 0.01 && std::abs(t.halo - 0.03) <= 0.01 &&
+           std::abs(t.reduction - 0.01) <= 0.005 && sum <= whole + 1e-9 &&
+           std::abs(sum - whole) <= 0.005;
+  })) << last;
 }
 
 TEST(Timers, SameFieldNestedCountsOnce) {
-  halo3d::Timers t;
-  const double t0 = halo3d::now_seconds();
-  {
-    halo3d::ScopedTimer a(t.compute);
-    busy_for(0.01);
-    halo3d::ScopedTimer b(t.compute);
-    busy_for(0.01);
-  }
-  const double whole = halo3d::now_seconds() - t0;
-  EXPECT_LE(t.compute, whole + 1e-9);
-  EXPECT_NEAR(t.compute, whole, 0.005);
+  std::string last;
+  EXPECT_TRUE(within_a_few_tries([&] {
+    halo3d::Timers t;
+    const double t0 = halo3d::now_seconds();
+    {
+      halo3d::ScopedTimer a(t.compute);
+      busy_for(0.01);
+      halo3d::ScopedTimer b(t.compute);
+      busy_for(0.01);
+    }
+    const double whole = halo3d::now_seconds() - t0;
+    last = "compute " + std::to_string(t.compute) + ", whole " + std::to_string(whole);
+    return t.compute <= whole + 1e-9 && std::abs(t.compute - whole) <= 0.005;
+  })) << last;
 }
 
 TEST(Timers, PhaseClockAddsUpToTotal) {
