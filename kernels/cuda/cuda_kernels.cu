@@ -253,7 +253,11 @@ class CudaKernels final : public CudaSetupKernels<TypedKernels<CudaKernels>>,
   // error surfaces there.
   std::unique_ptr<Recording> capture(const std::function<void()>& work) {
     fence(Lane::boundary, Lane::interior);  // what the boundary lane holds comes first
-    HALO3D_CUDA_CHECK(cudaStreamBeginCapture(interior_.get(), cudaStreamCaptureModeThreadLocal));
+    if (cudaStreamBeginCapture(interior_.get(), cudaStreamCaptureModeThreadLocal) != cudaSuccess) {
+      (void)cudaGetLastError();
+      work();
+      return nullptr;
+    }
     capturing_ = true;
     bool whole = true;
     try {
