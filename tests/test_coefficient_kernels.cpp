@@ -41,9 +41,7 @@ class SetupKernelsTest : public testing::TestWithParam<std::string> {
   Buffer up(const std::vector<double>& h) { return upload(*k_, h); }
   template <class T>
   std::vector<T> down(const BasicBuffer<T>& b) {
-    std::vector<T> h;
-    download_to(*k_, b.data(), b.size(), h);
-    return h;
+    return download(*k_, b);
   }
   // The face weights of k from the definition: array a at point c the face to c + e_a, for
   // the box's points and, along a, the ghost layer below; every other slot 0.

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "halo.hpp"
+#include "host_copy.hpp"
 #include "operator.hpp"
 #include "problem.hpp"
 #include "runtime.hpp"
@@ -60,22 +61,6 @@ std::vector<T> local_field(const Decomposition& d, std::uint64_t seed, bool garb
       for (int i = 0; i < l.nx; ++i)
         h[l.at(i, j, k)] =
             global_value<T>(seed, d.grid, d.offset[0] + i, d.offset[1] + j, d.offset[2] + k);
-  return h;
-}
-
-template <class T>
-BasicBuffer<T> upload_t(Kernels& k, const std::vector<T>& h) {
-  BasicBuffer<T> b(k, h.size());
-  k.copy(b.data(), h.data(), h.size(), Lane::interior);
-  k.synchronize();
-  return b;
-}
-template <class T>
-std::vector<T> download_t(Kernels& k, const BasicBuffer<T>& b) {
-  std::vector<T> h(b.size());
-  k.synchronize();
-  k.copy(h.data(), b.data(), h.size(), Lane::interior);
-  k.synchronize();
   return h;
 }
 
@@ -125,10 +110,10 @@ void check_one_round(Runtime& rt, std::uint64_t seed) {
   const Decomposition& d = rt.decomp;
   Kernels& k = *rt.kernels;
   const std::vector<T> before = local_field<T>(d, seed, true);
-  BasicBuffer<T> u = upload_t(k, before);
+  BasicBuffer<T> u = upload(k, before);
   rt.op->exchange(u.data());
   std::string first;
-  const long wrong = wrong_points(d, seed, before, download_t(k, u), first);
+  const long wrong = wrong_points(d, seed, before, download(k, u), first);
   EXPECT_EQ(wrong, 0) << (sizeof(T) == 4 ? "float" : "double") << " grid " << to_string(d.grid)
                       << " procs " << to_string(d.procs) << ", first " << first;
 }
@@ -201,10 +186,10 @@ void compare_with_per_axis(Runtime& rt, DistributedOperator& per_axis, std::uint
   const Decomposition& d = rt.decomp;
   Kernels& k = *rt.kernels;
   const std::vector<T> h = local_field<T>(d, seed, false);
-  BasicBuffer<T> one = upload_t(k, h), axes = upload_t(k, h);
+  BasicBuffer<T> one = upload(k, h), axes = upload(k, h);
   rt.op->exchange(one.data());
   per_axis.exchange(axes.data());
-  const std::vector<T> a = download_t(k, one), b = download_t(k, axes);
+  const std::vector<T> a = download(k, one), b = download(k, axes);
   long differ = 0;
   for (std::size_t c = 0; c < a.size(); ++c) differ += a[c] != b[c];
   EXPECT_EQ(differ, 0) << (sizeof(T) == 4 ? "float" : "double") << " grid " << to_string(d.grid)
@@ -270,7 +255,7 @@ void check_transport_exchange(Runtime& rt, HaloTransport& t, AxisMask axes, std:
   const Decomposition& d = rt.decomp;
   Kernels& k = *rt.kernels;
   const std::vector<T> before = local_field<T>(d, seed, true);
-  BasicBuffer<T> u = upload_t(k, before);
+  BasicBuffer<T> u = upload(k, before);
   if (axes == 0) {
     t.start_all_ghosts(u.data());
   } else {
@@ -278,7 +263,7 @@ void check_transport_exchange(Runtime& rt, HaloTransport& t, AxisMask axes, std:
   }
   t.finish(u.data());
   std::string first;
-  const std::vector<T> got = download_t(k, u);
+  const std::vector<T> got = download(k, u);
   const long wrong = axes == 0 ? wrong_points(d, seed, before, got, first)
                                : wrong_face_points(d, seed, axes, before, got, first);
   EXPECT_EQ(wrong, 0) << (sizeof(T) == 4 ? "float" : "double") << " axes " << axes << " grid "

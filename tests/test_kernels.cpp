@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "backends.hpp"
+#include "host_copy.hpp"
 #include "point_ops.hpp"
 
 namespace halo3d {
@@ -40,19 +41,8 @@ class KernelTest : public testing::TestWithParam<std::string> {
     k_ = make_backend(GetParam());
     if (!k_) GTEST_SKIP() << "backend " << GetParam() << " not available here";
   }
-  Buffer up(const std::vector<double>& h) {
-    Buffer b(*k_, h.size());
-    k_->copy(b.data(), h.data(), h.size(), Lane::interior);
-    k_->synchronize();
-    return b;
-  }
-  std::vector<double> down(const Buffer& b) {
-    std::vector<double> h(b.size());
-    k_->synchronize();
-    k_->copy(h.data(), b.data(), b.size(), Lane::interior);
-    k_->synchronize();
-    return h;
-  }
+  Buffer up(const std::vector<double>& h) { return upload(*k_, h); }
+  std::vector<double> down(const Buffer& b) { return download(*k_, b); }
   double sum_slot(int slot) {
     DD v[kReductionSlots];
     k_->read_slots(slot + 1, v);

@@ -18,6 +18,7 @@
 
 #include "errors.hpp"
 #include "halo.hpp"
+#include "host_copy.hpp"
 #include "operator.hpp"
 #include "problem.hpp"
 #include "runtime.hpp"
@@ -87,22 +88,6 @@ std::vector<T> local_field(const Decomposition& d, std::uint64_t seed, bool garb
   return h;
 }
 
-template <class T>
-BasicBuffer<T> upload_t(Kernels& k, const std::vector<T>& h) {
-  BasicBuffer<T> b(k, h.size());
-  k.copy(b.data(), h.data(), h.size(), Lane::interior);
-  k.synchronize();
-  return b;
-}
-template <class T>
-std::vector<T> download_t(Kernels& k, const BasicBuffer<T>& b) {
-  std::vector<T> h(b.size());
-  k.synchronize();
-  k.copy(h.data(), b.data(), h.size(), Lane::interior);
-  k.synchronize();
-  return h;
-}
-
 // Points of `got` wrong after an exchange of field `seed`. faces_only == false (exchange():
 // one round or per-axis rounds): every point of the padded box whose global point wraps
 // into the domain holds its value, every other point what it held before. faces_only ==
@@ -156,10 +141,10 @@ void check_exchange(Kernels& k, const Decomposition& d, DistributedOperator& op,
                     const std::string& what) {
   const bool one_round = op.transport().fills_corners_in_one_round();
   const std::vector<T> before = local_field<T>(d, seed, one_round);
-  BasicBuffer<T> u = upload_t(k, before);
+  BasicBuffer<T> u = upload(k, before);
   op.exchange(u.data());
   std::string first;
-  EXPECT_EQ(wrong_points(d, seed, false, kAllAxes, before, download_t(k, u), first), 0)
+  EXPECT_EQ(wrong_points(d, seed, false, kAllAxes, before, download(k, u), first), 0)
       << what << (sizeof(T) == 4 ? " float " : " double ") << describe(d) << ", first " << first;
 }
 
@@ -168,11 +153,11 @@ template <class T>
 void check_faces(Kernels& k, const Decomposition& d, HaloTransport& t, AxisMask axes,
                  std::uint64_t seed, const std::string& what) {
   const std::vector<T> before = local_field<T>(d, seed);
-  BasicBuffer<T> u = upload_t(k, before);
+  BasicBuffer<T> u = upload(k, before);
   t.start(u.data(), axes);
   t.finish(u.data());
   std::string first;
-  EXPECT_EQ(wrong_points(d, seed, true, axes, before, download_t(k, u), first), 0)
+  EXPECT_EQ(wrong_points(d, seed, true, axes, before, download(k, u), first), 0)
       << what << (sizeof(T) == 4 ? " float" : " double") << " axes " << axes << " " << describe(d)
       << ", first " << first;
 }
@@ -338,9 +323,9 @@ TEST(Periodic, SweepReadsTheWrappedNeighbours) {
           }
       for (bool overlap : {false, true}) {
         rt->op->set_overlap(overlap);
-        Buffer u = upload_t(*rt->kernels, h), out(*rt->kernels, l.padded_size());
+        Buffer u = upload(*rt->kernels, h), out(*rt->kernels, l.padded_size());
         rt->op->apply(u.data(), out.data());
-        const std::vector<double> got = download_t(*rt->kernels, out);
+        const std::vector<double> got = download(*rt->kernels, out);
         long wrong = 0;
         for (int k = 0; k < l.nz; ++k)
           for (int j = 0; j < l.ny; ++j)

@@ -9,6 +9,7 @@
 
 #include "backends.hpp"
 #include "coefficients.hpp"
+#include "host_copy.hpp"
 
 namespace halo3d {
 namespace {
@@ -35,18 +36,11 @@ class VariableTest : public testing::TestWithParam<std::string> {
   }
   template <class T>
   BasicBuffer<T> up(const std::vector<T>& h) {
-    BasicBuffer<T> b(*k_, h.size());
-    k_->copy(b.data(), h.data(), h.size(), Lane::interior);
-    k_->synchronize();
-    return b;
+    return upload(*k_, h);
   }
   template <class T>
   std::vector<T> down(const BasicBuffer<T>& b) {
-    std::vector<T> h(b.size());
-    k_->synchronize();
-    k_->copy(h.data(), b.data(), b.size(), Lane::interior);
-    k_->synchronize();
-    return h;
+    return download(*k_, b);
   }
   // The stencil with the weights on the backend, in double and in float (each rounded
   // once), as LevelCoefficients lends them.

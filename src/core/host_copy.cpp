@@ -4,18 +4,6 @@
 
 namespace halo3d {
 
-Buffer upload(Kernels& k, const std::vector<double>& host) {
-  Buffer b(k, host.size());
-  upload_to(k, host, b.data());
-  return b;
-}
-
-std::vector<double> download(Kernels& k, const Buffer& b) {
-  std::vector<double> host;
-  download_to(k, b.data(), b.size(), host);
-  return host;
-}
-
 std::vector<double> padded_from_box(Kernels& k, const Layout& l, const double* box) {
   std::vector<double> packed(l.interior_size()), padded(l.padded_size(), 0.0);
   k.copy(packed.data(), box, packed.size(), Lane::interior);

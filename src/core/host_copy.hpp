@@ -21,9 +21,19 @@ void upload_to(Kernels& k, const std::vector<T>& host, T* dst) {
   k.copy(dst, host.data(), host.size(), Lane::interior);
   k.synchronize(Lane::interior);
 }
-// The same into a new device buffer, and out of a whole one.
-Buffer upload(Kernels& k, const std::vector<double>& host);
-std::vector<double> download(Kernels& k, const Buffer& b);
+// The same into a new backend buffer, and out of a whole one.
+template <class T>
+BasicBuffer<T> upload(Kernels& k, const std::vector<T>& host) {
+  BasicBuffer<T> b(k, host.size());
+  upload_to(k, host, b.data());
+  return b;
+}
+template <class T>
+std::vector<T> download(Kernels& k, const BasicBuffer<T>& b) {
+  std::vector<T> host;
+  download_to(k, b.data(), b.size(), host);
+  return host;
+}
 
 // A box's interior without ghosts (x fastest: an embedding code's layout, include/halo3d/)
 // into a padded host array of layout l (ghosts 0), and back out of one. `box` may be in host
