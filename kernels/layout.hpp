@@ -77,6 +77,16 @@ struct BoxPlace {
   int grid[3] = {0, 0, 0};
 };
 
+// The Neumann boundary planes a level's box meets (node-centred axes: the boundary nodes are
+// unknowns, their dual cells cut by the boundary): the box's place in its grid and the
+// grid's Neumann faces (bit 2 axis + side). The face weights take their factors from it
+// (ops::neumann_face_factor): 0 for the face beyond a Neumann face, 1/2 for a face lying in
+// one Neumann plane, 1/4 in two. faces = 0: none, every factor 1.
+struct NeumannPlanes {
+  BoxPlace place;
+  int faces = 0;
+};
+
 // The 7-point operator. Constant coefficients (-lap_h + shift):
 // (A u)_c = diag*u_c - cx*(u_w+u_e) - cy*(u_s+u_n) - cz*(u_b+u_t).
 // Variable ones (variable(): vd is set, and vf too where a float V-cycle runs on it):

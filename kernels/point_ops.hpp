@@ -211,6 +211,17 @@ HALO3D_HD inline double from_magnitude_bits(std::uint64_t b) {
 // (periodic); the transfers place fine point i at (i+1)/mf and coarse point I at (I+1)/mc
 // of the axis, m the intervals.
 HALO3D_HD inline int intervals(int n, bool periodic) { return periodic ? n : n + 1; }
+// The general rule with Neumann faces (node-centred: a Neumann face's boundary node is point
+// 0 or n-1): point i of an axis sits at (i + axis_first) h, h = L / axis_intervals, where
+// axis_first is 1 behind a Dirichlet low face (its ghost at 0 holds the value) and 0 otherwise,
+// and the intervals n - 1 + [low Dirichlet] + [high Dirichlet] (Dirichlet at both ends:
+// n + 1; periodic: n, point 0 on the face).
+HALO3D_HD inline int axis_first(bool periodic, bool low_neumann) {
+  return periodic || low_neumann ? 0 : 1;
+}
+HALO3D_HD inline int axis_intervals(int n, bool periodic, bool low_neumann, bool high_neumann) {
+  return periodic ? n : n - 1 + (low_neumann ? 0 : 1) + (high_neumann ? 0 : 1);
+}
 // Fine point i (global) between coarse points lo and lo+1 (global; -1 and nc are the
 // boundary, or on a periodic axis the ghosts that wrap), at fraction t from lo: exact integer
 // arithmetic, then one division, so the weights are the same bits on every backend and for

@@ -10,6 +10,19 @@
 
 namespace halo3d {
 
+Periodic periodic_axes(const FaceKinds& f) {
+  Periodic p{};
+  for (int a = 0; a < 3; ++a) p[a] = f[2 * a] == Bc::periodic;
+  return p;
+}
+
+int neumann_mask(const FaceKinds& f) {
+  int m = 0;
+  for (int i = 0; i < 6; ++i)
+    if (f[i] == Bc::neumann) m |= 1 << i;
+  return m;
+}
+
 std::string to_string(const Int3& v) {
   return std::to_string(v[0]) + "," + std::to_string(v[1]) + "," + std::to_string(v[2]);
 }
