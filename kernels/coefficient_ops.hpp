@@ -48,6 +48,15 @@ HALO3D_HD inline double neumann_volume(const NeumannPlanes& p, const int g[3]) {
   return v;
 }
 
+// Point (x, y, z) of the box of layout l: v times its control volume's fraction (sigma V_p,
+// the shift of a point in Neumann planes). Each point reads and writes only itself.
+HALO3D_HD inline void volume_scale_point(const Layout& l, const NeumannPlanes& np, double* v, int x,
+                                         int y, int z) {
+  const int g[3] = {np.place.offset[0] + x, np.place.offset[1] + y, np.place.offset[2] + z};
+  double& p = v[l.at(x, y, z)];
+  p = mul(p, neumann_volume(np, g));
+}
+
 // The face weights at point (x, y, z) of layout l, x in [-1, nx) (and y, z alike): array a
 // (of 3, n = padded_size() apart) holds at point c the face between c and its +a neighbour,
 // for every point of the box and, along a, the ghost layer below it. k: over the padded box,

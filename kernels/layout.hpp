@@ -147,7 +147,11 @@ struct TransferWeights {
 struct Transfer {
   Layout fine, coarse;         // local boxes
   int nf[3] = {}, nc[3] = {};  // global sizes per axis
-  int mf[3] = {}, mc[3] = {};  // their intervals (ops::intervals: n + 1, or n if periodic)
+  int mf[3] = {}, mc[3] = {};  // their intervals (ops::axis_intervals: n + 1, n if periodic)
+  // Point 0's position in intervals (ops::interp_1d's at0: 1, or 0 behind a Neumann low
+  // face) and whether the axis has ends (not periodic: restriction stays on the grid).
+  int at0[3] = {1, 1, 1};
+  bool bounded[3] = {true, true, true};
   int fo[3] = {}, co[3] = {};  // global offsets of the local boxes
   // Per-axis tables in backend memory, from ops::transfer_tables (the kernels read them
   // instead of dividing per point): pidx[a] holds the local coarse lo of each local fine

@@ -3,8 +3,8 @@
 process grid of 1-8 ranks (several shapes each), for MG-PCG in double and mixed precision,
 on an odd grid whose coarse levels stay on the process grid (--mg-gather 0) and with the
 default gather; and with Neumann faces (mixed with Dirichlet and periodic ones, a variable k,
-a shift, fluxes and boundary values) under CG (--precond none: the multigrid does not take
-Neumann faces yet), double. Run: invariance_test.py HALO3D MPIEXEC [BACKEND] (MPIEXEC may carry options,
+a shift, fluxes and boundary values), MG-PCG double with distributed coarse levels and mixed
+with the default gather. Run: invariance_test.py HALO3D MPIEXEC [BACKEND] (MPIEXEC may carry options,
 e.g. "mpirun --bind-to none")."""
 import os
 import shlex
@@ -23,7 +23,7 @@ SHAPES = ["1,1,1", "2,1,1", "1,1,2", "1,3,1", "2,2,1", "1,2,2", "2,1,2", "5,1,1"
           "1,1,7", "2,2,2", "4,2,1", "1,2,4"]
 
 
-NEUMANN = ["--bc", "x0=neumann,y=neumann,z=periodic", "--precond", "none", "--shift", "0.5",
+NEUMANN = ["--bc", "x0=neumann,y=neumann,z=periodic", "--shift", "0.5",
            "--coefficient", "expr:1+0.5*sin(3*x+1)*cos(2*y)", "--boundary", "x0=0.3,x1=-0.7,y0=1.1,y1=0.2"]
 
 
@@ -31,9 +31,8 @@ def solve(procs, precision, gather, out, extra=()):
     ranks = np.prod([int(p) for p in procs.split(",")])
     cmd = shlex.split(MPIEXEC) + ["-np", str(ranks), "--oversubscribe", HALO3D, "solve", "--backend", BACKEND,
            "--grid", "45,38,52", "--rhs", "random", "--seed", "11", "--tol", "1e-10",
-           "--procs", procs, "--quiet", "--output", out] + list(extra)
-    if gather is not None:  # the multigrid's options (Neumann runs CG alone: refused there)
-        cmd += ["--precision", precision, "--mg-gather", gather]
+           "--procs", procs, "--precision", precision, "--mg-gather", gather, "--quiet",
+           "--output", out] + list(extra)
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=work)
     if p.returncode != 0:
         failures.append(f"{' '.join(cmd)}: exit {p.returncode}\n{p.stdout}\n{p.stderr}")
@@ -43,7 +42,7 @@ def solve(procs, precision, gather, out, extra=()):
 
 
 CASES = [(precision, gather, ()) for precision in ("double", "mixed") for gather in ("0", "262144")]
-CASES.append((None, None, tuple(NEUMANN)))
+CASES += [("double", "0", tuple(NEUMANN)), ("mixed", "262144", tuple(NEUMANN))]
 for precision, gather, extra in CASES:
     ref = solve("1,1,1", precision, gather, "ref.h5", extra)
     if ref is None:
@@ -52,7 +51,7 @@ for precision, gather, extra in CASES:
         got = solve(procs, precision, gather, "run.h5", extra)
         if got is None:
             continue
-        what = f"{procs} {precision} --mg-gather {gather}" if gather is not None else f"{procs} {' '.join(extra)}"
+        what = f"{procs} {precision} --mg-gather {gather} {' '.join(extra)}"
         same = (got[1] == ref[1] and np.array_equal(got[2], ref[2])
                 and np.array_equal(got[0].view(np.uint64), ref[0].view(np.uint64)))
         print(("ok   " if same else "FAIL ") + f"{what}: {got[1]} iterations (1 rank: {ref[1]}), "

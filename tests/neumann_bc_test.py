@@ -2,14 +2,15 @@
 """--bc with Neumann faces through the program (tests/test_neumann.cpp checks the operator and
 the right-hand side against a reference of the discretisation):
 1. built-in modes (cos(pi k x/L) between two Neumann faces, cos / sin((k - 1/2) pi x/L) with a
-   Dirichlet face at the other end) solved to their exact discrete answer (CG and Jacobi,
+   Dirichlet face at the other end) solved to their exact discrete answer (CG, MG-PCG in
+   double and mixed, and Jacobi,
    1-3 ranks, Neumann on 1-3 axes with Dirichlet and periodic ones, a shift; the singular
    all-Neumann case);
 2. a linear u = 1 + 2x - y with fluxes on its Neumann faces and its values on the Dirichlet
    ones is reproduced to rounding (the fluxes' sign and area: a face of the domain, an edge);
 3. the output's `bc` attribute, the XDMF origin (0 on a Neumann low face);
-4. refusals (exit 2, one line): the multigrid, heat, a Neumann axis of 1 point, a mode that
-   aliases; a restart under other boundaries.
+4. refusals (exit 2, one line): heat, a Neumann axis of 1 point, a mode that aliases; a
+   restart under other boundaries.
 Run: neumann_bc_test.py HALO3D MPIEXEC."""
 import os
 import re
@@ -28,10 +29,13 @@ for ranks, bc, extra in ((1, "x=neumann", []),
                          (2, "x0=neumann,y1=neumann", ["--shift", "2"]),
                          (3, "x=neumann,y=periodic,z0=neumann", []),
                          (2, "x=neumann,y=neumann,z=neumann", []),
+                         (3, "x=neumann,y0=neumann", ["--precond", "mg", "--tol", "1e-12"]),
+                         (2, "x=neumann,y=neumann,z=neumann", ["--precond", "mg", "--precision", "mixed",
+                                                               "--tol", "1e-12"]),
                          (3, "x=neumann,y=neumann,z=neumann", ["--shift", "1.5"]),
                          (2, "x1=neumann,z=neumann", ["--solver", "jacobi", "--max-iters", "20000",
                                                       "--tol", "1e-11"])):
-    solver = [] if "--solver" in extra else ["--precond", "none", "--tol", "1e-12"]
+    solver = [] if "--solver" in extra or "--precond" in extra else ["--precond", "none", "--tol", "1e-12"]
     p = halo3d(ranks, "--grid", "13,10,12", "--box", "1,2,1.5", "--bc", bc, "--mode", "1,2,3", "--mode", "2,1,1",
                *solver, *extra, "--output", "none", quiet=False)
     m = re.search(r"error vs exact discrete: l2 (\S+) max ([^;\s]+)", p.stdout)
@@ -81,8 +85,7 @@ want = [[1.5 / 8, 2.0 / 8, 0.0], [1.5 / 8, 2.0 / 8, 1.0 / 9]]
 check(len(got) == 2 and np.allclose(got, want, rtol=1e-15, atol=0), f"XDMF origin and spacing (z y x) {got}, want {want}")
 
 # 4. Refusals.
-for args, needle in ((["--bc", "x=neumann"], "the multigrid preconditioner does not take Neumann"),
-                     (["--bc", "x=neumann", "--problem", "heat"], "heat with a Neumann face"),
+for args, needle in ((["--bc", "x=neumann", "--problem", "heat"], "heat with a Neumann face"),
                      (["--bc", "x0=neumann", "--precond", "none", "--grid", "1,8,8"],
                       "a Neumann axis needs at least 2 points"),
                      (["--bc", "x=neumann", "--precond", "none", "--mode", "8,1,1"], "Neumann axis x must be below"),

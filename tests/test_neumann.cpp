@@ -4,10 +4,12 @@
 // 0 beyond a Neumann face, the area fractions 1/2 and 1/4 of faces in Neumann planes, the
 // shift times the control volume V_p; b = V_p f + the fluxes' area g/h + the lifted
 // Dirichlet values), against halo3d's on every process grid of this job: the operator and
-// the right-hand side to rounding, CG's answer to b = A u* to rounding, bitwise the same
-// answer on every process grid as on one rank alone. Neumann on 1, 2 and 3 axes, mixed with
-// Dirichlet and periodic ones, k = 1 and a variable k, no shift, a constant and a variable
-// one (the singular all-Neumann case: the V-weighted zero-mean answer).
+// the right-hand side to rounding, the answer to b = A u* to rounding with CG, MG-PCG (double,
+// mixed, --fmg, distributed coarse levels), bitwise the same answer on every process grid as
+// on one rank alone. Neumann on 1, 2 and 3 axes, mixed with Dirichlet and periodic ones,
+// k = 1 and a variable k, no shift, a constant and a variable one (the singular all-Neumann
+// case: the V-weighted zero-mean answer). MG-PCG's iterations within one of all-Dirichlet's
+// on the same grid, and the node-centred transfers' nesting.
 // Runs under mpirun with 1-4 ranks.
 #include <gtest/gtest.h>
 #include <mpi.h>
@@ -18,6 +20,7 @@
 #include <vector>
 
 #include "host_copy.hpp"
+#include "multigrid.hpp"
 #include "problem.hpp"
 #include "test_support.hpp"
 
@@ -159,7 +162,18 @@ struct Reference {
   }
 };
 
-SolveOptions neumann_options(const Int3& grid, const Case& c, const Int3& procs) {
+// How the answer is solved: CG alone, or MG-PCG (double, mixed, --fmg, coarse levels kept
+// distributed).
+enum class Variant { cg, mg, mixed, fmg, distributed };
+const Variant kVariants[] = {Variant::cg, Variant::mg, Variant::mixed, Variant::fmg,
+                             Variant::distributed};
+const char* name(Variant v) {
+  const char* n[] = {"cg", "mg", "mixed", "fmg", "distributed"};
+  return n[int(v)];
+}
+
+SolveOptions neumann_options(const Int3& grid, const Case& c, const Int3& procs,
+                             Variant v = Variant::cg) {
   SolveOptions o;
   o.backend = backend_under_test();
   o.output = "none";
@@ -169,7 +183,10 @@ SolveOptions neumann_options(const Int3& grid, const Case& c, const Int3& procs)
   o.coefficient = c.variable_k ? kK : "1";
   set_shift(o, c.shift);
   o.solver = SolverKind::cg;
-  o.precond = Precond::none;
+  o.precond = v == Variant::cg ? Precond::none : Precond::mg;
+  if (v == Variant::mixed) o.precision = Precision::mixed;
+  o.fmg = v == Variant::fmg;
+  if (v == Variant::distributed) o.mg_gather = 0;
   o.rhs = kSource;
   o.boundary = kBoundary;
   o.tol = 1e-13;
@@ -247,50 +264,126 @@ TEST(Neumann, OperatorAndRightHandSideMatchTheReference) {
   }
 }
 
-TEST(Neumann, CgSolvesTheReferenceProblemBitwiseOnEveryProcessGrid) {
-  for (const Case& c : kCases) {
-    const Reference ref(kGrid, c);
-    std::vector<double> u = random_global(kGrid, 23);
-    const std::vector<double> b = ref.apply(u);
-    // The singular case's answer: the one of zero V-weighted mean.
-    if (no_dirichlet_face(neumann_options(kGrid, c, {1, 1, 1})) && ref.shift == 0 &&
-        !ref.shift_field) {
-      double vu = 0, vol = 0;
-      ref.for_points([&](const int g[3]) {
-        vu += ref.volume(g) * u[std::size_t(ref.index(g))];
-        vol += ref.volume(g);
-      });
-      for (double& x : u) x -= vu / vol;
+TEST(Neumann, SolvesTheReferenceProblemBitwiseOnEveryProcessGrid) {
+  for (const Variant v : kVariants)
+    for (const Case& c : kCases) {
+      const Reference ref(kGrid, c);
+      std::vector<double> u = random_global(kGrid, 23);
+      const std::vector<double> b = ref.apply(u);
+      // The singular case's answer: the one of zero V-weighted mean.
+      if (no_dirichlet_face(neumann_options(kGrid, c, {1, 1, 1})) && ref.shift == 0 &&
+          !ref.shift_field) {
+        double vu = 0, vol = 0;
+        ref.for_points([&](const int g[3]) {
+          vu += ref.volume(g) * u[std::size_t(ref.index(g))];
+          vol += ref.volume(g);
+        });
+        for (double& x : u) x -= vu / vol;
+      }
+      const auto solve = [&](MPI_Comm comm, const Int3& procs, Decomposition& d) {
+        auto s = session_of(neumann_options(kGrid, c, procs, v), comm);
+        d = s->decomp();
+        s->set_source(upload(s->kernels(), local_of(d, b)));
+        s->build_method();
+        s->method().start();
+        DriveOptions dro;
+        dro.max_iters = 2000;
+        const DriveResult r = s->drive(dro);
+        EXPECT_TRUE(r.converged) << c.bc << " " << name(v);
+        return s->solution();
+      };
+      Decomposition whole;
+      const std::vector<double> alone = solve(MPI_COMM_SELF, {1, 1, 1}, whole);
+      for (const Int3& procs : process_grids(test::world_size())) {
+        Decomposition d;
+        const std::vector<double> x = solve(MPI_COMM_WORLD, procs, d);
+        EXPECT_LT(relative_difference(d, x, local_of(d, u)), 1e-9)
+            << c.bc << " " << name(v) << " " << to_string(procs);
+        const Layout l = d.layout(), w = whole.layout();
+        long mismatches = 0;
+        for (int z = 0; z < l.nz; ++z)
+          for (int y = 0; y < l.ny; ++y)
+            for (int i = 0; i < l.nx; ++i)
+              mismatches +=
+                  x[std::size_t(l.at(i, y, z))] !=
+                  alone[std::size_t(w.at(d.offset[0] + i, d.offset[1] + y, d.offset[2] + z))];
+        EXPECT_EQ(mismatches, 0) << c.bc << " " << name(v) << " procs " << to_string(procs);
+      }
     }
-    const auto solve = [&](MPI_Comm comm, const Int3& procs, Decomposition& d) {
-      auto s = session_of(neumann_options(kGrid, c, procs), comm);
-      d = s->decomp();
-      s->set_source(upload(s->kernels(), local_of(d, b)));
-      s->build_method();
-      s->method().start();
-      DriveOptions dro;
-      dro.max_iters = 2000;
-      const DriveResult r = s->drive(dro);
-      EXPECT_TRUE(r.converged) << c.bc;
-      return s->solution();
-    };
-    Decomposition whole;
-    const std::vector<double> alone = solve(MPI_COMM_SELF, {1, 1, 1}, whole);
-    for (const Int3& procs : process_grids(test::world_size())) {
-      Decomposition d;
-      const std::vector<double> x = solve(MPI_COMM_WORLD, procs, d);
-      EXPECT_LT(relative_difference(d, x, local_of(d, u)), 1e-9) << c.bc << " " << to_string(procs);
-      const Layout l = d.layout(), w = whole.layout();
-      long mismatches = 0;
-      for (int z = 0; z < l.nz; ++z)
-        for (int y = 0; y < l.ny; ++y)
-          for (int i = 0; i < l.nx; ++i)
-            mismatches +=
-                x[std::size_t(l.at(i, y, z))] !=
-                alone[std::size_t(w.at(d.offset[0] + i, d.offset[1] + y, d.offset[2] + z))];
-      EXPECT_EQ(mismatches, 0) << c.bc << " procs " << to_string(procs);
+}
+
+// The node-centred coarsening: between two Neumann faces an even number of intervals halves
+// with the boundary nodes kept (coarse I at fine 2I), an odd one takes a ratio <= 1.5 to an
+// even count; one interval stops. Interpolation is exact at the nested points and keeps
+// constants (P 1 = 1), and each coarse point's restriction span stays within 3 fine points.
+TEST(Neumann, NodeCentredCoarsening) {
+  EXPECT_EQ(mg_coarser(65, false, true, true), 33);
+  EXPECT_EQ(mg_coarser(64, false, true, false), 32);  // N intervals: 64 -> 32
+  EXPECT_EQ(mg_coarser(64, false, false, true), 32);
+  EXPECT_EQ(mg_coarser(2, false, true, true), 2);  // one interval: no coarser grid
+  for (int n = 2; n <= 300; ++n)
+    for (int kinds = 1; kinds <= 3; ++kinds) {
+      const bool lo = kinds & 1, hi = kinds & 2;
+      const int c = mg_coarser(n, false, lo, hi);
+      const int mf = ops::axis_intervals(n, false, lo, hi),
+                mc = ops::axis_intervals(c, false, lo, hi);
+      if (mf <= 1) {
+        EXPECT_EQ(c, n);
+        continue;
+      }
+      ASSERT_LT(mc, mf) << n;
+      if (mf % 2 == 0)
+        EXPECT_EQ(2 * mc, mf) << n;
+      else
+        EXPECT_LE(double(mf) / mc, 1.5) << n;
+      const int at0 = lo ? 0 : 1;
+      for (int i = 0; i < n; ++i) {
+        double sum = 0;
+        for (int I = 0; I < c; ++I) sum += ops::interp_weight(i, I, mf, mc, at0);
+        // P 1 = 1 (t exact), but next to a Dirichlet end, whose zero takes the rest.
+        if (kinds == 3) ASSERT_EQ(sum, 1.0) << n << " fine " << i;
+        ASSERT_LE(sum, 1.0) << n << " " << kinds << " fine " << i;
+        if (2 * mc == mf && (i + at0) % 2 == 0)
+          ASSERT_EQ(ops::interp_weight(i, (i + at0) / 2 - at0, mf, mc, at0), 1.0);
+      }
+      for (int I = 0; I < c; ++I) {
+        int first, last;
+        ops::restrict_span(I, n, mf, mc, first, last, at0, true);
+        ASSERT_GE(first, 0);
+        ASSERT_LE(last, n - 1);
+        ASSERT_LE(last - first, 2) << n << " coarse " << I;
+        for (int i = 0; i < n; ++i)  // the span holds every fine point that uses I
+          if (ops::interp_weight(i, I, mf, mc, at0) != 0) ASSERT_TRUE(i >= first && i <= last);
+      }
     }
-  }
+}
+
+// MG-PCG iterations to 1e-8 on a random right-hand side within one of all-Dirichlet's on the
+// same grid (k = 1), Neumann on 1-3 axes with periodic and Dirichlet ones, odd and even N, on
+// this job's ranks; the same count on every process grid.
+TEST(Neumann, IterationsWithinOneOfDirichlet) {
+  for (const char* bc : {"x=neumann", "x0=neumann,y1=neumann", "x=neumann,y=neumann,z=neumann",
+                         "x=periodic,y=neumann,z0=neumann"})
+    for (const Int3& grid : {Int3{33, 33, 33}, Int3{32, 31, 34}})
+      for (const bool mixed : {false, true}) {
+        SolveOptions o;
+        o.backend = backend_under_test();
+        o.output = "none";
+        o.grid = grid;
+        o.rhs = "random";
+        o.tol = 1e-8;
+        if (mixed) o.precision = Precision::mixed;
+        const auto dirichlet = test::solve_in_process(o, MPI_COMM_WORLD);
+        o.bc = parse_bc(bc);
+        const auto neumann = test::solve_in_process(o, MPI_COMM_WORLD);
+        EXPECT_TRUE(neumann.result.converged) << bc;
+        EXPECT_LE(neumann.result.iterations, dirichlet.result.iterations + 1)
+            << bc << " " << to_string(grid) << (mixed ? " mixed" : "");
+        if (test::world_rank() == 0)
+          std::printf("%-32s %-9s %s: %ld iterations (all-Dirichlet %ld)\n", bc,
+                      to_string(grid).c_str(), mixed ? "mixed " : "double",
+                      long(neumann.result.iterations), long(dirichlet.result.iterations));
+      }
 }
 
 }  // namespace

@@ -36,6 +36,11 @@ __global__ void __launch_bounds__(kBlockThreads)
   if (b.point(x, y, z)) ops::face_weights_point(l, s, np, k, w, x, y, z);
 }
 __global__ void __launch_bounds__(kBlockThreads)
+    volume_scale_box(SetupBox b, Layout l, NeumannPlanes np, double* v) {
+  int x, y, z;
+  if (b.point(x, y, z)) ops::volume_scale_point(l, np, v, x, y, z);
+}
+__global__ void __launch_bounds__(kBlockThreads)
     round_flat(std::size_t n, const double* __restrict__ in, float* __restrict__ out) {
   for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
        i += std::size_t(gridDim.x) * blockDim.x)
@@ -76,6 +81,12 @@ class CudaSetupKernels : public Base {
     const SetupBox b{-1, l.nx + 1, l.ny + 1, l.nz + 1};
     if (empty(b)) return;
     face_weights_box<<<grid(b), block(), 0, st()>>>(b, l, spacing, np, k, w);
+    HALO3D_CUDA_CHECK_LAUNCH();
+  }
+  void volume_scale(const Layout& l, const NeumannPlanes& np, double* v) override {
+    const SetupBox b{0, l.nx, l.ny, l.nz};
+    if (empty(b)) return;
+    volume_scale_box<<<grid(b), block(), 0, st()>>>(b, l, np, v);
     HALO3D_CUDA_CHECK_LAUNCH();
   }
   void round_to_float(std::size_t n, const double* in, float* out) override {

@@ -62,17 +62,13 @@ void check_periodic(const SolveOptions& o) {
                          std::to_string(o.grid[d]) + "/2 (sin(2 pi k i/N) aliases there)");
 }
 
-// What Neumann faces do not take yet (issue 25's step 8: the fine operator is built, the
-// multigrid and heat are not): refused rather than solved wrong.
+// What Neumann faces do not take yet (issue 25's step 8: heat is not built): refused rather
+// than solved wrong.
 void check_neumann(const SolveOptions& o) {
   if (!has_neumann(o)) return;
   const std::string bc = "--bc " + bc_text(o.bc);
   if (o.problem == ProblemKind::heat)
     throw BadInput(bc + ": heat with a Neumann face is not supported yet (Poisson only)");
-  if (o.solver == SolverKind::cg && o.precond == Precond::mg)
-    throw BadInput(bc +
-                   ": the multigrid preconditioner does not take Neumann faces yet; give "
-                   "--precond none or --solver jacobi");
   if (no_dirichlet_face(o) && o.shift == 0 && variable_shift(o))
     throw BadInput(bc +
                    ": no Dirichlet face with a variable --shift is singular: not "

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "errors.hpp"
+#include "point_ops.hpp"
 
 namespace halo3d {
 
@@ -14,6 +15,10 @@ Periodic periodic_axes(const FaceKinds& f) {
   Periodic p{};
   for (int a = 0; a < 3; ++a) p[a] = f[2 * a] == Bc::periodic;
   return p;
+}
+
+int Decomposition::intervals(int a) const {
+  return ops::axis_intervals(grid[a], periodic[a], neumann_face(a, 0), neumann_face(a, 1));
 }
 
 int neumann_mask(const FaceKinds& f) {

@@ -52,6 +52,9 @@ struct Decomposition {
   bool neumann_face(int a, int side) const { return (neumann >> (2 * a + side) & 1) != 0; }
   // Whether the face (a, side) is a Dirichlet face of the domain (not periodic, not Neumann).
   bool dirichlet_face(int a, int side) const { return !periodic[a] && !neumann_face(a, side); }
+  // The intervals of axis a (ops::axis_intervals: n + 1, n periodic, n - 1 between Neumann
+  // faces).
+  int intervals(int a) const;
   // neighbor[axis][side]: rank across that face, or MPI_PROC_NULL at the domain boundary.
   std::array<std::array<int, 2>, 3> neighbor{};
   // around[around_index(dx, dy, dz)]: the rank at offset (dx, dy, dz) in {-1, 0, 1}^3 of the

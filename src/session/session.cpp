@@ -56,13 +56,10 @@ SolveSession::SolveSession(const ProblemSpec& problem, const ParallelOptions& pa
     ro.kappa = [this](const Decomposition& d, MPI_Comm cart) {
       return fill_coefficient(spec_, d, cart);
     };
-  // With Neumann faces a shift (constant too) is sigma V_p at each point: the control volume.
+  // With Neumann faces a shift (constant too) is a point field: each point's diagonal takes
+  // sigma V_p (LevelCoefficients scales it by the control volume, on every level).
   if (point_shift(spec_))
-    ro.sigma = [this](const Decomposition& d, MPI_Comm cart) {
-      std::vector<double> sigma = fill_shift(spec_, d, cart);
-      scale_by_volume(d, sigma);
-      return sigma;
-    };
+    ro.sigma = [this](const Decomposition& d, MPI_Comm cart) { return fill_shift(spec_, d, cart); };
   rt_ = make_runtime(ro, world);
   // Heat with a variable k: the step's limit is the largest diagonal of the operator k
   // makes (every rank's maximum), known now; the problem is made again with it.

@@ -47,8 +47,8 @@ class LevelCoefficients {
   // kappa: k over the padded box of layout l, every ghost filled; spacing: the level's
   // constant stencil (its cx, cy, cz are 1/h^2 per axis; its shift is kept); sigma: a
   // variable shift over the same box (ghosts filled as k's), or empty (spacing's shift);
-  // np: the Neumann planes the box meets (their factors on the weights; sigma comes already
-  // scaled by the control volumes).
+  // np: the Neumann planes the box meets (their factors on the weights, and sigma V_p as
+  // each point's shift: sigma itself is the point value, unscaled, kept so).
   LevelCoefficients(Kernels& k, const Layout& l, const Stencil& spacing, std::vector<double> kappa,
                     std::vector<double> sigma = {}, const NeumannPlanes& np = {});
   // From k (and sigma, or null) in backend memory: a coarse level's, made there; not kept.
