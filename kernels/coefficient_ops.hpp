@@ -49,12 +49,14 @@ HALO3D_HD inline double neumann_volume(const NeumannPlanes& p, const int g[3]) {
 }
 
 // Point (x, y, z) of the box of layout l: v times its control volume's fraction (sigma V_p,
-// the shift of a point in Neumann planes). Each point reads and writes only itself.
-HALO3D_HD inline void volume_scale_point(const Layout& l, const NeumannPlanes& np, double* v, int x,
-                                         int y, int z) {
+// the shift of a point in Neumann planes; heat's mass V u), or divided by it (divide: V^{-1},
+// explicit heat's step). Exact: V_p is a power of two. Each point reads and writes only itself.
+HALO3D_HD inline void volume_scale_point(const Layout& l, const NeumannPlanes& np, bool divide,
+                                         double* v, int x, int y, int z) {
   const int g[3] = {np.place.offset[0] + x, np.place.offset[1] + y, np.place.offset[2] + z};
+  const double f = neumann_volume(np, g);
   double& p = v[l.at(x, y, z)];
-  p = mul(p, neumann_volume(np, g));
+  p = mul(p, divide ? div(1.0, f) : f);
 }
 
 // The face weights at point (x, y, z) of layout l, x in [-1, nx) (and y, z alike): array a

@@ -134,9 +134,9 @@ class Kernels {
   // (ops::face_weights_point).
   virtual void face_weights(const Layout& l, const Stencil& spacing, const NeumannPlanes& np,
                             const double* k, double* w) = 0;
-  // v at each point of l's box times its control volume's fraction under np
+  // v at each point of l's box times its control volume's fraction under np, or divided by it
   // (ops::volume_scale_point); ghosts untouched.
-  virtual void volume_scale(const Layout& l, const NeumannPlanes& np, double* v) = 0;
+  virtual void volume_scale(const Layout& l, const NeumannPlanes& np, bool divide, double* v) = 0;
   // out[i] = in[i] rounded to nearest, for i < n (whole arrays, ghosts included).
   virtual void round_to_float(std::size_t n, const double* in, float* out) = 0;
   // coarse = the restriction-weighted mean of fine at each of t.coarse's points

@@ -3,14 +3,16 @@
 the right-hand side against a reference of the discretisation):
 1. built-in modes (cos(pi k x/L) between two Neumann faces, cos / sin((k - 1/2) pi x/L) with a
    Dirichlet face at the other end) solved to their exact discrete answer (CG, MG-PCG in
-   double and mixed, and Jacobi,
-   1-3 ranks, Neumann on 1-3 axes with Dirichlet and periodic ones, a shift; the singular
-   all-Neumann case);
+   double and mixed, and Jacobi, 1-3 ranks, Neumann on 1-3 axes with Dirichlet and periodic
+   ones, a shift; the singular all-Neumann case);
 2. a linear u = 1 + 2x - y with fluxes on its Neumann faces and its values on the Dirichlet
-   ones is reproduced to rounding (the fluxes' sign and area: a face of the domain, an edge);
+   ones is reproduced to rounding (the fluxes' sign and area: a face of the domain, an edge),
+   and heat (explicit, implicit, Crank-Nicolson) keeps it; heat's modes reach their exact
+   discrete answer (the mass V_p);
 3. the output's `bc` attribute, the XDMF origin (0 on a Neumann low face);
-4. refusals (exit 2, one line): heat, a Neumann axis of 1 point, a mode that aliases; a
-   restart under other boundaries.
+4. refusals (exit 2, one line): explicit heat with a variable k, a Neumann axis of 1 point, a
+   mode that aliases, a variable shift with no Dirichlet face, a malformed kind; a restart
+   under other boundaries.
 Run: neumann_bc_test.py HALO3D MPIEXEC."""
 import os
 import re
@@ -74,6 +76,24 @@ for bc, neumann in (("x0=neumann", {(0, 0)}), ("x=neumann,y0=neumann", {(0, 0), 
     err = np.max(np.abs(u - exact)) if u.shape == exact.shape else np.inf
     check(err < 1e-10, f"--bc {bc}: the linear u = 1 + 2x - y with its fluxes and values back to {err:.1e}")
     check(attrs.get("bc") == bc, f"--bc {bc}: the output's bc attribute is {attrs.get('bc')!r}")
+    # Heat from that steady state stays there (the fluxes' source and the mass V_p).
+    for scheme in ("explicit", "implicit", "crank-nicolson"):
+        halo3d(2, "--problem", "heat", "--time-scheme", scheme, "--steps", "10", "--grid", "9,8,7", "--box",
+               "1,2,1.5", "--bc", bc, "--initial", "expr:1+2*x-y", "--boundary", "file:g.h5:/g", "--tol", "1e-13",
+               "--output", "heat.h5")
+        u = read("heat.h5")[0]
+        err = np.max(np.abs(u - exact)) if u.shape == exact.shape else np.inf
+        check(err < 1e-11, f"--bc {bc}: {scheme} heat keeps the steady u = 1 + 2x - y to {err:.1e}")
+
+# Heat's modes: the exact discrete answer after the steps (mass V_p: M^{-1} A's eigenvalues).
+for scheme in ("explicit", "implicit", "crank-nicolson"):
+    for bc in ("x0=neumann,y=neumann,z=periodic", "x=neumann,y=neumann,z=neumann"):
+        p = halo3d(2, "--problem", "heat", "--time-scheme", scheme, "--steps", "20", "--grid", "13,10,12", "--bc", bc,
+                   "--mode", "1,2,3", "--mode", "2,1,1", "--shift", "1.5", "--tol", "1e-13", "--output", "none",
+                   quiet=False)
+        m = re.search(r"error at t vs exact discrete: l2 (\S+) max ([^;\s]+)", p.stdout)
+        err = float(m.group(2)) if m else np.inf
+        check(err < 1e-11, f"--bc {bc} {scheme} heat: modes' max error vs exact discrete {err:.1e}")
 
 # 3. The XDMF origin: 0 on an axis with a Neumann low face (x), h behind a Dirichlet one
 # (y: Dirichlet low, Neumann high, h = L/N; z: Dirichlet, h = L/(N+1)); the spacing h (x: L/N).
@@ -85,7 +105,8 @@ want = [[1.5 / 8, 2.0 / 8, 0.0], [1.5 / 8, 2.0 / 8, 1.0 / 9]]
 check(len(got) == 2 and np.allclose(got, want, rtol=1e-15, atol=0), f"XDMF origin and spacing (z y x) {got}, want {want}")
 
 # 4. Refusals.
-for args, needle in ((["--bc", "x=neumann", "--problem", "heat"], "heat with a Neumann face"),
+for args, needle in ((["--bc", "x=neumann", "--problem", "heat", "--coefficient", "2"],
+                      "explicit heat with a Neumann face and a variable --coefficient"),
                      (["--bc", "x0=neumann", "--precond", "none", "--grid", "1,8,8"],
                       "a Neumann axis needs at least 2 points"),
                      (["--bc", "x=neumann", "--precond", "none", "--mode", "8,1,1"], "Neumann axis x must be below"),

@@ -36,9 +36,9 @@ __global__ void __launch_bounds__(kBlockThreads)
   if (b.point(x, y, z)) ops::face_weights_point(l, s, np, k, w, x, y, z);
 }
 __global__ void __launch_bounds__(kBlockThreads)
-    volume_scale_box(SetupBox b, Layout l, NeumannPlanes np, double* v) {
+    volume_scale_box(SetupBox b, Layout l, NeumannPlanes np, bool divide, double* v) {
   int x, y, z;
-  if (b.point(x, y, z)) ops::volume_scale_point(l, np, v, x, y, z);
+  if (b.point(x, y, z)) ops::volume_scale_point(l, np, divide, v, x, y, z);
 }
 __global__ void __launch_bounds__(kBlockThreads)
     round_flat(std::size_t n, const double* __restrict__ in, float* __restrict__ out) {
@@ -83,10 +83,10 @@ class CudaSetupKernels : public Base {
     face_weights_box<<<grid(b), block(), 0, st()>>>(b, l, spacing, np, k, w);
     HALO3D_CUDA_CHECK_LAUNCH();
   }
-  void volume_scale(const Layout& l, const NeumannPlanes& np, double* v) override {
+  void volume_scale(const Layout& l, const NeumannPlanes& np, bool divide, double* v) override {
     const SetupBox b{0, l.nx, l.ny, l.nz};
     if (empty(b)) return;
-    volume_scale_box<<<grid(b), block(), 0, st()>>>(b, l, np, v);
+    volume_scale_box<<<grid(b), block(), 0, st()>>>(b, l, np, divide, v);
     HALO3D_CUDA_CHECK_LAUNCH();
   }
   void round_to_float(std::size_t n, const double* in, float* out) override {

@@ -62,13 +62,17 @@ void check_periodic(const SolveOptions& o) {
                          std::to_string(o.grid[d]) + "/2 (sin(2 pi k i/N) aliases there)");
 }
 
-// What Neumann faces do not take yet (issue 25's step 8: heat is not built): refused rather
-// than solved wrong.
+// What Neumann faces do not take yet (issue 25's step 8): refused rather than solved wrong.
 void check_neumann(const SolveOptions& o) {
   if (!has_neumann(o)) return;
   const std::string bc = "--bc " + bc_text(o.bc);
-  if (o.problem == ProblemKind::heat)
-    throw BadInput(bc + ": heat with a Neumann face is not supported yet (Poisson only)");
+  // Explicit heat's limit is 1/(alpha max diag_p/V_p); the backends' largest diagonal
+  // (max_diagonal) is of the V-scaled rows, which with a variable k or shift may be below it.
+  if (o.problem == ProblemKind::heat && o.time_scheme == TimeScheme::explicit_ &&
+      (variable_coefficient(o) || variable_shift(o)))
+    throw BadInput(bc +
+                   ": explicit heat with a Neumann face and a variable --coefficient or --shift "
+                   "is not supported yet; give --time-scheme implicit or crank-nicolson");
   if (no_dirichlet_face(o) && o.shift == 0 && variable_shift(o))
     throw BadInput(bc +
                    ": no Dirichlet face with a variable --shift is singular: not "

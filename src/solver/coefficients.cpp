@@ -40,7 +40,7 @@ void LevelCoefficients::make_weights(Kernels& k, const double* kappa, const doub
   k.face_weights(l_, spacing_, np_, kappa, wd_.data());
   if (sigma) k.copy(wd_.data() + 3 * n, sigma, n, Lane::interior);
   // With Neumann planes each point's shift is sigma V_p (its control volume's fraction).
-  if (sigma && np_.faces) k.volume_scale(l_, np_, wd_.data() + 3 * n);
+  if (sigma && np_.faces) k.volume_scale(l_, np_, false, wd_.data() + 3 * n);
 }
 
 void LevelCoefficients::add_float(Kernels& k) {
