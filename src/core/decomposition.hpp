@@ -50,8 +50,6 @@ struct Decomposition {
   // decomposition (make_runtime from RuntimeOptions::neumann).
   int neumann = 0;
   bool neumann_face(int a, int side) const { return (neumann >> (2 * a + side) & 1) != 0; }
-  // Whether the face (a, side) is a Dirichlet face of the domain (not periodic, not Neumann).
-  bool dirichlet_face(int a, int side) const { return !periodic[a] && !neumann_face(a, side); }
   // The intervals of axis a (ops::axis_intervals: n + 1, n periodic, n - 1 between Neumann
   // faces).
   int intervals(int a) const;
