@@ -17,12 +17,56 @@ HALO3D_HD inline double face_weight(double k_low, double k_high, double inv_h2) 
   return mul(mul(mul(2.0, k_low), div(k_high, k_low + k_high)), inv_h2);
 }
 
+// Whether global index g of axis a lies in a Neumann boundary plane of p.
+HALO3D_HD inline bool in_neumann_plane(const NeumannPlanes& p, int a, int g) {
+  return ((p.faces >> (2 * a) & 1) && g == 0) ||
+         ((p.faces >> (2 * a + 1) & 1) && g == p.place.grid[a] - 1);
+}
+// The area fraction of a face of axis a at global point g: 1/2 for each other axis on whose
+// Neumann plane it lies (exact powers of two).
+HALO3D_HD inline double neumann_area(const NeumannPlanes& p, int a, const int g[3]) {
+  double f = 1.0;
+  for (int b = 0; b < 3; ++b)
+    if (b != a && in_neumann_plane(p, b, g[b])) f *= 0.5;
+  return f;
+}
+// The factor of the face between global point g and its +a neighbour (dual-cell finite
+// volumes, A divided by the full cell volume): 0 between a boundary node and the ghost beyond
+// its Neumann face (no flux but the source g), else the face's area fraction.
+HALO3D_HD inline double neumann_face_factor(const NeumannPlanes& p, int a, const int g[3]) {
+  if (((p.faces >> (2 * a) & 1) && g[a] == -1) ||
+      ((p.faces >> (2 * a + 1) & 1) && g[a] == p.place.grid[a] - 1))
+    return 0.0;
+  return neumann_area(p, a, g);
+}
+// The control-volume fraction V_p of global point g (1/2 for each Neumann plane it lies in):
+// the shift and the right-hand side are scaled by it.
+HALO3D_HD inline double neumann_volume(const NeumannPlanes& p, const int g[3]) {
+  double v = 1.0;
+  for (int b = 0; b < 3; ++b)
+    if (in_neumann_plane(p, b, g[b])) v *= 0.5;
+  return v;
+}
+
+// Point (x, y, z) of the box of layout l: v times its control volume's fraction (sigma V_p,
+// the shift of a point in Neumann planes; heat's mass V u), or divided by it (divide: V^{-1},
+// explicit heat's step). Exact: V_p is a power of two. Each point reads and writes only itself.
+HALO3D_HD inline void volume_scale_point(const Layout& l, const NeumannPlanes& np, bool divide,
+                                         double* v, int x, int y, int z) {
+  const int g[3] = {np.place.offset[0] + x, np.place.offset[1] + y, np.place.offset[2] + z};
+  const double f = neumann_volume(np, g);
+  double& p = v[l.at(x, y, z)];
+  p = mul(p, divide ? div(1.0, f) : f);
+}
+
 // The face weights at point (x, y, z) of layout l, x in [-1, nx) (and y, z alike): array a
 // (of 3, n = padded_size() apart) holds at point c the face between c and its +a neighbour,
 // for every point of the box and, along a, the ghost layer below it. k: over the padded box,
-// every ghost filled; spacing: cx, cy, cz are 1/h^2 per axis.
-HALO3D_HD inline void face_weights_point(const Layout& l, const Stencil& spacing, const double* k,
-                                         double* w, int x, int y, int z) {
+// every ghost filled; spacing: cx, cy, cz are 1/h^2 per axis; np: the Neumann planes, whose
+// factors (neumann_face_factor) multiply the weights (none: the bits of the plain formula).
+HALO3D_HD inline void face_weights_point(const Layout& l, const Stencil& spacing,
+                                         const NeumannPlanes& np, const double* k, double* w, int x,
+                                         int y, int z) {
   const std::ptrdiff_t c = l.at(x, y, z), n = std::ptrdiff_t(l.padded_size());
   const std::ptrdiff_t step[3] = {1, l.sy(), l.sz()};
   const double inv_h2[3] = {spacing.cx, spacing.cy, spacing.cz};
@@ -30,7 +74,14 @@ HALO3D_HD inline void face_weights_point(const Layout& l, const Stencil& spacing
   for (int a = 0; a < 3; ++a) {
     // A ghost index is a face only along its own axis (the face into the box).
     if (idx[(a + 1) % 3] < 0 || idx[(a + 2) % 3] < 0) continue;
-    w[a * n + c] = face_weight(k[c], k[c + step[a]], inv_h2[a]);
+    const double plain = face_weight(k[c], k[c + step[a]], inv_h2[a]);
+    if (np.faces == 0) {
+      w[a * n + c] = plain;
+      continue;
+    }
+    const int g[3] = {np.place.offset[0] + x, np.place.offset[1] + y, np.place.offset[2] + z};
+    const double f = neumann_face_factor(np, a, g);
+    w[a * n + c] = f == 0.0 ? 0.0 : mul(plain, f);
   }
 }
 

@@ -137,9 +137,13 @@ class Kernels {
   // The variable-coefficient set-up (src/solver/coefficients.hpp), on the interior lane:
   // point updates in coefficient_ops.hpp, so both backends make the same bits.
   // w (3 padded arrays of l, zero where not written) = the face weights of k (over the padded
-  // box, every ghost filled) for spacing's 1/h^2 (ops::face_weights_point).
-  virtual void face_weights(const Layout& l, const Stencil& spacing, const double* k,
-                            double* w) = 0;
+  // box, every ghost filled) for spacing's 1/h^2, times np's Neumann factors
+  // (ops::face_weights_point).
+  virtual void face_weights(const Layout& l, const Stencil& spacing, const NeumannPlanes& np,
+                            const double* k, double* w) = 0;
+  // v at each point of l's box times its control volume's fraction under np, or divided by it
+  // (ops::volume_scale_point); ghosts untouched.
+  virtual void volume_scale(const Layout& l, const NeumannPlanes& np, bool divide, double* v) = 0;
   // out[i] = in[i] rounded to nearest, for i < n (whole arrays, ghosts included).
   virtual void round_to_float(std::size_t n, const double* in, float* out) = 0;
   // coarse = the restriction-weighted mean of fine at each of t.coarse's points

@@ -77,6 +77,16 @@ struct BoxPlace {
   int grid[3] = {0, 0, 0};
 };
 
+// The Neumann boundary planes a level's box meets (node-centred axes: the boundary nodes are
+// unknowns, their dual cells cut by the boundary): the box's place in its grid and the
+// grid's Neumann faces (bit 2 axis + side). The face weights take their factors from it
+// (ops::neumann_face_factor): 0 for the face beyond a Neumann face, 1/2 for a face lying in
+// one Neumann plane, 1/4 in two. faces = 0: none, every factor 1.
+struct NeumannPlanes {
+  BoxPlace place;
+  int faces = 0;
+};
+
 // The 7-point operator. Constant coefficients (-lap_h + shift):
 // (A u)_c = diag*u_c - cx*(u_w+u_e) - cy*(u_s+u_n) - cz*(u_b+u_t).
 // Variable ones (variable(): vd is set, and vf too where a float V-cycle runs on it):
@@ -137,7 +147,11 @@ struct TransferWeights {
 struct Transfer {
   Layout fine, coarse;         // local boxes
   int nf[3] = {}, nc[3] = {};  // global sizes per axis
-  int mf[3] = {}, mc[3] = {};  // their intervals (ops::intervals: n + 1, or n if periodic)
+  int mf[3] = {}, mc[3] = {};  // their intervals (ops::axis_intervals: n + 1, n if periodic)
+  // Point 0's position in intervals (ops::interp_1d's at0: 1, or 0 behind a Neumann low
+  // face) and whether the axis has ends (not periodic: restriction stays on the grid).
+  int at0[3] = {1, 1, 1};
+  bool bounded[3] = {true, true, true};
   int fo[3] = {}, co[3] = {};  // global offsets of the local boxes
   // Per-axis tables in backend memory, from ops::transfer_tables (the kernels read them
   // instead of dividing per point): pidx[a] holds the local coarse lo of each local fine

@@ -211,30 +211,56 @@ HALO3D_HD inline double from_magnitude_bits(std::uint64_t b) {
 // (periodic); the transfers place fine point i at (i+1)/mf and coarse point I at (I+1)/mc
 // of the axis, m the intervals.
 HALO3D_HD inline int intervals(int n, bool periodic) { return periodic ? n : n + 1; }
+// The general rule with Neumann faces (node-centred: a Neumann face's boundary node is point
+// 0 or n-1): point i of an axis sits at (i + axis_first) h, h = L / axis_intervals, where
+// axis_first is 1 behind a Dirichlet low face (its ghost at 0 holds the value) and 0 otherwise,
+// and the intervals n - 1 + [low Dirichlet] + [high Dirichlet] (Dirichlet at both ends:
+// n + 1; periodic: n, point 0 on the face).
+HALO3D_HD inline int axis_first(bool periodic, bool low_neumann) {
+  return periodic || low_neumann ? 0 : 1;
+}
+HALO3D_HD inline int axis_intervals(int n, bool periodic, bool low_neumann, bool high_neumann) {
+  return periodic ? n : n - 1 + (low_neumann ? 0 : 1) + (high_neumann ? 0 : 1);
+}
 // Fine point i (global) between coarse points lo and lo+1 (global; -1 and nc are the
 // boundary, or on a periodic axis the ghosts that wrap), at fraction t from lo: exact integer
 // arithmetic, then one division, so the weights are the same bits on every backend and for
 // every decomposition.
-HALO3D_HD inline void interp_1d(int i, int mf, int mc, int& lo, double& t) {
-  const long long num = (long long)(i + 1) * mc;
-  lo = int(num / mf) - 1;
+// at0: the position of point 0 in intervals (1 as above; 0 behind a Neumann low face, where
+// point 0 is the boundary node: coarse I then nests at fine 2I).
+HALO3D_HD inline void interp_1d(int i, int mf, int mc, int& lo, double& t, int at0 = 1) {
+  const long long num = (long long)(i + at0) * mc;
+  lo = int(num / mf) - at0;
   t = double(num % mf) / double(mf);
 }
 // Weight of coarse point I in the interpolation to fine point i (0 when not adjacent).
-HALO3D_HD inline double interp_weight(int i, int I, int mf, int mc) {
+HALO3D_HD inline double interp_weight(int i, int I, int mf, int mc, int at0 = 1) {
   int lo;
   double t;
-  interp_1d(i, mf, mc, lo, t);
+  interp_1d(i, mf, mc, lo, t, at0);
   return I == lo ? 1.0 - t : (I == lo + 1 ? t : 0.0);
 }
+// floor(a / b) and ceil(a / b) for b > 0 and any a.
+HALO3D_HD inline long long floor_div(long long a, long long b) {
+  return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
+HALO3D_HD inline long long ceil_div(long long a, long long b) { return -floor_div(-a, b); }
 // The fine points (global) whose interpolation uses coarse point I: [first, last], for nf
 // fine points in mf intervals. On a Dirichlet axis (mf = nf + 1) the last coarse point's span
 // stops at the last fine point (the boundary is no unknown); on a periodic one the last
 // coarse point's span reaches the fine ghost nf, which is fine point 0 again.
+// In general (at0 as interp_1d's): the fine positions p = i + at0 with (P - 1) mf < p mc <
+// (P + 1) mf, P = I + at0, kept within [0, nf - 1] where the axis has ends (bounded).
+HALO3D_HD inline void restrict_span(int I, int nf, int mf, int mc, int& first, int& last, int at0,
+                                    bool bounded) {
+  const long long P = I + at0;
+  first = int(floor_div((P - 1) * mf, mc)) + 1 - at0;
+  last = int(ceil_div((P + 1) * mf, mc)) - 1 - at0;
+  if (bounded && first < 0) first = 0;
+  if (bounded && last > nf - 1) last = nf - 1;
+}
 HALO3D_HD inline void restrict_span(int I, int nf, int mf, int mc, int& first, int& last) {
-  first = int((long long)I * mf / mc);
-  last = int(((long long)(I + 2) * mf + mc - 1) / mc) - 2;
-  if (mf != nf && last > nf - 1) last = nf - 1;
+  restrict_span(I, nf, mf, mc, first, last, 1, mf != nf);
 }
 
 // A transfer's tables on the host (see Transfer): per axis, the integer tables and the
@@ -253,7 +279,7 @@ inline TransferTables transfer_tables(const Transfer& t) {
     for (int i = 0; i < nfl[a]; ++i) {
       int lo;
       double f;
-      interp_1d(t.fo[a] + i, t.mf[a], t.mc[a], lo, f);
+      interp_1d(t.fo[a] + i, t.mf[a], t.mc[a], lo, f, t.at0[a]);
       out.pidx[a][std::size_t(i)] = lo - t.co[a];
       out.pw[a][2 * std::size_t(i)] = 1.0 - f;
       out.pw[a][2 * std::size_t(i) + 1] = f;
@@ -262,12 +288,12 @@ inline TransferTables transfer_tables(const Transfer& t) {
     out.rw[a].assign(4 * std::size_t(ncl[a]), 0.0);
     for (int I = 0; I < ncl[a]; ++I) {
       int first, last;
-      restrict_span(t.co[a] + I, t.nf[a], t.mf[a], t.mc[a], first, last);
+      restrict_span(t.co[a] + I, t.nf[a], t.mf[a], t.mc[a], first, last, t.at0[a], t.bounded[a]);
       out.ridx[a][2 * std::size_t(I)] = first - t.fo[a];
       out.ridx[a][2 * std::size_t(I) + 1] = last - first + 1;  // at most 3; make_transfer checks
       for (int n = 0; n <= last - first && n < 4; ++n)
         out.rw[a][4 * std::size_t(I) + std::size_t(n)] =
-            interp_weight(first + n, t.co[a] + I, t.mf[a], t.mc[a]);
+            interp_weight(first + n, t.co[a] + I, t.mf[a], t.mc[a], t.at0[a]);
     }
   }
   return out;

@@ -2,7 +2,9 @@
 """halo3d solve gives bitwise the same /u, iteration count and residual history on every
 process grid of 1-8 ranks (several shapes each), for MG-PCG in double and mixed precision,
 on an odd grid whose coarse levels stay on the process grid (--mg-gather 0) and with the
-default gather. Run: invariance_test.py HALO3D MPIEXEC [BACKEND] (MPIEXEC may carry options,
+default gather; and with Neumann faces (mixed with Dirichlet and periodic ones, a variable k,
+a shift, fluxes and boundary values), MG-PCG double with distributed coarse levels and mixed
+with the default gather. Run: invariance_test.py HALO3D MPIEXEC [BACKEND] (MPIEXEC may carry options,
 e.g. "mpirun --bind-to none")."""
 import os
 import shlex
@@ -21,12 +23,16 @@ SHAPES = ["1,1,1", "2,1,1", "1,1,2", "1,3,1", "2,2,1", "1,2,2", "2,1,2", "5,1,1"
           "1,1,7", "2,2,2", "4,2,1", "1,2,4"]
 
 
-def solve(procs, precision, gather, out):
+NEUMANN = ["--bc", "x0=neumann,y=neumann,z=periodic", "--shift", "0.5",
+           "--coefficient", "expr:1+0.5*sin(3*x+1)*cos(2*y)", "--boundary", "x0=0.3,x1=-0.7,y0=1.1,y1=0.2"]
+
+
+def solve(procs, precision, gather, out, extra=()):
     ranks = np.prod([int(p) for p in procs.split(",")])
     cmd = shlex.split(MPIEXEC) + ["-np", str(ranks), "--oversubscribe", HALO3D, "solve", "--backend", BACKEND,
            "--grid", "45,38,52", "--rhs", "random", "--seed", "11", "--tol", "1e-10",
            "--procs", procs, "--precision", precision, "--mg-gather", gather, "--quiet",
-           "--output", out]
+           "--output", out] + list(extra)
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=work)
     if p.returncode != 0:
         failures.append(f"{' '.join(cmd)}: exit {p.returncode}\n{p.stdout}\n{p.stderr}")
@@ -35,22 +41,23 @@ def solve(procs, precision, gather, out):
         return f["u"][...], int(f.attrs["iterations"]), f["residual_history"][...]
 
 
-for precision in ("double", "mixed"):
-    for gather in ("0", "262144"):
-        ref = solve("1,1,1", precision, gather, "ref.h5")
-        if ref is None:
+CASES = [(precision, gather, ()) for precision in ("double", "mixed") for gather in ("0", "262144")]
+CASES += [("double", "0", tuple(NEUMANN)), ("mixed", "262144", tuple(NEUMANN))]
+for precision, gather, extra in CASES:
+    ref = solve("1,1,1", precision, gather, "ref.h5", extra)
+    if ref is None:
+        continue
+    for procs in SHAPES[1:]:
+        got = solve(procs, precision, gather, "run.h5", extra)
+        if got is None:
             continue
-        for procs in SHAPES[1:]:
-            got = solve(procs, precision, gather, "run.h5")
-            if got is None:
-                continue
-            what = f"{procs} {precision} --mg-gather {gather}"
-            same = (got[1] == ref[1] and np.array_equal(got[2], ref[2])
-                    and np.array_equal(got[0].view(np.uint64), ref[0].view(np.uint64)))
-            print(("ok   " if same else "FAIL ") + f"{what}: {got[1]} iterations (1 rank: {ref[1]}), "
-                  f"/u and residual history bitwise {'equal' if same else 'DIFFERENT'}")
-            if not same:
-                failures.append(what)
+        what = f"{procs} {precision} --mg-gather {gather} {' '.join(extra)}"
+        same = (got[1] == ref[1] and np.array_equal(got[2], ref[2])
+                and np.array_equal(got[0].view(np.uint64), ref[0].view(np.uint64)))
+        print(("ok   " if same else "FAIL ") + f"{what}: {got[1]} iterations (1 rank: {ref[1]}), "
+              f"/u and residual history bitwise {'equal' if same else 'DIFFERENT'}")
+        if not same:
+            failures.append(what)
 
 if failures:
     print("\n".join(["FAILED:"] + failures))

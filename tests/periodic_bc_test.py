@@ -332,11 +332,11 @@ check(m1 is not None and m2 is not None and m1.group(1).strip() == m2.group(1) a
 # 4. Refusals.
 for args, needle in ((["--bc", "x0=periodic"], "periodic needs both faces of axis x"),
                      (["--bc", "y1=periodic,y0=dirichlet"], "periodic needs both faces of axis y"),
-                     (["--bc", "x=neumann"], "is not FACE=KIND"),
+                     (["--bc", "x=robin"], "is not FACE=KIND"),
                      (["--bc", "w=periodic"], "is not FACE=KIND"),
                      (["--bc", "x,y,z=periodic"], "is not FACE=KIND"),
                      (["--bc", "x=periodic,y=periodic,z=periodic", "--shift", "expr:1+x"],
-                      "all-periodic with a variable --shift is singular"),
+                      "no Dirichlet face with a variable --shift is singular"),
                      (["--bc", "x=periodic", "--precond", "none", "--mode", "4,1,1"], "below N/2")):
     p = halo3d(0, "--grid", "8,8,8", *args, "--output", "none", expect=2)
     lines = p.stderr.strip().splitlines()

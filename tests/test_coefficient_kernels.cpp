@@ -71,7 +71,7 @@ TEST_P(SetupKernelsTest, FaceWeightsAndFloatCopyBitwise) {
   const auto want = reference_weights(l_, k);
   const Buffer kd = up(k);
   Buffer w(*k_, want.size());
-  k_->face_weights(l_, s_, kd.data(), w.data());
+  k_->face_weights(l_, s_, NeumannPlanes{}, kd.data(), w.data());
   FloatBuffer f(*k_, want.size());
   k_->round_to_float(want.size(), w.data(), f.data());
   const auto got = down(w);
@@ -80,6 +80,44 @@ TEST_P(SetupKernelsTest, FaceWeightsAndFloatCopyBitwise) {
     ASSERT_EQ(got[i], want[i]) << i;
     ASSERT_EQ(gotf[i], float(want[i])) << i;
   }
+}
+
+// With Neumann planes (issue 25, step 8): the box [0,13)x[2,9)x[0,5) of a 13 x 9 x 7 grid
+// whose x0, x1, y1 and z0 faces are Neumann: x's both planes, y's high one and z's low one
+// cross the box, y's low and z's high do not (the box's side there is inside the grid). From
+// the definition: 0 for a face between a boundary node and the ghost beyond its Neumann
+// face, else the weight times 1/2 per other axis on whose Neumann plane the face lies.
+TEST_P(SetupKernelsTest, FaceWeightsWithNeumannPlanesBitwise) {
+  NeumannPlanes np;
+  const int off[3] = {0, 2, 0}, grid[3] = {13, 9, 7};
+  for (int a = 0; a < 3; ++a) np.place.offset[a] = off[a], np.place.grid[a] = grid[a];
+  np.faces = 1 << 0 | 1 << 1 | 1 << 3 | 1 << 4;
+  const auto plane = [&](int a, int g) {
+    return ((np.faces >> (2 * a) & 1) && g == 0) ||
+           ((np.faces >> (2 * a + 1) & 1) && g == grid[a] - 1);
+  };
+  const auto k = lognormal(l_, 2.0);
+  auto want = reference_weights(l_, k);
+  const std::size_t n = l_.padded_size();
+  for (int a = 0; a < 3; ++a)
+    for (int z = a == 2 ? -1 : 0; z < l_.nz; ++z)
+      for (int y = a == 1 ? -1 : 0; y < l_.ny; ++y)
+        for (int x = a == 0 ? -1 : 0; x < l_.nx; ++x) {
+          const int g[3] = {off[0] + x, off[1] + y, off[2] + z};
+          double& w = want[a * n + std::size_t(l_.at(x, y, z))];
+          if (((np.faces >> (2 * a) & 1) && g[a] == -1) ||
+              ((np.faces >> (2 * a + 1) & 1) && g[a] == grid[a] - 1)) {
+            w = 0.0;
+            continue;
+          }
+          for (int b = 0; b < 3; ++b)
+            if (b != a && plane(b, g[b])) w *= 0.5;
+        }
+  const Buffer kd = up(k);
+  Buffer w(*k_, want.size());
+  k_->face_weights(l_, s_, np, kd.data(), w.data());
+  const auto got = down(w);
+  for (std::size_t i = 0; i < want.size(); ++i) ASSERT_EQ(got[i], want[i]) << i;
 }
 
 // Coarse k: at each coarse point the restriction's weights (products of the 1-D
@@ -191,7 +229,7 @@ TEST_P(SetupKernelsTest, OverflowingWeights) {
   k[std::size_t(l_.at(4, 4, 2))] = 1e308, k[std::size_t(l_.at(5, 4, 2))] = 1e308;
   const Buffer kd = up(k);
   Buffer w(*k_, 3 * l_.padded_size());
-  k_->face_weights(l_, s_, kd.data(), w.data());
+  k_->face_weights(l_, s_, NeumannPlanes{}, kd.data(), w.data());
   Stencil s = s_;
   for (int a = 0; a < 3; ++a) s.vd.w[a] = w.data() + a * l_.padded_size();
   EXPECT_EQ(k_->max_diagonal(l_, s), std::numeric_limits<double>::infinity());

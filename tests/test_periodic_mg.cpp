@@ -184,7 +184,7 @@ SolveOptions periodic_options(const Int3& grid, const Periodic& per) {
   o.backend = backend_under_test();
   o.output = "none";
   o.grid = grid;
-  o.periodic = per;
+  o.bc = periodic_bc(per);
   o.rhs = "random";
   o.seed = 7;
   return o;
@@ -286,14 +286,14 @@ TEST(PeriodicMultigrid, IterationsWithinOneOfDirichlet) {
       o.precision = test::choice<Precision>(variant == std::string("mixed") ? "mixed" : "double");
       o.fmg = variant == std::string("fmg");
       const auto dirichlet = test::solve_in_process(o, MPI_COMM_WORLD);
-      o.periodic = c.per;
+      o.bc = periodic_bc(c.per);
       const auto alone = test::solve_in_process(o, MPI_COMM_SELF);
       EXPECT_TRUE(alone.result.converged);
       EXPECT_LE(alone.result.iterations, dirichlet.result.iterations + 1)
           << to_string(c.grid) << " " << variant;
       if (test::world_rank() == 0)
         std::printf("iterations %s %s: periodic %s %ld, dirichlet %ld\n", to_string(c.grid).c_str(),
-                    variant, bc_text(c.per).c_str(), alone.result.iterations,
+                    variant, bc_text(periodic_bc(c.per)).c_str(), alone.result.iterations,
                     dirichlet.result.iterations);
       for (const Int3& procs : process_grids(test::world_size())) {
         o.procs = procs;

@@ -30,9 +30,15 @@ struct SetupBox {
 };
 
 __global__ void __launch_bounds__(kBlockThreads)
-    face_weights_box(SetupBox b, Layout l, Stencil s, const double* __restrict__ k, double* w) {
+    face_weights_box(SetupBox b, Layout l, Stencil s, NeumannPlanes np,
+                     const double* __restrict__ k, double* w) {
   int x, y, z;
-  if (b.point(x, y, z)) ops::face_weights_point(l, s, k, w, x, y, z);
+  if (b.point(x, y, z)) ops::face_weights_point(l, s, np, k, w, x, y, z);
+}
+__global__ void __launch_bounds__(kBlockThreads)
+    volume_scale_box(SetupBox b, Layout l, NeumannPlanes np, bool divide, double* v) {
+  int x, y, z;
+  if (b.point(x, y, z)) ops::volume_scale_point(l, np, divide, v, x, y, z);
 }
 __global__ void __launch_bounds__(kBlockThreads)
     round_flat(std::size_t n, const double* __restrict__ in, float* __restrict__ out) {
@@ -70,10 +76,17 @@ __global__ void __launch_bounds__(kBlockThreads)
 template <class Base>
 class CudaSetupKernels : public Base {
  public:
-  void face_weights(const Layout& l, const Stencil& spacing, const double* k, double* w) override {
+  void face_weights(const Layout& l, const Stencil& spacing, const NeumannPlanes& np,
+                    const double* k, double* w) override {
     const SetupBox b{-1, l.nx + 1, l.ny + 1, l.nz + 1};
     if (empty(b)) return;
-    face_weights_box<<<grid(b), block(), 0, st()>>>(b, l, spacing, k, w);
+    face_weights_box<<<grid(b), block(), 0, st()>>>(b, l, spacing, np, k, w);
+    HALO3D_CUDA_CHECK_LAUNCH();
+  }
+  void volume_scale(const Layout& l, const NeumannPlanes& np, bool divide, double* v) override {
+    const SetupBox b{0, l.nx, l.ny, l.nz};
+    if (empty(b)) return;
+    volume_scale_box<<<grid(b), block(), 0, st()>>>(b, l, np, divide, v);
     HALO3D_CUDA_CHECK_LAUNCH();
   }
   void round_to_float(std::size_t n, const double* in, float* out) override {

@@ -13,12 +13,19 @@ namespace halo3d {
 template <class Base>
 class HostSetupKernels : public Base {
  public:
-  void face_weights(const Layout& l, const Stencil& spacing, const double* k, double* w) override {
+  void face_weights(const Layout& l, const Stencil& spacing, const NeumannPlanes& np,
+                    const double* k, double* w) override {
     // From the ghost layer below along every axis (face_weights_point skips the rest).
 #pragma omp parallel for collapse(2) schedule(static) if (big(l))
     for (int z = -1; z < l.nz; ++z)
       for (int y = -1; y < l.ny; ++y)
-        for (int x = -1; x < l.nx; ++x) ops::face_weights_point(l, spacing, k, w, x, y, z);
+        for (int x = -1; x < l.nx; ++x) ops::face_weights_point(l, spacing, np, k, w, x, y, z);
+  }
+  void volume_scale(const Layout& l, const NeumannPlanes& np, bool divide, double* v) override {
+#pragma omp parallel for collapse(2) schedule(static) if (big(l))
+    for (int z = 0; z < l.nz; ++z)
+      for (int y = 0; y < l.ny; ++y)
+        for (int x = 0; x < l.nx; ++x) ops::volume_scale_point(l, np, divide, v, x, y, z);
   }
   void round_to_float(std::size_t n, const double* in, float* out) override {
 #pragma omp parallel for schedule(static) if (n > kSerialPoints)

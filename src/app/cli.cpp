@@ -287,7 +287,7 @@ void finish_solve(CLI::App* solve, const SolveArgs& a, int argc, char** argv, So
   if (a.box.size() != 3) throw BadInput("--box: three sides LX,LY,LZ expected");
   for (int d = 0; d < 3; ++d) o.box[d] = a.box[std::size_t(d)];
   set_shift(o, a.shift);
-  o.periodic = parse_bc(a.bc);
+  o.bc = parse_bc(a.bc);
   o.modes.clear();
   for (const auto& m : a.modes) o.modes.push_back(parse_mode(m));
   o.output = a.output;

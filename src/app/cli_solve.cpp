@@ -24,10 +24,10 @@ void add_solve_problem_options(CLI::App* solve, SolveOptions& o, SolveArgs& a) {
                    "Heat initial state: modes, random, file:PATH.h5:/DATASET or expr:FORMULA")
       ->group("Problem");
   solve
-      ->add_option(
-          "--boundary", o.boundary,
-          "Dirichlet boundary values (Poisson and heat): VALUE, x0=V,x1=V,y0=V,... (others 0), "
-          "expr:FORMULA or file:PATH.h5:/DATASET ([NZ+2][NY+2][NX+2])")
+      ->add_option("--boundary", o.boundary,
+                   "Dirichlet boundary values (Poisson and heat; on Neumann faces the outward flux "
+                   "k du/dn): VALUE, x0=V,x1=V,y0=V,... (others 0), "
+                   "expr:FORMULA or file:PATH.h5:/DATASET ([NZ+2][NY+2][NX+2])")
       ->group("Problem");
   solve
       ->add_option("--box", a.box,
@@ -47,8 +47,8 @@ void add_solve_problem_options(CLI::App* solve, SolveOptions& o, SolveArgs& a) {
       ->group("Problem");
   solve
       ->add_option("--bc", a.bc,
-                   "Boundary kinds FACE=KIND,...: FACE x0,x1,y0,y1,z0,z1 or x,y,z; KIND dirichlet "
-                   "or periodic (both faces of an axis)")
+                   "Boundary kinds FACE=KIND,...: FACE x0,x1,y0,y1,z0,z1 or x,y,z; KIND dirichlet, "
+                   "periodic (both faces of an axis) or neumann (--boundary: the outward flux)")
       ->group("Problem");
   solve->add_option("--mode", a.modes, "Manufactured mode KX,KY,KZ (repeatable; summed)")
       ->group("Problem");

@@ -122,7 +122,8 @@ int run_dry_run(const SolveOptions& o, MPI_Comm world) {
   Problem prob(o);  // the same checks as a run (e.g. --dt above the stability limit)
   Comm cart;
   // Periodic axes as a run has them: their halo faces and the multigrid's levels differ.
-  const Decomposition d = decompose(world, o.grid, o.procs, cart, o.periodic);
+  Decomposition d = decompose(world, o.grid, o.procs, cart, periodic_axes(o));
+  d.neumann = neumann_mask(o);
   MPI_Comm comm = cart.get();
   // Heat with a variable k: its step's limit needs k (read or computed, as a run does).
   if (o.problem == ProblemKind::heat && variable_operator(o)) {

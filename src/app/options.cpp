@@ -41,24 +41,50 @@ void check_stored_sizes(const SolveOptions& o) {
 // What periodic axes do not take yet (issue 25's plan, docs/ARCHITECTURE.md): refused rather
 // than solved wrong.
 void check_periodic(const SolveOptions& o) {
-  if (!(o.periodic[0] || o.periodic[1] || o.periodic[2])) return;
-  const std::string bc = "--bc " + bc_text(o.periodic);
+  const Periodic periodic = periodic_axes(o);
+  if (!(periodic[0] || periodic[1] || periodic[2])) return;
   const bool heat = o.problem == ProblemKind::heat;
   // With --shift 0 the problem is singular (A 1 = 0): solved as the zero-mean solution of b
   // less its mean (SolveSession). A variable shift may vanish at some points only: A is then
   // nonsingular, but neither projection nor the constant stencil's spectra hold.
-  if (!heat && all_periodic(o) && o.shift == 0 && variable_shift(o))
+  if (!heat && no_dirichlet_face(o) && o.shift == 0 && variable_shift(o))
     throw BadInput(
-        "all-periodic with a variable --shift is singular: not supported yet; give a constant "
-        "--shift or a Dirichlet axis");
+        "--bc " + bc_text(o.bc) +
+        ": no Dirichlet face with a variable --shift is singular: not supported yet; give a "
+        "constant --shift or a Dirichlet face");
   // sin(2 pi k i/N) vanishes at every point for k = N/2 and aliases beyond it.
   if (source_field(o).kind == FieldSpec::kModes)
     for (const Int3& m : o.modes)
       for (int d = 0; d < 3; ++d)
-        if (o.periodic[d] && 2 * m[d] >= o.grid[d])
+        if (periodic[d] && 2 * m[d] >= o.grid[d])
           throw BadInput("--mode " + to_string(m) + ": wave number " + std::to_string(m[d]) +
                          " on the periodic axis " + "xyz"[d] + " must be below N/2 = " +
                          std::to_string(o.grid[d]) + "/2 (sin(2 pi k i/N) aliases there)");
+}
+
+// What Neumann faces do not take yet (issue 25's step 8): refused rather than solved wrong.
+void check_neumann(const SolveOptions& o) {
+  if (!has_neumann(o)) return;
+  const std::string bc = "--bc " + bc_text(o.bc);
+  // Explicit heat's limit is 1/(alpha max diag_p/V_p); the backends' largest diagonal
+  // (max_diagonal) is of the V-scaled rows, which with a variable k or shift may be below it.
+  if (o.problem == ProblemKind::heat && o.time_scheme == TimeScheme::explicit_ &&
+      (variable_coefficient(o) || variable_shift(o)))
+    throw BadInput(bc +
+                   ": explicit heat with a Neumann face and a variable --coefficient or --shift "
+                   "is not supported yet; give --time-scheme implicit or crank-nicolson");
+  if (no_dirichlet_face(o) && o.shift == 0 && variable_shift(o))
+    throw BadInput(bc +
+                   ": no Dirichlet face with a variable --shift is singular: not "
+                   "supported yet; give a constant --shift or a Dirichlet face");
+  // cos(pi k i/(N-1)) between two Neumann faces: k = N-1 is the last distinct one.
+  if (source_field(o).kind == FieldSpec::kModes)
+    for (const Int3& m : o.modes)
+      for (int d = 0; d < 3; ++d)
+        if (o.bc[2 * d] == Bc::neumann && o.bc[2 * d + 1] == Bc::neumann && m[d] >= o.grid[d])
+          throw BadInput("--mode " + to_string(m) + ": wave number " + std::to_string(m[d]) +
+                         " on the Neumann axis " + "xyz"[d] + " must be below N = " +
+                         std::to_string(o.grid[d]) + " (cos(pi k i/(N-1)) aliases there)");
 }
 
 }  // namespace
@@ -69,6 +95,7 @@ void validate(const SolveOptions& o) {
   if (o.modes.empty()) throw BadInput("--mode: at least one mode is needed");
   check_stored_sizes(o);
   check_periodic(o);
+  check_neumann(o);
   // A wave number beyond the grid aliases: K = N+1 is zero at every point, larger ones
   // repeat smaller modes, so the "exact" answer would not be the grid's.
   if (source_field(o).kind == FieldSpec::kModes)

@@ -94,8 +94,8 @@ MemoryNeed solve_memory(const SolveOptions& o, const Decomposition& d, MPI_Comm 
   const MethodPlan mp = method_plan(o);
   const bool implicit = mp.implicit();
   const bool pc = mp.multigrid;
-  // The singular case (every axis periodic, no shift): CG's vector of ones for its projection.
-  const bool singular = all_periodic(o) && o.shift == 0 && o.problem != ProblemKind::heat;
+  // The singular case (no Dirichlet face, no shift): CG's vector of ones for its projection.
+  const bool singular = no_dirichlet_face(o) && o.shift == 0 && o.problem != ProblemKind::heat;
   const double method = implicit ? 2 + (pc ? 5 : 4)
                         : o.problem == ProblemKind::heat || o.solver == SolverKind::jacobi
                             ? 2
@@ -104,9 +104,9 @@ MemoryNeed solve_memory(const SolveOptions& o, const Decomposition& d, MPI_Comm 
   m.device = (1 + method) * field;
   m.host = 2 * field;
   const bool variable = variable_operator(o), mixed = o.precision == Precision::mixed;
-  // A variable shift: sigma is one more array beside the three weights, and one more point
-  // field kept on the host beside k.
-  const double arrays = variable_shift(o) ? 4 : 3, points = variable_shift(o) ? 2 : 1;
+  // A shift per point (variable, or a constant one with Neumann faces): sigma is one more
+  // array beside the three weights, and one more point field kept on the host beside k.
+  const double arrays = point_shift(o) ? 4 : 3, points = point_shift(o) ? 2 : 1;
   // k (and sigma) in backend memory while weights are made from it (on every backend).
   double making = variable ? points * field : 0;
   if (variable) {  // the fine face weights, made in backend memory; k kept on the host
@@ -118,7 +118,7 @@ MemoryNeed solve_memory(const SolveOptions& o, const Decomposition& d, MPI_Comm 
   if (pc) {
     const Stencil op = operator_stencil(spacing(o), o.shift);
     const std::vector<MgLevelPlan> plan = mg_plan(d, op, mp.mg, cart);
-    m.device += mg_memory_bytes(plan, mixed, variable, variable_shift(o));
+    m.device += mg_memory_bytes(plan, mixed, variable, point_shift(o));
     // Coarse k is made level by level from the level above's: at most two levels' at once,
     // the largest when level 1 is made from the fine level's (uploaded).
     if (variable && plan.size() > 1)

@@ -101,7 +101,7 @@ void print_start(const SolveOptions& o, long first, const MeanRemoved* singular,
     std::printf("restarted from %s at iteration %ld\n", o.restart.c_str(), first);
   if (singular)
     std::printf(
-        "singular (every axis periodic, no shift: A 1 = 0): the source's mean %.6e removed "
+        "singular (no Dirichlet face, no shift: A 1 = 0): the source's mean %.6e removed "
         "(norm %.3e, %.3e of ||b||); the answer is the zero-mean solution\n",
         singular->mean, singular->norm, singular->relative);
   if (!o.quiet && mg)

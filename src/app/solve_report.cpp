@@ -85,7 +85,7 @@ void write_solution_attributes(const SolveRecord& r, hid_t g, const DriveResult&
   else
     h5_attr_real(g, "shift", o.shift);
   h5_attr_text(g, "coefficient", o.coefficient);
-  h5_attr_text(g, "bc", bc_text(o.periodic));
+  h5_attr_text(g, "bc", bc_text(o.bc));
   h5_attr_matrix(g, "mode", o.modes);
   h5_attr_text(g, "problem", to_string(o.problem));
   h5_attr_text(g, "solver", r.solver);
@@ -137,7 +137,7 @@ nlohmann::json config_json(const SolveRecord& r) {
       {"box", {o.box[0], o.box[1], o.box[2]}},
       {"shift", variable_shift(o) ? nlohmann::json(o.shift_field) : nlohmann::json(o.shift)},
       {"coefficient", o.coefficient},
-      {"bc", bc_text(o.periodic)},
+      {"bc", bc_text(o.bc)},
       {"problem", to_string(o.problem)},
       {"solver", r.solver},
       {"precond", r.precond},

@@ -61,7 +61,7 @@ struct SolveRecord {
   std::vector<std::pair<std::string, double>> phases;  // rank 0's, so far
   double phases_total = 0;
   long first = 0;  // the restart's iteration (0: none)
-  // The singular case (every axis periodic, no shift): b's mean, removed (SolveSession).
+  // The singular case (no Dirichlet face, no shift): b's mean, removed (SolveSession).
   bool singular = false;
   MeanRemoved mean_removed;
 };

@@ -7,8 +7,26 @@
 #include <vector>
 
 #include "errors.hpp"
+#include "point_ops.hpp"
 
 namespace halo3d {
+
+Periodic periodic_axes(const FaceKinds& f) {
+  Periodic p{};
+  for (int a = 0; a < 3; ++a) p[a] = f[2 * a] == Bc::periodic;
+  return p;
+}
+
+int Decomposition::intervals(int a) const {
+  return ops::axis_intervals(grid[a], periodic[a], neumann_face(a, 0), neumann_face(a, 1));
+}
+
+int neumann_mask(const FaceKinds& f) {
+  int m = 0;
+  for (int i = 0; i < 6; ++i)
+    if (f[i] == Bc::neumann) m |= 1 << i;
+  return m;
+}
 
 std::string to_string(const Int3& v) {
   return std::to_string(v[0]) + "," + std::to_string(v[1]) + "," + std::to_string(v[2]);

@@ -13,6 +13,16 @@ namespace halo3d {
 using Int3 = std::array<int, 3>;
 // Per axis: whether it wraps (periodic boundaries on both of its faces).
 using Periodic = std::array<bool, 3>;
+// A face's boundary condition (--bc): Dirichlet values in the ghost beyond it, periodic
+// (both faces of the axis: the ghosts wrap), or Neumann (a flux; the axis is node-centred:
+// its boundary node is an unknown, the ghost beyond it unused).
+enum class Bc : unsigned char { dirichlet, periodic, neumann };
+// Per face, x0 x1 y0 y1 z0 z1 (index 2 axis + side).
+using FaceKinds = std::array<Bc, 6>;
+// The axes whose faces are periodic.
+Periodic periodic_axes(const FaceKinds& f);
+// The Neumann faces as a mask, bit 2 axis + side (what kernels and decompositions carry).
+int neumann_mask(const FaceKinds& f);
 // "x,y,z", as --grid and --procs take it.
 std::string to_string(const Int3& v);
 
@@ -35,6 +45,14 @@ struct Decomposition {
   // copy of its own opposite boundary layer (HaloPlan::self_faces), never a message.
   Periodic periodic{};
   bool wraps() const { return periodic[0] || periodic[1] || periodic[2]; }
+  // The global grid's Neumann faces (neumann_mask: bit 2 axis + side); such an axis is
+  // node-centred (ops::axis_first, ops::axis_intervals). Set by whoever builds the grid's
+  // decomposition (make_runtime from RuntimeOptions::neumann).
+  int neumann = 0;
+  bool neumann_face(int a, int side) const { return (neumann >> (2 * a + side) & 1) != 0; }
+  // The intervals of axis a (ops::axis_intervals: n + 1, n periodic, n - 1 between Neumann
+  // faces).
+  int intervals(int a) const;
   // neighbor[axis][side]: rank across that face, or MPI_PROC_NULL at the domain boundary.
   std::array<std::array<int, 2>, 3> neighbor{};
   // around[around_index(dx, dy, dz)]: the rank at offset (dx, dy, dz) in {-1, 0, 1}^3 of the
@@ -58,6 +76,14 @@ struct Decomposition {
   static Decomposition whole(const Int3& g, const Periodic& periodic = {});
   long long global_points() const { return 1LL * grid[0] * grid[1] * grid[2]; }
 };
+
+// This rank's box in its grid and the grid's Neumann faces (the face weights' factors).
+inline NeumannPlanes neumann_planes(const Decomposition& d) {
+  NeumannPlanes p;
+  for (int a = 0; a < 3; ++a) p.place.offset[a] = d.offset[a], p.place.grid[a] = d.grid[a];
+  p.faces = d.neumann;
+  return p;
+}
 
 // Builds the Cartesian communicator (no reordering: rank r keeps its MPI rank, so the
 // host map and GPU binding stay valid; periodic on the axes `periodic` names) and this

@@ -33,9 +33,11 @@ struct ProblemSpec {
   // layer: "1" (the Laplacian), a constant > 0, expr:FORMULA or file:PATH.h5:/DATASET
   // ([NZ+2][NY+2][NX+2]). Anything but "1" runs as a variable coefficient.
   std::string coefficient = "1";
-  // Per axis: periodic on both faces (--bc x=periodic,...), else Dirichlet. On a periodic axis
-  // the N points sit at x_i = i L/N, h = L/N, and the ghosts wrap.
-  Periodic periodic{};
+  // Per face (--bc FACE=KIND): Dirichlet (the default), periodic (both faces of an axis: the
+  // N points sit at x_i = i L/N, h = L/N, and the ghosts wrap) or Neumann (--boundary gives
+  // the outward flux k du/dn there; the axis is node-centred: point i at (i + [low face
+  // Dirichlet]) h, h = L/(N - 1 + [low Dirichlet] + [high Dirichlet]); see intervals()).
+  FaceKinds bc{};
   std::uint64_t seed = 1;
   long steps = 100;    // heat
   double alpha = 1.0;  // heat diffusivity
@@ -47,18 +49,32 @@ struct ProblemSpec {
 // Refuses (BadInput, naming --box or --shift) a box side that is not a finite number > 0,
 // a spacing whose 1/h^2 is not a finite normal number, and a shift that is not finite and >= 0.
 void check_operator(const ProblemSpec& p);
-// --bc FACE=KIND,... (FACE x0,x1,y0,y1,z0,z1 or x,y,z; KIND dirichlet or periodic) as
-// periodic axes; BadInput for a malformed item or a periodic axis with one face only.
-Periodic parse_bc(const std::string& text);
-// The kinds as --bc takes them ("dirichlet", or "x=periodic,z=periodic").
-std::string bc_text(const Periodic& periodic);
-// Whether no face is Dirichlet (every axis periodic): with no shift, A 1 = 0.
-bool all_periodic(const ProblemSpec& p);
+// --bc FACE=KIND,... (FACE x0,x1,y0,y1,z0,z1 or x,y,z; KIND dirichlet, periodic or neumann)
+// as per-face kinds; BadInput for a malformed item or a periodic axis with one face only.
+FaceKinds parse_bc(const std::string& text);
+// The kinds as --bc takes them ("dirichlet", or "x=periodic,y0=neumann,z=neumann").
+std::string bc_text(const FaceKinds& bc);
+// Periodic axes as face kinds (every other face Dirichlet).
+FaceKinds periodic_bc(const Periodic& axes);
+// The spec's periodic axes, and its Neumann faces as a mask (bit 2 axis + side).
+Periodic periodic_axes(const ProblemSpec& p);
+int neumann_mask(const ProblemSpec& p);
+bool has_neumann(const ProblemSpec& p);
+// The intervals of axis a (ops::axis_intervals: N + 1 between Dirichlet faces, N periodic,
+// N - 1 between Neumann faces) and the position of point 0 in them (ops::axis_first).
+int intervals(const ProblemSpec& p, int a);
+int first_point(const ProblemSpec& p, int a);
+// Whether no face is Dirichlet (every face periodic or Neumann): with no shift, A 1 = 0.
+bool no_dirichlet_face(const ProblemSpec& p);
+// Whether the shift is carried per point (sigma): a variable one, or a constant one on a grid
+// with a Neumann face (scaled by the control volume's fraction V_p there).
+bool point_shift(const ProblemSpec& p);
 // Whether the operator has a variable coefficient (--coefficient other than "1").
 bool variable_coefficient(const ProblemSpec& p);
 // Whether the shift is a field (shift_field given).
 bool variable_shift(const ProblemSpec& p);
-// Either: the operator runs with face weights (and sigma per point for a variable shift).
+// Any of these or a Neumann face: the operator runs with face weights (and sigma per point
+// where point_shift).
 bool variable_operator(const ProblemSpec& p);
 // Sets --shift from its text: a constant (>= 0) into `shift`, expr:/file: into
 // `shift_field` (shift 0). BadInput naming --shift for a malformed one.

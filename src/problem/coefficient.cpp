@@ -46,9 +46,9 @@ std::string check_plane(const PointField& p, const FieldSpec& f, const Decomposi
     for (int i = -1; i <= l.nx; ++i) {
       const double v = kappa[std::size_t(l.at(i, j, k))];
       if ((p.zero_ok ? v >= 0 : v > 0) && std::isfinite(v)) continue;
-      const double x = coord(d.offset[0] + i, d.grid[0], o.box[0], d.periodic[0]);
-      const double y = coord(d.offset[1] + j, d.grid[1], o.box[1], d.periodic[1]);
-      const double z = coord(d.offset[2] + k, d.grid[2], o.box[2], d.periodic[2]);
+      const double x = coord(d, 0, d.offset[0] + i, o.box[0]);
+      const double y = coord(d, 1, d.offset[1] + j, o.box[1]);
+      const double z = coord(d, 2, d.offset[2] + k, o.box[2]);
       return std::string(p.option) + " " + printable(f.text, 160) + ": " +
              (f.kind == FieldSpec::kExpr ? "gives " : "holds ") + number(v) + " at x=" + number(x) +
              ", y=" + number(y) + ", z=" + number(z) + " (" + p.rule + ")";
@@ -76,13 +76,13 @@ void eval_formula(const char* option, const FieldSpec& f, const Decomposition& d
     for (int k = -1; k <= l.nz; ++k) {
       std::string& why = bad[std::size_t(k + 1)];
       if (!formula) why = setup;
-      const double z = coord(d.offset[2] + k, d.grid[2], o.box[2], d.periodic[2]);
+      const double z = coord(d, 2, d.offset[2] + k, o.box[2]);
       for (int j = -1; j <= l.ny && why.empty(); ++j) {
-        const double y = coord(d.offset[1] + j, d.grid[1], o.box[1], d.periodic[1]);
+        const double y = coord(d, 1, d.offset[1] + j, o.box[1]);
         for (int i = -1; i <= l.nx && why.empty(); ++i) {
           try {
             kappa[std::size_t(l.at(i, j, k))] =
-                (*formula)(coord(d.offset[0] + i, d.grid[0], o.box[0], d.periodic[0]), y, z);
+                (*formula)(coord(d, 0, d.offset[0] + i, o.box[0]), y, z);
           } catch (const BadInput& e) {
             why = e.what();
           }

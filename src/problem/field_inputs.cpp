@@ -9,6 +9,7 @@
 #include "errors.hpp"
 #include "files.hpp"
 #include "hdf5_io.hpp"
+#include "point_ops.hpp"
 
 namespace halo3d {
 
@@ -19,9 +20,15 @@ std::string number(double v) {
   return buf;
 }
 
-double coord(int i, int n, double L, bool periodic) {
-  if (periodic) return L * double((i + n) % n) / double(n);  // a ghost: the point it wraps to
-  return i == n ? L : L * double(i + 1) / double(n + 1);
+double coord(const Decomposition& d, int a, int g, double L) {
+  const int n = d.grid[a];
+  if (d.periodic[a]) return L * double((g + n) % n) / double(n);  // a ghost: where it wraps to
+  const bool lo = d.neumann_face(a, 0), hi = d.neumann_face(a, 1);
+  if (!lo && !hi) return g == n ? L : L * double(g + 1) / double(n + 1);
+  if (g < 0 && lo) g = 0;  // beyond a Neumann face: the boundary node, on the face
+  if (g >= n && hi) g = n - 1;
+  const int m = ops::axis_intervals(n, false, lo, hi), at = g + ops::axis_first(false, lo);
+  return at == m ? L : L * double(at) / double(m);
 }
 
 void agree(const std::string& why, MPI_Comm comm) {

@@ -65,9 +65,11 @@ class Formula {
   double x_ = 0.5, y_ = 0.5, z_ = 0.5;
 };
 
-// Point i of an axis of N points on [0, L] (ghosts: -1 and N) at L (i+1)/(N+1): 0 and L
-// exactly on the boundary. Periodic: at L i/N, a ghost at the point it wraps to.
-double coord(int i, int n, double L, bool periodic = false);
+// Point g (global; ghosts -1 and N) of axis a of d's grid on [0, L]: between Dirichlet faces
+// at L (g+1)/(N+1), 0 and L exactly on the boundary. Periodic: at L g/N, a ghost at the point
+// it wraps to. With a Neumann face (node-centred, ops::axis_first and axis_intervals): at
+// L (g + first)/m, and a ghost beyond a Neumann face at its boundary node (on the face).
+double coord(const Decomposition& d, int a, int g, double L);
 
 // Every rank throws the same BadInput when one rank's `why` is non-empty.
 void agree(const std::string& why, MPI_Comm comm);

@@ -82,9 +82,9 @@ void eval_source_formula(const char* option, const FieldSpec& src, const Decompo
       if (!f) why = setup;
       for (int j = 0; j < l.ny && why.empty(); ++j)
         for (int i = 0; i < l.nx && why.empty(); ++i) {
-          const double x = coord(d.offset[0] + i, d.grid[0], box[0], d.periodic[0]);
-          const double y = coord(d.offset[1] + j, d.grid[1], box[1], d.periodic[1]);
-          const double z = coord(d.offset[2] + k, d.grid[2], box[2], d.periodic[2]);
+          const double x = coord(d, 0, d.offset[0] + i, box[0]);
+          const double y = coord(d, 1, d.offset[1] + j, box[1]);
+          const double z = coord(d, 2, d.offset[2] + k, box[2]);
           try {
             const double v = (*f)(x, y, z);
             if (!std::isfinite(v))
@@ -126,9 +126,9 @@ void eval_boundary_formula(const FieldSpec& b, const Decomposition& d,
   try {
     Formula f("--boundary", b.expr);
     for_boundary_ghosts(d, [&](int i, int j, int k) {
-      const double x = coord(d.offset[0] + i, d.grid[0], box[0], d.periodic[0]);
-      const double y = coord(d.offset[1] + j, d.grid[1], box[1], d.periodic[1]);
-      const double z = coord(d.offset[2] + k, d.grid[2], box[2], d.periodic[2]);
+      const double x = coord(d, 0, d.offset[0] + i, box[0]);
+      const double y = coord(d, 1, d.offset[1] + j, box[1]);
+      const double z = coord(d, 2, d.offset[2] + k, box[2]);
       const double v = f(x, y, z);
       if (why.empty() && !std::isfinite(v))
         why = "--boundary expr:" + printable(b.expr, 80) + ": gives " + number(v) +
@@ -150,19 +150,35 @@ void fill_boundary_faces(const FieldSpec& b, const Decomposition& d, std::vector
   });
 }
 
-// b = f + B g: each point next to the boundary gets w g of its boundary neighbours, w the
-// boundary face's weight (c_axis; with a variable coefficient, kappa: k over the padded box,
-// the face's own weight as the operator has it, face_weight with the lower point first), in
-// a fixed order (x, y, z; low side first), so the sum does not depend on the ranks.
+// One boundary face's term of b at a point: a Dirichlet value times the face's weight w
+// (c_axis; with a variable coefficient the face's own, face_weight of kappa with the lower
+// point first), times its area fraction where the face lies in Neumann planes
+// (ops::neumann_face_factor, as the operator's weight has it); a Neumann flux times its area
+// fraction over h_axis (the dual cell's boundary face over the full cell volume).
+struct BoundaryTerm {
+  const Decomposition& d;
+  const std::vector<double>* kappa;
+  double c[3], h[3];
+  NeumannPlanes np;
+  double operator()(int a, int side, const int gl[3], std::ptrdiff_t lo, std::ptrdiff_t hi,
+                    double g) const {
+    if (d.neumann_face(a, side)) return ops::neumann_area(np, a, gl) * g / h[a];
+    const double w =
+        kappa ? face_weight((*kappa)[std::size_t(lo)], (*kappa)[std::size_t(hi)], c[a]) : c[a];
+    if (np.faces == 0) return w * g;  // the bits of the plain lifting
+    return ops::neumann_area(np, a, gl) * w * g;
+  }
+};
+
+// b = f + B g: each point next to the boundary gets its boundary faces' terms (BoundaryTerm)
+// in a fixed order (x, y, z; low side first), so the sum does not depend on the ranks.
 void lift_boundary(const Problem& p, const Decomposition& d, const std::vector<double>& g,
                    const std::vector<double>* kappa, std::vector<double>& padded) {
   const Layout l = d.layout();
   const Stencil s = p.stencil();
-  const double c[3] = {s.cx, s.cy, s.cz};
+  const BoundaryTerm term{
+      d, kappa, {s.cx, s.cy, s.cz}, {p.h()[0], p.h()[1], p.h()[2]}, neumann_planes(d)};
   const std::ptrdiff_t step[3] = {1, l.sy(), l.sz()};
-  const auto weight = [&](int a, std::ptrdiff_t lo, std::ptrdiff_t hi) {
-    return kappa ? face_weight((*kappa)[std::size_t(lo)], (*kappa)[std::size_t(hi)], c[a]) : c[a];
-  };
   for (int k = 0; k < l.nz; ++k)
     for (int j = 0; j < l.ny; ++j)
       for (int i = 0; i < l.nx; ++i) {
@@ -171,14 +187,26 @@ void lift_boundary(const Problem& p, const Decomposition& d, const std::vector<d
         double v = padded[std::size_t(at)];
         for (int a = 0; a < 3; ++a) {
           const std::ptrdiff_t lo = at - step[a], hi = at + step[a];
-          if (gl[a] == 0) v += weight(a, lo, at) * g[std::size_t(lo)];
-          if (gl[a] == d.grid[a] - 1) v += weight(a, at, hi) * g[std::size_t(hi)];
+          if (gl[a] == 0) v += term(a, 0, gl, lo, at, g[std::size_t(lo)]);
+          if (gl[a] == d.grid[a] - 1) v += term(a, 1, gl, at, hi, g[std::size_t(hi)]);
         }
         padded[std::size_t(at)] = v;
       }
 }
 
 }  // namespace
+
+void scale_by_volume(const Decomposition& d, std::vector<double>& padded) {
+  if (d.neumann == 0) return;
+  const Layout l = d.layout();
+  const NeumannPlanes np = neumann_planes(d);
+  for (int k = 0; k < l.nz; ++k)
+    for (int j = 0; j < l.ny; ++j)
+      for (int i = 0; i < l.nx; ++i) {
+        const int g[3] = {d.offset[0] + i, d.offset[1] + j, d.offset[2] + k};
+        padded[std::size_t(l.at(i, j, k))] *= ops::neumann_volume(np, g);
+      }
+}
 
 void fill_fields(const ProblemSpec& o, const Problem& p, const Decomposition& d, MPI_Comm comm,
                  std::vector<double>& padded, const std::vector<double>* kappa) {
@@ -191,7 +219,9 @@ void fill_fields(const ProblemSpec& o, const Problem& p, const Decomposition& d,
   else
     eval_source_formula(option, src, d, o.box, comm, padded);
 
-  if (o.problem != ProblemKind::heat) add_boundary_values(o, p, d, comm, padded, kappa);
+  if (o.problem == ProblemKind::heat) return;
+  scale_by_volume(d, padded);
+  add_boundary_values(o, p, d, comm, padded, kappa);
 }
 
 std::vector<double> boundary_source(const ProblemSpec& o, const Problem& p, const Decomposition& d,
@@ -290,9 +320,10 @@ Buffer fill_fields(Kernels& k, const ProblemSpec& o, const Problem& p, const Dec
                    MPI_Comm comm, const std::vector<double>* kappa) {
   Buffer b(k, d.layout().padded_size());
   const FieldSpec src = source_field(o);
-  // Heat's boundary values are not in its initial state (see boundary_source).
+  // Heat's boundary values are not in its initial state (see boundary_source); a Neumann
+  // face's control volumes scale Poisson's right-hand side on the host.
   if ((src.kind == FieldSpec::kModes || src.kind == FieldSpec::kRandom) &&
-      (o.problem == ProblemKind::heat || !has_boundary_values(o))) {
+      (o.problem == ProblemKind::heat || (!has_boundary_values(o) && !has_neumann(o)))) {
     p.fill(k, d, ModeField::source, b.data());
   } else {
     std::vector<double> host;

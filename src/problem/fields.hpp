@@ -3,7 +3,8 @@
 // boundary values (--boundary: VALUE, x0=..,x1=..,y0=.., expr:FORMULA, file:PATH.h5:/DATASET).
 // Non-zero boundary values are lifted onto the points next to the boundary (B g: each such
 // point gets w g of each boundary neighbour, w the boundary face's weight: c_d, or with a
-// variable coefficient the face's own): into the right-hand side at set-up for
+// variable coefficient the face's own; on a Neumann face --boundary is the outward flux
+// k du/dn, a source of area/h: docs/ALGORITHMS.md): into the right-hand side at set-up for
 // Poisson (b = f + B g), as a source term of every step for heat. The solvers and the
 // multigrid preconditioner keep solving the homogeneous problem.
 #pragma once
@@ -43,6 +44,10 @@ void fill_fields(const ProblemSpec& o, const Problem& p, const Decomposition& d,
 // pass, no upload); the others go through fill_fields and are copied over.
 Buffer fill_fields(Kernels& k, const ProblemSpec& o, const Problem& p, const Decomposition& d,
                    MPI_Comm comm, const std::vector<double>* kappa = nullptr);
+
+// Multiplies each point of the box by its control volume's fraction V_p (ops::neumann_volume:
+// 1/2 per Neumann plane it lies in); nothing without Neumann faces (d.neumann = 0).
+void scale_by_volume(const Decomposition& d, std::vector<double>& padded);
 
 // Collective: adds B g (the --boundary values lifted, see above) to the interior of
 // `padded`, point by point in a fixed order (x, y, z; low side first), so the sums do not

@@ -45,7 +45,7 @@ Stencil operator_stencil(const std::array<double, 3>& h, double shift) {
 
 std::array<double, 3> spacing(const ProblemSpec& p) {
   std::array<double, 3> h{};
-  for (int d = 0; d < 3; ++d) h[d] = p.box[d] / (p.grid[d] + (p.periodic[d] ? 0 : 1));
+  for (int d = 0; d < 3; ++d) h[d] = p.box[d] / intervals(p, d);
   return h;
 }
 
@@ -59,11 +59,13 @@ Problem::Problem(const ProblemSpec& o, double max_diag)
       box_(o.box),
       shift_(o.shift),
       boundary_values_(has_boundary_values(o)),
-      variable_(variable_operator(o)),
-      periodic_(o.periodic) {
+      variable_(variable_coefficient(o) || variable_shift(o)),
+      bc_(o.bc) {
   check_operator(o);
-  // Periodic: sin(2 pi k x/L) at x_i = i L/N; Dirichlet: sin(pi k x/L) at x_i = (i+1) L/(N+1).
-  for (int d = 0; d < 3; ++d) unit_[d] = periodic_[d] ? 2.0 / grid_[d] : 1.0 / (grid_[d] + 1);
+  for (int d = 0; d < 3; ++d) {
+    unit_[d] = 1.0 / intervals(o, d);
+    first_[d] = first_point(o, d);
+  }
   if (problem_ != ProblemKind::heat) return;
   steps_ = o.steps;
   alpha_ = o.alpha;
@@ -111,14 +113,24 @@ void Problem::set_time_step(const ProblemSpec& o, double diag) {
 double Problem::lambda(const Int3& k) const {
   double l = 0;
   for (int d = 0; d < 3; ++d) {
-    const double s = std::sin(k[d] * kPi * unit_[d] / 2);
+    const double s = std::sin(wave_number(k[d], d) * kPi * unit_[d] / 2);
     l += 4.0 / (h_[d] * h_[d]) * s * s;
   }
   return l + shift_;
 }
 
+// Periodic: sin(2 pi k x/L); Dirichlet at both ends sin(pi k x/L), Neumann at both ends
+// cos(pi k x/L); one of each: a quarter wave more, cos or sin((k - 1/2) pi x/L), zero on the
+// Dirichlet face and flat on the Neumann one.
+double Problem::wave_number(int kd, int axis) const {
+  const Bc lo = bc_[std::size_t(2 * axis)], hi = bc_[std::size_t(2 * axis + 1)];
+  if (lo == Bc::periodic) return 2.0 * kd;
+  return lo == hi ? double(kd) : kd - 0.5;
+}
+
 double Problem::axis_value(int kd, int g, int axis) const {
-  return std::sin(kd * kPi * (g + (periodic_[axis] ? 0 : 1)) * unit_[axis]);
+  const double arg = wave_number(kd, axis) * kPi * (g + first_[axis]) * unit_[axis];
+  return bc_[std::size_t(2 * axis)] == Bc::neumann ? std::cos(arg) : std::sin(arg);
 }
 
 double Problem::mode_value(const Int3& k, int gi, int gj, int gk) const {
@@ -129,11 +141,11 @@ double Problem::mode_value(const Int3& k, int gi, int gj, int gk) const {
 // Poisson answer, or the heat initial state), and the discrete and continuous answers.
 double Problem::coefficient(const Int3& m, ModeField f) const {
   // The mode sin(kx pi x/LX) sin(ky pi y/LY) sin(kz pi z/LZ) is an eigenfunction of
-  // -lap + shift with eigenvalue pi^2 ((kx/LX)^2 + (ky/LY)^2 + (kz/LZ)^2) + shift; on a
-  // periodic axis the mode is sin(2 pi k x/L): (2k/L)^2 there.
+  // -lap + shift with eigenvalue pi^2 ((kx/LX)^2 + (ky/LY)^2 + (kz/LZ)^2) + shift; other
+  // boundaries change the frequency (wave_number: (2k/L)^2 on a periodic axis).
   double k2 = 0;
   for (int d = 0; d < 3; ++d) {
-    const double w = (periodic_[d] ? 2.0 : 1.0) * m[d] / box_[d];
+    const double w = wave_number(m[d], d) / box_[d];
     k2 += w * w;
   }
   const double rate = kPi * kPi * k2 + shift_;

@@ -28,18 +28,23 @@ class Problem {
   // (0) heat's step is not set yet: dt() is NaN and nothing about it is checked.
   explicit Problem(const ProblemSpec& o, double max_diag = 0);
 
-  const std::array<double, 3>& h() const { return h_; }  // LX/(NX+1), or LX/NX if periodic
-  // The first point's coordinates: h on a Dirichlet axis, 0 on a periodic one (x_i = i L/N).
+  // LX/(NX+1), LX/NX if periodic, LX/(NX-1) between Neumann faces (intervals()).
+  const std::array<double, 3>& h() const { return h_; }
+  // The first point's coordinates: h behind a Dirichlet low face, 0 on a periodic axis
+  // (x_i = i L/N) or behind a Neumann low face (the boundary node).
   std::array<double, 3> origin() const {
-    return {periodic_[0] ? 0.0 : h_[0], periodic_[1] ? 0.0 : h_[1], periodic_[2] ? 0.0 : h_[2]};
+    return {first_[0] * h_[0], first_[1] * h_[1], first_[2] * h_[2]};
   }
   Stencil stencil() const { return operator_stencil(h_, shift_); }
-  // Exact answers: manufactured modes with zero boundary values.
+  // Exact answers: manufactured modes with zero boundary values (and zero fluxes).
   // (Not with a variable coefficient: the modes are the constant operator's eigenvectors.)
   bool has_exact() const { return source_ == FieldSpec::kModes && !boundary_values_ && !variable_; }
 
-  // Eigenvalue of A = -lap_h + shift for mode k: sum_d (4/h_d^2) sin^2(K_d pi / (2 (N_d+1)))
-  // + shift (a periodic axis: sin^2(K_d pi / N_d)).
+  // Eigenvalue of A = -lap_h + shift for mode k: sum_d (4/h_d^2) sin^2(w_d pi / (2 m_d))
+  // + shift, m_d the intervals and w_d the mode's frequency (wave_number): K_d between two
+  // Dirichlet or two Neumann faces, 2 K_d periodic, K_d - 1/2 between a Neumann and a
+  // Dirichlet face. With Neumann faces A u = V lambda u (V the control volumes), and the
+  // right-hand side is V f: the same exact answer.
   double lambda(const Int3& k) const;
   // Heat: the time step used (--dt, or 0.9 of the limit when --dt is 0); 0 for Poisson.
   double dt() const { return dt_; }
@@ -67,7 +72,10 @@ class Problem {
                 MPI_Comm comm) const;
 
  private:
-  double axis_value(int kd, int g, int axis) const;  // sin(kd pi (g+1) / (N_axis+1))
+  // The mode's value at global point g of the axis: sin(w pi x/L), or cos(w pi x/L) behind a
+  // Neumann low face (x = (g + first) h; w: wave_number).
+  double axis_value(int kd, int g, int axis) const;
+  double wave_number(int kd, int axis) const;
   double mode_value(const Int3& k, int gi, int gj, int gk) const;
   double coefficient(const Int3& m, ModeField f) const;
   double step_factor(const Int3& k) const;
@@ -78,14 +86,15 @@ class Problem {
   std::uint64_t seed_;
   Int3 grid_;
   std::array<double, 3> h_;     // spacing: box / (N+1), periodic box / N
-  std::array<double, 3> unit_;  // 1 / (N+1): the modes' shapes sin(k pi x / L) at the points
+  std::array<double, 3> unit_;  // 1 / the intervals: x / L = (g + first) unit at point g
+  std::array<int, 3> first_{};  // each axis's ops::axis_first
   std::array<double, 3> box_;
   double shift_ = 0;
   long steps_ = 0;
   double alpha_ = 0, dt_ = 0, theta_ = 0;
   bool boundary_values_ = false;  // --boundary other than 0
   bool variable_ = false;         // --coefficient other than 1, or a variable --shift
-  Periodic periodic_{};           // periodic axes: N intervals, modes sin(2 pi k x/L)
+  FaceKinds bc_{};  // periodic axes: N intervals, modes sin(2 pi k x/L); Neumann: see lambda
 };
 
 // Reproducible value in [-1, 1) for global point index `index` (splitmix64).

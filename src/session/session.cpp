@@ -37,23 +37,28 @@ SolveSession::SolveSession(const ProblemSpec& problem, const ParallelOptions& pa
                            const MethodPlan& method, MPI_Comm world,
                            std::function<MemoryNeed(const Decomposition&, MPI_Comm)> memory)
     : spec_(problem), plan_(method), problem_(std::make_unique<Problem>(spec_)) {
-  // Every axis periodic and no shift: A 1 = 0 (issue 25's step 6; implicit heat's I + c A is
-  // nonsingular). A variable shift may vanish at some points only: not taken.
-  singular_ = all_periodic(spec_) && spec_.shift == 0 && spec_.problem != ProblemKind::heat;
+  // No Dirichlet face (every one periodic or Neumann) and no shift: A 1 = 0 (issue 25's step
+  // 6; implicit heat's I + c A is nonsingular). A variable shift may vanish at some points
+  // only: not taken.
+  singular_ = no_dirichlet_face(spec_) && spec_.shift == 0 && spec_.problem != ProblemKind::heat;
   if (singular_ && variable_shift(spec_))
-    throw BadInput("--bc " + bc_text(spec_.periodic) +
-                   ": all-periodic with a variable --shift is singular: not supported yet");
+    throw BadInput("--bc " + bc_text(spec_.bc) +
+                   ": no Dirichlet face with a variable --shift is singular: not supported yet");
   RuntimeOptions ro;
   static_cast<ParallelOptions&>(ro) = parallel;
   ro.grid = spec_.grid;
-  ro.periodic = spec_.periodic;
+  ro.periodic = periodic_axes(spec_);
+  ro.neumann = neumann_mask(spec_);
   ro.stencil = problem_->stencil();
   ro.memory = std::move(memory);
-  if (variable_operator(spec_))  // a variable shift alone: k = 1's weights
+  // A variable shift alone, or a Neumann face: k = 1's weights (Neumann's factors on them).
+  if (variable_operator(spec_))
     ro.kappa = [this](const Decomposition& d, MPI_Comm cart) {
       return fill_coefficient(spec_, d, cart);
     };
-  if (variable_shift(spec_))
+  // With Neumann faces a shift (constant too) is a point field: each point's diagonal takes
+  // sigma V_p (LevelCoefficients scales it by the control volume, on every level).
+  if (point_shift(spec_))
     ro.sigma = [this](const Decomposition& d, MPI_Comm cart) { return fill_shift(spec_, d, cart); };
   rt_ = make_runtime(ro, world);
   // Heat with a variable k: the step's limit is the largest diagonal of the operator k
@@ -100,27 +105,57 @@ void SolveSession::build_method() {
                                            pc_.get(), bg, singular_);
 }
 
-// b -= mean(b): the consistent problem whose solutions differ from the least-squares ones of
-// the given b by constants only. What was removed is reported (solve's output and report).
+Buffer SolveSession::volumes(double& total) {
+  Kernels& k = kernels();
+  const Layout l = decomp().layout();
+  if (decomp().neumann == 0) {
+    total = double(decomp().global_points());
+    return ones_like(k, l.padded_size());
+  }
+  std::vector<double> v(l.padded_size(), 1.0);
+  scale_by_volume(decomp(), v);
+  Buffer out = upload(k, v);
+  total = global_dot(k, l, out.data(), ones_like(k, l.padded_size()).data(), comm());
+  return out;
+}
+
+// b -= V mean_V(f) (b = V f; without Neumann faces V = 1: b -= mean(b)): the consistent
+// problem whose solutions differ from the least-squares ones of the given b by constants
+// only; f less its mean. What was removed is reported (solve's output and report).
 void SolveSession::remove_source_mean() {
   Kernels& k = kernels();
   const Layout l = decomp().layout();
-  const Buffer ones = ones_like(k, l.padded_size());  // for a moment: not one more vector held
-  const double points = double(decomp().global_points());
+  double total = 0;
+  const Buffer vol = volumes(total);  // for a moment: not one more vector held
   const double bb = global_dot(k, l, b_.data(), b_.data(), comm());
-  removed_.mean = remove_mean(k, l, b_.data(), ones, points, comm());
-  removed_.norm = std::abs(removed_.mean) * std::sqrt(points);
+  if (decomp().neumann == 0) {
+    removed_.mean = remove_mean(k, l, b_.data(), vol, total, comm());
+    removed_.norm = std::abs(removed_.mean) * std::sqrt(total);
+  } else {
+    removed_.mean =
+        global_dot(k, l, ones_like(k, l.padded_size()).data(), b_.data(), comm()) / total;
+    k.axpby(l, -removed_.mean, vol.data(), 1.0, b_.data());
+    removed_.norm =
+        std::abs(removed_.mean) * std::sqrt(global_dot(k, l, vol.data(), vol.data(), comm()));
+  }
   removed_.relative = bb > 0 ? removed_.norm / std::sqrt(bb) : 0.0;
 }
 
 DriveResult SolveSession::drive(const DriveOptions& o, long first, std::vector<double> history) {
   DriveResult r = halo3d::drive(*method_, comm(), o, first, std::move(history));
-  // The zero-mean answer: A's null space is the constants, and CG's iterates drift in them
-  // by rounding only.
+  // The zero-mean answer (with Neumann faces: mean over the control volumes, sum(V u) = 0):
+  // A's null space is the constants, and CG's iterates drift in them by rounding only.
   if (singular_) {
     const Layout l = decomp().layout();
-    remove_mean(kernels(), l, method_->solution().data(), ones_like(kernels(), l.padded_size()),
-                double(decomp().global_points()), comm());
+    double total = 0;
+    const Buffer vol = volumes(total);
+    double* u = method_->solution().data();
+    if (decomp().neumann == 0) {
+      remove_mean(kernels(), l, u, vol, total, comm());
+    } else {
+      const double m = global_dot(kernels(), l, vol.data(), u, comm()) / total;
+      kernels().axpby(l, -m, ones_like(kernels(), l.padded_size()).data(), 1.0, u);
+    }
   }
   return r;
 }

@@ -37,9 +37,10 @@ struct Verification {
   DistributedOperator::OverlapTimes ov;
 };
 
-// The singular case (Poisson, every axis periodic, no shift: A 1 = 0, A x = b solvable only
+// The singular case (Poisson, no Dirichlet face, no shift: A 1 = 0, A x = b solvable only
 // for b of zero sum): the mean of b that build_method removed, the norm of the removed part
-// (|mean| sqrt(N)) and that relative to ||b||.
+// (|mean| sqrt(N); with Neumann faces b = V f, f's V-weighted mean: |mean| ||V||) and that
+// relative to ||b||.
 struct MeanRemoved {
   double mean = 0, norm = 0, relative = 0;
 };
@@ -107,6 +108,9 @@ class SolveSession {
 
  private:
   void remove_source_mean();
+  // The control volumes V_p over the padded box (ones without Neumann faces; ghosts 0 then
+  // not needed) and their sum over the grid: the singular case's means are V-weighted.
+  Buffer volumes(double& total);
   // Declared in the order they are made, so destroyed in reverse: the method uses the
   // source and the preconditioner, all use the runtime.
   ProblemSpec spec_;

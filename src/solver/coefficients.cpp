@@ -10,9 +10,11 @@
 namespace halo3d {
 
 LevelCoefficients::LevelCoefficients(Kernels& k, const Layout& l, const Stencil& spacing,
-                                     std::vector<double> kappa, std::vector<double> sigma)
+                                     std::vector<double> kappa, std::vector<double> sigma,
+                                     const NeumannPlanes& np)
     : l_(l),
       spacing_(spacing),
+      np_(np),
       kappa_(std::move(kappa)),
       sigma_(std::move(sigma)),
       with_sigma_(!sigma_.empty()) {
@@ -25,8 +27,9 @@ LevelCoefficients::LevelCoefficients(Kernels& k, const Layout& l, const Stencil&
 }
 
 LevelCoefficients::LevelCoefficients(Kernels& k, const Layout& l, const Stencil& spacing,
-                                     const double* kappa, const double* sigma)
-    : l_(l), spacing_(spacing), with_sigma_(sigma != nullptr) {
+                                     const double* kappa, const double* sigma,
+                                     const NeumannPlanes& np)
+    : l_(l), spacing_(spacing), np_(np), with_sigma_(sigma != nullptr) {
   make_weights(k, kappa, sigma);
 }
 
@@ -34,8 +37,10 @@ LevelCoefficients::LevelCoefficients(Kernels& k, const Layout& l, const Stencil&
 void LevelCoefficients::make_weights(Kernels& k, const double* kappa, const double* sigma) {
   const std::size_t n = l_.padded_size();
   wd_ = Buffer(k, (with_sigma_ ? 4 : 3) * n);
-  k.face_weights(l_, spacing_, kappa, wd_.data());
+  k.face_weights(l_, spacing_, np_, kappa, wd_.data());
   if (sigma) k.copy(wd_.data() + 3 * n, sigma, n, Lane::interior);
+  // With Neumann planes each point's shift is sigma V_p (its control volume's fraction).
+  if (sigma && np_.faces) k.volume_scale(l_, np_, false, wd_.data() + 3 * n);
 }
 
 void LevelCoefficients::add_float(Kernels& k) {

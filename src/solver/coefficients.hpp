@@ -46,12 +46,14 @@ class LevelCoefficients {
   // checksums, implicit heat, the multigrid's first coarsening) read them there; kept.
   // kappa: k over the padded box of layout l, every ghost filled; spacing: the level's
   // constant stencil (its cx, cy, cz are 1/h^2 per axis; its shift is kept); sigma: a
-  // variable shift over the same box (ghosts filled as k's), or empty (spacing's shift).
+  // variable shift over the same box (ghosts filled as k's), or empty (spacing's shift);
+  // np: the Neumann planes the box meets (their factors on the weights, and sigma V_p as
+  // each point's shift: sigma itself is the point value, unscaled, kept so).
   LevelCoefficients(Kernels& k, const Layout& l, const Stencil& spacing, std::vector<double> kappa,
-                    std::vector<double> sigma = {});
+                    std::vector<double> sigma = {}, const NeumannPlanes& np = {});
   // From k (and sigma, or null) in backend memory: a coarse level's, made there; not kept.
   LevelCoefficients(Kernels& k, const Layout& l, const Stencil& spacing, const double* kappa,
-                    const double* sigma);
+                    const double* sigma, const NeumannPlanes& np = {});
   // Float copies of the weights (each rounded once), for a float V-cycle on this level.
   void add_float(Kernels& k);
   // `spacing` with its face weights pointing at this level's (vd, and vf once added).
@@ -77,6 +79,7 @@ class LevelCoefficients {
   void make_weights(Kernels& k, const double* kappa, const double* sigma);
   Layout l_;
   Stencil spacing_;
+  NeumannPlanes np_;
   std::vector<double> kappa_, sigma_;
   bool with_sigma_ = false;
   Buffer wd_;

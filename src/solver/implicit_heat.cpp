@@ -42,11 +42,16 @@ class ImplicitHeat final : public Method {
     // A variable k: the same face weights times c (the shifted stencil's 1/h^2 are c/h^2),
     // the shift 1 + c sigma (a variable shift: 1 + c sigma_p at each point, rounded as the
     // constant one is); the multigrid coarsens k and it from them on every level.
+    // With Neumann planes M + c A: the per-point shift V_p (1 + c sigma_p), sigma 1 + c shift
+    // where the shift is constant (LevelCoefficients multiplies it by V_p).
     if (rt.coefficients) {
       std::vector<double> sigma = rt.coefficients->sigma();
       for (double& v : sigma) v = 1.0 + c * v;
-      coef_ = std::make_unique<LevelCoefficients>(k_, rt.decomp.layout(), s,
-                                                  rt.coefficients->kappa(), std::move(sigma));
+      if (sigma.empty() && op_.neumann_planes().faces)
+        sigma.assign(rt.decomp.layout().padded_size(), s.shift);
+      coef_ =
+          std::make_unique<LevelCoefficients>(k_, rt.decomp.layout(), s, rt.coefficients->kappa(),
+                                              std::move(sigma), neumann_planes(rt.decomp));
     }
     opm_ = make_operator(rt, rt.decomp, coef_ ? coef_->attach(s) : s);
     if (o.multigrid) mg_ = std::make_unique<Multigrid>(rt, o.mg, opm_.get(), coef_.get());
@@ -67,6 +72,15 @@ class ImplicitHeat final : public Method {
     } else {
       ScopedTimer t(t_.compute);
       k_.axpby(op_.layout(), 1.0, u_.data(), 0.0, rhs_.data());
+    }
+    const NeumannPlanes& np = op_.neumann_planes();
+    if (np.faces) {  // the mass: rhs += (V - 1) u, through the CG's solution (set below)
+      ScopedTimer t(t_.compute);
+      double* vu = cg_->solution().data();
+      k_.axpby(op_.layout(), 1.0, u_.data(), 0.0, vu);
+      k_.volume_scale(op_.layout(), np, false, vu);
+      k_.axpby(op_.layout(), 1.0, vu, 1.0, rhs_.data());
+      k_.axpby(op_.layout(), -1.0, u_.data(), 1.0, rhs_.data());
     }
     if (boundary_) {  // + alpha dt B g: theta of it from u_new's side, 1 - theta from u's
       ScopedTimer t(t_.compute);

@@ -42,13 +42,32 @@ using Steps = std::vector<std::array<double, 2>>;
 // eigenvectors are sine modes on Dirichlet axes, Fourier modes on periodic ones). A periodic
 // axis adds 2c(1 - cos(2 pi k/n)): 0 for its constants at the low end, 4c at the high end for
 // even n (2c(1 + cos(pi/n)) for odd n, 0 for n = 1). With no Dirichlet axis and no shift
-// (A 1 = 0) the low end is the smallest nonzero eigenvalue.
-std::array<double, 2> spectrum(const Stencil& s, const Int3& n, const Periodic& p) {
+// (A 1 = 0) the low end is the smallest nonzero eigenvalue. A node-centred axis (a Neumann
+// face; m intervals) has V^{-1} A's cosine modes: between two Neumann faces 2c(1 - cos(pi k/m)),
+// k = 0..m (0 for the constants, up to 4c), with a Dirichlet face at the other end
+// 2c(1 - cos((k - 1/2) pi/m)), k = 1..m.
+std::array<double, 2> spectrum(const Stencil& s, const Int3& n, const Decomposition& d) {
+  const Periodic& p = d.periodic;
   const double shift = s.diag - 2.0 * (s.cx + s.cy + s.cz);
   const double c[3] = {s.cx, s.cy, s.cz};
   double lo = shift, hi = shift, nonzero = 0;
   bool dirichlet = false;
   for (int a = 0; a < 3; ++a) {
+    const bool lo_n = d.neumann_face(a, 0), hi_n = d.neumann_face(a, 1);
+    if (lo_n && hi_n) {
+      const int m = n[a] - 1;
+      hi += 4.0 * c[a];
+      const double first = 2.0 * c[a] * (1.0 - std::cos(kPi / m));
+      if (m >= 1 && (nonzero == 0 || first < nonzero)) nonzero = first;
+      continue;
+    }
+    if (lo_n || hi_n) {
+      dirichlet = true;
+      const double cs = std::cos(kPi / (2.0 * n[a]));
+      lo += 2.0 * c[a] * (1.0 - cs);
+      hi += 2.0 * c[a] * (1.0 + cs);
+      continue;
+    }
     if (p[a]) {
       hi += 2.0 * c[a] * (1.0 + std::cos(kPi * (n[a] % 2) / n[a]));
       const double first = 2.0 * c[a] * (1.0 - std::cos(2.0 * kPi / n[a]));
@@ -94,13 +113,13 @@ namespace {
 struct Interval {
   double lo, hi, diag;
 };
-Interval interval(const Stencil& s, const Int3& n, const Periodic& p, double bound) {
+Interval interval(const Stencil& s, const Int3& n, const Decomposition& p, double bound) {
   const auto [lo, hi] = spectrum(s, n, p);
   if (bound > 0) return {bound * (lo / hi), bound, 1.0};
   return {lo, hi, s.diag};
 }
 
-Steps smoother_steps(const MgOptions& o, const Stencil& s, const Int3& n, const Periodic& p,
+Steps smoother_steps(const MgOptions& o, const Stencil& s, const Int3& n, const Decomposition& p,
                      double bound) {
   const Interval in = interval(s, n, p, bound);
   const double b = in.hi, a = b / kSmoothRange;
@@ -111,7 +130,7 @@ Steps smoother_steps(const MgOptions& o, const Stencil& s, const Int3& n, const 
   return mg_chebyshev_steps(a, b, o.smooth, in.diag);
 }
 
-Steps coarse_steps(const Stencil& s, const Int3& n, const Periodic& p, double bound) {
+Steps coarse_steps(const Stencil& s, const Int3& n, const Decomposition& p, double bound) {
   // A = 0 (one point, every axis periodic, no shift: the singular case's coarsest level):
   // the correction of the constants, A's null space, is 0.
   if (!(spectrum(s, n, p)[1] > 0)) return Steps{{0.0, 0.0}};
@@ -127,11 +146,11 @@ Steps coarse_steps(const Stencil& s, const Int3& n, const Periodic& p, double bo
 }
 
 // The 7-point operator rediscretised on the coarser grid (a shift, as in I + c A, kept).
-Stencil coarser_stencil(const Stencil& s, const Int3& nf, const Int3& nc, const Periodic& p) {
+Stencil coarser_stencil(const Stencil& s, const Decomposition& f, const Decomposition& c_) {
   const double shift = s.diag - 2.0 * (s.cx + s.cy + s.cz);
   double c[3] = {s.cx, s.cy, s.cz};
   for (int a = 0; a < 3; ++a) {  // h_fine / h_coarse
-    const double ratio = double(ops::intervals(nc[a], p[a])) / double(ops::intervals(nf[a], p[a]));
+    const double ratio = double(c_.intervals(a)) / double(f.intervals(a));
     c[a] *= ratio * ratio;
   }
   Stencil out;
@@ -196,7 +215,7 @@ Multigrid::Multigrid(Runtime& rt, const MgOptions& o, DistributedOperator* fine,
     if (l == 0) {
       L->A = fine;
     } else {
-      stencil = coarser_stencil(stencil, levels_.back()->grid, L->grid, L->decomp.periodic);
+      stencil = coarser_stencil(stencil, levels_.back()->decomp, L->decomp);
       const bool overlap = double(L->decomp.layout().interior_size()) >= kMinOverlapPoints;
       L->own_op = make_operator(rt, L->decomp, stencil, L->distributed, overlap);
       L->A = L->own_op.get();
@@ -207,7 +226,7 @@ Multigrid::Multigrid(Runtime& rt, const MgOptions& o, DistributedOperator* fine,
     else
       allocate_vectors(L->d, k, n, l == 0);
     const bool coarsest = l + 1 == plan.size();
-    const Periodic& p = L->decomp.periodic;
+    const Decomposition& p = L->decomp;
     L->steps =
         coarsest ? coarse_steps(stencil, L->grid, p, 0) : smoother_steps(o, stencil, L->grid, p, 0);
     levels_.push_back(std::move(L));
@@ -281,8 +300,9 @@ void Multigrid::vary_levels(DistributedOperator* fine, LevelCoefficients* fine_c
       Buffer point[2];
       for (int q = 0; q < 2 && held[q].size(); ++q)
         point[q] = coarse_kappa(*levels_[l - 1], L, held[q].data());
-      L.coef = std::make_unique<LevelCoefficients>(k, L.decomp.layout(), L.A->stencil(),
-                                                   point[0].data(), point[1].data());
+      L.coef =
+          std::make_unique<LevelCoefficients>(k, L.decomp.layout(), L.A->stencil(), point[0].data(),
+                                              point[1].data(), neumann_planes(L.decomp));
       if (mixed_) L.coef->add_float(k);
       L.A->set_stencil(L.coef->attach(L.A->stencil()));
       above = L.coef.get();
@@ -292,7 +312,7 @@ void Multigrid::vary_levels(DistributedOperator* fine, LevelCoefficients* fine_c
     if (L.distributed)
       HALO3D_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &bound, 1, MPI_DOUBLE, MPI_MAX, rt_.cart.get()));
     const Stencil& s = L.A->stencil();
-    const Periodic& p = L.decomp.periodic;
+    const Decomposition& p = L.decomp;
     L.steps = l + 1 == levels_.size() ? coarse_steps(s, L.grid, p, bound)
                                       : smoother_steps(o_, s, L.grid, p, bound);
   }

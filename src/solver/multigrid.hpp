@@ -100,19 +100,26 @@ TransferOp make_transfer(Kernels& k, const Decomposition& fine, const Decomposit
 // The global sizes of every level, finest first, of a grid with spacings h (any common
 // scale: only their ratios matter). An axis whose spacing is well above the finest one is
 // not coarsened (semi-coarsening). Without h: the unit cube's, 1/(N+1) (1/N on a periodic
-// axis).
+// axis). neumann: the Neumann faces (neumann_mask), whose axes count intervals as
+// ops::axis_intervals.
 std::vector<Int3> mg_level_grids(const Int3& grid, const std::array<double, 3>& h, int max_levels,
-                                 const Periodic& periodic = {});
-std::vector<Int3> mg_level_grids(const Int3& grid, int max_levels, const Periodic& periodic = {});
+                                 const Periodic& periodic = {}, int neumann = 0);
+std::vector<Int3> mg_level_grids(const Int3& grid, int max_levels, const Periodic& periodic = {},
+                                 int neumann = 0);
 // The spacings a 7-point stencil's weights stand for, up to one common factor (1/sqrt(c)).
 std::array<double, 3> stencil_spacing(const Stencil& s);
 // The next coarser size of an axis of n points: Dirichlet odd n -> (n-1)/2 (nested), even n
 // -> a ratio of intervals <= 1.5 to an odd size; periodic even n -> n/2 (nested), odd n ->
 // ceil(2n/3) rounded up to even, so the next step nests.
 int mg_coarser(int n, bool periodic = false);
+// With a Neumann face (node-centred, m = ops::axis_intervals): m even -> m/2 intervals
+// (nested: the boundary node stays), m odd -> ceil(2m/3) rounded up to even; n itself where
+// the axis cannot coarsen (m = 1).
+int mg_coarser(int n, bool periodic, bool low_neumann, bool high_neumann);
 // The first coarse point (of nc) the box starting at fine index o (of nf) owns along an axis,
 // or for o = the box's end, the end of its coarse box (multigrid_plan.cpp says the rule).
-int mg_coarse_first(int o, int nf, int nc, bool periodic);
+int mg_coarse_first(int o, int nf, int nc, bool periodic, bool low_neumann = false,
+                    bool high_neumann = false);
 // The steps (cd, cr) of `count` Chebyshev iterations for the interval [a, b] of D^{-1}A
 // (each step: d = cd d + cr (f - A u), u += d); cr includes 1/diag. count = 1: damped Jacobi.
 std::vector<std::array<double, 2>> mg_chebyshev_steps(double a, double b, int count, double diag);

@@ -26,22 +26,38 @@ constexpr double kSemiCoarsening = 1.5;
 // position nf, i.e. on the last fine point, and reads the fine ghost nf (point 0, wrapped).
 // make_transfer checks both. This returns the first owned coarse point of the box starting
 // at fine index o (and, for o = e, the end of the box).
-int mg_coarse_first(int o, int nf, int nc, bool periodic) {
-  const int mf = ops::intervals(nf, periodic), mc = ops::intervals(nc, periodic);
-  if (mf == 2 * mc) return (o + 2) / 2 - 1;  // nested: coarse I is fine 2I+1
-  const long long v = ((long long)(o + 2) * mc + mf - 1) / mf - 2;
-  return int(std::max(0LL, v));
+// In general fine point i sits at position i + at0 (at0 = 0 behind a Neumann low face, the
+// transfers' Transfer::at0) and coarse point I at (I + at0) r: nested, coarse I is fine
+// 2I + at0; else the owned coarse points are those with position in [o+at0+1-r, e+at0+1-r).
+int mg_coarse_first(int o, int nf, int nc, bool periodic, bool low_neumann, bool high_neumann) {
+  const int mf = ops::axis_intervals(nf, periodic, low_neumann, high_neumann),
+            mc = ops::axis_intervals(nc, periodic, low_neumann, high_neumann);
+  const int at0 = low_neumann ? 0 : 1;
+  if (mf == 2 * mc) return int(ops::ceil_div(o - at0, 2));  // nested: coarse I is fine 2I+at0
+  const long long v = ops::ceil_div((long long)(o + at0 + 1) * mc, mf) - 1 - at0;
+  return int(std::min<long long>(std::max(0LL, v), nc));
 }
 
 Decomposition mg_coarser_box(const Decomposition& f, const Int3& nc) {
   Decomposition c = f;
   c.grid = nc;
   for (int a = 0; a < 3; ++a) {
-    c.offset[a] = mg_coarse_first(f.offset[a], f.grid[a], nc[a], f.periodic[a]);
+    const bool lo = f.neumann_face(a, 0), hi = f.neumann_face(a, 1);
+    c.offset[a] = mg_coarse_first(f.offset[a], f.grid[a], nc[a], f.periodic[a], lo, hi);
     c.count[a] =
-        mg_coarse_first(f.offset[a] + f.count[a], f.grid[a], nc[a], f.periodic[a]) - c.offset[a];
+        mg_coarse_first(f.offset[a] + f.count[a], f.grid[a], nc[a], f.periodic[a], lo, hi) -
+        c.offset[a];
   }
   return c;
+}
+
+int mg_coarser(int n, bool periodic, bool low_neumann, bool high_neumann) {
+  if (periodic || !(low_neumann || high_neumann)) return mg_coarser(n, periodic);
+  const int m = ops::axis_intervals(n, false, low_neumann, high_neumann);
+  if (m <= 1) return n;
+  int mc = m / 2;
+  if (m % 2) mc = (2 * m + 2) / 3, mc += mc % 2;  // ceil(2m/3), even: the next step nests
+  return n - (m - mc);                            // the same ends, mc intervals
 }
 
 int mg_coarser(int n, bool periodic) {
@@ -58,7 +74,10 @@ int mg_coarser(int n, bool periodic) {
 }
 
 std::vector<Int3> mg_level_grids(const Int3& grid, const std::array<double, 3>& h0, int max_levels,
-                                 const Periodic& periodic) {
+                                 const Periodic& periodic, int neumann) {
+  const auto lo = [neumann](int a) { return (neumann >> (2 * a) & 1) != 0; };
+  const auto hi = [neumann](int a) { return (neumann >> (2 * a + 1) & 1) != 0; };
+  const auto m = [&](int n, int a) { return ops::axis_intervals(n, periodic[a], lo(a), hi(a)); };
   std::vector<Int3> out{grid};
   std::array<double, 3> h = h0;
   while (max_levels <= 0 || int(out.size()) < max_levels) {
@@ -68,24 +87,31 @@ std::vector<Int3> mg_level_grids(const Int3& grid, const std::array<double, 3>& 
     // one waits, so the coarse stencils stay near-isotropic and a point smoother works.
     // The relative slack keeps exact ties (the unit cube's integer ratios) coarsening
     // whatever the rounding of h.
+    // An axis coarsens while it can (a Neumann axis of one interval cannot).
+    const auto open = [&](int a) {
+      return g[a] > 1 && mg_coarser(g[a], periodic[a], lo(a), hi(a)) < g[a];
+    };
     double finest = 0;
     for (int a = 0; a < 3; ++a)
-      if (g[a] > 1 && (finest == 0 || h[a] < finest)) finest = h[a];
+      if (open(a) && (finest == 0 || h[a] < finest)) finest = h[a];
     Int3 c = g;
     for (int a = 0; a < 3; ++a)
-      if (g[a] > 1 && h[a] <= kSemiCoarsening * finest * (1 + 1e-9))
-        c[a] = mg_coarser(g[a], periodic[a]);
-    for (int a = 0; a < 3; ++a)
-      h[a] *= double(ops::intervals(g[a], periodic[a])) / double(ops::intervals(c[a], periodic[a]));
+      if (open(a) && h[a] <= kSemiCoarsening * finest * (1 + 1e-9))
+        c[a] = mg_coarser(g[a], periodic[a], lo(a), hi(a));
+    if (c == g) break;
+    for (int a = 0; a < 3; ++a) h[a] *= double(m(g[a], a)) / double(m(c[a], a));
     out.push_back(c);
   }
   return out;
 }
 
-std::vector<Int3> mg_level_grids(const Int3& grid, int max_levels, const Periodic& periodic) {
+std::vector<Int3> mg_level_grids(const Int3& grid, int max_levels, const Periodic& periodic,
+                                 int neumann) {
   std::array<double, 3> h{};
-  for (int a = 0; a < 3; ++a) h[a] = 1.0 / ops::intervals(grid[a], periodic[a]);
-  return mg_level_grids(grid, h, max_levels, periodic);
+  for (int a = 0; a < 3; ++a)
+    h[a] = 1.0 / ops::axis_intervals(grid[a], periodic[a], neumann >> (2 * a) & 1,
+                                     neumann >> (2 * a + 1) & 1);
+  return mg_level_grids(grid, h, max_levels, periodic, neumann);
 }
 
 std::array<double, 3> stencil_spacing(const Stencil& s) {
@@ -98,7 +124,7 @@ std::vector<MgLevelPlan> mg_plan(const Decomposition& fine, const Stencil& fine_
                                  const MgOptions& o, MPI_Comm cart) {
   std::vector<MgLevelPlan> out;
   for (const Int3& g :
-       mg_level_grids(fine.grid, stencil_spacing(fine_op), o.levels, fine.periodic)) {
+       mg_level_grids(fine.grid, stencil_spacing(fine_op), o.levels, fine.periodic, fine.neumann)) {
     MgLevelPlan p;
     p.grid = g;
     if (out.empty()) {
@@ -112,7 +138,10 @@ std::vector<MgLevelPlan> mg_plan(const Decomposition& fine, const Stencil& fine_
     } else {
       p.distributed = false;
     }
-    if (!p.distributed) p.decomp = Decomposition::whole(g, fine.periodic);
+    if (!p.distributed) {
+      p.decomp = Decomposition::whole(g, fine.periodic);
+      p.decomp.neumann = fine.neumann;
+    }
     out.push_back(p);
   }
   return out;

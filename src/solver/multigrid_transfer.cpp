@@ -15,13 +15,18 @@ TransferOp make_transfer(Kernels& k, const Decomposition& f, const Decomposition
   Transfer& t = op.t;
   t.fine = f.layout();
   t.coarse = c.layout();
-  if (f.periodic != c.periodic) throw std::logic_error("multigrid: levels wrap on different axes");
+  if (f.periodic != c.periodic || f.neumann != c.neumann)
+    throw std::logic_error("multigrid: levels with different boundary kinds");
   double scale = 1.0;
   for (int a = 0; a < 3; ++a) {
     t.nf[a] = f.grid[a], t.nc[a] = c.grid[a];
     t.fo[a] = f.offset[a], t.co[a] = c.offset[a];
-    t.mf[a] = ops::intervals(f.grid[a], f.periodic[a]);
-    t.mc[a] = ops::intervals(c.grid[a], c.periodic[a]);
+    t.mf[a] = f.intervals(a);
+    t.mc[a] = c.intervals(a);
+    // Positions i + 1 on Dirichlet and periodic axes (a periodic grid's shift does not
+    // matter), i behind a Neumann low face (its boundary node at 0 on both levels).
+    t.at0[a] = f.neumann_face(a, 0) ? 0 : 1;
+    t.bounded[a] = !f.periodic[a];
     scale *= double(t.mc[a]) / double(t.mf[a]);
   }
   t.wd.scale = scale;
@@ -32,7 +37,7 @@ TransferOp make_transfer(Kernels& k, const Decomposition& f, const Decomposition
     for (int I = c.offset[a]; uses != TransferUse::prolongation && I < c.offset[a] + c.count[a];
          ++I) {
       int first, last;
-      ops::restrict_span(I, t.nf[a], t.mf[a], t.mc[a], first, last);
+      ops::restrict_span(I, t.nf[a], t.mf[a], t.mc[a], first, last, t.at0[a], t.bounded[a]);
       if (first < f.offset[a] - 1 || last > f.offset[a] + f.count[a] || last - first > 2)
         throw std::logic_error("multigrid: restriction outside the ghost layer");
     }
@@ -40,7 +45,7 @@ TransferOp make_transfer(Kernels& k, const Decomposition& f, const Decomposition
          ++i) {
       int lo;
       double w;
-      ops::interp_1d(i, t.mf[a], t.mc[a], lo, w);
+      ops::interp_1d(i, t.mf[a], t.mc[a], lo, w, t.at0[a]);
       if (lo < c.offset[a] - 1 || lo + 1 > c.offset[a] + c.count[a])
         throw std::logic_error("multigrid: prolongation outside the ghost layer");
     }

@@ -19,6 +19,7 @@ DistributedOperator::DistributedOperator(Kernels& k, const Decomposition& d, con
       transport_(std::move(transport)),
       overlap_(overlap),
       global_points_(double(d.global_points())),
+      planes_(halo3d::neumann_planes(d)),
       timers_(timers) {
   for (int a = 0; a < 3; ++a) {
     split_axes_ += d.procs[a] > 1;

@@ -37,6 +37,8 @@ class DistributedOperator {
   bool overlap() const { return overlap_; }
   void set_overlap(bool on) { overlap_ = on; }  // the same results either way
   double global_points() const { return global_points_; }
+  // The box's Neumann planes (none: faces 0): heat's mass V_p.
+  const NeumannPlanes& neumann_planes() const { return planes_; }
 
   // out = A u (u's ghost layers are refreshed); slot += u.out
   void apply(double* u, double* out, int dot_slot = kNoReduction);
@@ -102,6 +104,7 @@ class DistributedOperator {
   // Axes the per-axis exchange() has a round for: split, or periodic (its ghosts wrap).
   bool exchanged_[3] = {false, false, false};
   double global_points_;
+  NeumannPlanes planes_;
   Timers& timers_;
   Region inner_;
   std::array<Region, 6> shell_;

@@ -178,6 +178,7 @@ std::unique_ptr<Runtime> make_runtime(const RuntimeOptions& o, MPI_Comm world) {
   auto rt = std::make_unique<Runtime>();
   rt->hosts = HostMap::build(world);
   rt->decomp = decompose(world, o.grid, o.procs, rt->cart, o.periodic);
+  rt->decomp.neumann = o.neumann;
   rt->kernels = make_kernels(o.backend, rt->hosts, world, rt->gpu, rt->warnings);
   const HaloPlan plan = HaloPlan::build(rt->decomp);
   if (o.memory) {
@@ -202,7 +203,8 @@ std::unique_ptr<Runtime> make_runtime(const RuntimeOptions& o, MPI_Comm world) {
     std::vector<double> sigma;
     if (o.sigma) sigma = o.sigma(rt->decomp, rt->cart.get());
     rt->coefficients = std::make_unique<LevelCoefficients>(
-        *rt->kernels, rt->decomp.layout(), o.stencil, std::move(kappa), std::move(sigma));
+        *rt->kernels, rt->decomp.layout(), o.stencil, std::move(kappa), std::move(sigma),
+        neumann_planes(rt->decomp));
     stencil = rt->coefficients->attach(o.stencil);
   }
   rt->op =

@@ -31,6 +31,9 @@ struct RuntimeOptions : ParallelOptions {
   // Axes whose ghosts wrap (periodic boundaries): the decomposition's (Decomposition::periodic).
   // From --bc (ProblemSpec::periodic); the multigrid hierarchy takes it (mg_plan).
   Periodic periodic{};
+  // The Neumann faces (neumann_mask; ProblemSpec::bc): Decomposition::neumann, and the fine
+  // level's face weights' factors. A Neumann face needs kappa (the variable path, k = 1 too).
+  int neumann = 0;
   Stencil stencil;
   // What the run will allocate, asked once the decomposition exists (collective over the
   // Cartesian communicator); checked against free memory before anything large is

@@ -361,6 +361,13 @@ class Heat final : public Method {
       ScopedTimer t(t_.compute);
       k_.axpby(op_.layout(), c_, boundary_->data(), 1.0, unew_.data());
     }
+    const NeumannPlanes& np = op_.neumann_planes();
+    if (np.faces) {  // the mass V_p (Neumann planes): u_new = u + V^{-1} (u_new - u)
+      ScopedTimer t(t_.compute);
+      k_.axpby(op_.layout(), -1.0, u_.data(), 1.0, unew_.data());
+      k_.volume_scale(op_.layout(), np, true, unew_.data());
+      k_.axpby(op_.layout(), 1.0, u_.data(), 1.0, unew_.data());
+    }
     u_.swap(unew_);
     return {kNaN, true, false};
   }

@@ -48,7 +48,7 @@ class Method : public Checkpointable {
 
 // Source is the right-hand side (Poisson) or initial condition (heat), interior filled.
 // pc: the preconditioner (nullptr: plain CG); it must outlive the method. zero_mean: the
-// singular case (A 1 = 0, b of zero sum: every axis periodic, no shift): z = M^{-1} r is
+// singular case (A 1 = 0, b of zero sum: no Dirichlet face, no shift): z = M^{-1} r is
 // projected to zero sum each iteration (without pc, z is r, of zero sum already).
 std::unique_ptr<Method> make_cg(DistributedOperator& op, MPI_Comm comm, Timers& t, const Buffer& b,
                                 double tol, Preconditioner* pc = nullptr, bool zero_mean = false);

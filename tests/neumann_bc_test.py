@@ -1,0 +1,128 @@
+#!/usr/bin/env python3
+"""--bc with Neumann faces through the program (tests/test_neumann.cpp checks the operator and
+the right-hand side against a reference of the discretisation):
+1. built-in modes (cos(pi k x/L) between two Neumann faces, cos / sin((k - 1/2) pi x/L) with a
+   Dirichlet face at the other end) solved to their exact discrete answer (CG, MG-PCG in
+   double and mixed, and Jacobi, 1-3 ranks, Neumann on 1-3 axes with Dirichlet and periodic
+   ones, a shift; the singular all-Neumann case);
+2. a linear u = 1 + 2x - y with fluxes on its Neumann faces and its values on the Dirichlet
+   ones is reproduced to rounding (the fluxes' sign and area: a face of the domain, an edge),
+   and heat (explicit, implicit, Crank-Nicolson) keeps it; heat's modes reach their exact
+   discrete answer (the mass V_p);
+3. the output's `bc` attribute, the XDMF origin (0 on a Neumann low face);
+4. refusals (exit 2, one line): explicit heat with a variable k, a Neumann axis of 1 point, a
+   mode that aliases, a variable shift with no Dirichlet face, a malformed kind; a restart
+   under other boundaries.
+Run: neumann_bc_test.py HALO3D MPIEXEC."""
+import os
+import re
+import sys
+import xml.etree.ElementTree as ET
+
+import numpy as np
+
+from h3test import Harness
+
+T = Harness("neumann")
+check, halo3d, read, work, failures = T.check, T.solve, T.read, T.work, T.failures
+
+# 1. Modes: the exact discrete answer.
+for ranks, bc, extra in ((1, "x=neumann", []),
+                         (2, "x0=neumann,y1=neumann", ["--shift", "2"]),
+                         (3, "x=neumann,y=periodic,z0=neumann", []),
+                         (2, "x=neumann,y=neumann,z=neumann", []),
+                         (3, "x=neumann,y0=neumann", ["--precond", "mg", "--tol", "1e-12"]),
+                         (2, "x=neumann,y=neumann,z=neumann", ["--precond", "mg", "--precision", "mixed",
+                                                               "--tol", "1e-12"]),
+                         (3, "x=neumann,y=neumann,z=neumann", ["--shift", "1.5"]),
+                         (2, "x1=neumann,z=neumann", ["--solver", "jacobi", "--max-iters", "20000",
+                                                      "--tol", "1e-11"])):
+    solver = [] if "--solver" in extra or "--precond" in extra else ["--precond", "none", "--tol", "1e-12"]
+    p = halo3d(ranks, "--grid", "13,10,12", "--box", "1,2,1.5", "--bc", bc, "--mode", "1,2,3", "--mode", "2,1,1",
+               *solver, *extra, "--output", "none", quiet=False)
+    m = re.search(r"error vs exact discrete: l2 (\S+) max ([^;\s]+)", p.stdout)
+    err = float(m.group(2)) if m else np.inf
+    check(err < 1e-9, f"--bc {bc} {' '.join(extra)} on {ranks} ranks: modes' max error vs exact discrete {err:.1e}")
+
+# 2. A linear field: u = 1 + 2x - y on [0,1]x[0,2]x[0,1.5], -lap u = 0: outward fluxes du/dn
+# x0 -2, x1 +2, y0 +1, y1 -1, z 0 on Neumann faces, u's values on Dirichlet ones (a file's
+# boundary layer: the flux in the slot beyond a Neumann face's boundary node).
+def positions(n, L, lo_neumann, hi_neumann):
+    m = n - 1 + (0 if lo_neumann else 1) + (0 if hi_neumann else 1)
+    return (np.arange(n) + (0 if lo_neumann else 1)) * L / m
+
+
+grid = (9, 8, 7)
+box = (1.0, 2.0, 1.5)
+for bc, neumann in (("x0=neumann", {(0, 0)}), ("x=neumann,y0=neumann", {(0, 0), (0, 1), (1, 0)}),
+                    ("x0=neumann,y=neumann,z1=neumann", {(0, 0), (1, 0), (1, 1), (2, 1)})):
+    xs = [positions(grid[a], box[a], (a, 0) in neumann, (a, 1) in neumann) for a in range(3)]
+    # The boundary layer [NZ+2][NY+2][NX+2]: ghost positions 0 and L on Dirichlet faces,
+    # the flux on Neumann faces (the value at the ghost slot beyond the boundary node).
+    full = [np.concatenate(([0.0], xs[a], [box[a]])) for a in range(3)]
+    Z, Y, X = np.meshgrid(full[2], full[1], full[0], indexing="ij")
+    g = 1 + 2 * X - Y
+    flux = {(0, 0): -2.0, (0, 1): 2.0, (1, 0): 1.0, (1, 1): -1.0, (2, 0): 0.0, (2, 1): 0.0}
+    for (a, side) in neumann:
+        sl = [slice(None)] * 3
+        sl[2 - a] = 0 if side == 0 else -1
+        g[tuple(sl)] = flux[(a, side)]
+    T.write("g.h5", g, "g")
+    p = halo3d(2, "--grid", "9,8,7", "--box", "1,2,1.5", "--bc", bc, "--rhs", "expr:0", "--boundary",
+               "file:g.h5:/g", "--precond", "none", "--tol", "1e-14", "--max-iters", "5000", "--output", "lin.h5")
+    u, attrs = read("lin.h5")
+    Z, Y, X = np.meshgrid(xs[2], xs[1], xs[0], indexing="ij")
+    exact = 1 + 2 * X - Y
+    err = np.max(np.abs(u - exact)) if u.shape == exact.shape else np.inf
+    check(err < 1e-10, f"--bc {bc}: the linear u = 1 + 2x - y with its fluxes and values back to {err:.1e}")
+    check(attrs.get("bc") == bc, f"--bc {bc}: the output's bc attribute is {attrs.get('bc')!r}")
+    # Heat from that steady state stays there (the fluxes' source and the mass V_p).
+    for scheme in ("explicit", "implicit", "crank-nicolson"):
+        halo3d(2, "--problem", "heat", "--time-scheme", scheme, "--steps", "10", "--grid", "9,8,7", "--box",
+               "1,2,1.5", "--bc", bc, "--initial", "expr:1+2*x-y", "--boundary", "file:g.h5:/g", "--tol", "1e-13",
+               "--output", "heat.h5")
+        u = read("heat.h5")[0]
+        err = np.max(np.abs(u - exact)) if u.shape == exact.shape else np.inf
+        check(err < 1e-11, f"--bc {bc}: {scheme} heat keeps the steady u = 1 + 2x - y to {err:.1e}")
+
+# Heat's modes: the exact discrete answer after the steps (mass V_p: M^{-1} A's eigenvalues).
+for scheme in ("explicit", "implicit", "crank-nicolson"):
+    for bc in ("x0=neumann,y=neumann,z=periodic", "x=neumann,y=neumann,z=neumann"):
+        p = halo3d(2, "--problem", "heat", "--time-scheme", scheme, "--steps", "20", "--grid", "13,10,12", "--bc", bc,
+                   "--mode", "1,2,3", "--mode", "2,1,1", "--shift", "1.5", "--tol", "1e-13", "--output", "none",
+                   quiet=False)
+        m = re.search(r"error at t vs exact discrete: l2 (\S+) max ([^;\s]+)", p.stdout)
+        err = float(m.group(2)) if m else np.inf
+        check(err < 1e-11, f"--bc {bc} {scheme} heat: modes' max error vs exact discrete {err:.1e}")
+
+# 3. The XDMF origin: 0 on an axis with a Neumann low face (x), h behind a Dirichlet one
+# (y: Dirichlet low, Neumann high, h = L/N; z: Dirichlet, h = L/(N+1)); the spacing h (x: L/N).
+halo3d(1, "--grid", "9,8,7", "--box", "1,2,1.5", "--bc", "x0=neumann,y1=neumann", "--precond", "none",
+       "--output", "o.h5")
+xdmf = os.path.join(work, "o.xdmf")
+got = [[float(v) for v in e.text.split()] for e in list(ET.parse(xdmf).iter("DataItem"))[:2]] if os.path.exists(xdmf) else []
+want = [[1.5 / 8, 2.0 / 8, 0.0], [1.5 / 8, 2.0 / 8, 1.0 / 9]]
+check(len(got) == 2 and np.allclose(got, want, rtol=1e-15, atol=0), f"XDMF origin and spacing (z y x) {got}, want {want}")
+
+# 4. Refusals.
+for args, needle in ((["--bc", "x=neumann", "--problem", "heat", "--coefficient", "2"],
+                      "explicit heat with a Neumann face and a variable --coefficient"),
+                     (["--bc", "x0=neumann", "--precond", "none", "--grid", "1,8,8"],
+                      "a Neumann axis needs at least 2 points"),
+                     (["--bc", "x=neumann", "--precond", "none", "--mode", "8,1,1"], "Neumann axis x must be below"),
+                     (["--bc", "x=neumann,y=neumann,z=neumann", "--precond", "none", "--shift", "expr:1+x"],
+                      "with a variable --shift is singular"),
+                     (["--bc", "x=neumannn"], "is not FACE=KIND")):
+    grid = [] if "--grid" in args else ["--grid", "8,8,8"]
+    p = halo3d(0, *grid, *args, "--output", "none", expect=2)
+    lines = p.stderr.strip().splitlines()
+    check(p.returncode == 2 and len(lines) == 1 and needle in p.stderr, f"{' '.join(args)} refused: {p.stderr.strip()!r}")
+base = ["--grid", "9,8,7", "--rhs", "random", "--precond", "none", "--output", "none"]
+halo3d(2, *base, "--bc", "z0=neumann", "--max-iters", "2", "--checkpoint", "c.h5", "--checkpoint-every", "1", expect=3)
+for args in (["--bc", "dirichlet"], ["--bc", "z1=neumann"]):
+    p = halo3d(2, *base, "--restart", "c.h5", *args, expect=2)
+    check(p.returncode == 2 and "bc=z0=neumann" in p.stderr, f"restart with {' '.join(args)} refused: {p.stderr.strip()[:200]!r}")
+p = halo3d(2, *base, "--restart", "c.h5", "--bc", "z0=neumann")
+check(p.returncode == 0, "restart under the same boundaries continues")
+
+sys.exit(T.finish("neumann: all checks passed"))
