@@ -14,6 +14,14 @@
 
 namespace halo3d {
 
+// A level's smoothing steps {cd, cr} (Kernels::smooth), and the coarsest level's solve, from
+// its stencil, grid and box; bound: the operator's own Gershgorin bound of D^{-1}A with
+// variable coefficients, else 0 (multigrid_smoother.cpp).
+using MgSteps = std::vector<std::array<double, 2>>;
+MgSteps smoother_steps(const MgOptions& o, const Stencil& s, const Int3& n, const Decomposition& p,
+                       double bound);
+MgSteps coarse_steps(const Stencil& s, const Int3& n, const Decomposition& p, double bound);
+
 // The box of the coarse grid nc whose points the rank with fine box f computes
 // (multigrid_plan.cpp: the ownership rule that keeps transfers within one ghost layer).
 Decomposition mg_coarser_box(const Decomposition& f, const Int3& nc);
