@@ -94,15 +94,9 @@ TEST(Fmg, BitwiseOnEveryProcessGrid) {
           if (procs[0] > grid[0] || procs[1] > grid[1] || procs[2] > grid[2]) continue;
           Decomposition d;
           const std::vector<double> x = f_cycle(o, mo, MPI_COMM_WORLD, procs, d);
-          const Layout l = d.layout(), w = whole.layout();
-          long mismatches = 0;
-          for (int kk = 0; kk < l.nz; ++kk)
-            for (int j = 0; j < l.ny; ++j)
-              for (int i = 0; i < l.nx; ++i)
-                mismatches += x[l.at(i, j, kk)] !=
-                              ref[w.at(d.offset[0] + i, d.offset[1] + j, d.offset[2] + kk)];
-          EXPECT_EQ(mismatches, 0) << to_string(grid) << " procs " << to_string(procs) << " "
-                                   << to_string(precision) << " gather " << gather;
+          EXPECT_EQ(test::mismatches_with_whole(d, x, whole, ref), 0)
+              << to_string(grid) << " procs " << to_string(procs) << " " << to_string(precision)
+              << " gather " << gather;
         }
       }
 }
@@ -135,15 +129,9 @@ TEST(Fmg, SolveDecompositionInvariant) {
       auto run = test::solve_in_process(o, MPI_COMM_WORLD);
       EXPECT_EQ(run.result.history, alone.result.history) << to_string(procs);
       const Decomposition& d = run.rt->decomp;
-      const Layout l = d.layout(), w = alone.rt->decomp.layout();
       const auto u = run.solution();
-      long mismatches = 0;
-      for (int kk = 0; kk < l.nz; ++kk)
-        for (int j = 0; j < l.ny; ++j)
-          for (int i = 0; i < l.nx; ++i)
-            mismatches +=
-                u[l.at(i, j, kk)] != ref[w.at(d.offset[0] + i, d.offset[1] + j, d.offset[2] + kk)];
-      EXPECT_EQ(mismatches, 0) << to_string(procs) << " " << to_string(precision);
+      EXPECT_EQ(test::mismatches_with_whole(d, u, alone.rt->decomp, ref), 0)
+          << to_string(procs) << " " << to_string(precision);
     }
   }
 }

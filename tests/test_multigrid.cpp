@@ -245,15 +245,8 @@ std::vector<long> check_bounded_and_invariant(const std::string& precision) {
       EXPECT_EQ(run.result.history, alone.result.history) << to_string(procs);
       const Decomposition& d = run.rt->decomp;
       const auto u = run.solution();
-      const Layout l = d.layout();
-      long mismatches = 0;
-      for (int k = 0; k < l.nz; ++k)
-        for (int j = 0; j < l.ny; ++j)
-          for (int i = 0; i < l.nx; ++i)
-            mismatches += u[l.at(i, j, k)] !=
-                          ref[whole.layout().at(d.offset[0] + i, d.offset[1] + j, d.offset[2] + k)];
-      EXPECT_EQ(mismatches, 0) << to_string(grid) << " procs " << to_string(procs) << " "
-                               << precision;
+      EXPECT_EQ(test::mismatches_with_whole(d, u, whole, ref), 0)
+          << to_string(grid) << " procs " << to_string(procs) << " " << precision;
     }
   }
   return iterations;
@@ -314,15 +307,8 @@ TEST(Multigrid, VcycleBitwiseOnEveryProcessGrid) {
         if (procs[0] > grid[0] || procs[1] > grid[1] || procs[2] > grid[2]) continue;
         Decomposition d;
         const std::vector<double> z = v_cycle(MPI_COMM_WORLD, procs, d);
-        const Layout l = d.layout(), w = whole.layout();
-        long mismatches = 0;
-        for (int kk = 0; kk < l.nz; ++kk)
-          for (int j = 0; j < l.ny; ++j)
-            for (int i = 0; i < l.nx; ++i)
-              mismatches += z[l.at(i, j, kk)] !=
-                            ref[w.at(d.offset[0] + i, d.offset[1] + j, d.offset[2] + kk)];
-        EXPECT_EQ(mismatches, 0) << to_string(grid) << " procs " << to_string(procs) << " "
-                                 << to_string(precision);
+        EXPECT_EQ(test::mismatches_with_whole(d, z, whole, ref), 0)
+            << to_string(grid) << " procs " << to_string(procs) << " " << to_string(precision);
       }
     }
 }

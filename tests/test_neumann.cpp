@@ -299,15 +299,8 @@ TEST(Neumann, SolvesTheReferenceProblemBitwiseOnEveryProcessGrid) {
         const std::vector<double> x = solve(MPI_COMM_WORLD, procs, d);
         EXPECT_LT(relative_difference(d, x, local_of(d, u)), 1e-9)
             << c.bc << " " << name(v) << " " << to_string(procs);
-        const Layout l = d.layout(), w = whole.layout();
-        long mismatches = 0;
-        for (int z = 0; z < l.nz; ++z)
-          for (int y = 0; y < l.ny; ++y)
-            for (int i = 0; i < l.nx; ++i)
-              mismatches +=
-                  x[std::size_t(l.at(i, y, z))] !=
-                  alone[std::size_t(w.at(d.offset[0] + i, d.offset[1] + y, d.offset[2] + z))];
-        EXPECT_EQ(mismatches, 0) << c.bc << " " << name(v) << " procs " << to_string(procs);
+        EXPECT_EQ(test::mismatches_with_whole(d, x, whole, alone), 0)
+            << c.bc << " " << name(v) << " procs " << to_string(procs);
       }
     }
 }
@@ -409,15 +402,8 @@ TEST(Neumann, HeatBitwiseOnEveryProcessGrid) {
       for (const Int3& procs : process_grids(test::world_size())) {
         Decomposition d;
         const std::vector<double> x = run(MPI_COMM_WORLD, procs, d);
-        const Layout l = d.layout(), w = whole.layout();
-        long mismatches = 0;
-        for (int z = 0; z < l.nz; ++z)
-          for (int y = 0; y < l.ny; ++y)
-            for (int i = 0; i < l.nx; ++i)
-              mismatches +=
-                  x[std::size_t(l.at(i, y, z))] !=
-                  alone[std::size_t(w.at(d.offset[0] + i, d.offset[1] + y, d.offset[2] + z))];
-        EXPECT_EQ(mismatches, 0) << c.bc << " " << scheme << " procs " << to_string(procs);
+        EXPECT_EQ(test::mismatches_with_whole(d, x, whole, alone), 0)
+            << c.bc << " " << scheme << " procs " << to_string(procs);
       }
     }
 }

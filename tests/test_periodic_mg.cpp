@@ -222,15 +222,9 @@ TEST(PeriodicMultigrid, VcycleBitwiseOnEveryProcessGrid) {
           for (const Int3& procs : process_grids(test::world_size())) {
             Decomposition d;
             const std::vector<double> z = v_cycle(MPI_COMM_WORLD, procs, d);
-            const Layout l = d.layout(), w = whole.layout();
-            long mismatches = 0;
-            for (int kk = 0; kk < l.nz; ++kk)
-              for (int j = 0; j < l.ny; ++j)
-                for (int i = 0; i < l.nx; ++i)
-                  mismatches += z[l.at(i, j, kk)] !=
-                                ref[w.at(d.offset[0] + i, d.offset[1] + j, d.offset[2] + kk)];
-            EXPECT_EQ(mismatches, 0) << to_string(grid) << " procs " << to_string(procs) << " k "
-                                     << k << " " << to_string(precision) << " gather " << gather;
+            EXPECT_EQ(test::mismatches_with_whole(d, z, whole, ref), 0)
+                << to_string(grid) << " procs " << to_string(procs) << " k " << k << " "
+                << to_string(precision) << " gather " << gather;
           }
         }
 }

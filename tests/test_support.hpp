@@ -45,6 +45,20 @@ inline RuntimeOptions laplacian_runtime(const Int3& grid, const Int3& procs = {0
 }
 
 // All factorisations of n into three factors: every process grid of n ranks.
+// The points of this rank's box where x (over d's padded layout) differs, bit for bit, from
+// `alone` at the same global point: the same problem solved on one rank alone over `whole`.
+inline long mismatches_with_whole(const Decomposition& d, const std::vector<double>& x,
+                                  const Decomposition& whole, const std::vector<double>& alone) {
+  const Layout l = d.layout(), w = whole.layout();
+  long mismatches = 0;
+  for (int k = 0; k < l.nz; ++k)
+    for (int j = 0; j < l.ny; ++j)
+      for (int i = 0; i < l.nx; ++i)
+        mismatches += x[std::size_t(l.at(i, j, k))] !=
+                      alone[std::size_t(w.at(d.offset[0] + i, d.offset[1] + j, d.offset[2] + k))];
+  return mismatches;
+}
+
 inline std::vector<Int3> process_grids(int n) {
   std::vector<Int3> out;
   for (int a = 1; a <= n; ++a)
