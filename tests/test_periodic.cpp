@@ -164,7 +164,8 @@ void check_faces(Kernels& k, const Decomposition& d, HaloTransport& t, AxisMask 
 
 // Every check on decomposition d (rt's, or a serial level's) through one transport `t`
 // (built for its plan): face exchanges of every axis mask, exchange() (one round where `t`
-// has it, per-axis rounds otherwise and through PerAxisOnly), double and float, fresh fields.
+// has it, per-axis rounds otherwise and through PerAxisOnly), double and float, fresh fields,
+// then face exchanges and exchange() alternating.
 void check_transport(Runtime& rt, const Decomposition& d, std::unique_ptr<HaloTransport> t,
                      std::unique_ptr<HaloTransport> per_axis, const std::string& name) {
   Kernels& k = *rt.kernels;
@@ -173,9 +174,16 @@ void check_transport(Runtime& rt, const Decomposition& d, std::unique_ptr<HaloTr
     check_faces<double>(k, d, *t, axes, ++seed, name);
     check_faces<float>(k, d, *t, axes, ++seed, name);
   }
+  HaloTransport& moved = *t;  // owned by op from here
   DistributedOperator op(k, d, rt.op->stencil(), std::move(t), false, rt.timers);
   check_exchange<double>(k, d, op, ++seed, name);
   check_exchange<float>(k, d, op, ++seed, name);
+  // Face exchanges and one rounds alternating through the same transport (ipc's channels
+  // count their exchanges per kind): each must still deliver its own field.
+  for (AxisMask axes : {kAllAxes, AxisMask(1)}) {
+    check_faces<float>(k, d, moved, axes, ++seed, name + " after one round");
+    check_exchange<double>(k, d, op, ++seed, name + " again");
+  }
   if (!per_axis) return;
   DistributedOperator rounds(k, d, rt.op->stencil(),
                              std::make_unique<PerAxisOnly>(std::move(per_axis)), false, rt.timers);

@@ -180,14 +180,12 @@ struct Setup {
   bool shared = false;
   bool ipc_gather = false;  // every rank on one host, halo over ipc: the gather goes GPU to GPU
   Int3 procs{};
-  int rounds = 0;          // split axes: rounds of a transfer's fill over ipc
-  bool one_round = false;  // a transfer's fill is one round to every neighbour (mpi)
   const Wire& slowest() const { return ranks > gpus_per_node ? inter : intra; }
 };
 
 // One exchange of the rank at process coordinates `c` on boxes `b`: (latency, bandwidth)
 // seconds, bytes and messages. Kind::faces: a sweep's, every face with the ghost rim of the
-// two other axes, 8 (n_a + 2)(n_b + 2) B; Kind::around: a transfer's one round over mpi, to
+// two other axes, 8 (n_a + 2)(n_b + 2) B; Kind::around: a transfer's one round, to
 // every neighbour of HaloPlan::around (faces of n_a n_b points, edges of n_a, corners of 1).
 // Messages to GPUs of the rank's own node take the intra-node link, the others the
 // inter-node one; the two classes go together, so the exchange takes the slower.
@@ -249,7 +247,7 @@ void level_traffic(const Setup& s, const Boxes& b, int sweeps, int transfers,
     for (int y = 0; y < s.procs[1]; ++y)
       for (int x = 0; x < s.procs[0]; ++x) {
         const Exchange f = rank_exchange(s, b, {x, y, z}, Kind::faces);
-        const Exchange t = s.one_round ? rank_exchange(s, b, {x, y, z}, Kind::around) : f;
+        const Exchange t = rank_exchange(s, b, {x, y, z}, Kind::around);
         out.messages =
             std::max(out.messages, double(sweeps) * f.faces + double(transfers) * t.faces);
         out.halo_bytes = std::max(out.halo_bytes, sweeps * f.bytes + transfers * t.bytes);
@@ -356,25 +354,18 @@ LevelPrediction predict_level(const Setup& s, const std::vector<Level>& plan, st
     out.overlapped = l == 0 || points_of(out.box) >= s.p.min_overlap_points;
     // The transfers: w before the restriction (gathering levels too), e before prolongation
     // (unless the level above gathers, which makes this one gathered: not here). Their ghost
-    // fill (DistributedOperator::exchange) is one round to every neighbour over mpi and
-    // mpi-cuda (one pack and one unpack launch), one split axis per round over ipc, each
-    // face sent once (a pack and an unpack per face).
+    // fill (DistributedOperator::exchange) is one round to every neighbour, with one pack and
+    // one unpack launch (mpi, mpi-cuda and ipc alike).
     const int transfers = int(!coarsest) + int(l > 0);
     const int shells = s.p.shell_kernels * (out.overlapped ? sweeps : 0);
     const Exchange e = busiest_exchange(s, L.boxes);
     out.face_bytes = e.bytes;
     level_traffic(s, L.boxes, sweeps, transfers, out);
-    if (s.one_round) {
-      out.exchanges = sweeps + transfers;
-      out.faces_sent = sweeps;
-      add_halo(s, e, sweeps, sweeps, 2.0 * e.faces * sweeps + shells, out.t);
-      add_halo(s, busiest_exchange(s, L.boxes, Kind::around), transfers, transfers, 2.0 * transfers,
-               out.t);
-    } else {
-      out.exchanges = sweeps + transfers * s.rounds;
-      out.faces_sent = sweeps + transfers;
-      add_halo(s, e, out.exchanges, out.faces_sent, 2.0 * e.faces * out.faces_sent + shells, out.t);
-    }
+    out.exchanges = sweeps + transfers;
+    out.faces_sent = sweeps;
+    add_halo(s, e, sweeps, sweeps, 2.0 * e.faces * sweeps + shells, out.t);
+    add_halo(s, busiest_exchange(s, L.boxes, Kind::around), transfers, transfers, 2.0 * transfers,
+             out.t);
   }
   if (out.gathers) {
     const Int3 own = coarser_boxes(L.boxes, L.grid, plan[l + 1].grid).largest();
@@ -426,8 +417,6 @@ Prediction predict(const Calibration& c, const std::vector<Link>& links, const S
           intra.shared_gpu,
           sys.ipc_gather(ranks),
           choose_procs(grid, ranks, {0, 0, 0})};
-  for (int a = 0; a < 3; ++a) s.rounds += s.procs[a] > 1;
-  s.one_round = sys.one_round();
   Prediction out;
   out.grid = grid;
   out.procs = s.procs;

@@ -70,10 +70,10 @@ void apply_link_override(std::vector<Link>& links, const std::string& spec);
 // between nodes. `gpus_per_host`: the GPUs one operating system holds (an NVLink domain can
 // span hosts); the multigrid gather runs over CUDA IPC only when every rank is on one host
 // (BoxGather), so up to this many GPUs.
-// `halo`: the transport halo3d runs on it (an assumption: --halo auto picks by timing). It
-// sets the transfers' ghost fill (HaloTransport::fills_corners_in_one_round: mpi and
-// mpi-cuda one round to up to 26 neighbours, ipc one round per split axis) and whether the
-// gather can go over CUDA IPC (BoxGather: only when the halo goes over ipc).
+// `halo`: the transport halo3d runs on it (an assumption: --halo auto picks by timing). The
+// transfers' ghost fill is one round to up to 26 neighbours, one pack and one unpack launch,
+// on every one of them (HaloTransport::fills_corners_in_one_round); the halo decides whether
+// the gather can go over CUDA IPC (BoxGather: only when the halo goes over ipc).
 struct System {
   std::string name, intra, inter;
   int gpus_per_node = 8;
@@ -81,7 +81,6 @@ struct System {
   int gpus_per_host = 8;
   Transport halo = Transport::ipc;
   bool one_host(int ranks) const { return ranks <= gpus_per_host; }
-  bool one_round() const { return halo == Transport::mpi || halo == Transport::mpi_cuda; }
   bool ipc_gather(int ranks) const { return halo == Transport::ipc && one_host(ranks); }
 };
 std::vector<System> default_systems();  // nvlink, pcie, ib-hdr, ib-ndr
@@ -128,7 +127,7 @@ struct LevelPrediction {
   double faces_sent = 0;    // the faces they send, in whole face exchanges (each face once)
   double face_bytes = 0;    // per whole face exchange, busiest rank
   // Per V-cycle, each the most any rank sends (as bench's "msgs" and "halo B":
-  // Multigrid::level_traffic): face exchanges and, over mpi, the transfers' one rounds.
+  // Multigrid::level_traffic): face exchanges and the transfers' one rounds.
   double messages = 0, halo_bytes = 0;
   Terms t;
 };

@@ -109,9 +109,9 @@ class HaloTransport {
   // Whether start_all_ghosts() exists: one round in which every neighbour of
   // HaloPlan::around (faces, edges, corners) gets the sub-box it needs, so every ghost point
   // with a neighbour is filled at once. The mpi transports (host messages, staged or
-  // mpi-cuda) have it; ipc and nccl not yet (they could post their 26 copies or
-  // ncclSend/Recv the same way, but no GPU was at hand to test them), and
-  // DistributedOperator::exchange then runs one start(u, axis)/finish(u) round per split axis.
+  // mpi-cuda) and ipc have it; nccl not yet (it could ncclSend/Recv the 26 sub-boxes the
+  // same way), and DistributedOperator::exchange then runs one start(u, axis)/finish(u)
+  // round per split axis.
   virtual bool fills_corners_in_one_round() const { return false; }
   // The one round's start; finish(u) completes it. Only where fills_corners_in_one_round().
   virtual void start_all_ghosts(const double* u);

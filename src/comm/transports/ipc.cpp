@@ -39,6 +39,15 @@
 //    (checked).
 //  - The face data never passes through host memory we stage; the host only sees the two
 //    8-byte notifications.
+// The one-round exchange of every ghost (start_all_ghosts: faces without their rim, edges
+// and corners, HaloPlan::around) runs the same protocol over a channel of its own per
+// neighbour direction (codes kBoxCode + dir, the neighbour's kBoxCode + 26 - dir, apart
+// from the face channels' 0-5): one pack of every sub-box into one send buffer
+// (Kernels::pack_boxes), one copy per neighbour of its slice into its slice of that
+// neighbour's one inbox buffer, and, once every copy has arrived, one unpack of that buffer
+// into the ghost sub-boxes (Kernels::unpack_boxes): two launches, as the mpi transport's
+// round. Its neighbours on other hosts, or whose channel could not be mapped, go through
+// the mpi part's own one round.
 // Teardown: both lanes are synchronized, a "bye" with each IPC neighbour, the imported
 // handles are closed, then a "closed" with each, so neither end frees memory or an event
 // the other may still use or map (ipc::disconnect).
@@ -85,10 +94,29 @@ class IpcTransport final : public TypedTransport<IpcTransport> {
       chans.push_back(s.chan.get());
       slots_.push_back(std::move(s));
     }
+    // The one round's inboxes: slices of one buffer, in the plan's order, so that one launch
+    // unpacks them all.
+    std::size_t inbox_points = 0;
+    for (const HaloBox& b : c.plan.around)
+      if (c.hosts.rank_host_index.at(b.neighbor) == c.hosts.host_index) inbox_points += b.points;
+    if (inbox_points > 0) box_inbox_ = Buffer(k_, inbox_points, Memory::device);
+    std::size_t off = 0;
+    for (const HaloBox& b : c.plan.around) {
+      if (c.hosts.rank_host_index.at(b.neighbor) != c.hosts.host_index) continue;
+      BoxSlot s;
+      s.box = b;
+      s.offset = off;
+      s.chan = std::make_unique<ipc::Channel>(k_, b.neighbor, kBoxCode + b.dir,
+                                              kBoxCode + 26 - b.dir, b.points, &box_inbox_, off);
+      off += b.points;
+      chans.push_back(s.chan.get());
+      boxes_.push_back(std::move(s));
+    }
     ipc::connect(chans, comm_.get(), c.peer);
 
     HaloPlan net = c.plan;
     net.faces.clear();
+    net.around.clear();
     net.self_faces.clear();  // copied here (wraps_), not by the network part too
     net.self_around.clear();
     std::string d;
@@ -105,29 +133,41 @@ class IpcTransport final : public TypedTransport<IpcTransport> {
            std::to_string(f.neighbor) + ": " +
            (it == slots_.end() ? std::string("other host") : it->chan->how()) + ", over %NET%";
     }
+    for (const HaloBox& b : c.plan.around) {
+      auto it = std::find_if(boxes_.begin(), boxes_.end(),
+                             [&](const BoxSlot& s) { return s.box.dir == b.dir; });
+      if (it == boxes_.end() || !it->chan->ok()) net.around.push_back(b);
+    }
     // Unusable channels (both ends agree in connect()) carry no faces, but live until the
     // teardown handshake: the neighbour may not have closed its mapping of them yet.
-    for (auto it = slots_.begin(); it != slots_.end();)
-      if (!it->chan->ok()) {
-        unused_.push_back(std::move(it->chan));
-        it = slots_.erase(it);
-      } else {
-        ++it;
-      }
+    drop_unusable(slots_);
+    drop_unusable(boxes_);
+    for (const BoxSlot& s : boxes_) {
+      send_boxes_.add(s.box.send);
+      // A run of consecutive slices (all of them, unless a channel failed) is one unpack.
+      if (unpacks_.empty() ||
+          unpacks_.back().first + std::size_t(unpacks_.back().second.points()) != s.offset)
+        unpacks_.push_back({s.offset, BoxList{}});
+      unpacks_.back().second.add(s.box.recv);
+    }
+    if (const auto n = std::size_t(send_boxes_.points())) box_send_ = Buffer(k_, n, Memory::device);
     // Collective: every rank takes part, whether or not it has network faces.
     const bool cuda_aware = all_cuda_aware_mpi(c.comm);
     const std::string net_name = cuda_aware ? "mpi-cuda" : "mpi";
     for (std::size_t p; (p = d.find("%NET%")) != std::string::npos;) d.replace(p, 5, net_name);
-    if (!net.faces.empty())
+    if (!net.faces.empty() || !net.around.empty())
       net_ = cuda_aware ? make_mpi_cuda_transport_unchecked(k_, net, c.comm)
                         : make_mpi_transport(k_, net, c.comm);
-    describe_ = "ipc: " + (d.empty() ? std::string("no neighbours") : d);
+    describe_ = "ipc: " + (d.empty() ? std::string("no neighbours") : d) +
+                "; one round: " + std::to_string(boxes_.size()) + " neighbour(s) over ipc, " +
+                std::to_string(net.around.size()) + " over " + net_name;
   }
 
   ~IpcTransport() override {
     if (!clean_) return;  // an error mid-exchange: the job is being aborted; do not wait
     std::vector<ipc::Channel*> chans;
     for (Slot& s : slots_) chans.push_back(s.chan.get());
+    for (BoxSlot& s : boxes_) chans.push_back(s.chan.get());
     for (auto& c : unused_) chans.push_back(c.get());
     try {
       ipc::disconnect(chans, k_);
@@ -138,12 +178,16 @@ class IpcTransport final : public TypedTransport<IpcTransport> {
 
   Transport kind() const override { return Transport::ipc; }
   std::string describe() const override { return describe_; }
+  bool fills_corners_in_one_round() const override { return true; }
+  void start_all_ghosts(const double* u) override { start_all_ghosts_t(u); }
+  void start_all_ghosts(const float* u) override { start_all_ghosts_t(u); }
 
  private:
   friend class TypedTransport<IpcTransport>;
   template <class T>
   void start_t(const T* u, AxisMask axes) {
     clean_ = false;
+    all_ghosts_ = false;
     axes_ = axes;
     if (!wraps_.empty()) k_.fence(Lane::interior, Lane::boundary);  // for finish's wraps_
     if (net_) net_->start(u, axes);
@@ -166,9 +210,70 @@ class IpcTransport final : public TypedTransport<IpcTransport> {
     }
   }
 
+  // As start_t, for every neighbour of the plan's `around` (faces without their rim, edges,
+  // corners): one pack of every sub-box, then each slice copied to its neighbour's inbox
+  // once its credit is in.
+  template <class T>
+  void start_all_ghosts_t(const T* u) {
+    clean_ = false;
+    all_ghosts_ = true;
+    if (!wraps_.empty()) k_.fence(Lane::interior, Lane::boundary);  // for finish's wraps_
+    if (net_) net_->start_all_ghosts(u);
+    if (boxes_.empty()) return;
+    {
+      HALO3D_NVTX_RANGE("ipc post (every ghost)");
+      for (BoxSlot& s : boxes_) s.chan->post(), s.put = false;
+    }
+    k_.fence(Lane::interior, Lane::boundary);
+    k_.pack_boxes(layout_, send_boxes_, u, face_buffer<T>(box_send_), Lane::boundary);
+    HALO3D_NVTX_RANGE("ipc send (every ghost)");
+    for (std::size_t i = 0; i < boxes_.size(); ++i)
+      if (boxes_[i].chan->credit_request().test()) put_box<T>(i);
+  }
+
   template <class T>
   void finish_t(T* u) {
-    wraps_.faces(u, axes_);  // first, as the mpi transport's: no message to wait for
+    // The local copies first, as the mpi transport's: no message to wait for.
+    if (all_ghosts_) {
+      wraps_.all_ghosts(u);
+      finish_boxes(u);
+    } else {
+      wraps_.faces(u, axes_);
+      finish_faces(u);
+    }
+    if (net_) net_->finish(u);
+    clean_ = true;
+  }
+
+  template <class T>
+  void finish_boxes(T* u) {
+    if (boxes_.empty()) return;
+    {
+      HALO3D_NVTX_RANGE("ipc send (late credits, every ghost)");
+      for (std::size_t i = 0; i < boxes_.size(); ++i)
+        if (!boxes_[i].put) {
+          boxes_[i].chan->credit_request().wait();
+          put_box<T>(i);
+        }
+    }
+    HALO3D_NVTX_RANGE("ipc wait+unpack (every ghost)");
+    // Every neighbour's copy first (the stream waits for each as its notice comes), then
+    // one unpack of the inbox slices.
+    for (BoxSlot& s : boxes_) s.arrived = false;
+    for (std::size_t left = boxes_.size(); left > 0;)
+      for (BoxSlot& s : boxes_) {
+        if (s.arrived || !s.chan->notice_request().test()) continue;
+        s.chan->arrived(stream_);
+        s.arrived = true;
+        --left;
+      }
+    for (const auto& [offset, list] : unpacks_)
+      k_.unpack_boxes(layout_, list, face_buffer<T>(box_inbox_) + offset, u, Lane::boundary);
+    for (BoxSlot& s : boxes_) s.chan->consumed(stream_), s.chan->complete();
+  }
+
+  template <class T>
+  void finish_faces(T* u) {
     if (!slots_.empty()) {
       {
         HALO3D_NVTX_RANGE("ipc send (late credits)");
@@ -195,8 +300,6 @@ class IpcTransport final : public TypedTransport<IpcTransport> {
       for (Slot& s : slots_)
         if (s.active) s.chan->complete();
     }
-    if (net_) net_->finish(u);
-    clean_ = true;
   }
 
   struct Slot {
@@ -206,20 +309,55 @@ class IpcTransport final : public TypedTransport<IpcTransport> {
     bool active = false;  // its axis is in the exchange in flight
     bool put = false, unpacked = false;
   };
+  // A neighbour of the one round: its channel, whose inbox is box_inbox_ from `offset`.
+  struct BoxSlot {
+    HaloBox box;
+    std::size_t offset = 0;
+    std::unique_ptr<ipc::Channel> chan;
+    bool put = false, arrived = false;
+  };
   static int code(int axis, int side) { return 2 * axis + side; }
+  static constexpr int kBoxCode = 6;  // one-round channels: kBoxCode + dir, after the faces'
   template <class T>
   void put(Slot& s) {
     s.chan->put(s.send.data(), s.face.points * sizeof(T), stream_);
     s.put = true;
+  }
+  template <class T>
+  void put_box(std::size_t i) {
+    BoxSlot& s = boxes_[i];
+    s.chan->put(face_buffer<T>(box_send_) + send_boxes_.start[i], s.box.points * sizeof(T), stream_,
+                sizeof(T));
+    s.put = true;
+  }
+  template <class S>
+  void drop_unusable(std::vector<S>& slots) {
+    for (auto it = slots.begin(); it != slots.end();)
+      if (!it->chan->ok()) {
+        unused_.push_back(std::move(it->chan));
+        it = slots.erase(it);
+      } else {
+        ++it;
+      }
   }
 
   Kernels& k_;
   Layout layout_;
   WrapCopies wraps_;          // periodic ghosts whose neighbour is this rank (no channel to itself)
   AxisMask axes_ = kAllAxes;  // of the exchange in flight
+  bool all_ghosts_ = false;   // the exchange in flight is start_all_ghosts'
   Comm comm_;                 // a duplicate: the notifications never meet other messages
   cudaStream_t stream_ = nullptr;
   std::vector<Slot> slots_;
+  // The one round: the inboxes (one buffer, declared before the channels that export it),
+  // its neighbours over ipc, their sub-boxes in that order and the one pack of them, and
+  // the unpacks (a start in box_inbox_ and the ghost boxes from there). Buffers sized for
+  // doubles; offsets count scalars, so a float exchange packs its slices into the first half.
+  Buffer box_inbox_;
+  std::vector<BoxSlot> boxes_;
+  BoxList send_boxes_;
+  Buffer box_send_;
+  std::vector<std::pair<std::size_t, BoxList>> unpacks_;
   std::vector<std::unique_ptr<ipc::Channel>> unused_;  // failed to map: no faces, kept for teardown
   std::unique_ptr<HaloTransport> net_;
   std::string describe_;

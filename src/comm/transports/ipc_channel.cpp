@@ -11,7 +11,7 @@
 namespace halo3d::ipc {
 namespace {
 
-// Message tags (a channel's code, 0-7, is added).
+// Message tags (a channel's code, 0-32, is added: each kind keeps its 100).
 constexpr int kSetup = 7100, kStatus = 7200, kCredit = 7300, kNotice = 7400, kBye = 7500,
               kClosed = 7600;
 
@@ -53,15 +53,26 @@ int device_by_bus_id(const std::string& bus) {
   return -1;
 }
 
-Channel::Channel(Kernels& k, int peer, int my_code, int peer_code, std::size_t capacity)
+Channel::Channel(Kernels& k, int peer, int my_code, int peer_code, std::size_t capacity,
+                 Buffer* shared, std::size_t offset)
     : k_(k),
       peer_(peer),
       my_code_(my_code),
       peer_code_(peer_code),
       capacity_(capacity),
       device_(k.device()) {
-  // Its own cudaMalloc, so the IPC handle covers exactly this buffer from its base.
-  inbox_ = Buffer(k_, capacity_, Memory::device);
+  // Its own cudaMalloc, so the IPC handle covers exactly this buffer from its base; or a
+  // slice of the caller's (its own cudaMalloc too: the handle is of its base).
+  if (shared) {
+    if (offset + capacity_ > shared->size())
+      throw std::logic_error("ipc::Channel: the inbox slice runs past the shared buffer");
+    inbox_base_ = shared->data();
+    inbox_offset_ = offset;
+  } else {
+    inbox_ = Buffer(k_, capacity_, Memory::device);
+    inbox_base_ = inbox_.data();
+  }
+  inbox_ptr_ = const_cast<double*>(inbox_base_) + inbox_offset_;
   auto ipc_event = [] {
     cudaEvent_t e = nullptr;
     HALO3D_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventInterprocess | cudaEventDisableTiming));
@@ -80,24 +91,25 @@ Channel::~Channel() {
 void Channel::release_mapping() noexcept {
   peer_consumed_.reset();
   peer_arrived_.reset();
-  if (peer_inbox_) {
+  if (peer_mapping_) {
     int saved = -1;
     if (cudaGetDevice(&saved) == cudaSuccess) {
       if (saved != peer_inbox_device_) HALO3D_CUDA_CHECK_NOTHROW(cudaSetDevice(peer_inbox_device_));
-      HALO3D_CUDA_CHECK_NOTHROW(cudaIpcCloseMemHandle(peer_inbox_));
+      HALO3D_CUDA_CHECK_NOTHROW(cudaIpcCloseMemHandle(peer_mapping_));
       if (saved != peer_inbox_device_) HALO3D_CUDA_CHECK_NOTHROW(cudaSetDevice(saved));
     }
-    peer_inbox_ = nullptr;
+    peer_mapping_ = nullptr;
   }
 }
 
 Channel::Record Channel::record() const {
   Record r{};
   std::snprintf(r.bus, sizeof r.bus, "%s", bus_id_of(device_).c_str());
-  HALO3D_CUDA_CHECK(cudaIpcGetMemHandle(&r.inbox, const_cast<double*>(inbox_.data())));
+  HALO3D_CUDA_CHECK(cudaIpcGetMemHandle(&r.inbox, const_cast<double*>(inbox_base_)));
   HALO3D_CUDA_CHECK(cudaIpcGetEventHandle(&r.consumed, consumed_.get()));
   HALO3D_CUDA_CHECK(cudaIpcGetEventHandle(&r.arrived, arrived_.get()));
   r.capacity = capacity_;
+  r.offset = inbox_offset_;
   return r;
 }
 
@@ -149,14 +161,17 @@ bool Channel::open(const Record& peer, const PeerPolicy& policy) {
   DeviceGuard guard(open_on);
   // The only flag the API accepts; where the memory is opened in its own GPU's context
   // (peer_staged) there is no peer to enable, so it changes nothing there.
-  cudaError_t e = cudaIpcOpenMemHandle(&peer_inbox_, peer.inbox, cudaIpcMemLazyEnablePeerAccess);
+  // A handle this process has opened already (another slice of the same buffer) gives the
+  // same pointer again, its count raised: each channel closes its own opening.
+  cudaError_t e = cudaIpcOpenMemHandle(&peer_mapping_, peer.inbox, cudaIpcMemLazyEnablePeerAccess);
   if (e != cudaSuccess) {
     clear_error();
-    peer_inbox_ = nullptr;
+    peer_mapping_ = nullptr;
     how_ += "; cudaIpcOpenMemHandle failed (" + error_text(e) + ")";
     return false;
   }
   peer_inbox_device_ = open_on;
+  peer_offset_ = peer.offset;
   cudaEvent_t ev = nullptr;
   for (auto [handle, into] :
        {std::pair{peer.consumed, &peer_consumed_}, std::pair{peer.arrived, &peer_arrived_}}) {
@@ -191,7 +206,7 @@ void Channel::post() {
                              credit_tx_.for_send()));
 }
 
-void Channel::put(const void* src, std::size_t bytes, cudaStream_t s) {
+void Channel::put(const void* src, std::size_t bytes, cudaStream_t s, std::size_t scalar_bytes) {
   check(credit_in_, seq_, "credit", peer_);
   if (bytes > peer_capacity_ * sizeof(double))
     throw Error(kExitFailure,
@@ -199,12 +214,13 @@ void Channel::put(const void* src, std::size_t bytes, cudaStream_t s) {
                     std::to_string(peer_) + "'s buffer of " + std::to_string(peer_capacity_) +
                     " doubles",
                 false);
+  void* dst = static_cast<char*>(peer_mapping_) + peer_offset_ * scalar_bytes;
   // The neighbour's last read of its inbox, recorded before it sent this credit.
   HALO3D_CUDA_CHECK(cudaStreamWaitEvent(s, peer_consumed_.get(), 0));
   if (copy_ == Copy::peer_staged)
-    HALO3D_CUDA_CHECK(cudaMemcpyPeerAsync(peer_inbox_, peer_device_, src, device_, bytes, s));
+    HALO3D_CUDA_CHECK(cudaMemcpyPeerAsync(dst, peer_device_, src, device_, bytes, s));
   else
-    HALO3D_CUDA_CHECK(cudaMemcpyAsync(peer_inbox_, src, bytes, cudaMemcpyDeviceToDevice, s));
+    HALO3D_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, s));
   HALO3D_CUDA_CHECK(cudaEventRecord(arrived_.get(), s));
   // Sent only once the record is made, so the neighbour's wait sees this record.
   notice_out_ = seq_;

@@ -49,8 +49,13 @@ class Channel {
  public:
   // The local half: allocates the inbox (capacity doubles) and our two IPC events.
   // my_code/peer_code tell this channel's messages apart from others between the same
-  // two ranks (the ipc transport uses the face code of each end).
-  Channel(Kernels& k, int peer, int my_code, int peer_code, std::size_t capacity);
+  // two ranks (the ipc transport uses the face code of each end). With `shared`, the inbox
+  // is instead its slice from `offset` (in scalars of the exchange: doubles or floats, see
+  // put()), so that one launch can unpack the inboxes of several channels (the ipc
+  // transport's one round); the neighbour maps the whole buffer (one handle, counted per
+  // opening) and writes at the offset.
+  Channel(Kernels& k, int peer, int my_code, int peer_code, std::size_t capacity,
+          Buffer* shared = nullptr, std::size_t offset = 0);
   ~Channel();
   Channel(const Channel&) = delete;
   Channel& operator=(const Channel&) = delete;
@@ -58,13 +63,17 @@ class Channel {
   int peer() const { return peer_; }
   bool ok() const { return ok_; }                  // both ends mapped each other: usable
   const std::string& how() const { return how_; }  // what was detected and used
-  double* inbox() { return inbox_.data(); }
+  double* inbox() { return inbox_ptr_; }           // a double exchange's inbox (floats: its start)
   std::size_t capacity() const { return capacity_; }
 
   void post();
   Request& credit_request() { return credit_rx_; }
   Request& notice_request() { return notice_rx_; }
-  void put(const void* src, std::size_t bytes, cudaStream_t s);
+  // Copies into the neighbour's inbox. A slice of a shared buffer starts at its offset in
+  // units of the exchange's scalar (`scalar_bytes`), so that the slices of one exchange in
+  // floats are as contiguous as in doubles.
+  void put(const void* src, std::size_t bytes, cudaStream_t s,
+           std::size_t scalar_bytes = sizeof(double));
   void arrived(cudaStream_t s);
   void consumed(cudaStream_t s);
   void complete();
@@ -77,7 +86,7 @@ class Channel {
     char bus[32];
     cudaIpcMemHandle_t inbox;
     cudaIpcEventHandle_t consumed, arrived;
-    std::uint64_t capacity;
+    std::uint64_t capacity, offset;  // doubles: the inbox, from the handle's base
   };
   Record record() const;
   bool open(const Record& peer, const PeerPolicy& policy);  // false: how_ says why
@@ -91,10 +100,14 @@ class Channel {
   std::size_t capacity_;
   int device_;  // ours
   MPI_Comm comm_ = MPI_COMM_NULL;
-  Buffer inbox_;
-  cuda::Event consumed_, arrived_;            // ours, exported
+  Buffer inbox_;                        // its own, unless the inbox is a slice of a shared buffer
+  const double* inbox_base_ = nullptr;  // the allocation the exported handle covers
+  double* inbox_ptr_ = nullptr;         // the inbox itself (of a double exchange)
+  std::size_t inbox_offset_ = 0;        // scalars from inbox_base_
+  cuda::Event consumed_, arrived_;      // ours, exported
   cuda::Event peer_consumed_, peer_arrived_;  // the neighbour's, imported
-  void* peer_inbox_ = nullptr;                // the neighbour's inbox, mapped here
+  void* peer_mapping_ = nullptr;              // the neighbour's exported buffer, mapped here
+  std::size_t peer_offset_ = 0;               // its inbox's start in it, in scalars
   int peer_inbox_device_ = -1;                // the device it was opened on
   int peer_device_ = -1;  // the neighbour's GPU in this process, -1 if not visible
   std::size_t peer_capacity_ = 0;
