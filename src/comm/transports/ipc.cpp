@@ -84,34 +84,8 @@ class IpcTransport final : public TypedTransport<IpcTransport> {
     comm_ = Comm(dup);
     stream_ = static_cast<cudaStream_t>(k_.native_stream(Lane::boundary));
     std::vector<ipc::Channel*> chans;
-    for (const HaloFace& f : c.plan.faces) {
-      if (c.hosts.rank_host_index.at(f.neighbor) != c.hosts.host_index) continue;
-      Slot s;
-      s.face = f;
-      s.chan = std::make_unique<ipc::Channel>(k_, f.neighbor, code(f.face.axis, f.face.side),
-                                              code(f.face.axis, 1 - f.face.side), f.points);
-      s.send = Buffer(k_, f.points, Memory::device);
-      chans.push_back(s.chan.get());
-      slots_.push_back(std::move(s));
-    }
-    // The one round's inboxes: slices of one buffer, in the plan's order, so that one launch
-    // unpacks them all.
-    std::size_t inbox_points = 0;
-    for (const HaloBox& b : c.plan.around)
-      if (c.hosts.rank_host_index.at(b.neighbor) == c.hosts.host_index) inbox_points += b.points;
-    if (inbox_points > 0) box_inbox_ = Buffer(k_, inbox_points, Memory::device);
-    std::size_t off = 0;
-    for (const HaloBox& b : c.plan.around) {
-      if (c.hosts.rank_host_index.at(b.neighbor) != c.hosts.host_index) continue;
-      BoxSlot s;
-      s.box = b;
-      s.offset = off;
-      s.chan = std::make_unique<ipc::Channel>(k_, b.neighbor, kBoxCode + b.dir,
-                                              kBoxCode + 26 - b.dir, b.points, &box_inbox_, off);
-      off += b.points;
-      chans.push_back(s.chan.get());
-      boxes_.push_back(std::move(s));
-    }
+    open_face_channels(c, chans);
+    open_box_channels(c, chans);
     ipc::connect(chans, comm_.get(), c.peer);
 
     HaloPlan net = c.plan;
@@ -119,20 +93,7 @@ class IpcTransport final : public TypedTransport<IpcTransport> {
     net.around.clear();
     net.self_faces.clear();  // copied here (wraps_), not by the network part too
     net.self_around.clear();
-    std::string d;
-    for (const HaloFace& f : c.plan.faces) {
-      auto it = std::find_if(slots_.begin(), slots_.end(),
-                             [&](const Slot& s) { return s.face.face.index() == f.face.index(); });
-      if (it != slots_.end() && it->chan->ok()) {
-        d += std::string(d.empty() ? "" : "; ") + face_name(f.face) + " rank " +
-             std::to_string(f.neighbor) + ": " + it->chan->how();
-        continue;
-      }
-      net.faces.push_back(f);
-      d += std::string(d.empty() ? "" : "; ") + face_name(f.face) + " rank " +
-           std::to_string(f.neighbor) + ": " +
-           (it == slots_.end() ? std::string("other host") : it->chan->how()) + ", over %NET%";
-    }
+    std::string d = route_faces(c.plan, net);
     for (const HaloBox& b : c.plan.around) {
       auto it = std::find_if(boxes_.begin(), boxes_.end(),
                              [&](const BoxSlot& s) { return s.box.dir == b.dir; });
@@ -142,15 +103,7 @@ class IpcTransport final : public TypedTransport<IpcTransport> {
     // teardown handshake: the neighbour may not have closed its mapping of them yet.
     drop_unusable(slots_);
     drop_unusable(boxes_);
-    for (const BoxSlot& s : boxes_) {
-      send_boxes_.add(s.box.send);
-      // A run of consecutive slices (all of them, unless a channel failed) is one unpack.
-      if (unpacks_.empty() ||
-          unpacks_.back().first + std::size_t(unpacks_.back().second.points()) != s.offset)
-        unpacks_.push_back({s.offset, BoxList{}});
-      unpacks_.back().second.add(s.box.recv);
-    }
-    if (const auto n = std::size_t(send_boxes_.points())) box_send_ = Buffer(k_, n, Memory::device);
+    plan_box_copies();
     // Collective: every rank takes part, whether or not it has network faces.
     const bool cuda_aware = all_cuda_aware_mpi(c.comm);
     const std::string net_name = cuda_aware ? "mpi-cuda" : "mpi";
@@ -184,6 +137,69 @@ class IpcTransport final : public TypedTransport<IpcTransport> {
 
  private:
   friend class TypedTransport<IpcTransport>;
+  bool same_host(const TransportContext& c, int rank) const {
+    return c.hosts.rank_host_index.at(rank) == c.hosts.host_index;
+  }
+  // A channel and a send buffer per face whose neighbour is on this host.
+  void open_face_channels(const TransportContext& c, std::vector<ipc::Channel*>& chans) {
+    for (const HaloFace& f : c.plan.faces) {
+      if (!same_host(c, f.neighbor)) continue;
+      Slot s;
+      s.face = f;
+      s.chan = std::make_unique<ipc::Channel>(k_, f.neighbor, code(f.face.axis, f.face.side),
+                                              code(f.face.axis, 1 - f.face.side), f.points);
+      s.send = Buffer(k_, f.points, Memory::device);
+      chans.push_back(s.chan.get());
+      slots_.push_back(std::move(s));
+    }
+  }
+  // The one round's channels: their inboxes are slices of one buffer, in the plan's order,
+  // so that one launch unpacks them all.
+  void open_box_channels(const TransportContext& c, std::vector<ipc::Channel*>& chans) {
+    std::size_t points = 0;
+    for (const HaloBox& b : c.plan.around)
+      if (same_host(c, b.neighbor)) points += b.points;
+    if (points > 0) box_inbox_ = Buffer(k_, points, Memory::device);
+    std::size_t off = 0;
+    for (const HaloBox& b : c.plan.around) {
+      if (!same_host(c, b.neighbor)) continue;
+      BoxSlot s;
+      s.box = b;
+      s.offset = off;
+      s.chan = std::make_unique<ipc::Channel>(k_, b.neighbor, kBoxCode + b.dir,
+                                              kBoxCode + 26 - b.dir, b.points, &box_inbox_, off);
+      off += b.points;
+      chans.push_back(s.chan.get());
+      boxes_.push_back(std::move(s));
+    }
+  }
+  // Faces without a usable channel go to `net`; returns what each face uses, for describe().
+  std::string route_faces(const HaloPlan& plan, HaloPlan& net) {
+    std::string d;
+    for (const HaloFace& f : plan.faces) {
+      auto it = std::find_if(slots_.begin(), slots_.end(),
+                             [&](const Slot& s) { return s.face.face.index() == f.face.index(); });
+      const bool ok = it != slots_.end() && it->chan->ok();
+      if (!ok) net.faces.push_back(f);
+      d += std::string(d.empty() ? "" : "; ") + face_name(f.face) + " rank " +
+           std::to_string(f.neighbor) + ": " +
+           (it == slots_.end() ? std::string("other host") : it->chan->how()) +
+           (ok ? "" : ", over %NET%");
+    }
+    return d;
+  }
+  // The one pack of the usable boxes and the unpacks: a run of consecutive inbox slices (all
+  // of them, unless a channel failed) is one unpack.
+  void plan_box_copies() {
+    for (const BoxSlot& s : boxes_) {
+      send_boxes_.add(s.box.send);
+      if (unpacks_.empty() ||
+          unpacks_.back().first + std::size_t(unpacks_.back().second.points()) != s.offset)
+        unpacks_.push_back({s.offset, BoxList{}});
+      unpacks_.back().second.add(s.box.recv);
+    }
+    if (const auto n = std::size_t(send_boxes_.points())) box_send_ = Buffer(k_, n, Memory::device);
+  }
   template <class T>
   void start_t(const T* u, AxisMask axes) {
     clean_ = false;
