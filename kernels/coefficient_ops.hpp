@@ -90,13 +90,14 @@ HALO3D_HD inline void face_weights_point(const Layout& l, const Stencil& spacing
 // weighted by its weights (each the product of the axes' weights, z-y-x), normalised to sum
 // to 1. The rows' y-z weight products are computed once per row, as restrict_point's, and
 // the terms past the counts add zero weights, as there.
-HALO3D_HD inline double coarsen_point(const Transfer& t, const RestrictRow<double>& r, int I) {
+template <int S>
+HALO3D_HD inline double coarsen_point(const Transfer& t, const RestrictRow<double, S>& r, int I) {
   const int* ix = t.ridx[0] + 2 * std::ptrdiff_t(I);
   const double* ex = t.wd.rw[0] + 4 * std::ptrdiff_t(I);
   double num = 0, den = 0;
-  for (int c = 0; c < 3; ++c)
-    for (int b = 0; b < 3; ++b)
-      for (int a = 0; a < 3; ++a) {
+  for (int c = 0; c < S; ++c)
+    for (int b = 0; b < S; ++b)
+      for (int a = 0; a < S; ++a) {
         const double wt = mul(r.wzy[c][b], ex[a]);
         num += mul(wt, r.row[c][b][ix[0] + (a < ix[1] ? a : ix[1] - 1)]);
         den += wt;

@@ -290,7 +290,7 @@ inline TransferTables transfer_tables(const Transfer& t) {
       int first, last;
       restrict_span(t.co[a] + I, t.nf[a], t.mf[a], t.mc[a], first, last, t.at0[a], t.bounded[a]);
       out.ridx[a][2 * std::size_t(I)] = first - t.fo[a];
-      out.ridx[a][2 * std::size_t(I) + 1] = last - first + 1;  // at most 3; make_transfer checks
+      out.ridx[a][2 * std::size_t(I) + 1] = last - first + 1;  // at most 4; make_transfer checks
       for (int n = 0; n <= last - first && n < 4; ++n)
         out.rw[a][4 * std::size_t(I) + std::size_t(n)] =
             interp_weight(first + n, t.co[a] + I, t.mf[a], t.mc[a], t.at0[a]);
@@ -338,26 +338,27 @@ HALO3D_HD inline void prolong_point(const Transfer& t, const ProlongRow<T>& r, T
   fine_row[i] = fine_row[i] + v;
 }
 
-// The y-z part of restriction for coarse row (J, K): at most 3 fine rows each way. Rows past
-// a coarse point's count repeat its last row with weight 0 (the tables' unused weights are
-// 0), so restrict_point's loops have fixed bounds: unrolled, every load is issued before the
-// sum needs it. With data-dependent bounds the loads went one at a time and the restriction
-// ran at 27% of copy in double, 18% in float (H100, 512^3; PERFORMANCE.md).
-template <class T>
+// The y-z part of restriction for coarse row (J, K): at most S fine rows each way (S =
+// Transfer::span, 3 or 4). Rows past a coarse point's count repeat its last row with weight
+// 0 (the tables' unused weights are 0), so restrict_point's loops have fixed bounds:
+// unrolled, every load is issued before the sum needs it. With data-dependent bounds the
+// loads went one at a time and the restriction ran at 27% of copy in double, 18% in float
+// (H100, 512^3; PERFORMANCE.md).
+template <class T, int S = 3>
 struct RestrictRow {
-  const T* row[3][3];  // [z][y]: fine rows at x = 0
-  T wzy[3][3];
+  const T* row[S][S];  // [z][y]: fine rows at x = 0
+  T wzy[S][S];
 };
-template <class T>
-HALO3D_HD inline RestrictRow<T> restrict_row(const Transfer& t, const T* fine, int J, int K) {
+template <int S, class T>
+HALO3D_HD inline RestrictRow<T, S> restrict_row(const Transfer& t, const T* fine, int J, int K) {
   const TransferWeights<T>& w = weights_of(t, T());
-  RestrictRow<T> r;
+  RestrictRow<T, S> r;
   const int* iy = t.ridx[1] + 2 * std::ptrdiff_t(J);
   const int* iz = t.ridx[2] + 2 * std::ptrdiff_t(K);
   const T* ey = w.rw[1] + 4 * std::ptrdiff_t(J);
   const T* ez = w.rw[2] + 4 * std::ptrdiff_t(K);
-  for (int c = 0; c < 3; ++c)
-    for (int b = 0; b < 3; ++b) {
+  for (int c = 0; c < S; ++c)
+    for (int b = 0; b < S; ++b) {
       r.wzy[c][b] = mul(ez[c], ey[b]);  // 0 past either count
       const int y = iy[0] + (b < iy[1] ? b : iy[1] - 1), z = iz[0] + (c < iz[1] ? c : iz[1] - 1);
       r.row[c][b] = fine + t.fine.at(0, y, z);
@@ -367,17 +368,18 @@ HALO3D_HD inline RestrictRow<T> restrict_row(const Transfer& t, const T* fine, i
 // (R fine) at coarse point I of the row = scale * sum of P's weights of that coarse point
 // times fine values, z-y-x order: the transpose of prolong_point's weights. The terms past
 // the counts add a zero product (their point is the last one counted, a finite value), which
-// leaves the sum's bits as they were without them.
-template <class T>
-HALO3D_HD inline T restrict_point(const Transfer& t, const RestrictRow<T>& r, int I) {
+// leaves the sum's bits as they were without them: S = 3 and S = 4 give the same bits where
+// every count is at most 3.
+template <int S, class T>
+HALO3D_HD inline T restrict_point(const Transfer& t, const RestrictRow<T, S>& r, int I) {
   const TransferWeights<T>& w = weights_of(t, T());
   const int* ix = t.ridx[0] + 2 * std::ptrdiff_t(I);
   const T* ex = w.rw[0] + 4 * std::ptrdiff_t(I);
   const int fx = ix[0], cx = ix[1];
   T v = 0;
-  for (int c = 0; c < 3; ++c)
-    for (int b = 0; b < 3; ++b)
-      for (int a = 0; a < 3; ++a)
+  for (int c = 0; c < S; ++c)
+    for (int b = 0; b < S; ++b)
+      for (int a = 0; a < S; ++a)
         v += mul(mul(r.wzy[c][b], ex[a]), r.row[c][b][fx + (a < cx ? a : cx - 1)]);
   return mul(w.scale, v);
 }

@@ -82,6 +82,10 @@ expect_error("grid not a number", ["solve", "--grid", "10,x,10"], 2, "--grid")
 expect_error("grid zero", ["solve", "--grid", "10,0,10"], 2, "--grid")
 expect_error("procs product wrong", ["solve", "--grid", "8,8,8", "--procs", "2,2,1"], 2, "--procs")
 expect_error("procs leave a rank empty", ["solve", "--grid", "1,8,8", "--procs", "2,1,1"], 2, "without points")
+# An even axis of >= 16 points splits at odd indices only (multigrid's first coarsening):
+# 10 ranks along 16 points cannot.
+expect_error("too many ranks along an even axis", ["solve", "--grid", "16,5,5", "--procs", "10,1,1"], 2,
+             "ranks along x", ranks=10)
 expect_error("unknown solver", ["solve", "--solver", "gmres"], 2, "--solver")
 expect_error("unknown backend", ["solve", "--backend", "opencl"], 2, "--backend")
 expect_error("unknown problem", ["solve", "--problem", "wave"], 2, "--problem")
@@ -501,7 +505,9 @@ with tempfile.TemporaryDirectory() as d:
         if {r["gpus"] for r in rows} != {1, 2, 8, 64, 512, 4096} or len(m["held_against"]) != 14:
             problems.append(f"report: gpus {sorted({r['gpus'] for r in rows})}, held_against {len(m['held_against'])}")
         one = [r for r in rows if r["gpus"] == 1 and r["grid"] == [512, 512, 512]]
-        if not one or abs(one[0]["ms_per_iteration"] - 13.942) > 1e-3:
+        # The built-in bench's 512^3 level (7.613 ms) and its formula for the levels of today's
+        # hierarchy it did not measure (255^3, 127^3, ...), plus CG's 3.55 ms.
+        if not one or abs(one[0]["ms_per_iteration"] - 12.397) > 1e-3:
             problems.append(f"1 GPU at 512^3: {one[:1]!r}")
     rc, so, se = run(["bench", "--backend", "host", "--grid", "24,24,24", "--reps", "1", "--warmup", "0",
                       "--report", bench], ranks=1)

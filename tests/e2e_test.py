@@ -689,7 +689,7 @@ except subprocess.TimeoutExpired:
 # An address-space limit (ulimit -v) too small for the fields: refused before allocating,
 # exit 2 on every rank, instead of std::bad_alloc and MPI_Abort (issue 28, class 12).
 try:
-    p = subprocess.run([MPIEXEC, "-np", "2", "--oversubscribe", HALO3D, "solve", "--grid", "320,320,320", "--max-iters",
+    p = subprocess.run([MPIEXEC, "-np", "2", "--oversubscribe", HALO3D, "solve", "--grid", "360,360,360", "--max-iters",
                         "1", "--output", "none"], capture_output=True, text=True, timeout=200, cwd=d12,
                        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (1500 << 20, 1500 << 20)))
     check(p.returncode == 2 and len(error_lines(p)) == 1 and "ulimit -v" in error_lines(p)[0],

@@ -87,7 +87,7 @@ void expect_box(const Solver& s, const Int3& procs) {
   const int r = test::world_rank();
   const Int3 c{r % p[0], r / p[0] % p[1], r / (p[0] * p[1])};
   for (int a = 0; a < 3; ++a) {
-    const Span sp = split_axis(kGrid[a], p[a], c[a]);
+    const Span sp = split_axis(kGrid[a], p[a], c[a], odd_splits(kGrid[a], false));
     EXPECT_EQ(b.offset[a], sp.offset) << "axis " << a;
     EXPECT_EQ(b.size[a], sp.count) << "axis " << a;
   }

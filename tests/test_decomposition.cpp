@@ -29,6 +29,29 @@ TEST(SplitAxis, EveryPointOwnedExactlyOnce) {
     }
 }
 
+// Odd splits (even non-periodic axes of 16 points or more, for multigrid's first step): every
+// split between two parts at an odd index, each part within 2 points of n / p, every point
+// owned once, for every p up to n / 2 + 1 (decompose refuses more).
+TEST(SplitAxis, OddSplitsWhereTheFirstCoarseningNeedsThem) {
+  EXPECT_FALSE(odd_splits(14, false));
+  EXPECT_FALSE(odd_splits(17, false));
+  EXPECT_FALSE(odd_splits(64, true));
+  EXPECT_TRUE(odd_splits(16, false));
+  for (int n = 16; n <= 300; n += 2)
+    for (int p = 1; p <= n / 2 + 1; ++p) {
+      int expect_offset = 0;
+      for (int c = 0; c < p; ++c) {
+        const Span s = split_axis(n, p, c, true);
+        ASSERT_EQ(s.offset, expect_offset) << n << " " << p << " " << c;
+        if (c > 0) EXPECT_EQ(s.offset % 2, 1) << n << " " << p << " " << c;
+        EXPECT_GE(s.count, std::max(1, n / p - 1)) << n << " " << p << " " << c;
+        EXPECT_LE(s.count, n / p + 2) << n << " " << p << " " << c;
+        expect_offset += s.count;
+      }
+      EXPECT_EQ(expect_offset, n);
+    }
+}
+
 TEST(ChooseProcs, ExplicitProcsChecked) {
   EXPECT_EQ(choose_procs({65, 33, 47}, 4, {2, 1, 2}), (Int3{2, 1, 2}));
   EXPECT_THROW(choose_procs({65, 33, 47}, 4, {2, 2, 2}), BadInput);  // product != ranks

@@ -38,7 +38,25 @@ TEST(Multigrid, CoarseningHandlesEverySize) {
   }
   const auto levels = mg_level_grids({512, 63, 1}, 0);
   EXPECT_EQ(levels.back(), (Int3{1, 1, 1}));
-  EXPECT_EQ(levels[1], (Int3{341, 63, 1}));  // y waits: its spacing is 8x x's
+  // The first step halves an even axis of 16 or more points (n + 1 intervals to n/2: coarse
+  // J restricts fine [2J, 2J+3]); later even steps and shorter axes take a ratio <= 1.5.
+  EXPECT_EQ(levels[1], (Int3{255, 63, 1}));  // y waits: its spacing is 8x x's
+  EXPECT_EQ(mg_level_grids({130, 128, 129}, 0)[1], (Int3{64, 63, 64}));
+  EXPECT_EQ(mg_level_grids({130, 128, 129}, 0)[2], (Int3{43, 31, 43}));
+  // An axis that waits at the first step (semi-coarsening) coarsens later by the later rule.
+  EXPECT_EQ(mg_level_grids({130, 14, 64}, 0)[1], (Int3{64, 14, 64}));
+  EXPECT_EQ(mg_level_grids({130, 14, 64}, 0)[2], (Int3{43, 14, 43}));
+  for (int n = 16; n <= 2100; n += 2) {
+    EXPECT_EQ(mg_coarser(n, false, false, false, true), n / 2 - 1);
+    EXPECT_EQ(mg_coarser(n, true, false, false, true), mg_coarser(n, true)) << n;
+    EXPECT_EQ(mg_coarser(n, false, true, false, true), mg_coarser(n, false, true, false)) << n;
+    int first, last;  // the span of every coarse point: [2J, 2J+3]
+    for (int J = 0; J < n / 2 - 1; J += std::max(1, n / 16)) {
+      ops::restrict_span(J, n, n + 1, n / 2, first, last);
+      EXPECT_EQ(first, 2 * J) << n << " " << J;
+      EXPECT_EQ(last, 2 * J + 3) << n << " " << J;
+    }
+  }
   EXPECT_EQ(mg_level_grids({64, 64, 64}, 3).size(), 3u);
   // --box 4,1,1 on 63^3: x's spacing is 4x the others', so x waits until they catch up
   // (the stencil's weights say so: the hierarchy is built from the operator).
@@ -68,10 +86,21 @@ double reference_interp(const std::vector<double>& coarse, int i, int nf, int nc
   return NAN;
 }
 
+// The first step's sizes (mg_coarser's from_fine: an even axis of 16 or more halved, 4 fine
+// points per coarse point) or a later step's.
+Int3 coarser_grid(const Int3& nf, bool from_fine) {
+  Int3 nc;
+  for (int a = 0; a < 3; ++a) nc[a] = mg_coarser(nf[a], false, false, false, from_fine);
+  return nc;
+}
+
 TEST(Multigrid, RestrictionIsTheScaledTransposeOfProlongation_host) {
   auto k = make_host_kernels();
-  for (const Int3& nf : {Int3{9, 10, 7}, Int3{64, 5, 3}, Int3{17, 32, 1}, Int3{8, 8, 8}}) {
-    const Int3 nc{mg_coarser(nf[0]), mg_coarser(nf[1]), mg_coarser(nf[2])};
+  for (const auto& [nf, from_fine] :
+       {std::pair{Int3{9, 10, 7}, false}, std::pair{Int3{64, 5, 3}, false},
+        std::pair{Int3{17, 32, 1}, false}, std::pair{Int3{8, 8, 8}, false},
+        std::pair{Int3{64, 5, 18}, true}, std::pair{Int3{17, 32, 16}, true}}) {
+    const Int3 nc = coarser_grid(nf, from_fine);
     Decomposition f, c;
     f.grid = f.count = nf;
     c.grid = c.count = nc;
@@ -123,8 +152,10 @@ TEST(Multigrid, RestrictionIsTheScaledTransposeOfProlongation_host) {
 // float rounding of the double transfers.
 TEST(Multigrid, FloatTransfersFollowTheDoubleOnes_host) {
   auto k = make_host_kernels();
-  for (const Int3& nf : {Int3{9, 10, 7}, Int3{64, 5, 3}, Int3{8, 8, 8}}) {
-    const Int3 nc{mg_coarser(nf[0]), mg_coarser(nf[1]), mg_coarser(nf[2])};
+  for (const auto& [nf, from_fine] :
+       {std::pair{Int3{9, 10, 7}, false}, std::pair{Int3{64, 5, 3}, false},
+        std::pair{Int3{8, 8, 8}, false}, std::pair{Int3{20, 16, 33}, true}}) {
+    const Int3 nc = coarser_grid(nf, from_fine);
     Decomposition f, c;
     f.grid = f.count = nf;
     c.grid = c.count = nc;
@@ -156,7 +187,7 @@ TEST(Multigrid, FloatTransfersFollowTheDoubleOnes_host) {
       pmax = std::max(pmax, std::abs(p64[i])), perr = std::max(perr, std::abs(p64[i] - p32[i]));
     EXPECT_GT(rmax, 0.1);
     EXPECT_GT(pmax, 0.1);
-    EXPECT_LT(rerr, 1e-6 * rmax * 27) << to_string(nf);
+    EXPECT_LT(rerr, 1e-6 * rmax * 64) << to_string(nf);
     EXPECT_LT(perr, 1e-6 * pmax * 8) << to_string(nf);
     EXPECT_GT(rerr + perr, 0.0);  // really float
   }

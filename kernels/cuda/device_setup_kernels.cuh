@@ -46,11 +46,12 @@ __global__ void __launch_bounds__(kBlockThreads)
        i += std::size_t(gridDim.x) * blockDim.x)
     out[i] = float(in[i]);  // round to nearest, as the host's conversion
 }
+template <int S>
 __global__ void __launch_bounds__(kBlockThreads)
     coarsen_box(SetupBox b, Transfer t, const double* __restrict__ fine, double* coarse) {
   int x, y, z;
   if (!b.point(x, y, z)) return;
-  const ops::RestrictRow<double> r = ops::restrict_row(t, fine, y, z);
+  const ops::RestrictRow<double, S> r = ops::restrict_row<S>(t, fine, y, z);
   coarse[t.coarse.at(x, y, z)] = ops::coarsen_point(t, r, x);
 }
 __global__ void __launch_bounds__(kBlockThreads)
@@ -99,7 +100,10 @@ class CudaSetupKernels : public Base {
   void coarsen_mean(const Transfer& t, const double* fine, double* coarse) override {
     const SetupBox b{0, t.coarse.nx, t.coarse.ny, t.coarse.nz};
     if (empty(b)) return;
-    coarsen_box<<<grid(b), block(), 0, st()>>>(b, t, fine, coarse);
+    if (t.span == 4)
+      coarsen_box<4><<<grid(b), block(), 0, st()>>>(b, t, fine, coarse);
+    else
+      coarsen_box<3><<<grid(b), block(), 0, st()>>>(b, t, fine, coarse);
     HALO3D_CUDA_CHECK_LAUNCH();
   }
   void fill_boundary_ghosts(const Layout& l, int sides, double* k) override {

@@ -269,14 +269,14 @@ __global__ void __launch_bounds__(kBlockThreads)
   if constexpr (kReduce) store_block_partial(acc, partials);
 }
 
-template <class T>
+template <class T, int S>
 __global__ void __launch_bounds__(kBlockThreads)
     restrict_box(Transfer t, const T* __restrict__ fine, T* __restrict__ coarse) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   const int j = blockIdx.y * blockDim.y + threadIdx.y;
   const int k = blockIdx.z;
   if (i >= t.coarse.nx || j >= t.coarse.ny) return;
-  coarse[t.coarse.at(i, j, k)] = ops::restrict_point(t, ops::restrict_row(t, fine, j, k), i);
+  coarse[t.coarse.at(i, j, k)] = ops::restrict_point(t, ops::restrict_row<S>(t, fine, j, k), i);
 }
 
 template <class T>

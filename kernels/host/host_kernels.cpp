@@ -313,11 +313,18 @@ class HostKernels final : public HostSetupKernels<TypedKernels<HostKernels>>, pu
 
   template <class T>
   void restrict_t(const Transfer& t, const T* fine, T* coarse) {
+    if (t.span == 4)
+      restrict_s<4>(t, fine, coarse);
+    else
+      restrict_s<3>(t, fine, coarse);
+  }
+  template <int S, class T>
+  void restrict_s(const Transfer& t, const T* fine, T* coarse) {
     const Layout& l = t.coarse;
 #pragma omp parallel for collapse(2) schedule(static)
     for (int k = 0; k < l.nz; ++k)
       for (int j = 0; j < l.ny; ++j) {
-        const ops::RestrictRow<T> r = ops::restrict_row(t, fine, j, k);
+        const ops::RestrictRow<T, S> r = ops::restrict_row<S>(t, fine, j, k);
         T* out = coarse + l.at(0, j, k);
         for (int i = 0; i < l.nx; ++i) out[i] = ops::restrict_point(t, r, i);
       }

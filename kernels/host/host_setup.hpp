@@ -32,11 +32,18 @@ class HostSetupKernels : public Base {
     for (std::size_t i = 0; i < n; ++i) out[i] = float(in[i]);
   }
   void coarsen_mean(const Transfer& t, const double* fine, double* coarse) override {
+    if (t.span == 4)
+      coarsen_s<4>(t, fine, coarse);
+    else
+      coarsen_s<3>(t, fine, coarse);
+  }
+  template <int S>
+  void coarsen_s(const Transfer& t, const double* fine, double* coarse) {
     const Layout& l = t.coarse;
 #pragma omp parallel for collapse(2) schedule(static) if (big(t.fine))
     for (int K = 0; K < l.nz; ++K)
       for (int J = 0; J < l.ny; ++J) {
-        const ops::RestrictRow<double> r = ops::restrict_row(t, fine, J, K);
+        const ops::RestrictRow<double, S> r = ops::restrict_row<S>(t, fine, J, K);
         double* out = coarse + l.at(0, J, K);
         for (int I = 0; I < l.nx; ++I) out[I] = ops::coarsen_point(t, r, I);
       }

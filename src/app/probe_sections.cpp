@@ -101,7 +101,8 @@ std::vector<double> busiest_faces(const Int3& grid, const Int3& procs, double& w
       for (int c2 = 0; c2 < procs[2]; ++c2) {
         const int c[3] = {c0, c1, c2};
         int n[3];
-        for (int a = 0; a < 3; ++a) n[a] = split_axis(grid[a], procs[a], c[a]).count;
+        for (int a = 0; a < 3; ++a)
+          n[a] = split_axis(grid[a], procs[a], c[a], odd_splits(grid[a], false)).count;
         const Layout box{n[0], n[1], n[2]};
         std::vector<double> faces;
         for (int a = 0; a < 3; ++a)

@@ -143,7 +143,7 @@ Boxes fine_boxes(const Int3& grid, const Int3& procs) {
   Boxes b;
   for (int a = 0; a < 3; ++a)
     for (int c = 0; c < procs[a]; ++c) {
-      const Span s = split_axis(grid[a], procs[a], c);
+      const Span s = split_axis(grid[a], procs[a], c, odd_splits(grid[a], false));
       b.offset[a].push_back(s.offset);
       b.count[a].push_back(s.count);
     }

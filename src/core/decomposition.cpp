@@ -51,9 +51,13 @@ double halo_cost(const Int3& g, const Int3& p) {
 
 }  // namespace
 
-Span split_axis(int n, int p, int coord) {
+Span split_axis(int n, int p, int coord, bool odd_splits) {
   const int base = n / p, extra = n % p;
-  return {coord * base + std::min(coord, extra), base + (coord < extra ? 1 : 0)};
+  const auto split = [&](int c) {
+    const int s = c * base + std::min(c, extra);
+    return odd_splits && c > 0 && c < p && s % 2 == 0 ? s - 1 : s;
+  };
+  return {split(coord), split(coord + 1) - split(coord)};
 }
 
 namespace {
@@ -179,7 +183,15 @@ Decomposition decompose(MPI_Comm comm, const Int3& grid, const Int3& procs_reque
   HALO3D_MPI_CHECK(MPI_Cart_coords(c, d.rank, 3, zyx));
   d.coords = {zyx[2], zyx[1], zyx[0]};
   for (int a = 0; a < 3; ++a) {
-    const Span s = split_axis(grid[a], d.procs[a], d.coords[a]);
+    if (odd_splits(grid[a], periodic[a]) && d.procs[a] - 1 > grid[a] / 2)
+      throw BadInput("--grid " + str(grid) + " on process grid " + str(d.procs) + ": " +
+                     std::to_string(d.procs[a]) + " ranks along " + "xyz"[a] +
+                     " leave some of them one point; multigrid's first coarsening of an even "
+                     "axis needs at most " +
+                     std::to_string(grid[a] / 2 + 1) + " (give --procs)");
+  }
+  for (int a = 0; a < 3; ++a) {
+    const Span s = split_axis(grid[a], d.procs[a], d.coords[a], odd_splits(grid[a], periodic[a]));
     d.offset[a] = s.offset;
     d.count[a] = s.count;
     // Periodic: MPI_Cart_shift wraps, and names this rank itself where it is alone.

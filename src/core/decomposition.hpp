@@ -26,11 +26,21 @@ int neumann_mask(const FaceKinds& f);
 // "x,y,z", as --grid and --procs take it.
 std::string to_string(const Int3& v);
 
-// Block split of n points over p parts: the first (n mod p) parts get one extra point.
+// Block split of n points over p parts: the first (n mod p) parts get one extra point. With
+// odd_splits, every split between two parts that falls on an even index moves down by one,
+// so that all of them are odd (multigrid's first step of an even Dirichlet axis reads 4 fine
+// points per coarse point and fits one ghost layer only then: mg_coarser's from_fine); the
+// parts stay within two points of each other while p - 1 <= n / 2, which decompose checks.
 struct Span {
   int offset = 0, count = 0;
 };
-Span split_axis(int n, int p, int coord);
+Span split_axis(int n, int p, int coord, bool odd_splits = false);
+// The axes split at odd indices: not periodic, even, and at least this long (multigrid's
+// first step halves them, mg_coarser; shorter ones take the ratio 1.5 as later steps do).
+constexpr int kOddSplitsFrom = 16;
+inline bool odd_splits(int n, bool periodic) {
+  return !periodic && n % 2 == 0 && n >= kOddSplitsFrom;
+}
 
 // Process grid for `ranks` ranks: `requested` with zeros filled by MPI_Dims_create, the
 // larger factors placed on the longer axes. Throws BadInput when the product is not the

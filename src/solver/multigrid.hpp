@@ -115,7 +115,15 @@ int mg_coarser(int n, bool periodic = false);
 // With a Neumann face (node-centred, m = ops::axis_intervals): m even -> m/2 intervals
 // (nested: the boundary node stays), m odd -> ceil(2m/3) rounded up to even; n itself where
 // the axis cannot coarsen (m = 1).
-int mg_coarser(int n, bool periodic, bool low_neumann, bool high_neumann);
+// from_fine: the step from the fine grid. A Dirichlet axis split at odd indices (odd_splits:
+// even n >= kOddSplitsFrom) then
+// goes to n/2 - 1 (n + 1 intervals to n/2: a ratio just above 2, not nested), where later
+// steps take 1.5: a first step of 1.5 costs the 1e4 block of issue 25 a third more
+// iterations (PERFORMANCE.md, "why the 1e4 block takes more iterations on even grids") and
+// leaves level 1 with 30% of the fine points instead of 12%. Its restriction reads 4 fine
+// points per axis ([2J, 2J+3] for coarse J), which one ghost layer holds only when every
+// split of the fine axis is odd (split_axis with odd_splits: decompose arranges it).
+int mg_coarser(int n, bool periodic, bool low_neumann, bool high_neumann, bool from_fine = false);
 // The first coarse point (of nc) the box starting at fine index o (of nf) owns along an axis,
 // or for o = the box's end, the end of its coarse box (multigrid_plan.cpp says the rule).
 int mg_coarse_first(int o, int nf, int nc, bool periodic, bool low_neumann = false,

@@ -29,11 +29,16 @@ constexpr double kSemiCoarsening = 1.5;
 // In general fine point i sits at position i + at0 (at0 = 0 behind a Neumann low face, the
 // transfers' Transfer::at0) and coarse point I at (I + at0) r: nested, coarse I is fine
 // 2I + at0; else the owned coarse points are those with position in [o+at0+1-r, e+at0+1-r).
+// The first step of an even Dirichlet axis (mf = 2 mc + 1, mg_coarser's from_fine): coarse J
+// restricts fine [2J, 2J+3]; the box owns the J whose fine 2J+1 it holds, which reads one
+// ghost below it and, where the box ends at an odd index, none beyond the one above.
 int mg_coarse_first(int o, int nf, int nc, bool periodic, bool low_neumann, bool high_neumann) {
   const int mf = ops::axis_intervals(nf, periodic, low_neumann, high_neumann),
             mc = ops::axis_intervals(nc, periodic, low_neumann, high_neumann);
   const int at0 = low_neumann ? 0 : 1;
   if (mf == 2 * mc) return int(ops::ceil_div(o - at0, 2));  // nested: coarse I is fine 2I+at0
+  if (mf == 2 * mc + 1 && !periodic && !low_neumann && !high_neumann)
+    return int(std::min<long long>(std::max(0LL, ops::ceil_div(o - 1, 2)), nc));
   const long long v = ops::ceil_div((long long)(o + at0 + 1) * mc, mf) - 1 - at0;
   return int(std::min<long long>(std::max(0LL, v), nc));
 }
@@ -51,7 +56,8 @@ Decomposition mg_coarser_box(const Decomposition& f, const Int3& nc) {
   return c;
 }
 
-int mg_coarser(int n, bool periodic, bool low_neumann, bool high_neumann) {
+int mg_coarser(int n, bool periodic, bool low_neumann, bool high_neumann, bool from_fine) {
+  if (from_fine && !low_neumann && !high_neumann && odd_splits(n, periodic)) return n / 2 - 1;
   if (periodic || !(low_neumann || high_neumann)) return mg_coarser(n, periodic);
   const int m = ops::axis_intervals(n, false, low_neumann, high_neumann);
   if (m <= 1) return n;
@@ -88,16 +94,17 @@ std::vector<Int3> mg_level_grids(const Int3& grid, const std::array<double, 3>& 
     // The relative slack keeps exact ties (the unit cube's integer ratios) coarsening
     // whatever the rounding of h.
     // An axis coarsens while it can (a Neumann axis of one interval cannot).
-    const auto open = [&](int a) {
-      return g[a] > 1 && mg_coarser(g[a], periodic[a], lo(a), hi(a)) < g[a];
+    const bool from_fine = out.size() == 1;
+    const auto coarser = [&](int a) {
+      return mg_coarser(g[a], periodic[a], lo(a), hi(a), from_fine);
     };
+    const auto open = [&](int a) { return g[a] > 1 && coarser(a) < g[a]; };
     double finest = 0;
     for (int a = 0; a < 3; ++a)
       if (open(a) && (finest == 0 || h[a] < finest)) finest = h[a];
     Int3 c = g;
     for (int a = 0; a < 3; ++a)
-      if (open(a) && h[a] <= kSemiCoarsening * finest * (1 + 1e-9))
-        c[a] = mg_coarser(g[a], periodic[a], lo(a), hi(a));
+      if (open(a) && h[a] <= kSemiCoarsening * finest * (1 + 1e-9)) c[a] = coarser(a);
     if (c == g) break;
     for (int a = 0; a < 3; ++a) h[a] *= double(m(g[a], a)) / double(m(c[a], a));
     out.push_back(c);

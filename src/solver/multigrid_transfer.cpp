@@ -1,5 +1,6 @@
 // Multigrid's transfers between consecutive levels: the restriction's and prolongation's
 // per-axis tables, checked to stay within one ghost layer, in one backend allocation.
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 #include <vector>
@@ -38,8 +39,9 @@ TransferOp make_transfer(Kernels& k, const Decomposition& f, const Decomposition
          ++I) {
       int first, last;
       ops::restrict_span(I, t.nf[a], t.mf[a], t.mc[a], first, last, t.at0[a], t.bounded[a]);
-      if (first < f.offset[a] - 1 || last > f.offset[a] + f.count[a] || last - first > 2)
+      if (first < f.offset[a] - 1 || last > f.offset[a] + f.count[a] || last - first > 3)
         throw std::logic_error("multigrid: restriction outside the ghost layer");
+      t.span = std::max(t.span, last - first + 1);
     }
     for (int i = f.offset[a]; uses != TransferUse::restriction && i < f.offset[a] + f.count[a];
          ++i) {
