@@ -66,13 +66,6 @@ void check_periodic(const SolveOptions& o) {
 void check_neumann(const SolveOptions& o) {
   if (!has_neumann(o)) return;
   const std::string bc = "--bc " + bc_text(o.bc);
-  // Explicit heat's limit is 1/(alpha max diag_p/V_p); the backends' largest diagonal
-  // (max_diagonal) is of the V-scaled rows, which with a variable k or shift may be below it.
-  if (o.problem == ProblemKind::heat && o.time_scheme == TimeScheme::explicit_ &&
-      (variable_coefficient(o) || variable_shift(o)))
-    throw BadInput(bc +
-                   ": explicit heat with a Neumann face and a variable --coefficient or --shift "
-                   "is not supported yet; give --time-scheme implicit or crank-nicolson");
   if (no_dirichlet_face(o) && o.shift == 0 && variable_shift(o))
     throw BadInput(bc +
                    ": no Dirichlet face with a variable --shift is singular: not "

@@ -182,7 +182,7 @@ std::vector<double> fill_shift(const ProblemSpec& o, const Decomposition& d, MPI
 double max_diagonal(const Stencil& spacing, const Decomposition& d,
                     const std::vector<double>& kappa, const std::vector<double>* sigma,
                     MPI_Comm comm) {
-  double m = local_max_diagonal(d.layout(), spacing, kappa, sigma);
+  double m = local_max_diagonal(d.layout(), spacing, kappa, sigma, neumann_planes(d));
   HALO3D_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &m, 1, MPI_DOUBLE, MPI_MAX, comm));
   return m;
 }
