@@ -13,8 +13,9 @@ the right-hand side against a reference of the discretisation):
    steps as numpy's u += alpha dt V^{-1} (-A u + b) on 1-4 ranks;
 3. the output's `bc` attribute, the XDMF origin (0 on a Neumann low face);
 4. refusals (exit 2, one line): a Neumann axis of 1 point, a
-   mode that aliases, a variable shift with no Dirichlet face, a malformed kind; a restart
-   under other boundaries.
+   mode that aliases, a variable shift 0 at every point with no Dirichlet face (on 3 ranks too,
+   and one > 0 on one rank's points only runs), a malformed kind; a restart under other
+   boundaries.
 Run: neumann_bc_test.py HALO3D MPIEXEC."""
 import os
 import re
@@ -157,6 +158,7 @@ for bc, kinds, kspec, sspec in (
         ("x0=neumann", ((1, 0), (0, 0), (0, 0)), "klog", "1.5"),
         ("x=neumann,y1=neumann", ((1, 1), (0, 1), (0, 0)), "klog", "sig"),
         ("x=neumann,y=neumann,z0=neumann", ((1, 1), (1, 1), (1, 0)), "1", "sig"),
+        ("x=neumann,y=neumann,z=neumann", ((1, 1), (1, 1), (1, 1)), "klog", "sig"),
         ("x0=neumann,y=neumann,z1=neumann", ((1, 0), (1, 1), (0, 1)), "klog", "0")):
     with h5py.File(os.path.join(work, "klog.h5")) as f:
         k = f["d"][...] if kspec == "klog" else np.ones(shape)
@@ -217,13 +219,23 @@ check(len(got) == 2 and np.allclose(got, want, rtol=1e-15, atol=0), f"XDMF origi
 for args, needle in ((["--bc", "x0=neumann", "--precond", "none", "--grid", "1,8,8"],
                       "a Neumann axis needs at least 2 points"),
                      (["--bc", "x=neumann", "--precond", "none", "--mode", "8,1,1"], "Neumann axis x must be below"),
-                     (["--bc", "x=neumann,y=neumann,z=neumann", "--precond", "none", "--shift", "expr:1+x"],
-                      "with a variable --shift is singular"),
+                     (["--bc", "x=neumann,y=neumann,z=neumann", "--precond", "none", "--shift", "expr:0*x"],
+                      "sigma is 0 at every point and no face is Dirichlet"),
                      (["--bc", "x=neumannn"], "is not FACE=KIND")):
     grid = [] if "--grid" in args else ["--grid", "8,8,8"]
     p = halo3d(0, *grid, *args, "--output", "none", expect=2)
     lines = p.stderr.strip().splitlines()
     check(p.returncode == 2 and len(lines) == 1 and needle in p.stderr, f"{' '.join(args)} refused: {p.stderr.strip()!r}")
+# sigma = 0 everywhere with no Dirichlet face, decided on every rank's data together: refused on
+# 3 ranks in one error line; sigma > 0 on the first rank's points only is nonsingular and runs.
+nod = ["--grid", "12,8,8", "--procs", "3,1,1", "--bc", "x=neumann,y=periodic,z=neumann", "--output", "none"]
+p = halo3d(3, *nod, "--shift", "expr:0*x", expect=2)
+errors = [line for line in p.stderr.splitlines() if line.startswith("halo3d:")]
+check(p.returncode == 2 and len(errors) == 1 and "sigma is 0 at every point" in p.stderr,
+      f"sigma = 0 everywhere on 3 ranks refused in one line: {errors!r}")
+p = halo3d(3, *nod, "--shift", "expr:(x<0.2)*2", "--rhs", "random", "--tol", "1e-10", quiet=False)
+check(p.returncode == 0 and "converged" in p.stdout and "singular" not in p.stdout,
+      "sigma > 0 on the first rank's points only: nonsingular, solved without removing a mean")
 base = ["--grid", "9,8,7", "--rhs", "random", "--precond", "none", "--output", "none"]
 halo3d(2, *base, "--bc", "z0=neumann", "--max-iters", "2", "--checkpoint", "c.h5", "--checkpoint-every", "1", expect=3)
 for args in (["--bc", "dirichlet"], ["--bc", "z1=neumann"]):

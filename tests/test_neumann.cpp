@@ -8,7 +8,8 @@
 // mixed, --fmg, distributed coarse levels), bitwise the same answer on every process grid as
 // on one rank alone. Neumann on 1, 2 and 3 axes, mixed with Dirichlet and periodic ones,
 // k = 1 and a variable k, no shift, a constant and a variable one (the singular all-Neumann
-// case: the V-weighted zero-mean answer). MG-PCG's iterations within one of all-Dirichlet's
+// case: the V-weighted zero-mean answer; no Dirichlet face with a variable shift: nonsingular,
+// every axis periodic too). MG-PCG's iterations within one of all-Dirichlet's
 // on the same grid, and the node-centred transfers' nesting.
 // Runs under mpirun with 1-4 ranks.
 #include <gtest/gtest.h>
@@ -238,6 +239,10 @@ const Case kCases[] = {
     {"x=neumann,y=periodic,z0=neumann", true, "1.3"},
     {"x=periodic,y0=neumann,z1=neumann", false, "0"},
     {"x=periodic,y=periodic,z=neumann", true, "0"},
+    // No Dirichlet face with a variable shift: nonsingular (sigma > 0), not the singular case.
+    {"x=neumann,y=neumann,z=neumann", true, kSigma},
+    {"x=periodic,y=neumann,z=periodic", false, kSigma},
+    {"x=periodic,y=periodic,z=periodic", true, kSigma},
 };
 const Int3 kGrid{9, 7, 8};
 

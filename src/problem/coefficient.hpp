@@ -29,6 +29,8 @@ std::vector<double> fill_coefficient(const ProblemSpec& o, const Decomposition& 
 
 // Collective: sigma (--shift's field, or its constant everywhere) the same way, every value
 // a finite number >= 0 (else the same BadInput, naming --shift and the first bad point).
+// Poisson with no Dirichlet face and a variable shift needs sigma > 0 at some point (A is
+// singular otherwise): a field that is 0 at every point is refused the same way.
 std::vector<double> fill_shift(const ProblemSpec& o, const Decomposition& d, MPI_Comm comm);
 
 // Collective: the largest diagonal of -div(k grad) + shift over the grid (at a point: its
