@@ -83,6 +83,9 @@ void SolveSession::set_source(const double* box) {
   const std::vector<double> padded = padded_from_box(kernels(), decomp().layout(), box);
   if (b_.size() != padded.size()) b_ = Buffer(kernels(), padded.size());
   upload_to(kernels(), padded, b_.data());
+  // Exact: V_p is a power of two, so the bits are fill_fields' (which scales on the host).
+  if (decomp().neumann)
+    kernels().volume_scale(decomp().layout(), neumann_planes(decomp()), false, b_.data());
 }
 
 void SolveSession::build_method() {
