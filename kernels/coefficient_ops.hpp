@@ -143,11 +143,19 @@ HALO3D_HD inline std::uint64_t spectrum_word(const Layout& l, const FaceWeights<
   const double v = 1.0 + div(off, diag);
   return magnitude_bits(v >= 1.0 ? v : 1.0);
 }
-// The diagonal at point c (point_diag) as a maximum's word: NaN (weights that overflowed,
-// inf times 0: an unusable operator, not a small one) counts as +inf, a value <= 0 as 0.
-HALO3D_HD inline std::uint64_t diagonal_word(const FaceWeights<double>& f, std::ptrdiff_t c,
-                                             std::ptrdiff_t sy, std::ptrdiff_t sz, double shift) {
-  const double d = point_diag(f, c, sy, sz, shift);
+// The diagonal of point (x, y, z) (point_diag) divided by its control volume's fraction V_p
+// under np (neumann_volume: 1 without Neumann planes), as a maximum's word: the diagonal of
+// M^{-1} A, M = diag V_p, whose largest value bounds explicit heat's step (Gershgorin on M^{-1}
+// A). The division by a power of two is exact. NaN (weights that overflowed, inf times 0: an
+// unusable operator, not a small one) counts as +inf, a value <= 0 as 0.
+HALO3D_HD inline std::uint64_t diagonal_word(const Layout& l, const FaceWeights<double>& f,
+                                             double shift, const NeumannPlanes& np, int x, int y,
+                                             int z) {
+  double d = point_diag(f, l.at(x, y, z), l.sy(), l.sz(), shift);
+  if (np.faces) {
+    const int g[3] = {np.place.offset[0] + x, np.place.offset[1] + y, np.place.offset[2] + z};
+    d = div(d, neumann_volume(np, g));
+  }
   if (d != d) return 0x7FF0000000000000ull;  // +inf's bits
   return d > 0 ? magnitude_bits(d) : 0;
 }

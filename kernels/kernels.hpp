@@ -152,9 +152,10 @@ class Kernels {
   // The ghosts of k beyond the sides in `sides` (bit 2 axis + side) = the box's nearest point.
   virtual void fill_boundary_ghosts(const Layout& l, int sides, double* k) = 0;
   // Max over the interior of ops::spectrum_word (s: face weights attached) as a double, and
-  // of ops::diagonal_word; each waits for the work before it and returns at once.
+  // of ops::diagonal_word (each point's diagonal over its control volume's fraction under
+  // np); each waits for the work before it and returns at once.
   virtual double spectrum_bound(const Layout& l, const Stencil& s, const BoxPlace& p) = 0;
-  virtual double max_diagonal(const Layout& l, const Stencil& s) = 0;
+  virtual double max_diagonal(const Layout& l, const Stencil& s, const NeumannPlanes& np) = 0;
 
   // Halo faces, packed contiguously (see ops::face_point for the order).
   virtual void pack(const Layout& l, Face f, const double* u, double* buf, Lane lane) = 0;

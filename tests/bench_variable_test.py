@@ -11,7 +11,10 @@
    the levels table with k adds exactly that per level; every time is > 0;
 3. bench without --coefficient has no _var row; a bad --coefficient or --shift is refused,
    exit 2, and so are they with --io, and a constant --shift alone; --shift expr: alone runs
-   the _var rows with k = 1.
+   the _var rows with k = 1;
+4. bench --bc with Neumann faces (and the singular all-Neumann case): the _var rows, 24 B a
+   point more a sweep, the report's bc; --bc periodic alone (a constant operator), a bad --bc
+   and --bc with --io refused, exit 2.
 Run: bench_variable_test.py HALO3D MPIEXEC SOURCE_DIR"""
 import json
 import os
@@ -135,6 +138,30 @@ p = run([MPIEXEC, "-np", "1", "--oversubscribe", HALO3D, "bench", "--io", "--gri
 check(p.returncode == 2 and "--shift is for the kernel benchmark" in p.stderr, f"--io refuses --shift: {p.stderr.strip()[:200]!r}")
 p = run([MPIEXEC, "-np", "1", "--oversubscribe", HALO3D, "bench", "--io", "--grid", "8,8,8", "--coefficient", "2"])
 check(p.returncode == 2 and "--coefficient is for the kernel benchmark, not --io" in p.stderr, f"--io refuses --coefficient: {p.stderr.strip()[:200]!r}")
+
+# 4. bench --bc: the _var rows on Neumann faces (k = 1: the face weights with their area
+# factors, 24 B a point a sweep), the singular all-Neumann case too; the report names the kinds.
+for ranks, procs, bc in ((2, "2,1,1", "x=neumann,y0=neumann"), (1, "1,1,1", "x=neumann,y=neumann,z=neumann")):
+    rep = f"bc{ranks}.json"
+    p = bench(ranks, "--grid", "13,11,9", "--procs", procs, "--bc", bc, "--report", rep)
+    check(p.returncode == 0, f"bench --bc {bc} on {procs} runs ({p.stderr.strip()[-300:]})")
+    if p.returncode != 0:
+        continue
+    b = json.load(open(os.path.join(work, rep)))
+    rows = {r["name"]: r for r in b["results"]}
+    var = sorted(n[:-4] for n in rows if n.endswith("_var"))
+    check(var == sorted(SWEEPING) and b.get("bc") == bc and b.get("coefficient") == "1",
+          f"--bc {bc}: a _var row for each sweeping row, the report's bc {b.get('bc')!r}")
+    got = rows["apply_var"]["bytes"] - rows["apply"]["bytes"]
+    check(got == 24 * 13 * 11 * 9, f"--bc {bc}: apply_var = apply + 24 B a point (got +{got})")
+    check(rows["mg_pcg_iteration_var"]["median_ms"] > 0, f"--bc {bc}: mg_pcg_iteration_var timed")
+p = bench(1, "--grid", "8,8,8", "--bc", "x=periodic")
+check(p.returncode == 2 and "leaves the operator constant" in p.stderr, f"--bc periodic alone refused: {p.stderr.strip()!r}")
+p = bench(1, "--grid", "8,8,8", "--bc", "x=robin")
+lines = [l for l in p.stderr.splitlines() if l.startswith("halo3d")]
+check(p.returncode == 2 and len(lines) == 1 and "--bc" in lines[0], f"a bad --bc refused, exit 2: {lines!r}")
+p = run([MPIEXEC, "-np", "1", "--oversubscribe", HALO3D, "bench", "--io", "--grid", "8,8,8", "--bc", "x=neumann"])
+check(p.returncode == 2 and "--bc is for the kernel benchmark" in p.stderr, f"--io refuses --bc: {p.stderr.strip()[:200]!r}")
 
 print(f"{len(failures)} failure(s)" if failures else "all passed")
 sys.exit(1 if failures else 0)

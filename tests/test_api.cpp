@@ -2,9 +2,12 @@
 // same f (random, by global index) gives bitwise the same u, on every process grid of the
 // rank count, for each method; the boxes tile the grid as the decomposition splits it; a
 // second solve reuses the hierarchy and still matches a fresh solver; bad input is an Error
-// with its exit code. Run under mpirun with 1-4 ranks (HALO3D_TEST_BACKEND=cuda: on GPUs).
+// with its exit code. Periodic and Neumann faces (Operator::bc): bitwise as solve, and b = A u*
+// from a plain reference operator solved back (the singular case's mean reported in Result). Run
+// under mpirun with 1-4 ranks (HALO3D_TEST_BACKEND=cuda: on GPUs).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <halo3d/halo3d.hpp>
 
@@ -60,6 +63,7 @@ SolveOptions options_for(const Settings& s, const Int3& procs, std::uint64_t see
   o.shift = op.shift;
   o.coefficient = op.coefficient;
   o.shift_field = op.shift_field;
+  o.bc = parse_bc(op.bc);
   o.procs = procs;
   o.backend = test::backend_under_test();
   o.rhs = "random";
@@ -155,6 +159,137 @@ TEST(Api, ShiftFieldBitwiseAsSolve) {
   expect_changes_answer(op, 7);
   op.coefficient = "expr:1+10*x*y";
   check_method({}, true, op);
+}
+
+// Operator's bc is solve's --bc: periodic and Neumann faces (f scaled by V_p inside, as the
+// program's source), the singular case too, bitwise on every process grid.
+TEST(Api, BoundaryKindsBitwiseAsSolve) {
+  for (const char* bc : {"x=periodic", "x0=neumann,z=neumann", "x=neumann,y=periodic,z=neumann"}) {
+    SCOPED_TRACE(bc);
+    Operator op;
+    op.bc = bc;
+    check_method({}, true, op);
+    expect_changes_answer(op, 8);
+  }
+  Settings mixed;
+  mixed.precision = Settings::Precision::mixed;
+  Operator op;
+  op.bc = "x=neumann,y=neumann,z=periodic";
+  op.shift_field = "expr:(x<0.3)*(1+y)";  // no Dirichlet face, nonsingular
+  check_method(mixed, true, op);
+}
+
+// The whole grid's V-scaled operator (k = 1, a constant shift), written here from the
+// definition: each face 1/h^2 times its area fraction (1/2 per other axis on whose Neumann
+// plane it lies), none beyond a Neumann face, zero ghosts beyond a Dirichlet one, wrapped
+// neighbours on a periodic axis, the shift times V_p.
+struct Whole {
+  Int3 n;
+  FaceKinds bc;
+  double shift, h[3];
+  Whole(const Int3& grid, const std::string& text, double s)
+      : n(grid), bc(parse_bc(text)), shift(s) {
+    for (int a = 0; a < 3; ++a)
+      h[a] = 1.0 / ops::axis_intervals(n[a], kind(a, 0) == Bc::periodic, kind(a, 0) == Bc::neumann,
+                                       kind(a, 1) == Bc::neumann);
+  }
+  Bc kind(int a, int side) const { return bc[std::size_t(2 * a + side)]; }
+  double half(int a, int g) const {
+    return (kind(a, 0) == Bc::neumann && g == 0) || (kind(a, 1) == Bc::neumann && g == n[a] - 1)
+               ? 0.5
+               : 1.0;
+  }
+  double volume(const int g[3]) const { return half(0, g[0]) * half(1, g[1]) * half(2, g[2]); }
+  std::size_t index(const int g[3]) const {
+    return std::size_t(g[0] + n[0] * (g[1] + n[1] * g[2]));
+  }
+  std::vector<double> apply(const std::vector<double>& u) const {
+    std::vector<double> out(u.size());
+    for (int z = 0; z < n[2]; ++z)
+      for (int y = 0; y < n[1]; ++y)
+        for (int x = 0; x < n[0]; ++x) {
+          const int g[3] = {x, y, z};
+          const double up = u[index(g)];
+          double v = shift * volume(g) * up;
+          for (int a = 0; a < 3; ++a)
+            for (int side = 0; side < 2; ++side) {
+              int q[3] = {x, y, z};
+              q[a] += side ? 1 : -1;
+              const bool out_of = q[a] < 0 || q[a] >= n[a];
+              if (out_of && kind(a, side) == Bc::neumann) continue;
+              if (out_of && kind(a, side) == Bc::periodic) q[a] = (q[a] + n[a]) % n[a];
+              const double uq = out_of && kind(a, side) == Bc::dirichlet ? 0.0 : u[index(q)];
+              const double area = volume(g) / half(a, g[a]);  // the other axes' halves
+              v += area / (h[a] * h[a]) * (up - uq);
+            }
+          out[index(g)] = v;
+        }
+    return out;
+  }
+};
+
+// b = A u* for a random u*, given as f = V^{-1} b (the library scales f by V_p), solved back
+// to rounding with MG-PCG on every process grid: Neumann and periodic faces, with a shift and
+// without one (the singular case: u* of zero V-weighted mean comes back, the mean removed is
+// rounding; f + 0.75 gives the same u and reports 0.75 removed).
+TEST(Api, SolvesBackAnAnswerWithNeumannAndPeriodicFaces) {
+  for (const auto& [bc, shift] : {std::pair<const char*, double>{"x0=neumann,y=periodic", 0.0},
+                                  {"x=neumann,y=neumann,z=neumann", 2.5},
+                                  {"x=neumann,y=periodic,z=neumann", 0.0}}) {
+    const Whole w(kGrid, bc, shift);
+    const std::size_t n = std::size_t(kGrid[0]) * kGrid[1] * kGrid[2];
+    std::vector<double> ustar(n);
+    for (std::size_t i = 0; i < n; ++i) ustar[i] = random_value(31, i);
+    Operator op;
+    op.bc = bc;
+    op.shift = shift;
+    const bool singular =
+        shift == 0 && std::find(w.bc.begin(), w.bc.end(), Bc::dirichlet) == w.bc.end();
+    if (singular) {  // the zero V-weighted mean answer
+      double vu = 0, vol = 0;
+      for (std::size_t i = 0; i < n; ++i) {
+        const int g[3] = {int(i % kGrid[0]), int(i / kGrid[0] % kGrid[1]),
+                          int(i / (kGrid[0] * kGrid[1]))};
+        vu += w.volume(g) * ustar[i], vol += w.volume(g);
+      }
+      for (double& x : ustar) x -= vu / vol;
+    }
+    const std::vector<double> b = w.apply(ustar);
+    Settings s;
+    s.backend = api_backend();
+    s.tol = 1e-12;
+    for (const Int3& procs : test::process_grids(test::world_size())) {
+      SCOPED_TRACE(std::string(bc) + " procs " + to_string(procs));
+      Solver solver(MPI_COMM_WORLD, {kGrid, procs}, s, op);
+      const Box box = solver.local_box();
+      std::vector<double> f, want;
+      for (int k = 0; k < box.size[2]; ++k)
+        for (int j = 0; j < box.size[1]; ++j)
+          for (int i = 0; i < box.size[0]; ++i) {
+            const int g[3] = {box.offset[0] + i, box.offset[1] + j, box.offset[2] + k};
+            f.push_back(b[w.index(g)] / w.volume(g));
+            want.push_back(ustar[w.index(g)]);
+          }
+      std::vector<double> u(f.size());
+      const Result r = solver.solve(f.data(), u.data());
+      EXPECT_TRUE(r.converged);
+      EXPECT_EQ(r.singular, singular);
+      EXPECT_LT(std::abs(r.source_mean_removed), 1e-12);
+      double err = 0;
+      for (std::size_t i = 0; i < u.size(); ++i) err = std::max(err, std::abs(u[i] - want[i]));
+      MPI_Allreduce(MPI_IN_PLACE, &err, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+      EXPECT_LT(err, 1e-9);
+      if (!singular) continue;
+      for (double& x : f) x += 0.75;
+      std::vector<double> u2(f.size());
+      const Result r2 = solver.solve(f.data(), u2.data());
+      EXPECT_NEAR(r2.source_mean_removed, 0.75, 1e-12);
+      err = 0;
+      for (std::size_t i = 0; i < u.size(); ++i) err = std::max(err, std::abs(u2[i] - want[i]));
+      MPI_Allreduce(MPI_IN_PLACE, &err, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+      EXPECT_LT(err, 1e-9);
+    }
+  }
 }
 
 TEST(Api, CgBitwiseAsSolve) {
@@ -295,6 +430,18 @@ TEST(Api, BadInputIsAnError) {
   op.shift_field = "expr:x";
   op.shift = 1;
   expect_bad_input([&] { Solver(MPI_COMM_WORLD, {kGrid, {0, 0, 0}}, s, op); }, "give one of them");
+  op = {};
+  op.bc = "x0=periodic";
+  expect_bad_input(
+      [&] {
+        Solver(MPI_COMM_WORLD, {kGrid, {0, 0, 0}}, s, op);
+      },
+      "periodic needs both");
+  op.bc = "x=robin";
+  expect_bad_input([&] { Solver(MPI_COMM_WORLD, {kGrid, {0, 0, 0}}, s, op); }, "--bc");
+  op.bc = "x=neumann,y=neumann,z=periodic";
+  op.shift_field = "expr:0*x";
+  expect_bad_input([&] { Solver(MPI_COMM_WORLD, {kGrid, {0, 0, 0}}, s, op); }, "sigma is 0");
   s.tol = -1;
   expect_bad_input([&] { Solver(MPI_COMM_WORLD, {kGrid, {0, 0, 0}}, s); }, "tol");
 }

@@ -216,7 +216,7 @@ TEST_P(SetupKernelsTest, SpectrumBoundAndMaxDiagonalBitwise) {
         }
     EXPECT_GT(bound, 1.0);
     EXPECT_EQ(k_->spectrum_bound(l_, s, p), bound) << variable;
-    EXPECT_EQ(k_->max_diagonal(l_, s), diag_max) << variable;
+    EXPECT_EQ(k_->max_diagonal(l_, s, NeumannPlanes{}), diag_max) << variable;
     // The host's own (--dry-run's) from k gives the same bits.
     EXPECT_EQ(local_max_diagonal(l_, s_, k, variable ? &sigma : nullptr), diag_max);
   }
@@ -232,7 +232,7 @@ TEST_P(SetupKernelsTest, OverflowingWeights) {
   k_->face_weights(l_, s_, NeumannPlanes{}, kd.data(), w.data());
   Stencil s = s_;
   for (int a = 0; a < 3; ++a) s.vd.w[a] = w.data() + a * l_.padded_size();
-  EXPECT_EQ(k_->max_diagonal(l_, s), std::numeric_limits<double>::infinity());
+  EXPECT_EQ(k_->max_diagonal(l_, s, NeumannPlanes{}), std::numeric_limits<double>::infinity());
   const BoxPlace p{{0, 0, 0}, {l_.nx, l_.ny, l_.nz}};
   EXPECT_TRUE(std::isfinite(k_->spectrum_bound(l_, s, p)));
 }

@@ -1,7 +1,8 @@
-// halo3d as a library: solve -Laplace u = f on a 3D grid distributed over the caller's MPI
-// ranks, from the caller's own arrays. This header, error.hpp and version.hpp are the whole
-// public interface (docs/LIBRARY.md): nothing internal is reachable from here, so the
-// solver's internals can change without breaking an embedding code.
+// halo3d as a library: solve -div(k grad u) + shift u = f on a 3D grid distributed over the
+// caller's MPI ranks (Dirichlet, periodic or Neumann faces), from the caller's own arrays. This
+// header, error.hpp and version.hpp are the whole public interface (docs/LIBRARY.md): nothing
+// internal is reachable from here, so the solver's internals can change without breaking an
+// embedding code.
 //
 //   halo3d::Solver s(MPI_COMM_WORLD, {{128, 128, 128}});   // collective
 //   halo3d::Box b = s.local_box();                         // this rank's piece
@@ -54,14 +55,27 @@ struct Grid {
 // "expr:FORMULA" or "file:PATH.h5:/DATASET" (sigma >= 0 at the points, the boundary layer
 // included), each point's own sigma on the diagonal; empty: the constant `shift` (giving
 // both a field and a nonzero `shift`, or sigma not finite and >= 0 anywhere, is refused with
-// kExitBadInput). A struct so that other boundary conditions can be added later without
-// breaking callers.
+// kExitBadInput). `bc` is the boundary kind of each face in the form of `halo3d solve --bc`
+// (docs/OPTIONS.md): "dirichlet" (every face, the default), or e.g.
+// "x=periodic,y0=neumann,z=neumann": a periodic axis has N points at x_i = i L/N (h = L/N)
+// whose neighbours wrap; an axis with a Neumann face is node-centred (its boundary nodes are
+// unknowns: h = L/(N-1) between two Neumann faces, L/N with a Dirichlet one at the other
+// end), with zero outward flux there (boundary_value 0). f is given at the points as for
+// Dirichlet faces: the solver multiplies it by each point's control-volume fraction V_p (1/2
+// in a Neumann plane, 1/4 on an edge, 1/8 at a corner) as the program does. No Dirichlet face
+// and no shift (neither `shift` nor `shift_field`) is singular (A 1 = 0): f loses its mean
+// (V-weighted with Neumann faces; Result says how much) and u is the answer of zero mean
+// (sum V_p u_p = 0). A malformed `bc`, a periodic axis with one face only, a Neumann axis of
+// one point, or a `shift_field` that is 0 at every point with no Dirichlet face is refused
+// with kExitBadInput. A struct so that further boundary conditions can be added later
+// without breaking callers.
 struct Operator {
   double boundary_value = 0.0;
   std::array<double, 3> box{1.0, 1.0, 1.0};
   double shift = 0.0;
   std::string coefficient = "1";
-  std::string shift_field;  // since 0.3
+  std::string shift_field;       // since 0.3
+  std::string bc = "dirichlet";  // since 0.4
 };
 
 // How to solve.
@@ -95,6 +109,11 @@ struct Result {
   // most 2 tol: what halo3d's program calls converged.
   bool converged = false;
   double relative_residual = 0;  // that true relative residual
+  // The singular case (Operator: no Dirichlet face, no shift): f's mean that was removed
+  // before solving (with Neumann faces its mean over the control volumes, sum V f / sum V),
+  // and the residual above is the one of f less it. 0 and false otherwise. Since 0.4.
+  bool singular = false;
+  double source_mean_removed = 0;
 };
 
 class Solver {

@@ -67,11 +67,11 @@ __global__ void __launch_bounds__(kBlockThreads)
   max_word(in ? ops::spectrum_word(l, f, shift, p, x, y, z) : 0, result);
 }
 __global__ void __launch_bounds__(kBlockThreads)
-    diagonal_box(SetupBox b, Layout l, FaceWeights<double> f, double shift,
+    diagonal_box(SetupBox b, Layout l, FaceWeights<double> f, double shift, NeumannPlanes np,
                  unsigned long long* result) {
   int x, y, z;
   const bool in = b.point(x, y, z);
-  max_word(in ? ops::diagonal_word(f, l.at(x, y, z), l.sy(), l.sz(), shift) : 0, result);
+  max_word(in ? ops::diagonal_word(l, f, shift, np, x, y, z) : 0, result);
 }
 
 template <class Base>
@@ -118,10 +118,10 @@ class CudaSetupKernels : public Base {
       spectrum_box<<<grid(b), block(), 0, st()>>>(b, l, s.vd, s.shift, p, word);
     });
   }
-  double max_diagonal(const Layout& l, const Stencil& s) override {
+  double max_diagonal(const Layout& l, const Stencil& s, const NeumannPlanes& np) override {
     const SetupBox b{0, l.nx, l.ny, l.nz};
     return reduce(0, b, [&](unsigned long long* word) {
-      diagonal_box<<<grid(b), block(), 0, st()>>>(b, l, s.vd, s.shift, word);
+      diagonal_box<<<grid(b), block(), 0, st()>>>(b, l, s.vd, s.shift, np, word);
     });
   }
 

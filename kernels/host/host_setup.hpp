@@ -69,15 +69,14 @@ class HostSetupKernels : public Base {
           m = std::max(m, ops::spectrum_word(l, f, s.shift, p, x, y, z));
     return ops::from_magnitude_bits(m);
   }
-  double max_diagonal(const Layout& l, const Stencil& s) override {
+  double max_diagonal(const Layout& l, const Stencil& s, const NeumannPlanes& np) override {
     std::uint64_t m = 0;
     const FaceWeights<double> f = s.vd;
-    const auto sy = l.sy(), sz = l.sz();
 #pragma omp parallel for collapse(2) schedule(static) reduction(max : m) if (big(l))
     for (int z = 0; z < l.nz; ++z)
       for (int y = 0; y < l.ny; ++y)
         for (int x = 0; x < l.nx; ++x)
-          m = std::max(m, ops::diagonal_word(f, l.at(x, y, z), sy, sz, s.shift));
+          m = std::max(m, ops::diagonal_word(l, f, s.shift, np, x, y, z));
     return ops::from_magnitude_bits(m);
   }
 

@@ -53,7 +53,8 @@ ProblemSpec problem_spec(const Grid& g, const Operator& op) {
   spec.shift = op.shift;
   spec.coefficient = op.coefficient;
   spec.shift_field = op.shift_field;
-  check_operator(spec);  // names --box/--shift: the command line's words for these fields
+  spec.bc = parse_bc(op.bc);  // names --bc, as check_operator names --box and --shift
+  check_operator(spec);       // names --box/--shift: the command line's words for these fields
   check_coefficient_option(spec);
   return spec;
 }
@@ -98,7 +99,10 @@ Result Solver::solve(const double* f, double* u) {
   DriveResult res = s.drive(o);
   const Verification v = s.verify(res, s.plan().tol, false);
   s.solution_to(u);
-  return {res.iterations, res.converged, v.true_rel};
+  Result r{res.iterations, res.converged, v.true_rel};
+  r.singular = s.singular();
+  r.source_mean_removed = r.singular ? s.mean_removed().mean : 0.0;
+  return r;
 }
 
 }  // namespace halo3d

@@ -276,17 +276,22 @@ nlohmann::json report_levels(const MgNumbers& mg, double copy_gbs, bool root,
 
 // The solve bench measures: MG-PCG on a random right-hand side, built as `solve` builds it
 // (SolveSession); --fmg's F-cycle is set up too, for its row. tol 1e-300: it never stops.
-// coefficient: k of the operator ("1": constant); shift: --shift's text (empty: 0).
+// coefficient: k of the operator ("1": constant); shift: --shift's text (empty: 0); bc:
+// --bc's text (empty: every face Dirichlet).
 std::unique_ptr<SolveSession> bench_session(const BenchOptions& o, const std::string& coefficient,
-                                            const std::string& shift, MPI_Comm world) {
+                                            const std::string& shift, const std::string& bc,
+                                            MPI_Comm world) {
   ProblemSpec p;
   p.grid = o.grid;
   p.coefficient = coefficient;
   if (!shift.empty()) set_shift(p, shift);
-  if (!shift.empty() && !variable_operator(p))
-    throw BadInput("bench --shift " + printable(shift, 80) +
+  if (!bc.empty()) p.bc = parse_bc(bc);
+  if ((!shift.empty() || !bc.empty()) && !variable_operator(p))
+    throw BadInput("bench" + (shift.empty() ? "" : " --shift " + printable(shift, 80)) +
+                   (bc.empty() ? "" : " --bc " + printable(bc, 80)) +
                    " without --coefficient leaves the operator constant (the _var rows would "
-                   "repeat the constant ones): give --coefficient too, or sigma as a field");
+                   "repeat the constant ones): give --coefficient too, sigma as a field, or a "
+                   "Neumann face");
   p.rhs = "random";
   p.seed = 7;
   MethodPlan m;
@@ -322,8 +327,8 @@ void measure_variable(const BenchOptions& o, SolveSession& session, std::vector<
 // The _var rows' session (--coefficient or --shift given; else null), made before any
 // measuring: a bad k or sigma is refused at once.
 std::unique_ptr<SolveSession> variable_session(const BenchOptions& o, MPI_Comm world) {
-  if (o.coefficient.empty() && o.shift.empty()) return nullptr;
-  auto s = bench_session(o, o.coefficient.empty() ? "1" : o.coefficient, o.shift, world);
+  if (o.coefficient.empty() && o.shift.empty() && o.bc.empty()) return nullptr;
+  auto s = bench_session(o, o.coefficient.empty() ? "1" : o.coefficient, o.shift, o.bc, world);
   s->fill_source();
   s->build_method();
   return s;
@@ -334,18 +339,20 @@ void report_variable(const BenchOptions& o, const MgNumbers& mg_var, double copy
                      nlohmann::json& j) {
   j["coefficient"] = o.coefficient.empty() ? "1" : o.coefficient;
   if (!o.shift.empty()) j["shift"] = o.shift;
+  if (!o.bc.empty()) j["bc"] = bc_text(parse_bc(o.bc));
   j["mg_setup_s_var"] = mg_var.setup_s;
   j["mg_levels_var"] =
       report_levels(mg_var, copy_gbs, root,
                     (o.coefficient.empty() ? "" : " with --coefficient " + o.coefficient) +
-                        (o.shift.empty() ? "" : " with --shift " + o.shift));
+                        (o.shift.empty() ? "" : " with --shift " + o.shift) +
+                        (o.bc.empty() ? "" : " with --bc " + o.bc));
 }
 
 }  // namespace
 
 int run_bench(const BenchOptions& o, MPI_Comm world) {
   if (o.io) return run_bench_io(o, world);
-  const std::unique_ptr<SolveSession> session = bench_session(o, "1", "", world);
+  const std::unique_ptr<SolveSession> session = bench_session(o, "1", "", "", world);
   Runtime* rt = &session->runtime();
   if (!o.report.empty())  // before measuring, not after
     check_planned_files({{"--report", o.report}}, world);

@@ -182,6 +182,11 @@ CLI::App* add_bench_command(CLI::App& app, BenchOptions& b, BenchArgs& a) {
                    "The _var rows' operator with this sigma (as solve's --shift: VALUE, "
                    "expr:FORMULA or file:PATH.h5:/DATASET; k = 1 without --coefficient)")
       ->group("Benchmark");
+  bench
+      ->add_option("--bc", b.bc,
+                   "The _var rows' operator with these boundary kinds (as solve's --bc, e.g. "
+                   "x=neumann,y=periodic; k = 1 without --coefficient)")
+      ->group("Benchmark");
   bench->add_option("--report", b.report, "JSON file for the results, or 'none'")->group("Output");
   bench
       ->add_flag("--io", b.io,
@@ -323,7 +328,7 @@ void finish_bench(CLI::App* bench, const BenchArgs& a, BenchOptions& b) {
     for (const char* name : {"--reps", "--warmup"})
       if (bench->count(name) > 0)
         throw BadInput(std::string(name) + " is for the kernel benchmark; --io takes --io-reps");
-    for (const char* name : {"--coefficient", "--shift"})
+    for (const char* name : {"--coefficient", "--shift", "--bc"})
       if (bench->count(name) > 0)
         throw BadInput(std::string(name) + " is for the kernel benchmark, not --io");
   }

@@ -128,7 +128,7 @@ int run_dry_run(const SolveOptions& o, MPI_Comm world) {
   // Heat with a variable k: its step's limit needs k (read or computed, as a run does).
   if (o.problem == ProblemKind::heat && variable_operator(o)) {
     const std::vector<double> sigma =
-        variable_shift(o) ? fill_shift(o, d, comm) : std::vector<double>();
+        point_shift(o) ? fill_shift(o, d, comm) : std::vector<double>();
     prob = Problem(
         o, max_diagonal(operator_stencil(spacing(o), o.shift), d, fill_coefficient(o, d, comm),
                         sigma.empty() ? nullptr : &sigma, comm));

@@ -38,20 +38,10 @@ void check_stored_sizes(const SolveOptions& o) {
                      " characters, got " + std::to_string(spec.size()));
 }
 
-// What periodic axes do not take yet (issue 25's plan, docs/ARCHITECTURE.md): refused rather
-// than solved wrong.
+// Modes that alias on a periodic axis: refused rather than solved wrong.
 void check_periodic(const SolveOptions& o) {
   const Periodic periodic = periodic_axes(o);
   if (!(periodic[0] || periodic[1] || periodic[2])) return;
-  const bool heat = o.problem == ProblemKind::heat;
-  // With --shift 0 the problem is singular (A 1 = 0): solved as the zero-mean solution of b
-  // less its mean (SolveSession). A variable shift may vanish at some points only: A is then
-  // nonsingular, but neither projection nor the constant stencil's spectra hold.
-  if (!heat && no_dirichlet_face(o) && o.shift == 0 && variable_shift(o))
-    throw BadInput(
-        "--bc " + bc_text(o.bc) +
-        ": no Dirichlet face with a variable --shift is singular: not supported yet; give a "
-        "constant --shift or a Dirichlet face");
   // sin(2 pi k i/N) vanishes at every point for k = N/2 and aliases beyond it.
   if (source_field(o).kind == FieldSpec::kModes)
     for (const Int3& m : o.modes)
@@ -62,21 +52,9 @@ void check_periodic(const SolveOptions& o) {
                          std::to_string(o.grid[d]) + "/2 (sin(2 pi k i/N) aliases there)");
 }
 
-// What Neumann faces do not take yet (issue 25's step 8): refused rather than solved wrong.
+// Modes that alias on a Neumann axis: refused rather than solved wrong.
 void check_neumann(const SolveOptions& o) {
   if (!has_neumann(o)) return;
-  const std::string bc = "--bc " + bc_text(o.bc);
-  // Explicit heat's limit is 1/(alpha max diag_p/V_p); the backends' largest diagonal
-  // (max_diagonal) is of the V-scaled rows, which with a variable k or shift may be below it.
-  if (o.problem == ProblemKind::heat && o.time_scheme == TimeScheme::explicit_ &&
-      (variable_coefficient(o) || variable_shift(o)))
-    throw BadInput(bc +
-                   ": explicit heat with a Neumann face and a variable --coefficient or --shift "
-                   "is not supported yet; give --time-scheme implicit or crank-nicolson");
-  if (no_dirichlet_face(o) && o.shift == 0 && variable_shift(o))
-    throw BadInput(bc +
-                   ": no Dirichlet face with a variable --shift is singular: not "
-                   "supported yet; give a constant --shift or a Dirichlet face");
   // cos(pi k i/(N-1)) between two Neumann faces: k = N-1 is the last distinct one.
   if (source_field(o).kind == FieldSpec::kModes)
     for (const Int3& m : o.modes)

@@ -62,6 +62,9 @@ struct BenchOptions : ParallelOptions {
   // --shift: sigma as solve takes it, for the _var rows' operator (k 1 without
   // --coefficient); empty: none.
   std::string shift;
+  // --bc: the _var rows' operator's face kinds as solve takes them (Neumann faces make it
+  // variable); empty: every face Dirichlet.
+  std::string bc;
   // --io: time writing the grid's field as solve --output does, against a raw write.
   bool io = false;
   std::string io_dir = ".";  // where the temporary files go

@@ -95,7 +95,7 @@ MemoryNeed solve_memory(const SolveOptions& o, const Decomposition& d, MPI_Comm 
   const bool implicit = mp.implicit();
   const bool pc = mp.multigrid;
   // The singular case (no Dirichlet face, no shift): CG's vector of ones for its projection.
-  const bool singular = no_dirichlet_face(o) && o.shift == 0 && o.problem != ProblemKind::heat;
+  const bool singular = singular_operator(o);
   const double method = implicit ? 2 + (pc ? 5 : 4)
                         : o.problem == ProblemKind::heat || o.solver == SolverKind::jacobi
                             ? 2

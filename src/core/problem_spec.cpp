@@ -135,6 +135,11 @@ bool no_dirichlet_face(const ProblemSpec& p) {
   return true;
 }
 
+bool singular_operator(const ProblemSpec& p) {
+  return no_dirichlet_face(p) && p.shift == 0 && !variable_shift(p) &&
+         p.problem != ProblemKind::heat;
+}
+
 std::string operator_text(const ProblemSpec& p) {
   return "box=" + exact_text(p.box[0]) + "," + exact_text(p.box[1]) + "," + exact_text(p.box[2]) +
          " shift=" + (variable_shift(p) ? p.shift_field : exact_text(p.shift)) +

@@ -66,6 +66,10 @@ int intervals(const ProblemSpec& p, int a);
 int first_point(const ProblemSpec& p, int a);
 // Whether no face is Dirichlet (every face periodic or Neumann): with no shift, A 1 = 0.
 bool no_dirichlet_face(const ProblemSpec& p);
+// Poisson with no Dirichlet face and no shift (neither a constant one nor a field): A 1 = 0,
+// solved as the singular case (the source's mean removed, the zero-mean answer). A variable
+// shift is nonsingular where sigma > 0 somewhere (SolveSession refuses sigma = 0 everywhere).
+bool singular_operator(const ProblemSpec& p);
 // Whether the shift is carried per point (sigma): a variable one, or a constant one on a grid
 // with a Neumann face (scaled by the control volume's fraction V_p there).
 bool point_shift(const ProblemSpec& p);

@@ -1,5 +1,6 @@
 #include "coefficient.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <string>
@@ -176,13 +177,31 @@ std::vector<double> fill_coefficient(const ProblemSpec& o, const Decomposition& 
 
 std::vector<double> fill_shift(const ProblemSpec& o, const Decomposition& d, MPI_Comm comm) {
   const FieldSpec f = parse_shift_spec(variable_shift(o) ? o.shift_field : exact_text(o.shift));
-  return fill_point_field(kShift, f, o, d, comm);
+  std::vector<double> sigma = fill_point_field(kShift, f, o, d, comm);
+  // Poisson with no Dirichlet face: A = L + V sigma, L 1 = 0, is nonsingular only where sigma
+  // > 0 at some point. Refused on the data, every rank agreeing (the maximum over all ranks).
+  if (no_dirichlet_face(o) && o.problem != ProblemKind::heat) {
+    const Layout l = d.layout();
+    double m = 0;
+    for (int k = 0; k < l.nz; ++k)
+      for (int j = 0; j < l.ny; ++j)
+        for (int i = 0; i < l.nx; ++i) m = std::max(m, sigma[std::size_t(l.at(i, j, k))]);
+    HALO3D_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &m, 1, MPI_DOUBLE, MPI_MAX, comm));
+    if (!(m > 0))
+      throw BadInput("--shift " + o.shift_field +
+                     ": sigma is 0 at every point and no face is "
+                     "Dirichlet (--bc " +
+                     bc_text(o.bc) +
+                     "): A 1 = 0; give sigma > 0 somewhere, "
+                     "--shift 0 (the singular case) or a Dirichlet face");
+  }
+  return sigma;
 }
 
 double max_diagonal(const Stencil& spacing, const Decomposition& d,
                     const std::vector<double>& kappa, const std::vector<double>* sigma,
                     MPI_Comm comm) {
-  double m = local_max_diagonal(d.layout(), spacing, kappa, sigma);
+  double m = local_max_diagonal(d.layout(), spacing, kappa, sigma, neumann_planes(d));
   HALO3D_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &m, 1, MPI_DOUBLE, MPI_MAX, comm));
   return m;
 }

@@ -29,14 +29,18 @@ std::vector<double> fill_coefficient(const ProblemSpec& o, const Decomposition& 
 
 // Collective: sigma (--shift's field, or its constant everywhere) the same way, every value
 // a finite number >= 0 (else the same BadInput, naming --shift and the first bad point).
+// Poisson with no Dirichlet face and a variable shift needs sigma > 0 at some point (A is
+// singular otherwise): a field that is 0 at every point is refused the same way.
 std::vector<double> fill_shift(const ProblemSpec& o, const Decomposition& d, MPI_Comm comm);
 
 // Collective: the largest diagonal of -div(k grad) + shift over the grid (at a point: its
-// six face weights plus the shift, summed as ops::point_diag sums them), the maximum over
-// all ranks, so every rank has the same bits on any process grid. spacing: the constant
-// stencil (1/h^2 per axis, the shift); kappa: fill_coefficient's; sigma: fill_shift's for a
-// variable shift (each point's own, in place of spacing's), or null. Explicit heat is
-// stable for alpha dt times it <= 1.
+// six face weights plus the shift, summed as ops::point_diag sums them, divided by the
+// point's control volume's fraction V_p where d has Neumann faces: the diagonal of M^{-1} A),
+// the maximum over all ranks, so every rank has the same bits on any process grid. spacing:
+// the constant stencil (1/h^2 per axis, the shift); kappa: fill_coefficient's; sigma:
+// fill_shift's for a point shift (a variable one, or any shift with Neumann faces: each
+// point's own, in place of spacing's), or null. Explicit heat (M u_t = -alpha A u) is stable
+// for alpha dt times it <= 1.
 // On the host, from k: --dry-run's (it makes no backend).
 double max_diagonal(const Stencil& spacing, const Decomposition& d,
                     const std::vector<double>& kappa, const std::vector<double>* sigma,

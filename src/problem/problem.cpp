@@ -79,13 +79,18 @@ Problem::Problem(const ProblemSpec& o, double max_diag)
 
 // diag: the operator's largest diagonal (constant coefficients: every point's), so that
 // explicit Euler's u - alpha dt A u is stable for alpha dt diag <= 1 (Gershgorin: every
-// row of I - alpha dt A then has a non-negative diagonal and absolute row sum <= 1).
+// row of I - alpha dt A then has a non-negative diagonal and absolute row sum <= 1). With
+// Neumann faces the step is u - alpha dt M^{-1} A u (M = diag V_p) and diag is the largest
+// of M^{-1} A's (d_p/V_p; for a constant k and shift the constant stencil's: a boundary
+// node's halved faces and volume cancel).
 void Problem::set_time_step(const ProblemSpec& o, double diag) {
   const std::string what =
-      variable_ ? "diag = the largest over the points of the sum of the six face weights "
-                  "2 k_p k_q/(k_p+k_q)/h^2 + shift = " +
-                      number(diag)
-                : std::string("diag = 2/hx^2+2/hy^2+2/hz^2+shift");
+      variable_
+          ? "diag = the largest over the points of the sum of the six face weights "
+            "2 k_p k_q/(k_p+k_q)/h^2 + shift" +
+                std::string(has_neumann(o) ? ", over the control volume's fraction V_p" : "") +
+                " = " + number(diag)
+          : std::string("diag = 2/hx^2+2/hy^2+2/hz^2+shift");
   const double limit = 1.0 / (alpha_ * diag);
   dt_ = o.dt > 0 ? o.dt : 0.9 * limit;
   // alpha*diag overflowing makes the limit 0 (and dt 0: nothing would move); alpha so small

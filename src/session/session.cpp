@@ -38,12 +38,9 @@ SolveSession::SolveSession(const ProblemSpec& problem, const ParallelOptions& pa
                            std::function<MemoryNeed(const Decomposition&, MPI_Comm)> memory)
     : spec_(problem), plan_(method), problem_(std::make_unique<Problem>(spec_)) {
   // No Dirichlet face (every one periodic or Neumann) and no shift: A 1 = 0 (issue 25's step
-  // 6; implicit heat's I + c A is nonsingular). A variable shift may vanish at some points
-  // only: not taken.
-  singular_ = no_dirichlet_face(spec_) && spec_.shift == 0 && spec_.problem != ProblemKind::heat;
-  if (singular_ && variable_shift(spec_))
-    throw BadInput("--bc " + bc_text(spec_.bc) +
-                   ": no Dirichlet face with a variable --shift is singular: not supported yet");
+  // 6; implicit heat's I + c A is nonsingular). A variable shift there is nonsingular where
+  // sigma > 0 at some point (checked on the data below).
+  singular_ = singular_operator(spec_);
   RuntimeOptions ro;
   static_cast<ParallelOptions&>(ro) = parallel;
   ro.grid = spec_.grid;
@@ -86,6 +83,9 @@ void SolveSession::set_source(const double* box) {
   const std::vector<double> padded = padded_from_box(kernels(), decomp().layout(), box);
   if (b_.size() != padded.size()) b_ = Buffer(kernels(), padded.size());
   upload_to(kernels(), padded, b_.data());
+  // Exact: V_p is a power of two, so the bits are fill_fields' (which scales on the host).
+  if (decomp().neumann)
+    kernels().volume_scale(decomp().layout(), neumann_planes(decomp()), false, b_.data());
 }
 
 void SolveSession::build_method() {

@@ -63,9 +63,11 @@ class SolveSession {
   void fill_source();
   // A source given by the caller (the embedding API): this rank's box, padded.
   void set_source(Buffer b);
-  // The same from the caller's array: this rank's box without ghosts, x fastest, in host or
-  // backend memory (host_copy.hpp's padded_from_box). Written into the source already made,
-  // if any, so a method built on it stays valid until build_method() is called again.
+  // The same from the caller's array of f: this rank's box without ghosts, x fastest, in host
+  // or backend memory (host_copy.hpp's padded_from_box), multiplied by each point's control
+  // volume's fraction V_p where the grid has Neumann faces (b = V f, as fill_fields makes
+  // it). Written into the source already made, if any, so a method built on it stays valid
+  // until build_method() is called again.
   void set_source(const double* box);
 
   // The preconditioner (timed: setup_seconds(), the slowest rank's) and the method on the

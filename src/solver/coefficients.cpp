@@ -68,7 +68,7 @@ double LevelCoefficients::local_spectrum_bound(Kernels& k, const Decomposition& 
 }
 
 double LevelCoefficients::local_max_diagonal(Kernels& k) const {
-  return k.max_diagonal(l_, attach(spacing_));
+  return k.max_diagonal(l_, attach(spacing_), np_);
 }
 
 double LevelCoefficients::device_bytes(const Layout& l, bool with_float, bool with_sigma) {
@@ -92,11 +92,11 @@ void fill_boundary_ghosts(Kernels& k, const Decomposition& d, double* kappa) {
 }
 
 double local_max_diagonal(const Layout& l, const Stencil& spacing, const std::vector<double>& kappa,
-                          const std::vector<double>* sigma) {
+                          const std::vector<double>* sigma, const NeumannPlanes& np) {
   // No backend is made for --dry-run: the host backend's kernels, the same ones a run on it
   // uses (the weights and the maximum of exact words), so no second copy of those loops.
   const std::unique_ptr<Kernels> host = make_host_kernels();
-  const LevelCoefficients c(*host, l, spacing, kappa, sigma ? *sigma : std::vector<double>{});
+  const LevelCoefficients c(*host, l, spacing, kappa, sigma ? *sigma : std::vector<double>{}, np);
   return c.local_max_diagonal(*host);
 }
 

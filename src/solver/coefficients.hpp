@@ -68,8 +68,9 @@ class LevelCoefficients {
   // its diagonal; at most 2), computed by the backend from the weights. d: this level's box
   // on its grid. The maximum of exact words: the same bits in any order, on any process grid.
   double local_spectrum_bound(Kernels& k, const Decomposition& d) const;
-  // The largest diagonal of this level's operator on this rank's points (as
-  // ::local_max_diagonal below, by the backend from the weights).
+  // The largest diagonal of this level's operator on this rank's points, each divided by its
+  // control volume's fraction V_p (the diagonal of M^{-1} A; as ::local_max_diagonal below,
+  // by the backend from the weights).
   double local_max_diagonal(Kernels& k) const;
   // Backend bytes of one level's weights: three padded arrays in double (and in float), and
   // sigma's fourth with a variable shift.
@@ -88,11 +89,13 @@ class LevelCoefficients {
 
 // The largest diagonal of the operator on this rank's points (each point's six face weights
 // and spacing's shift, or its own sigma, summed by ops::point_diag as the sweeps sum them),
-// by the host backend's kernels: for --dry-run, which makes no backend. kappa: k over the padded
-// box of l, every ghost filled; sigma: a variable shift or null. Explicit heat's stability limit
-// (heat: 1/(alpha times the maximum over the ranks)).
+// each divided by its control volume's fraction V_p under np (1 without Neumann planes: the
+// diagonal of M^{-1} A, M = diag V_p, heat's mass), by the host backend's kernels: for
+// --dry-run, which makes no backend. kappa: k over the padded box of l, every ghost filled;
+// sigma: a point shift (unscaled, as LevelCoefficients takes it) or null. Explicit heat's
+// stability limit (heat: 1/(alpha times the maximum over the ranks)).
 double local_max_diagonal(const Layout& l, const Stencil& spacing, const std::vector<double>& kappa,
-                          const std::vector<double>* sigma = nullptr);
+                          const std::vector<double>* sigma = nullptr, const NeumannPlanes& np = {});
 
 // k (or sigma) at the points of t.coarse (a coarse level's box, or the box of a rank's own
 // coarse points) from k at the points of t.fine (every ghost filled), in backend memory: at

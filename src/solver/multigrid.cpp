@@ -15,6 +15,7 @@
 #include "multigrid_level.hpp"
 #include "nvtx.hpp"
 #include "point_ops.hpp"
+#include "solvers.hpp"
 #include "timing.hpp"
 
 namespace halo3d {
@@ -197,9 +198,35 @@ void Multigrid::vary_levels(DistributedOperator* fine, LevelCoefficients* fine_c
       HALO3D_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &bound, 1, MPI_DOUBLE, MPI_MAX, rt_.cart.get()));
     const Stencil& s = L.A->stencil();
     const Decomposition& p = L.decomp;
-    L.steps = l + 1 == levels_.size() ? coarse_steps(s, L.grid, p, bound)
+    L.steps = l + 1 == levels_.size() ? coarse_steps(s, L.grid, p, bound, shifted_low(L, *above))
                                       : smoother_steps(o_, s, L.grid, p, bound);
   }
+}
+
+// No Dirichlet face, no constant shift and a variable one (A = L + V sigma, L 1 = 0,
+// nonsingular): a low end for the coarsest solve's D^{-1}A, whose smallest eigenvalue is
+// near the constants' Rayleigh quotient sum(sigma_p V_p) / sum(d_p), not L's smallest
+// nonzero one. Taken as sum(sigma_p V_p) / (max_p (d_p/V_p) sum(V_p)), which is at most that
+// quotient (sum d_p <= max(d/V) sum V); sum V_p = the product over the axes of n less 1/2
+// per Neumann face. The sum is global_dot's (double-double: the same bits on every process
+// grid and backend), the maximum an exact word's. 0 (not this case) otherwise.
+double Multigrid::shifted_low(const Level& L, const LevelCoefficients& c) {
+  const Decomposition& d = L.decomp;
+  const Stencil& s = L.A->stencil();
+  for (int a = 0; a < 3; ++a)
+    if (!d.periodic[a] && !(d.neumann_face(a, 0) && d.neumann_face(a, 1))) return 0.0;
+  if (!c.variable_shift() || s.shift != 0) return 0.0;
+  Kernels& k = *rt_.kernels;
+  MPI_Comm comm = L.distributed ? rt_.cart.get() : MPI_COMM_SELF;
+  const Layout l = d.layout();
+  const Buffer ones = ones_like(k, l.padded_size());
+  const double sum_sv = global_dot(k, l, ones.data(), s.vd.sigma, comm);
+  double dmax = c.local_max_diagonal(k);
+  HALO3D_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &dmax, 1, MPI_DOUBLE, MPI_MAX, comm));
+  double volume = 1;
+  for (int a = 0; a < 3; ++a)
+    volume *= L.grid[a] - 0.5 * (d.neumann_face(a, 0) + d.neumann_face(a, 1));
+  return sum_sv / (dmax * volume);
 }
 
 // k on coarse level C from k on F (`fine`, every ghost filled), with its ghosts: from the

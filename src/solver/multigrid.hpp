@@ -221,6 +221,7 @@ class Multigrid final : public Preconditioner {
   // variable coefficients on every level
   void vary_levels(DistributedOperator* fine, LevelCoefficients* fine_coef);
   Buffer coarse_kappa(Level& F, Level& C, const double* fine);
+  double shifted_low(const Level& L, const LevelCoefficients& c);
   Runtime& rt_;
   MgOptions o_;
   bool mixed_ = false;

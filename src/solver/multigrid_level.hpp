@@ -20,7 +20,10 @@ namespace halo3d {
 using MgSteps = std::vector<std::array<double, 2>>;
 MgSteps smoother_steps(const MgOptions& o, const Stencil& s, const Int3& n, const Decomposition& p,
                        double bound);
-MgSteps coarse_steps(const Stencil& s, const Int3& n, const Decomposition& p, double bound);
+// low: a low end of D^{-1}A where the spectrum of s cannot give one (no Dirichlet face, a
+// variable shift: Multigrid::shifted_low), else 0.
+MgSteps coarse_steps(const Stencil& s, const Int3& n, const Decomposition& p, double bound,
+                     double low = 0);
 
 // The box of the coarse grid nc whose points the rank with fine box f computes
 // (multigrid_plan.cpp: the ownership rule that keeps transfers within one ghost layer).

@@ -116,12 +116,17 @@ Steps smoother_steps(const MgOptions& o, const Stencil& s, const Int3& n, const 
   return mg_chebyshev_steps(a, b, o.smooth, in.diag);
 }
 
-Steps coarse_steps(const Stencil& s, const Int3& n, const Decomposition& p, double bound) {
+Steps coarse_steps(const Stencil& s, const Int3& n, const Decomposition& p, double bound,
+                   double low) {
   // A = 0 (one point, every axis periodic, no shift: the singular case's coarsest level):
-  // the correction of the constants, A's null space, is 0.
-  if (!(spectrum(s, n, p)[1] > 0)) return Steps{{0.0, 0.0}};
+  // the correction of the constants, A's null space, is 0. Not so with a variable shift
+  // (low > 0: A = V sigma there).
+  if (!(low > 0) && !(spectrum(s, n, p)[1] > 0)) return Steps{{0.0, 0.0}};
   const Interval in = interval(s, n, p, bound);
-  const double a = in.lo, b = in.hi;
+  // With a variable shift and no Dirichlet face the constant stencil's low end is its
+  // Laplacian's smallest nonzero eigenvalue (NaN on one periodic point), above the
+  // near-constant mode's: the lower of it and `low`.
+  const double a = low > 0 ? std::fmin(low, in.lo) : in.lo, b = in.hi;
   const double kappa = b / a;
   int m = 1;
   if (kappa > 1 + 1e-12) {
