@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# --mg-gather on ranks sharing one GPU under MPS (issue 23): MG-PCG 512^3 on 4 and 8 ranks and
+# 256^3 on 4, random right-hand side to 1e-8, --halo ipc, with the coarse levels gathered
+# below 262144 (the default), 32768 and 4096 points; 1 rank of each grid as the reference;
+# two runs each. Starts MPS when none runs. Usage: bench/gpu/gather_check.sh BUILD_DIR OUT_DIR
+set -uo pipefail
+bin=$1 out=$2
+mkdir -p "$out"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=2
+started=0
+if [ -z "${CUDA_MPS_PIPE_DIRECTORY:-}" ]; then
+  export CUDA_MPS_PIPE_DIRECTORY=/tmp/mps CUDA_MPS_LOG_DIRECTORY=/tmp/mpslog
+  mkdir -p /tmp/mps /tmp/mpslog && nvidia-cuda-mps-control -d && started=1 && sleep 1
+fi
+solve() {  # name ranks args...
+  local name=$1 np=$2
+  shift 2
+  timeout 100 mpirun --oversubscribe --bind-to none -np "$np" "$bin/halo3d" solve --backend cuda \
+    --rhs random --tol 1e-8 --output none --halo ipc --report "$out/$name.json" "$@" >"$out/$name.log" 2>&1
+  python3 -c "import json; j = json.load(open('$out/$name.json')); print('$name', 'solve %.2f ms' % (j['timing']['solve_s'] * 1e3), 'iterations', j['result']['iterations'])"
+}
+for rep in 1 2; do
+  solve "g512_np1_$rep" 1 --grid 512,512,512
+  solve "g256_np1_$rep" 1 --grid 256,256,256
+  for g in 262144 32768 4096; do
+    solve "g512_np8_${g}_$rep" 8 --grid 512,512,512 --mg-gather $g
+    solve "g512_np4_${g}_$rep" 4 --grid 512,512,512 --mg-gather $g
+    solve "g256_np4_${g}_$rep" 4 --grid 256,256,256 --mg-gather $g
+  done
+done
+[ $started = 1 ] && echo quit | nvidia-cuda-mps-control
