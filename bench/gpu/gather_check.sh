@@ -7,11 +7,8 @@ set -uo pipefail
 bin=$1 out=$2
 mkdir -p "$out"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=2
-started=0
-if [ -z "${CUDA_MPS_PIPE_DIRECTORY:-}" ]; then
-  export CUDA_MPS_PIPE_DIRECTORY=/tmp/mps CUDA_MPS_LOG_DIRECTORY=/tmp/mpslog
-  mkdir -p /tmp/mps /tmp/mpslog && nvidia-cuda-mps-control -d && started=1 && sleep 1
-fi
+source "$(dirname "$0")/mps_env.sh"
+mps_start
 solve() {  # name ranks args...
   local name=$1 np=$2
   shift 2
@@ -28,4 +25,4 @@ for rep in 1 2; do
     solve "g256_np4_${g}_$rep" 4 --grid 256,256,256 --mg-gather $g
   done
 done
-[ $started = 1 ] && echo quit | nvidia-cuda-mps-control
+mps_stop

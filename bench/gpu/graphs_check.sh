@@ -14,11 +14,8 @@ mkdir -p "$out"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1
 HALO3D_CUDA_GRAPHS=on timeout 300 "$bin/tests/test_kernels" --gtest_filter='*Record*' >"$out/record_test.log" 2>&1
 echo "RecordReplaysTheSameWork: exit $?" >"$out/graphs.md"
-started_mps=0
-if command -v nvidia-cuda-mps-control >/dev/null && [ -z "${CUDA_MPS_PIPE_DIRECTORY:-}" ]; then
-  export CUDA_MPS_PIPE_DIRECTORY=/tmp/mps CUDA_MPS_LOG_DIRECTORY=/tmp/mpslog
-  mkdir -p /tmp/mps /tmp/mpslog && nvidia-cuda-mps-control -d && started_mps=1
-fi
+source "$(dirname "$0")/mps_env.sh"
+mps_start
 for rep in 1 2; do
   for g in off on; do
     for p in double mixed; do
@@ -32,7 +29,7 @@ for rep in 1 2; do
       --report "$out/solve8_${g}_$rep.json" >/dev/null 2>&1
   done
 done
-[ $started_mps = 1 ] && echo quit | nvidia-cuda-mps-control
+mps_stop
 python3 - "$out" >>"$out/graphs.md" <<'PY'
 import glob, json, os, re, sys
 out = sys.argv[1]

@@ -7,11 +7,8 @@ set -uo pipefail
 bin=$1 out=$2
 mkdir -p "$out"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=2
-started=0
-if [ -z "${CUDA_MPS_PIPE_DIRECTORY:-}" ]; then
-  export CUDA_MPS_PIPE_DIRECTORY=/tmp/mps CUDA_MPS_LOG_DIRECTORY=/tmp/mpslog
-  mkdir -p /tmp/mps /tmp/mpslog && nvidia-cuda-mps-control -d && started=1 && sleep 1
-fi
+source "$(dirname "$0")/mps_env.sh"
+mps_start
 run() {  # name ranks args...
   local name=$1 np=$2
   shift 2
@@ -26,7 +23,7 @@ done
 timeout 150 mpirun --oversubscribe --bind-to none -np 8 "$bin/halo3d" bench --backend cuda \
   --grid 512,512,512 --halo ipc --reps 5 >"$out/bench8.log" 2>&1
 echo "bench8 rc=$?"
-[ $started = 1 ] && echo quit | nvidia-cuda-mps-control
+mps_stop
 python3 - "$out" <<'PY'
 import glob, json, os, sys
 for f in sorted(glob.glob(os.path.join(sys.argv[1], "s*.json"))):
