@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "layout.hpp"
@@ -45,6 +46,46 @@ HALO3D_HD inline float div(float a, float b) {
 #endif
 }
 
+// The fields a point update reads (U): an array (const T*), or a field computed where it is
+// read. ScaledField is x = cr b, the first smoothing step from x = 0 with constant
+// coefficients (smooth_start_point's value bit for bit), so that the step after it can
+// read x without x ever being stored (Kernels::smooth_from_start).
+template <class T>
+struct ScaledField {
+  using value_type = T;
+  const T* b;
+  T cr;
+  HALO3D_HD T operator[](std::ptrdiff_t c) const { return mul(cr, b[c]); }
+};
+template <class U>
+struct FieldOf {
+  using type = typename U::value_type;
+};
+template <class T>
+struct FieldOf<T*> {
+  using type = std::remove_const_t<T>;
+};
+template <class U>
+using field_t = typename FieldOf<U>::type;
+// Whether an optional field is given (a null array is not read).
+template <class T>
+HALO3D_HD inline bool given(const T* p) {
+  return p != nullptr;
+}
+template <class T>
+HALO3D_HD inline bool given(const ScaledField<T>&) {
+  return true;
+}
+// The field read from base + o instead of base.
+template <class T>
+HALO3D_HD inline const T* shifted(const T* p, std::ptrdiff_t o) {
+  return p + o;
+}
+template <class T>
+HALO3D_HD inline ScaledField<T> shifted(const ScaledField<T>& x, std::ptrdiff_t o) {
+  return {x.b + o, x.cr};
+}
+
 // Variable coefficients (Stencil::vd/vf): c indexes u and the face weights alike, so a
 // caller that passes u offset by some base passes the stencil offset by it too (offset()).
 // The diagonal of point c: its six face weights and the shift (the point's own sigma_c
@@ -57,8 +98,8 @@ HALO3D_HD inline T point_diag(const FaceWeights<T>& f, std::ptrdiff_t c, std::pt
   const T s = f.sigma ? f.sigma[c] : shift;
   return (((w[0][c - 1] + w[0][c]) + (w[1][c - sy] + w[1][c])) + (w[2][c - sz] + w[2][c])) + s;
 }
-template <class T>
-HALO3D_HD inline T apply_variable(const T* u, std::ptrdiff_t c, std::ptrdiff_t sy,
+template <class T, class U>
+HALO3D_HD inline T apply_variable(const U& u, std::ptrdiff_t c, std::ptrdiff_t sy,
                                   std::ptrdiff_t sz, const FaceWeights<T>& f, T diag) {
   const T* const* w = f.w;
   return mul(diag, u[c]) - (mul(w[0][c - 1], u[c - 1]) + mul(w[0][c], u[c + 1])) -
@@ -80,8 +121,8 @@ inline Stencil offset(const Stencil& s, std::ptrdiff_t b) {
 // The point updates below take the grid's scalar type T (double or float); coefficients
 // (double) are rounded to T once, the same way on every backend, and the arithmetic is
 // T's. For T = double every expression is the one it was before the templates.
-template <class T>
-HALO3D_HD inline T apply_point(const T* u, std::ptrdiff_t c, std::ptrdiff_t sy, std::ptrdiff_t sz,
+template <class U, class T = field_t<U>>
+HALO3D_HD inline T apply_point(const U& u, std::ptrdiff_t c, std::ptrdiff_t sy, std::ptrdiff_t sz,
                                const Stencil& s) {
   if (s.variable()) {
     const FaceWeights<T>& f = faces_of(s, T());
@@ -128,14 +169,14 @@ HALO3D_HD inline double heat_point(const double* u, std::ptrdiff_t c, std::ptrdi
 // One smoothing step (a Chebyshev step, or damped Jacobi when cd = 0):
 // d = cd d_in + cr D^{-1} (f - A u); unew = u + d; d_out = d. With constant coefficients
 // cr includes 1/diag; with variable ones the point divides by its own diagonal. d_in is
-// not read when null (cd = 0) and may alias u; d_out is not written when null.
-// Returns f.unew at the point (for reductions).
-template <class T>
-HALO3D_HD inline double smooth_point(const T* f, const T* u, const T* d_in, T* d_out, T* unew,
+// not read when null (cd = 0) and may alias u; d_out is not written when null. u and d_in
+// are arrays or a ScaledField. Returns f.unew at the point (for reductions).
+template <class T, class U, class D>
+HALO3D_HD inline double smooth_point(const T* f, const U& u, const D& d_in, T* d_out, T* unew,
                                      std::ptrdiff_t c, std::ptrdiff_t sy, std::ptrdiff_t sz,
                                      const Stencil& s, double cd, double cr) {
   const T r = mul(T(cr), by_diag(f[c] - apply_point(u, c, sy, sz, s), c, sy, sz, s));
-  const T dn = d_in ? mul(T(cd), d_in[c]) + r : r;
+  const T dn = given(d_in) ? mul(T(cd), d_in[c]) + r : r;
   if (d_out) d_out[c] = dn;
   const T v = u[c] + dn;
   unew[c] = v;

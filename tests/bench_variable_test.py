@@ -7,7 +7,9 @@
    the report parses, every operator row has its _var twin and the rows that do not touch the
    operator have none; each _var row's bytes are its constant row's plus the face weights,
    24 B a point a sweep in double and 12 in float (apply, operator, CG, smoothing: one sweep;
-   a V-cycle: 2 s + 1 sweeps on each level with s smoothing steps, the coarsest's steps there);
+   a V-cycle: 2 s + 1 sweeps on each level with s smoothing steps, the coarsest's steps there,
+   and 24 B a point (12 in float) on each level whose constant smoothing from zero runs its
+   first two steps as one sweep, which the variable one cannot: s >= 2, or coarsest steps >= 2);
    the levels table with k adds exactly that per level; every time is > 0;
 3. bench without --coefficient has no _var row; a bad --coefficient or --shift is refused,
    exit 2, and so are they with --io, and a constant --shift alone; --shift expr: alone runs
@@ -92,7 +94,8 @@ for ranks, procs, extra, W in ((1, "1,1,1", [], 24), (2, "2,1,1", [], 24), (4, "
     for n, w in ONE_SWEEP.items():
         got = rows[n + "_var"]["bytes"] - rows[n]["bytes"]
         check(got == w * points, f"{procs}: {n}_var = {n} + {w} B x {points} points (got +{got})")
-    # The V-cycle: per level, the weights of 2 s + 1 sweeps (coarsest: its steps).
+    # The V-cycle: per level, the weights of 2 s + 1 sweeps (coarsest: its steps), and the
+    # constant path's fused first two steps.
     what = rows["mg_vcycle"]["what"]
     m = re.search(r"chebyshev (\d+)\+(\d+), coarsest (\d+)", what)
     check(m is not None, f"{procs}: the V-cycle's steps in {what!r}")
@@ -108,7 +111,9 @@ for ranks, procs, extra, W in ((1, "1,1,1", [], 24), (2, "2,1,1", [], 24), (4, "
     expect = []
     for i, x in enumerate(levels):
         n = x["grid"][0] * x["grid"][1] * x["grid"][2]
-        expect.append(W * n * (c if i + 1 == len(levels) else 2 * s + 1))
+        steps = c if i + 1 == len(levels) else s
+        fused = 24 * n if steps >= 2 else 0  # the constant path's x = cr b, never stored
+        expect.append(W * n * (c if i + 1 == len(levels) else 2 * s + 1) + fused)
     got = [lv[i]["bytes"] - levels[i]["bytes"] for i in range(len(levels))]
     check(got == expect, f"{procs}: each level adds its sweeps' weights: {got} vs {expect}")
     w = sum(expect)

@@ -322,9 +322,9 @@ class CudaKernels final : public CudaSetupKernels<TypedKernels<CudaKernels>>,
     if (slot != kNoReduction) rows(l, DotOp<T>{x, y}, slot, interior_.get());
   }
 
-  template <class T>
+  template <class T, class U>
   void smooth_t(const Layout& l, const Stencil& s, const Region& r, double cd, double cr,
-                const T* f, const T* u, const T* d_in, T* d_out, T* unew, int slot, Lane lane) {
+                const T* f, U u, U d_in, T* d_out, T* unew, int slot, Lane lane) {
     check_slot(slot);
     if (r.empty()) return;
     check_region(l, r);
@@ -333,10 +333,10 @@ class CudaKernels final : public CudaSetupKernels<TypedKernels<CudaKernels>>,
         r, slot, stream(lane),
         [&](dim3 grid, dim3 block, cudaStream_t st, double2* partials) {
           if (partials)
-            smooth_sweep<T, true, X>
+            smooth_sweep<T, true, X, U>
                 <<<grid, block, 0, st>>>(l, r, s, cd, cr, f, u, d_in, d_out, unew, partials);
           else
-            smooth_sweep<T, false, X>
+            smooth_sweep<T, false, X, U>
                 <<<grid, block, 0, st>>>(l, r, s, cd, cr, f, u, d_in, d_out, unew, nullptr);
         },
         X);

@@ -221,11 +221,12 @@ __global__ void __launch_bounds__(kBlockThreads, kFlatMinBlocks)
 // of a warp still covers whole lines), so a thread has X independent points in flight.
 // The float step moves half the double step's bytes with the same instructions per point
 // and was latency-bound at X = 1: 56% of copy against 80% in double, 65% at X = 2 (H100,
-// PERFORMANCE.md). X = 2 in double made the V-cycle slower.
-template <class T, bool kReduce, int X = 1>
+// PERFORMANCE.md). X = 2 in double made the V-cycle slower. u and d_in are arrays or a
+// computed field (U: point_ops.hpp's ScaledField, Kernels::smooth_from_start).
+template <class T, bool kReduce, int X = 1, class U = const T*>
 __global__ void __launch_bounds__(kBlockThreads)
-    smooth_sweep(Layout l, Region r, Stencil s, double cd, double cr, const T* f, const T* u,
-                 const T* d_in, T* d_out, T* unew, double2* partials) {
+    smooth_sweep(Layout l, Region r, Stencil s, double cd, double cr, const T* f, U u, U d_in,
+                 T* d_out, T* unew, double2* partials) {
   const int i0 = r.i0 + blockIdx.x * blockDim.x * X + threadIdx.x;
   const int j = r.j0 + blockIdx.y * blockDim.y + threadIdx.y;
   DD acc{};

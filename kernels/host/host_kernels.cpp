@@ -155,10 +155,12 @@ void each_point(std::ptrdiff_t c0, int n, const Point& point) {
 // a direction it reads or writes (kIn, kOut) goes through a local buffer (whose address
 // is never null), the others are a literal nullptr. Each point reads d_in and writes
 // d_out at its own index only, so copying a block in before and out after is the same
-// computation, also when d_in and d_out are one array or d_in is u.
-template <class T, bool kIn, bool kOut>
+// computation, also when d_in and d_out are one array or d_in is u. u and d_in are arrays
+// or a computed field (U: point_ops.hpp's ScaledField).
+template <class T, bool kIn, bool kOut, class U = const T*>
 struct SmoothBlock {
-  const T *f, *u, *d_in;
+  const T* f;
+  U u, d_in;
   T *d_out, *unew;
   std::ptrdiff_t sy, sz;
   Stencil s;
@@ -168,7 +170,8 @@ struct SmoothBlock {
     if (kIn)
 #pragma omp simd
       for (int q = 0; q < m; ++q) din[q] = d_in[cb + q];
-    const T *fb = f + cb, *ub = u + cb;
+    const T* fb = f + cb;
+    const U ub = ops::shifted(u, cb);
     T* nb = unew + cb;
     const Stencil sb = ops::offset(s, cb);  // face weights addressed as fb, ub
 #pragma omp simd
@@ -278,21 +281,21 @@ class HostKernels final : public HostSetupKernels<TypedKernels<HostKernels>>, pu
                  }));
   }
 
-  template <class T>
+  template <class T, class U>
   void smooth_t(const Layout& l, const Stencil& s, const Region& r, double cd, double cr,
-                const T* f, const T* u, const T* d_in, T* d_out, T* unew, int slot, Lane) {
+                const T* f, U u, U d_in, T* d_out, T* unew, int slot, Lane) {
     // The four cases of the optional directions as separate loops.
-    if (d_in && d_out)
-      return smooth_d<T, true, true>(l, s, r, cd, cr, f, u, d_in, d_out, unew, slot);
-    if (d_in) return smooth_d<T, true, false>(l, s, r, cd, cr, f, u, d_in, d_out, unew, slot);
-    if (d_out) return smooth_d<T, false, true>(l, s, r, cd, cr, f, u, d_in, d_out, unew, slot);
-    smooth_d<T, false, false>(l, s, r, cd, cr, f, u, d_in, d_out, unew, slot);
+    const bool in = ops::given(d_in);
+    if (in && d_out) return smooth_d<true, true>(l, s, r, cd, cr, f, u, d_in, d_out, unew, slot);
+    if (in) return smooth_d<true, false>(l, s, r, cd, cr, f, u, d_in, d_out, unew, slot);
+    if (d_out) return smooth_d<false, true>(l, s, r, cd, cr, f, u, d_in, d_out, unew, slot);
+    smooth_d<false, false>(l, s, r, cd, cr, f, u, d_in, d_out, unew, slot);
   }
-  template <class T, bool kIn, bool kOut>
+  template <bool kIn, bool kOut, class T, class U>
   void smooth_d(const Layout& l, const Stencil& s, const Region& r, double cd, double cr,
-                const T* f, const T* u, const T* d_in, T* d_out, T* unew, int slot) {
+                const T* f, U u, U d_in, T* d_out, T* unew, int slot) {
     sweep_blocks(l, r, slot,
-                 SmoothBlock<T, kIn, kOut>{f, u, d_in, d_out, unew, l.sy(), l.sz(), s, cd, cr});
+                 SmoothBlock<T, kIn, kOut, U>{f, u, d_in, d_out, unew, l.sy(), l.sz(), s, cd, cr});
   }
 
   // Runs block over region r; the points' terms are summed into slot, or not at all (the

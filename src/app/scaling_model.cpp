@@ -41,17 +41,12 @@ int coarse_step_count(const Int3& n) {
                     kCoarseMaxSteps);
 }
 
-// Multigrid::smooth_bytes for `count` Chebyshev steps (every step after the first reads a
-// direction).
+// Multigrid::smooth_bytes for `count` Chebyshev steps (each after the first reads a
+// direction) with constant coefficients.
 double smooth_bytes(int count, bool from_zero) {
-  double bytes = 0;
-  for (int s = 0; s < count; ++s) {
-    bytes += 24;
-    if (s == 0 && from_zero) continue;
-    if (s > 0 && !(s == 1 && from_zero)) bytes += 8;
-    if (s + 1 < count) bytes += 8;
-  }
-  return bytes;
+  std::vector<std::array<double, 2>> steps(std::size_t(std::max(count, 1)), {1.0, 1.0});
+  steps[0][0] = 0;
+  return Multigrid::smooth_bytes(steps, from_zero, false);
 }
 
 // Multigrid::level_bytes for one level of `points`, the next of `next_points`.
@@ -62,7 +57,10 @@ double level_bytes(double points, double next_points, int smooth, bool coarsest,
 }
 
 int level_launches(const Params& p, bool coarsest, const Int3& g) {
-  return coarsest ? coarse_step_count(g) : p.level_kernels;
+  // A level visit: the smoothing steps down from zero (the first two in one sweep) and up,
+  // residual, restriction and prolongation; the coarsest level's steps from zero.
+  auto from_zero = [](int steps) { return steps >= 2 ? steps - 1 : steps; };
+  return coarsest ? from_zero(coarse_step_count(g)) : from_zero(p.smooth) + p.smooth + 3;
 }
 
 }  // namespace

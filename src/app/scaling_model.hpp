@@ -90,7 +90,6 @@ struct Params {
   long long gather_points = kDefaultMgGather;
   int smooth = 2;              // --mg-smooth
   int sums_per_iteration = 3;  // PCG: p.Ap, r.r, r.z
-  int level_kernels = 7;       // launches of one level visit (2 pre, residual, R, P, 2 post)
   int cg_kernels = 4;          // CG's own launches per iteration
   int shell_kernels = 6;       // a sweep with overlap: the boundary shell's launches
   // A coarse level overlaps (and launches the shell) only from this many points per rank

@@ -253,42 +253,66 @@ Buffer Multigrid::coarse_kappa(Level& F, Level& C, const double* fine) {
 // Runs the steps from the iterate in x (from_zero: from x = 0, whatever x holds),
 // alternating with y; returns where the result is. From zero, the first step is
 // x = cr b (no sweep, no halo) and the second reads that x as its direction d as well;
-// a step's direction is read only when its cd is not 0 and written only when the next
-// step reads it. slot += b.result, from the last step.
+// with constant coefficients the two run as one sweep that computes x where it reads it
+// (fuses_start). A step's direction is read only when its cd is not 0 and written only
+// when the next step reads it. slot += b.result, from the last step.
 template <class T>
 T* Multigrid::smooth(Level& L, const Steps& steps, const T* b, T* x, T* y, bool from_zero,
                      int slot) {
+  const std::size_t n = steps.size();
+  // Where step s writes its direction: where step s + 1 reads one.
+  auto d_out = [&](std::size_t s) {
+    return s + 1 < n && steps[s + 1][0] != 0 ? L.v<T>().wp() : nullptr;
+  };
   const T* d = nullptr;
-  for (std::size_t s = 0; s < steps.size(); ++s) {
-    const double cd = steps[s][0], cr = steps[s][1];
-    const bool last = s + 1 == steps.size();
-    if (s == 0 && from_zero) {
-      if (L.A->stencil().variable())
-        rt_.kernels->smooth_start(L.A->layout(), L.A->stencil(), cr, b, x);
-      else
-        rt_.kernels->axpby(L.A->layout(), cr, b, 0.0, x);
-      if (last && slot != kNoReduction) rt_.kernels->dot(L.A->layout(), b, x, slot);
-      d = x;
-      continue;
-    }
-    T* d_out = !last && steps[s + 1][0] != 0 ? L.v<T>().wp() : nullptr;
-    L.A->smooth(cd, cr, b, x, cd != 0 ? d : nullptr, d_out, y, last ? slot : kNoReduction);
+  std::size_t s = 0;
+  if (from_zero && fuses_start(steps, L.A->stencil().variable())) {
+    // Its exchange fills b's ghosts only (x's are cr b's): b's values are unchanged.
+    L.A->smooth_from_start(steps[0][1], steps[1][0], steps[1][1], const_cast<T*>(b), d_out(1), y,
+                           n == 2 ? slot : kNoReduction);
     std::swap(x, y);
-    d = d_out;
+    d = d_out(1);
+    s = 2;
+  } else if (from_zero) {
+    rt_.kernels->smooth_start(L.A->layout(), L.A->stencil(), steps[0][1], b, x);
+    if (n == 1 && slot != kNoReduction) rt_.kernels->dot(L.A->layout(), b, x, slot);
+    d = x;
+    s = 1;
+  }
+  for (; s < n; ++s) {
+    const double cd = steps[s][0], cr = steps[s][1];
+    T* out = d_out(s);
+    L.A->smooth(cd, cr, b, x, cd != 0 ? d : nullptr, out, y, s + 1 == n ? slot : kNoReduction);
+    std::swap(x, y);
+    d = out;
   }
   return x;
 }
 
-// What smooth() moves per point: the first step from zero 24 B (read b and x, write x);
-// a sweep 24 B (read b and u, write unew) and 8 B more for each direction it reads (unless
-// that is u itself) and writes.
-double Multigrid::smooth_bytes(const Steps& steps, bool from_zero) {
+// Whether smooth() from zero runs its first two steps as one sweep: with constant
+// coefficients (x = cr b, no per-point diagonal) when the second step reads x as its
+// direction (Chebyshev's always do).
+bool Multigrid::fuses_start(const Steps& steps, bool variable) {
+  return !variable && steps.size() >= 2 && steps[1][0] != 0;
+}
+
+// What smooth() moves per point: from zero, the first step 16 B (read b, write x), or with
+// the second in one sweep (fuses_start) 16 B for both (read b, write the result); any
+// other step 24 B (read b and u, write unew); and 8 B more for each direction a step reads
+// (unless that is u itself) and writes. Variable coefficients' face weights are counted
+// apart (level_bytes).
+double Multigrid::smooth_bytes(const Steps& steps, bool from_zero, bool variable) {
+  const std::size_t n = steps.size();
+  const bool fused = from_zero && fuses_start(steps, variable);
   double bytes = 0;
-  for (std::size_t s = 0; s < steps.size(); ++s) {
-    bytes += 24;
-    if (s == 0 && from_zero) continue;
-    if (steps[s][0] != 0 && !(s == 1 && from_zero)) bytes += 8;
-    if (s + 1 < steps.size() && steps[s + 1][0] != 0) bytes += 8;
+  for (std::size_t s = fused ? 1 : 0; s < n; ++s) {
+    if (s == 0 && from_zero) {  // its x is the next step's direction too
+      bytes += 16;
+      continue;
+    }
+    bytes += fused && s == 1 ? 16 : 24;
+    if (steps[s][0] != 0 && !(s == 1 && from_zero)) bytes += 8;  // reads its direction
+    if (s + 1 < n && steps[s + 1][0] != 0) bytes += 8;           // writes the next one's
   }
   return bytes;
 }

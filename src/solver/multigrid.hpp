@@ -176,6 +176,9 @@ class Multigrid final : public Preconditioner {
   std::string name() const override { return "mg"; }
   // In double, the fine level's second iterate lives in `scratch` when one is given: 8 B a
   // point less than a vector of its own (mixed keeps its float vectors: see apply_mixed).
+  // `in`'s ghost layer is read as zero on Dirichlet faces (every kernel writes interiors
+  // only, so the solvers' vectors keep the zeros they were allocated with) and is refreshed
+  // from the neighbours (the fine level's first sweep reads x = c in at its ghosts).
   void apply(double* in, double* out, int dot_slot = kNoReduction,
              double* scratch = nullptr) override;
   double bytes_per_apply() const override { return bytes_; }
@@ -195,6 +198,10 @@ class Multigrid final : public Preconditioner {
   // The fine level's transfer to the next level (its restriction and the prolongation
   // back), or null with one level: bench times it alone.
   const Transfer* fine_transfer() const;
+  // Bytes a point that smoothing with these steps moves (from x = 0, or from a guess), the
+  // face weights of variable coefficients apart; the scaling model's too.
+  static double smooth_bytes(const std::vector<std::array<double, 2>>& steps, bool from_zero,
+                             bool variable);
 
  private:
   struct Level;
@@ -211,7 +218,7 @@ class Multigrid final : public Preconditioner {
   template <class T>
   T* smooth(Level& L, const std::vector<std::array<double, 2>>& steps, const T* b, T* x, T* y,
             bool from_zero, int slot);
-  static double smooth_bytes(const std::vector<std::array<double, 2>>& steps, bool from_zero);
+  static bool fuses_start(const std::vector<std::array<double, 2>>& steps, bool variable);
   std::size_t swaps(std::size_t l) const;
   void apply_mixed(double* in, double* out, int slot, double* scratch);
   // `scratch`, or (null) the hierarchy's own fine-level vector, allocated at first need.

@@ -21,11 +21,13 @@ std::vector<double> Multigrid::level_bytes() const {
   for (std::size_t l = 0; l < levels_.size(); ++l) {
     const Level& L = *levels_[l];
     const std::size_t n = L.steps.size();
+    const bool var = L.A->stencil().variable();
+    const double down = smooth_bytes(L.steps, true, var);
     if (l + 1 == levels_.size()) {
-      out.push_back(e * L.points * (smooth_bytes(L.steps, true) + n * L.A->weight_bytes()));
+      out.push_back(e * L.points * (down + n * L.A->weight_bytes()));
       break;
     }
-    out.push_back(e * (L.points * (smooth_bytes(L.steps, true) + smooth_bytes(L.steps, false) + 48 +
+    out.push_back(e * (L.points * (down + smooth_bytes(L.steps, false, var) + 48 +
                                    (2 * n + 1) * L.A->weight_bytes()) +
                        16 * levels_[l + 1]->points));
   }

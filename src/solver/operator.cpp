@@ -135,6 +135,20 @@ void DistributedOperator::smooth(double cd, double cr, const float* f, float* u,
   });
 }
 
+void DistributedOperator::smooth_from_start(double cr0, double cd, double cr, double* f,
+                                            double* d_out, double* unew, int slot) {
+  sweep_with_halo(f, [&](const Region& r, Lane lane) {
+    k_.smooth_from_start(layout_, stencil_, r, cr0, cd, cr, f, d_out, unew, slot, lane);
+  });
+}
+
+void DistributedOperator::smooth_from_start(double cr0, double cd, double cr, float* f,
+                                            float* d_out, float* unew, int slot) {
+  sweep_with_halo(f, [&](const Region& r, Lane lane) {
+    k_.smooth_from_start(layout_, stencil_, r, cr0, cd, cr, f, d_out, unew, slot, lane);
+  });
+}
+
 void DistributedOperator::exchange(double* u) { exchange_t(u); }
 void DistributedOperator::exchange(float* u) { exchange_t(u); }
 

@@ -56,11 +56,18 @@ class DistributedOperator {
               double* unew, int dot_slot = kNoReduction);
   void smooth(double cd, double cr, const float* f, float* u, const float* d_in, float* d_out,
               float* unew, int dot_slot = kNoReduction);
+  // The first two smoothing steps from u = 0 in one sweep (constant coefficients): x = cr0 f,
+  // then smooth(cd, cr, f, x, x, d_out, unew) (Kernels::smooth_from_start). Refreshes f's
+  // ghost layer, not x's (x is never stored).
+  void smooth_from_start(double cr0, double cd, double cr, double* f, double* d_out, double* unew,
+                         int dot_slot = kNoReduction);
+  void smooth_from_start(double cr0, double cd, double cr, float* f, float* d_out, float* unew,
+                         int dot_slot = kNoReduction);
   // Refreshes every ghost point of u that has a neighbour, edges and corners included (the
   // multigrid transfers read them; a sweep's own exchange fills only what the stencil
-  // reads). Where the transport can (fills_corners_in_one_round: mpi, mpi-cuda), in one
-  // round: each neighbour of the process grid, diagonal ones too (up to 26), gets the
-  // sub-box of u it needs, all messages in flight at once. Otherwise (ipc, nccl) one round
+  // reads). Where the transport can (fills_corners_in_one_round: mpi, mpi-cuda, ipc), in
+  // one round: each neighbour of the process grid, diagonal ones too (up to 26), gets the
+  // sub-box of u it needs, all messages in flight at once. Otherwise (nccl) one round
   // per split or periodic axis, in axis order, each sending that axis's wide faces (ghost
   // rim included), which pass on the ghosts the previous rounds filled. Both give the same
   // bits: this is data movement only. Ghosts whose neighbour is this rank (a periodic axis
