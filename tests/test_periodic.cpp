@@ -120,7 +120,7 @@ long wrong_points(const Decomposition& d, std::uint64_t seed, bool faces_only, A
 }
 
 // A transport seen as one without the one round, so that exchange() runs its per-axis rounds
-// (the way ipc and nccl fill edges and corners) over the mpi transport too.
+// (no transport's way now, kept for one that lacks the round) over each transport too.
 class PerAxisOnly final : public HaloTransport {
  public:
   explicit PerAxisOnly(std::unique_ptr<HaloTransport> t) : t_(std::move(t)) {}
@@ -256,9 +256,9 @@ TEST(Periodic, WholeBoxIsItsOwnNeighbour) {
   }
 }
 
-// Every transport this build and backend have, on every grid, process grid and set of
-// periodic axes: mpi (and mpi-cuda) with their one round and through PerAxisOnly; ipc and
-// nccl (GPU runs) with their per-axis rounds.
+// Every transport this build and backend have (mpi and mpi-cuda; ipc and nccl on GPU runs),
+// on every grid, process grid and set of periodic axes, each with its one round and through
+// PerAxisOnly.
 TEST(Periodic, EveryGhostHoldsThePointItWrapsTo) {
   for (const Int3& grid : kGrids)
     for (const Int3& procs : process_grids(world_size())) {

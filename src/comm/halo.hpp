@@ -108,10 +108,10 @@ class HaloTransport {
   virtual void finish(float* u) = 0;
   // Whether start_all_ghosts() exists: one round in which every neighbour of
   // HaloPlan::around (faces, edges, corners) gets the sub-box it needs, so every ghost point
-  // with a neighbour is filled at once. The mpi transports (host messages, staged or
-  // mpi-cuda) and ipc have it; nccl not yet (it could ncclSend/Recv the 26 sub-boxes the
-  // same way), and DistributedOperator::exchange then runs one start(u, axis)/finish(u)
-  // round per split axis.
+  // with a neighbour is filled at once. Every transport has it (mpi, staged or mpi-cuda,
+  // ipc, nccl); without it DistributedOperator::exchange would run one start(u,
+  // axis)/finish(u) round per split axis (the tests still run that path: test_periodic's
+  // PerAxisOnly).
   virtual bool fills_corners_in_one_round() const { return false; }
   // The one round's start; finish(u) completes it. Only where fills_corners_in_one_round().
   virtual void start_all_ghosts(const double* u);

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "errors.hpp"
@@ -53,6 +54,15 @@ class NcclTransport final : public TypedTransport<NcclTransport> {
       send_.emplace_back(k_, f.points, Memory::device);
       recv_.emplace_back(k_, f.points, Memory::device);
     }
+    // The one round's sub-boxes (plan_.around, in direction order) and one buffer each way.
+    for (const auto& b : plan_.around) {
+      send_boxes_.add(b.send);
+      recv_boxes_.add(b.recv);
+    }
+    if (const auto n = std::size_t(send_boxes_.points())) {
+      all_send_ = Buffer(k_, n, Memory::device);
+      all_recv_ = Buffer(k_, n, Memory::device);
+    }
     // Faces in (axis, side) order, the high side of an axis received before its low side.
     for (std::size_t i = 0; i < plan_.faces.size(); ++i) receive_order_.push_back(i);
     std::stable_sort(receive_order_.begin(), receive_order_.end(),
@@ -72,9 +82,14 @@ class NcclTransport final : public TypedTransport<NcclTransport> {
   }
   Transport kind() const override { return Transport::nccl; }
   std::string describe() const override {
-    return "nccl: " + std::to_string(plan_.faces.size()) +
-           " face(s), grouped ncclSend/ncclRecv on the boundary stream";
+    return "nccl: " + std::to_string(plan_.faces.size()) + " face(s), " +
+           std::to_string(plan_.around.size()) +
+           " neighbour(s) for the one-round ghost exchange, grouped ncclSend/ncclRecv on the "
+           "boundary stream";
   }
+  bool fills_corners_in_one_round() const override { return true; }
+  void start_all_ghosts(const double* u) override { start_all_ghosts_t(u); }
+  void start_all_ghosts(const float* u) override { start_all_ghosts_t(u); }
 
  private:
   friend class TypedTransport<NcclTransport>;
@@ -116,10 +131,44 @@ class NcclTransport final : public TypedTransport<NcclTransport> {
     HALO3D_NCCL_CHECK(ncclGroupEnd());
   }
 
+  // As start_t, for every neighbour of plan_.around at once (DistributedOperator::exchange's
+  // one round): one pack_boxes, a slice of the buffer to each neighbour. Between two ranks
+  // NCCL pairs sends and receives in the order they are posted: the neighbour sends its
+  // boxes in its direction order, and its box for direction d' lands in our ghost box of
+  // direction 26 - d', so the receives go in decreasing direction (the faces' rule above,
+  // for every direction: a periodic axis with two ranks along it makes one rank the
+  // neighbour in several).
+  template <class T>
+  void start_all_ghosts_t(const T* u) {
+    clean_ = false;
+    all_ghosts_ = true;
+    HALO3D_NVTX_RANGE("nccl start, every ghost");
+    k_.fence(Lane::interior, Lane::boundary);  // for the pack, and for finish's local copies
+    if (plan_.around.empty()) return;
+    k_.pack_boxes(plan_.layout, send_boxes_, u, face_buffer<T>(all_send_), Lane::boundary);
+    HALO3D_NCCL_CHECK(ncclGroupStart());
+    const std::vector<HaloBox>& boxes = plan_.around;
+    for (std::size_t i = 0; i < boxes.size(); ++i)
+      HALO3D_NCCL_CHECK(ncclSend(face_buffer<T>(all_send_) + send_boxes_.start[i], boxes[i].points,
+                                 nccl_type<T>(), boxes[i].neighbor, comm_, stream_));
+    for (std::size_t i = boxes.size(); i-- > 0;)
+      HALO3D_NCCL_CHECK(ncclRecv(face_buffer<T>(all_recv_) + recv_boxes_.start[i], boxes[i].points,
+                                 nccl_type<T>(), boxes[i].neighbor, comm_, stream_));
+    HALO3D_NCCL_CHECK(ncclGroupEnd());
+  }
+
   template <class T>
   void finish_t(T* u) {
     HALO3D_NVTX_RANGE("nccl finish");
-    wraps_.faces(u, axes_);  // first, as the mpi transport's: before the received faces
+    // The local copies first, as the mpi transport's: before the received boxes or faces.
+    if (std::exchange(all_ghosts_, false)) {
+      wraps_.all_ghosts(u);
+      if (!plan_.around.empty())
+        k_.unpack_boxes(plan_.layout, recv_boxes_, face_buffer<T>(all_recv_), u, Lane::boundary);
+      clean_ = true;
+      return;
+    }
+    wraps_.faces(u, axes_);
     for (std::size_t i = 0; i < plan_.faces.size(); ++i)
       if (in_axes(axes_, plan_.faces[i]))
         k_.unpack(plan_.layout, plan_.faces[i].face, face_buffer<T>(recv_[i]), u, Lane::boundary);
@@ -133,7 +182,10 @@ class NcclTransport final : public TypedTransport<NcclTransport> {
   cudaStream_t stream_ = nullptr;
   ncclComm_t comm_ = nullptr;
   std::vector<Buffer> send_, recv_;
-  AxisMask axes_ = kAllAxes;  // of the exchange in flight
+  BoxList send_boxes_, recv_boxes_;  // plan_.around's sub-boxes, in its order
+  Buffer all_send_, all_recv_;       // the one round's, sized for doubles
+  AxisMask axes_ = kAllAxes;         // of the face exchange in flight
+  bool all_ghosts_ = false;          // the exchange in flight is start_all_ghosts'
   bool clean_ = true;
 };
 
