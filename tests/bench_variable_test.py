@@ -49,6 +49,18 @@ def bench(ranks, *args):
                 "--reps", "2", "--warmup", "0"] + list(args))
 
 
+def bench_rows(ranks, procs, what, rep, *args):
+    """bench on the 13x11x9 grid (g, defined below), `ranks` as `procs`, with a JSON report:
+    (report, rows by name, the _var rows' base names), or None when it failed (checked)."""
+    p = bench(ranks, "--grid", g, "--procs", procs, *args, "--report", rep)
+    check(p.returncode == 0, f"bench {what} on {procs} runs ({p.stderr.strip()[-300:]})")
+    if p.returncode != 0:
+        return None
+    b = json.load(open(os.path.join(work, rep)))
+    rows = {r["name"]: r for r in b["results"]}
+    return b, rows, sorted(n[:-4] for n in rows if n.endswith("_var"))
+
+
 # 1. The generator.
 grid = (13, 11, 9)
 shape = (grid[2] + 2, grid[1] + 2, grid[0] + 2)
@@ -79,14 +91,10 @@ for ranks, procs, extra, W in ((1, "1,1,1", [], 24), (2, "2,1,1", [], 24), (4, "
                                (1, "1,1,1", ["--shift", "file:s.h5:/s"], 32),
                                (2, "1,2,1", ["--shift", "file:s.h5:/s"], 32)):
     ONE_SWEEP = {"apply": W, "apply_dot": W, "operator": W, "cg_iteration": W, "mg_smooth": W, "mg_smooth_f32": W // 2}
-    rep = f"b{ranks}_{W}.json"
-    p = bench(ranks, "--grid", g, "--procs", procs, "--coefficient", "file:k.h5:/k", *extra, "--report", rep)
-    check(p.returncode == 0, f"bench --coefficient on {procs} runs ({p.stderr.strip()[-300:]})")
-    if p.returncode != 0:
+    got_rows = bench_rows(ranks, procs, "--coefficient", f"b{ranks}_{W}.json", "--coefficient", "file:k.h5:/k", *extra)
+    if got_rows is None:
         continue
-    b = json.load(open(os.path.join(work, rep)))
-    rows = {r["name"]: r for r in b["results"]}
-    var = sorted(n[:-4] for n in rows if n.endswith("_var"))
+    b, rows, var = got_rows
     check(var == sorted(SWEEPING), f"{procs}: a _var row for each row that sweeps the operator: {var}")
     check(all(rows[n]["median_ms"] > 0 for n in rows), f"{procs}: every time > 0")
     check(b.get("coefficient") == "file:k.h5:/k", f"{procs}: the report names the coefficient")
@@ -147,14 +155,10 @@ check(p.returncode == 2 and "--coefficient is for the kernel benchmark, not --io
 # 4. bench --bc: the _var rows on Neumann faces (k = 1: the face weights with their area
 # factors, 24 B a point a sweep), the singular all-Neumann case too; the report names the kinds.
 for ranks, procs, bc in ((2, "2,1,1", "x=neumann,y0=neumann"), (1, "1,1,1", "x=neumann,y=neumann,z=neumann")):
-    rep = f"bc{ranks}.json"
-    p = bench(ranks, "--grid", "13,11,9", "--procs", procs, "--bc", bc, "--report", rep)
-    check(p.returncode == 0, f"bench --bc {bc} on {procs} runs ({p.stderr.strip()[-300:]})")
-    if p.returncode != 0:
+    got_rows = bench_rows(ranks, procs, f"--bc {bc}", f"bc{ranks}.json", "--bc", bc)
+    if got_rows is None:
         continue
-    b = json.load(open(os.path.join(work, rep)))
-    rows = {r["name"]: r for r in b["results"]}
-    var = sorted(n[:-4] for n in rows if n.endswith("_var"))
+    b, rows, var = got_rows
     check(var == sorted(SWEEPING) and b.get("bc") == bc and b.get("coefficient") == "1",
           f"--bc {bc}: a _var row for each sweeping row, the report's bc {b.get('bc')!r}")
     got = rows["apply_var"]["bytes"] - rows["apply"]["bytes"]

@@ -104,6 +104,17 @@ for scheme in ("explicit", "implicit", "crank-nicolson"):
 # them, times the area fractions, 0 beyond a Neumann face; sigma V_p), a dt just above it
 # refused (exit 2) naming it, just below it running, and the steps u += alpha dt V^{-1} (-A u + b)
 # (b: the fluxes' area g/h) as numpy's.
+def face_area(a, shape, grid, half):
+    """The area factor of faces normal to axis a (1/2 in a Neumann plane of each other axis)."""
+    area = np.ones(shape)
+    for b in range(3):
+        if b != a:
+            sh = [1, 1, 1]
+            sh[2 - b] = grid[b]
+            area = area * half[b].reshape(sh)
+    return area
+
+
 def neumann_rows(k, sigma, grid, box, kinds):
     """(d, V, apply) of the V-scaled operator; k and sigma [NZ+2][NY+2][NX+2]; kinds[a] = (low
     Neumann, high Neumann) with Dirichlet (zero ghosts) elsewhere."""
@@ -120,13 +131,7 @@ def neumann_rows(k, sigma, grid, box, kinds):
         lo = kin[tuple(slice(None, -1) if b == ax else slice(None) for b in range(3))]
         hi = kin[tuple(slice(1, None) if b == ax else slice(None) for b in range(3))]
         w = (2.0 * lo) * (hi / (lo + hi)) * c[a]
-        area = np.ones(w.shape)
-        for b in range(3):
-            if b != a:
-                shape = [1, 1, 1]
-                shape[2 - b] = grid[b]
-                area = area * half[b].reshape(shape)
-        w = w * area
+        w = w * face_area(a, w.shape, grid, half)
         idx = [slice(None)] * 3
         if kinds[a][0]:
             idx[ax] = 0
@@ -173,12 +178,7 @@ for bc, kinds, kspec, sspec in (
         if kinds[a][side]:
             sl = [slice(None)] * 3
             sl[2 - a] = 0 if side == 0 else -1
-            area = np.ones(u0.shape)
-            for c2 in range(3):
-                if c2 != a:
-                    sh = [1, 1, 1]
-                    sh[2 - c2] = grid[c2]
-                    area = area * half[c2].reshape(sh)
+            area = face_area(a, u0.shape, grid, half)
             b[tuple(sl)] += (area * g / (box[a] / m[a]))[tuple(sl)]
     boundary = ",".join(f"{'xyz'[a]}{side}={g}" for (a, side), g in flux.items() if kinds[a][side])
     common = ["--problem", "heat", "--grid", text(grid), "--box", text(box), "--bc", bc, "--alpha", str(alpha),
