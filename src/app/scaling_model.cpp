@@ -69,6 +69,7 @@ Calibration calibrate(const Measurements& m, const Params& p) {
   if (m.levels.empty()) throw BadInput("model: no multigrid levels measured");
   Calibration c;
   c.m = m;
+  c.measured_levels = m.current;
   double best = 0;
   for (const LevelCost& l : m.levels)
     if (l.ms > 0) best = std::max(best, l.bytes / (l.ms * 1e-3));

@@ -42,6 +42,10 @@ struct Measurements {
   double vcycle_ms = 0;  // one V-cycle
   double cg_ms = 0;      // one plain CG iteration (reported only)
   std::vector<LevelCost> levels;
+  // The levels were timed on today's kernels, so a level's own time may stand for one GPU's
+  // (Calibration::measured_levels); false for runs of older code, whose times the model
+  // then uses only for its rates (a bench report read in is taken for today's).
+  bool current = true;
 };
 
 // One H200 (CUDA 13.0), 512^3, `halo3d bench --grid 512,512,512`, one rank.
@@ -106,7 +110,8 @@ struct Calibration {
   double floor_s = 0;        // one launch, median over the launch-bound levels
   double cg_s = 0;           // CG's work per iteration at m.grid (pcg - vcycle)
   // A measured level's own time stands for a level of its grid on one GPU (false when the
-  // floor is replaced: then every level takes the formula).
+  // floor is replaced, or the measurements ran older kernels: then every level takes the
+  // formula).
   bool measured_levels = true;
 };
 Calibration calibrate(const Measurements& m, const Params& p);
