@@ -373,8 +373,8 @@ struct CudaVariants {
   enum class Sweep { fastest, naive, tile3d, smem } sweep = Sweep::fastest;
   // The vector kernels; vec2 runs as flat on arrays that are not 16-byte aligned.
   enum class Rows { vec2, flat } rows = Rows::vec2;
-  // Kernels::record with CUDA graphs (off: it runs the work as it comes). Off by default
-  // until measured on a GPU (docs/ARCHITECTURE.md, "Recorded coarse levels").
+  // Kernels::record with CUDA graphs (off: it runs the work as it comes). Off by default:
+  // one API test still differs with it on (docs/ARCHITECTURE.md, "Recorded coarse levels").
   bool graphs = false;
 };
 // Throws BackendUnavailable when CUDA is not compiled in or no GPU is visible.
