@@ -9,11 +9,10 @@ mkdir -p "$out"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=2
 source "$(dirname "$0")/mps_env.sh"
 mps_start
+solve_timeout=100
 solve() {  # name ranks args...
-  local name=$1 np=$2
-  shift 2
-  timeout 100 mpirun --oversubscribe --bind-to none -np "$np" "$bin/halo3d" solve --backend cuda \
-    --rhs random --tol 1e-8 --output none --halo ipc --report "$out/$name.json" "$@" >"$out/$name.log" 2>&1
+  local name=$1
+  mps_solve "$@"
   python3 -c "import json; j = json.load(open('$out/$name.json')); print('$name', 'solve %.2f ms' % (j['timing']['solve_s'] * 1e3), 'iterations', j['result']['iterations'])"
 }
 for rep in 1 2; do

@@ -10,11 +10,8 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS
 source "$(dirname "$0")/mps_env.sh"
 mps_start
 run() {  # name ranks args...
-  local name=$1 np=$2
-  shift 2
-  timeout 120 mpirun --oversubscribe --bind-to none -np "$np" "$bin/halo3d" solve --backend cuda \
-    --rhs random --tol 1e-8 --output none --halo ipc --report "$out/$name.json" "$@" >"$out/$name.log" 2>&1
-  echo "$name rc=$?"
+  mps_solve "$@"
+  echo "$1 rc=$?"
 }
 for rep in 1 2; do
   for np in 1 2 4 8; do run "s512_np${np}_$rep" "$np" --grid 512,512,512; done
