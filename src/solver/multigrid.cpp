@@ -268,10 +268,11 @@ T* Multigrid::smooth(Level& L, const Steps& steps, const T* b, T* x, T* y, bool 
   std::size_t s = 0;
   if (from_zero && fuses_start(steps, L.A->stencil().variable())) {
     // Its exchange fills b's ghosts only (x's are cr b's): b's values are unchanged.
-    L.A->smooth_from_start(steps[0][1], steps[1][0], steps[1][1], const_cast<T*>(b), d_out(1), y,
+    T* out = d_out(1);
+    L.A->smooth_from_start(steps[0][1], steps[1][0], steps[1][1], const_cast<T*>(b), out, y,
                            n == 2 ? slot : kNoReduction);
     std::swap(x, y);
-    d = d_out(1);
+    d = out;
     s = 2;
   } else if (from_zero) {
     rt_.kernels->smooth_start(L.A->layout(), L.A->stencil(), steps[0][1], b, x);
