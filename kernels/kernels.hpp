@@ -2,6 +2,7 @@
 // host (OpenMP) and a CUDA implementation. Solvers hold a Kernels& and never see a
 // loop over points, a stream or a launch.
 #pragma once
+#include <algorithm>
 #include <cstddef>
 #include <functional>
 #include <memory>
@@ -51,9 +52,29 @@ class Kernels {
   virtual std::size_t available_memory() const = 0;
 
   // Memory: zero-filled on allocation (zero bits: 0.0 in double and float). Prefer Buffer
-  // and FloatBuffer, which own it.
-  virtual void* allocate_bytes(std::size_t bytes, Memory where) = 0;
-  virtual void deallocate_bytes(void* p, Memory where) noexcept = 0;
+  // and FloatBuffer, which own it. Every allocation is counted (memory_use), so the memory
+  // check's plan can be held against what a run allocates at its peak, on either backend.
+  void* allocate_bytes(std::size_t bytes, Memory where) {
+    void* p = raw_allocate(bytes, where);
+    MemoryUse& u = use_[int(where)];
+    u.held += bytes;
+    u.peak = std::max(u.peak, u.held);
+    return p;
+  }
+  void deallocate_bytes(void* p, std::size_t bytes, Memory where) noexcept {
+    if (!p) return;
+    raw_deallocate(p, where);
+    use_[int(where)].held -= bytes;
+  }
+  // Bytes allocated through allocate_bytes and not yet released, and the most held at once
+  // since the last reset_peak (allocations happen on the calling thread, never in a sweep).
+  struct MemoryUse {
+    std::size_t held = 0, peak = 0;
+  };
+  MemoryUse memory_use(Memory where) const { return use_[int(where)]; }
+  void reset_peak() {
+    for (MemoryUse& u : use_) u.peak = u.held;
+  }
   // Copies `bytes` in any direction, asynchronously on `lane`.
   virtual void copy_bytes(void* dst, const void* src, std::size_t bytes, Lane lane) = 0;
   // Copies n doubles (floats) in any direction, asynchronously on `lane`.
@@ -203,6 +224,13 @@ class Kernels {
     work();
     return nullptr;
   }
+
+ protected:
+  virtual void* raw_allocate(std::size_t bytes, Memory where) = 0;
+  virtual void raw_deallocate(void* p, Memory where) noexcept = 0;
+
+ private:
+  MemoryUse use_[2];
 };
 
 // Base of a backend D: forwards each double/float pair of Kernels overloads to one member
@@ -331,7 +359,7 @@ class BasicBuffer {
   BasicBuffer(const BasicBuffer&) = delete;
   BasicBuffer& operator=(const BasicBuffer&) = delete;
   ~BasicBuffer() {
-    if (p_) k_->deallocate_bytes(p_, where_);
+    if (p_) k_->deallocate_bytes(p_, n_ * sizeof(T), where_);
   }
   T* data() { return p_; }
   const T* data() const { return p_; }

@@ -79,7 +79,7 @@ class CudaKernels final : public CudaSetupKernels<TypedKernels<CudaKernels>>,
   int device() const override { return device_; }
   void* native_stream(Lane lane) const override { return stream(lane); }
 
-  void* allocate_bytes(std::size_t n, Memory where) override {
+  void* raw_allocate(std::size_t n, Memory where) override {
     const std::size_t bytes = n ? n : sizeof(double);
     if (where == Memory::host_pinned) {
       void* p = nullptr;
@@ -94,7 +94,7 @@ class CudaKernels final : public CudaSetupKernels<TypedKernels<CudaKernels>>,
     return m.release();
   }
 
-  void deallocate_bytes(void* p, Memory where) noexcept override {
+  void raw_deallocate(void* p, Memory where) noexcept override {
     if (!p) return;
     if (where == Memory::host_pinned)
       HALO3D_CUDA_CHECK_NOTHROW(cudaFreeHost(p));

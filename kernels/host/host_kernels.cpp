@@ -193,7 +193,7 @@ class HostKernels final : public HostSetupKernels<TypedKernels<HostKernels>>, pu
   bool device_memory_is_remote() const override { return false; }
   std::size_t available_memory() const override { return host_available_memory(); }
 
-  void* allocate_bytes(std::size_t n, Memory) override {
+  void* raw_allocate(std::size_t n, Memory) override {
     // 64-byte aligned, zeroed; first touch in parallel places pages near the threads.
     const std::size_t bytes = ((n + 63) / 64) * 64;
     auto* p = static_cast<char*>(std::aligned_alloc(64, bytes ? bytes : 64));
@@ -204,7 +204,7 @@ class HostKernels final : public HostSetupKernels<TypedKernels<HostKernels>>, pu
       std::memset(p + b, 0, std::min(chunk, bytes - b));
     return p;
   }
-  void deallocate_bytes(void* p, Memory) noexcept override { std::free(p); }
+  void raw_deallocate(void* p, Memory) noexcept override { std::free(p); }
   void copy_bytes(void* dst, const void* src, std::size_t n, Lane) override {
     // In parallel, as the kernels run: one thread's memcpy is no ceiling for them.
     const std::size_t chunk = 1 << 19;

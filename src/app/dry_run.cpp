@@ -136,16 +136,15 @@ int run_dry_run(const SolveOptions& o, MPI_Comm world) {
 
   // Memory as run_solve and the runtime count it: the solve's fields and the halo buffers
   // (send and receive; staged on the device too when a GPU runs the kernels).
-  const MemoryNeed need = solve_memory(o, d, comm);
-  const HaloPlan halo = HaloPlan::build(d);
-  const double faces = 2.0 * double(halo.bytes_per_exchange() + halo.bytes_all_ghosts());
   // On a GPU the halo buffers are staged on the device too (make_runtime's count).
   const bool gpu = o.backend == Backend::cuda ||
                    (o.backend == Backend::auto_ && cuda_compiled() && !cuda_devices().empty());
+  const MemoryNeed need = solve_memory(o, d, comm);
+  const MemoryNeed halo = halo_memory(HaloPlan::build(d), gpu);
   const int ranks = d.ranks;
-  const double row[8] = {double(d.offset[0]),       double(d.offset[1]), double(d.offset[2]),
-                         double(d.count[0]),        double(d.count[1]),  double(d.count[2]),
-                         need.device + gpu * faces, need.host + faces};
+  const double row[8] = {double(d.offset[0]),       double(d.offset[1]),  double(d.offset[2]),
+                         double(d.count[0]),        double(d.count[1]),   double(d.count[2]),
+                         need.device + halo.device, need.host + halo.host};
   std::vector<double> all(8 * std::size_t(ranks));
   HALO3D_MPI_CHECK(MPI_Gather(row, 8, MPI_DOUBLE, all.data(), 8, MPI_DOUBLE, 0, comm));
 

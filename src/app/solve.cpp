@@ -235,6 +235,7 @@ SolveRecord record_of(const SolveRun& r) {
   c.halo_bytes_rank0 = r.rt->op->plan().bytes_per_exchange();
   c.planned_device_bytes = r.rt->planned.device;
   c.device_bytes_used = device_bytes_used(*r.rt);
+  c.counted = counted_memory(*r.rt);
   c.mg = r.mg != nullptr;
   if (r.mg) c.mg_levels = r.mg->levels(), c.mg_describe = r.mg->describe();
   c.setup_s = r.setup_s;

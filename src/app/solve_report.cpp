@@ -314,10 +314,11 @@ std::string report_text(const SolveRecord& r, const DriveResult& res, const Veri
     j["multigrid"] = {{"levels", levels}, {"describe", r.mg_describe}};
   }
   add_halo_json(j, r, v);
-  j["memory"] = {
-      {"planned_device_bytes", r.planned_device_bytes},
-      {"device_bytes_used",
-       r.device_bytes_used >= 0 ? nlohmann::json(r.device_bytes_used) : nlohmann::json()}};
+  const auto known = [](double b) { return b >= 0 ? nlohmann::json(b) : nlohmann::json(); };
+  j["memory"] = {{"planned_device_bytes", r.planned_device_bytes},
+                 {"device_bytes_used", known(r.device_bytes_used)},
+                 {"counted_bytes_held", known(r.counted.held)},
+                 {"counted_bytes_peak", known(r.counted.peak)}};
   // Paths and specifications are bytes: invalid UTF-8 is replaced (U+FFFD), never an exception.
   return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }

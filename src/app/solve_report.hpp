@@ -17,6 +17,7 @@
 #include "options.hpp"
 #include "plan.hpp"
 #include "problem.hpp"
+#include "runtime.hpp"
 #include "session.hpp"
 #include "solvers.hpp"
 #include "timers.hpp"
@@ -43,9 +44,12 @@ struct SolveRecord {
   HaloSelection halo_selection;
   HostMap hosts;
   long long halo_bytes_rank0 = 0;
-  // Rank 0's memory check count (its device part) and the device memory the run holds once
-  // solved (-1: the host backend), Runtime::planned and device_bytes_used.
+  // Rank 0's memory check count (its device part), the device memory the run holds once
+  // solved (-1: the host backend), Runtime::planned and device_bytes_used; and what the
+  // kernels counted allocated since the check, held once solved and at its peak
+  // (counted_memory).
   double planned_device_bytes = 0, device_bytes_used = -1;
+  CountedMemory counted;
   bool mg = false;  // CG's multigrid preconditioner ran
   std::vector<MgLevelInfo> mg_levels;
   std::string mg_describe;

@@ -23,6 +23,13 @@ std::size_t HaloPlan::bytes_all_ghosts() const {
   return b;
 }
 
+std::size_t HaloPlan::bytes_wrapped() const {
+  std::size_t b = 0;
+  for (const auto& f : self_faces) b += f.points * sizeof(double);
+  for (const auto& x : self_around) b += x.points * sizeof(double);
+  return b;
+}
+
 void HaloTransport::start_all_ghosts(const double*) {
   throw std::logic_error(name() + " has no one-round exchange of every ghost");
 }

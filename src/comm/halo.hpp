@@ -53,6 +53,7 @@ struct HaloPlan {
   std::vector<HaloBox> self_around;
   std::size_t bytes_per_exchange() const;  // sent by this rank per exchange
   std::size_t bytes_all_ghosts() const;    // sent by this rank per one-round exchange
+  std::size_t bytes_wrapped() const;       // WrapCopies' buffers (backend memory) for the self ones
   // Whether an exchange fills any ghost (by a message or a local copy).
   bool fills_ghosts() const { return !faces.empty() || !self_faces.empty(); }
   static HaloPlan build(const Decomposition& d);

@@ -66,6 +66,8 @@ void allocate_vectors(MgVectors<T>& v, Kernels& k, std::size_t n, bool fine) {
   if (!fine || !mixed) v.w = BasicBuffer<T>(k, n);
 }
 
+}  // namespace
+
 // The ghost shell of layout l (the six faces' ghost layers with their edges and corners).
 BoxList ghost_shell(const Layout& l) {
   BoxList s;
@@ -77,8 +79,6 @@ BoxList ghost_shell(const Layout& l) {
   s.add({l.nx, l.nx + 1, 0, l.ny, 0, l.nz});
   return s;
 }
-
-}  // namespace
 
 Multigrid::Multigrid(Runtime& rt, const MgOptions& o, DistributedOperator* fine,
                      LevelCoefficients* fine_coef)

@@ -96,6 +96,10 @@ struct TransferOp {
 enum class TransferUse { both, restriction, prolongation };
 TransferOp make_transfer(Kernels& k, const Decomposition& fine, const Decomposition& coarse,
                          TransferUse uses = TransferUse::both);
+// The bytes of make_transfer's tables between these boxes (what mg_memory_bytes counts).
+std::size_t transfer_table_bytes(const Layout& fine, const Layout& coarse);
+// The ghost shell of layout l (the six faces' ghost layers with their edges and corners).
+BoxList ghost_shell(const Layout& l);
 
 // The global sizes of every level, finest first, of a grid with spacings h (any common
 // scale: only their ratios matter). An axis whose spacing is well above the finest one is

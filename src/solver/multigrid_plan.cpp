@@ -165,11 +165,20 @@ double mg_memory_bytes(const std::vector<MgLevelPlan>& plan, bool mixed, bool va
     // the runtime's); a variable shift's sigma as a fourth.
     if (variable) bytes += (sigma ? 4 : 3) * n * (l == 0 ? (mixed ? 4 : 0) : (mixed ? 12 : 8));
     // The fine level: w (double: b and x are CG's, y its lent scratch); mixed: b and x (y
-    // and w in halves of the lent scratch); coarser levels: b, x, y, w. (The mixed fine
-    // level's zeros for its ghost shell are a surface: not counted.)
+    // and w in halves of the lent scratch); coarser levels: b, x, y, w.
     bytes += e * n * (l > 0 ? 4 : mixed ? 2 : 1);
-    if (l + 1 < plan.size() && plan[l].distributed && !plan[l + 1].distributed)  // gather
-      bytes += e * double(mg_coarser_box(plan[l].decomp, plan[l + 1].grid).layout().padded_size());
+    const Layout lay = plan[l].decomp.layout();
+    // Mixed: zeros for the fine level's ghost shell (float).
+    if (l == 0 && mixed) bytes += e * double(ghost_shell(lay).points());
+    // The coarse levels' periodic wraps (the fine level's are the runtime's).
+    if (l > 0) bytes += double(HaloPlan::build(plan[l].decomp).bytes_wrapped());
+    if (l + 1 == plan.size()) break;
+    const Layout coarse = plan[l + 1].decomp.layout();
+    bytes += double(transfer_table_bytes(lay, coarse));
+    if (plan[l].distributed && !plan[l + 1].distributed) {  // gather: restriction to own box
+      const Layout own = mg_coarser_box(plan[l].decomp, plan[l + 1].grid).layout();
+      bytes += e * double(own.padded_size()) + double(transfer_table_bytes(lay, own));
+    }
   }
   return bytes;
 }

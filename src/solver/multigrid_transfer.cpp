@@ -10,6 +10,24 @@
 
 namespace halo3d {
 
+namespace {
+constexpr std::size_t round8(std::size_t n) { return (n + 7) / 8 * 8; }
+}  // namespace
+
+// Per axis, as make_transfer places them: the prolongation's index (int) and two weights
+// (double, float) per fine point, the restriction's first index and span (ints) and four
+// weights (double, float) per coarse point; then 8 bytes, so the block is never empty.
+std::size_t transfer_table_bytes(const Layout& fine, const Layout& coarse) {
+  const int nf[3] = {fine.nx, fine.ny, fine.nz}, nc[3] = {coarse.nx, coarse.ny, coarse.nz};
+  std::size_t b = 8;
+  for (int a = 0; a < 3; ++a) {
+    const auto f = std::size_t(nf[a]), c = std::size_t(nc[a]);
+    b += round8(f * sizeof(int)) + round8(2 * c * sizeof(int)) + 2 * f * sizeof(double) +
+         4 * c * sizeof(double) + round8(2 * f * sizeof(float)) + 4 * c * sizeof(float);
+  }
+  return b;
+}
+
 TransferOp make_transfer(Kernels& k, const Decomposition& f, const Decomposition& c,
                          TransferUse uses) {
   TransferOp op;
@@ -58,7 +76,7 @@ TransferOp make_transfer(Kernels& k, const Decomposition& f, const Decomposition
   std::vector<unsigned char> bytes;
   const auto place = [&bytes](const void* data, std::size_t n) {
     const std::size_t at = bytes.size();
-    bytes.resize(at + (n + 7) / 8 * 8);
+    bytes.resize(at + round8(n));
     if (n) std::memcpy(bytes.data() + at, data, n);
     return at;
   };
@@ -74,6 +92,8 @@ TransferOp make_transfer(Kernels& k, const Decomposition& f, const Decomposition
     at[5][a] = place(rwf.data(), rwf.size() * sizeof(float));
   }
   bytes.resize(bytes.size() + 8);  // never empty
+  if (bytes.size() != transfer_table_bytes(t.fine, t.coarse))
+    throw std::logic_error("multigrid: transfer tables unlike their count");
   op.tables = Buffer(k, bytes.size() / sizeof(double));
   k.copy_bytes(op.tables.data(), bytes.data(), bytes.size(), Lane::interior);
   k.synchronize(Lane::interior);  // before `bytes` goes

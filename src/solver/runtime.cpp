@@ -169,9 +169,22 @@ void choose_overlap(Runtime& rt) {
 
 }  // namespace
 
+MemoryNeed halo_memory(const HaloPlan& plan, bool device_is_remote) {
+  // The face buffers and the one-round exchange's boxes, send and receive.
+  const double faces = 2.0 * double(plan.bytes_per_exchange() + plan.bytes_all_ghosts());
+  return {(device_is_remote ? faces : 0.0) + double(plan.bytes_wrapped()), faces};
+}
+
 double device_bytes_used(const Runtime& rt) {
   if (rt.device_free_at_check < 0) return -1;
   return rt.device_free_at_check - double(rt.kernels->available_memory());
+}
+
+CountedMemory counted_memory(const Runtime& rt) {
+  if (!rt.planned_checked) return {};
+  const Kernels::MemoryUse u = rt.kernels->memory_use(Memory::device);
+  return {double(u.held) - double(rt.counted_at_check),
+          double(u.peak) - double(rt.counted_at_check)};
 }
 
 std::unique_ptr<Runtime> make_runtime(const RuntimeOptions& o, MPI_Comm world) {
@@ -183,13 +196,13 @@ std::unique_ptr<Runtime> make_runtime(const RuntimeOptions& o, MPI_Comm world) {
   const HaloPlan plan = HaloPlan::build(rt->decomp);
   if (o.memory) {
     MemoryNeed need = o.memory(rt->decomp, rt->cart.get());
-    // The transports' face buffers and the one-round exchange's (mpi): send and receive,
-    // staged on both sides for a GPU.
-    const double faces = 2.0 * double(plan.bytes_per_exchange() + plan.bytes_all_ghosts());
-    need.host += faces;
-    if (rt->kernels->device_memory_is_remote()) need.device += faces;
+    const MemoryNeed halo = halo_memory(plan, rt->kernels->device_memory_is_remote());
+    need.device += halo.device, need.host += halo.host;
     rt->planned = need;
+    rt->planned_checked = true;
     if (rt->gpu >= 0) rt->device_free_at_check = double(rt->kernels->available_memory());
+    rt->kernels->reset_peak();
+    rt->counted_at_check = rt->kernels->memory_use(Memory::device).held;
     check_memory(*rt, need, rt->cart.get());
   }
   // The Cartesian communicator keeps the ranks of `world` (no reordering), so the host

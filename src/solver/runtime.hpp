@@ -25,6 +25,10 @@ namespace halo3d {
 struct MemoryNeed {
   double device = 0, host = 0;
 };
+// The halo buffers' share of MemoryNeed for one operator: the transports' message buffers
+// (send and receive, in host memory, staged on the device too where it is remote), and the
+// periodic wraps' local copies (backend memory).
+MemoryNeed halo_memory(const HaloPlan& plan, bool device_is_remote);
 
 struct RuntimeOptions : ParallelOptions {
   Int3 grid{};
@@ -75,11 +79,21 @@ struct Runtime {
   // against the count (device_bytes_used).
   MemoryNeed planned;
   double device_free_at_check = -1;
+  bool planned_checked = false;      // whether `planned` was made and checked
+  std::size_t counted_at_check = 0;  // backend bytes allocated through the kernels then
 };
 
 // Device bytes this rank's run holds now beyond what was free at the memory check (-1 on
-// the host backend or without a check). Ranks sharing a GPU see each other's allocations.
+// the host backend or without a check), from the driver: what the kernels' count cannot
+// see shows here (a library's workspace). Ranks sharing a GPU see each other's allocations.
 double device_bytes_used(const Runtime& rt);
+// Backend memory (the device's, host RAM on the host backend) allocated through the
+// kernels since the memory check: held now, and the most held at once (the figure the
+// plan counts: set-up's transient buffers included). -1 without a check.
+struct CountedMemory {
+  double held = -1, peak = -1;
+};
+CountedMemory counted_memory(const Runtime& rt);
 
 // The backend part of make_runtime (also used by probe): --backend, GPU bound by
 // node-local rank. Collective over world.
