@@ -59,17 +59,20 @@ class Kernels {
     MemoryUse& u = use_[int(where)];
     u.held += bytes;
     u.peak = std::max(u.peak, u.held);
+    ++u.buffers;
     return p;
   }
   void deallocate_bytes(void* p, std::size_t bytes, Memory where) noexcept {
     if (!p) return;
     raw_deallocate(p, where);
     use_[int(where)].held -= bytes;
+    --use_[int(where)].buffers;
   }
-  // Bytes allocated through allocate_bytes and not yet released, and the most held at once
-  // since the last reset_peak (allocations happen on the calling thread, never in a sweep).
+  // Bytes allocated through allocate_bytes and not yet released, the most held at once
+  // since the last reset_peak, and the allocations held (allocations happen on the calling
+  // thread, never in a sweep).
   struct MemoryUse {
-    std::size_t held = 0, peak = 0;
+    std::size_t held = 0, peak = 0, buffers = 0;
   };
   MemoryUse memory_use(Memory where) const { return use_[int(where)]; }
   void reset_peak() {

@@ -318,7 +318,9 @@ std::string report_text(const SolveRecord& r, const DriveResult& res, const Veri
   j["memory"] = {{"planned_device_bytes", r.planned_device_bytes},
                  {"device_bytes_used", known(r.device_bytes_used)},
                  {"counted_bytes_held", known(r.counted.held)},
-                 {"counted_bytes_peak", known(r.counted.peak)}};
+                 {"counted_bytes_peak", known(r.counted.peak)},
+                 {"counted_buffers_held",
+                  r.counted.buffers >= 0 ? nlohmann::json(r.counted.buffers) : nlohmann::json()}};
   // Paths and specifications are bytes: invalid UTF-8 is replaced (U+FFFD), never an exception.
   return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }

@@ -184,7 +184,8 @@ CountedMemory counted_memory(const Runtime& rt) {
   if (!rt.planned_checked) return {};
   const Kernels::MemoryUse u = rt.kernels->memory_use(Memory::device);
   return {double(u.held) - double(rt.counted_at_check),
-          double(u.peak) - double(rt.counted_at_check)};
+          double(u.peak) - double(rt.counted_at_check),
+          (long long)u.buffers - (long long)rt.buffers_at_check};
 }
 
 std::unique_ptr<Runtime> make_runtime(const RuntimeOptions& o, MPI_Comm world) {
@@ -203,6 +204,7 @@ std::unique_ptr<Runtime> make_runtime(const RuntimeOptions& o, MPI_Comm world) {
     if (rt->gpu >= 0) rt->device_free_at_check = double(rt->kernels->available_memory());
     rt->kernels->reset_peak();
     rt->counted_at_check = rt->kernels->memory_use(Memory::device).held;
+    rt->buffers_at_check = rt->kernels->memory_use(Memory::device).buffers;
     check_memory(*rt, need, rt->cart.get());
   }
   // The Cartesian communicator keeps the ranks of `world` (no reordering), so the host

@@ -81,6 +81,7 @@ struct Runtime {
   double device_free_at_check = -1;
   bool planned_checked = false;      // whether `planned` was made and checked
   std::size_t counted_at_check = 0;  // backend bytes allocated through the kernels then
+  std::size_t buffers_at_check = 0;  // and their allocations
 };
 
 // Device bytes this rank's run holds now beyond what was free at the memory check (-1 on
@@ -92,6 +93,7 @@ double device_bytes_used(const Runtime& rt);
 // plan counts: set-up's transient buffers included). -1 without a check.
 struct CountedMemory {
   double held = -1, peak = -1;
+  long long buffers = -1;  // allocations held (the GPU's allocator rounds each up)
 };
 CountedMemory counted_memory(const Runtime& rt);
 

@@ -44,11 +44,12 @@ for i, (name, args) in enumerate(CASES):
         T.check(False, f"{name}: no device_bytes_used (not on the CUDA backend?)")
         continue
     T.check(planned == peak == held, f"{name}: counted {planned:.0f} B, peak {peak} B, held {held} B")
-    # cudaMalloc hands out whole pages (2 MiB for large blocks): a few MiB of rounding over
-    # the run's few dozen buffers, and never less than counted.
-    slack = max(16 * MIB, 0.02 * planned)
-    T.check(held - MIB <= used <= held + slack,
-            f"{name}: the GPU says {used / MIB:.1f} MiB used, the kernels hold {held / MIB:.1f} MiB")
+    # cudaMalloc hands out whole pages (2 MiB): up to one page of rounding per allocation
+    # (an H100 showed 5-19 MiB over the 160x144x128 runs' few dozen buffers), never less.
+    buffers = mem["counted_buffers_held"]
+    T.check(held - MIB <= used <= held + 2 * MIB * buffers,
+            f"{name}: the GPU says {used / MIB:.1f} MiB used, the kernels hold {held / MIB:.1f} MiB "
+            f"in {buffers} allocations")
     dry = T.solve(0, *args, "--dry-run", quiet=False)
     m = re.search(r"memory per rank \(largest\): ([0-9.]+) MiB of backend memory", dry.stdout)
     T.check(m is not None and abs(float(m.group(1)) - planned / MIB) <= 0.05,
