@@ -366,17 +366,28 @@ HALO3D_HD inline ProlongRow<T> prolong_row(const Transfer& t, const T* coarse, i
     }
   return r;
 }
-// fine_row[i] += (P coarse) at fine point i of the row (fine_row = fine + at(0, j, k)):
-// trilinear, summed in z-y-x order.
+// (P coarse) at fine point i of the row from the coarse values it reads, v[z][y][x] =
+// row[z][y][lx + x] (lx = t.pidx[0][i]): trilinear, summed in z-y-x order. The CUDA backend's
+// pair kernel loads the values of two fine points at once and sums each here.
+template <class T>
+HALO3D_HD inline T prolong_sum(const Transfer& t, const ProlongRow<T>& r, int i,
+                               const T (&v)[2][2][2]) {
+  const T* wx = weights_of(t, T()).pw[0] + 2 * std::ptrdiff_t(i);
+  T s = 0;
+  for (int c = 0; c < 2; ++c)
+    for (int b = 0; b < 2; ++b)
+      for (int a = 0; a < 2; ++a) s += mul(mul(r.wzy[c][b], wx[a]), v[c][b][a]);
+  return s;
+}
+// fine_row[i] += (P coarse) at fine point i of the row (fine_row = fine + at(0, j, k)).
 template <class T>
 HALO3D_HD inline void prolong_point(const Transfer& t, const ProlongRow<T>& r, T* fine_row, int i) {
   const int lx = t.pidx[0][i];
-  const T* wx = weights_of(t, T()).pw[0] + 2 * std::ptrdiff_t(i);
-  T v = 0;
+  T v[2][2][2];
   for (int c = 0; c < 2; ++c)
     for (int b = 0; b < 2; ++b)
-      for (int a = 0; a < 2; ++a) v += mul(mul(r.wzy[c][b], wx[a]), r.row[c][b][lx + a]);
-  fine_row[i] = fine_row[i] + v;
+      for (int a = 0; a < 2; ++a) v[c][b][a] = r.row[c][b][lx + a];
+  fine_row[i] = fine_row[i] + prolong_sum(t, r, i, v);
 }
 
 // The y-z part of restriction for coarse row (J, K): at most S fine rows each way (S =

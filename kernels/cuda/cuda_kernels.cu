@@ -358,8 +358,12 @@ class CudaKernels final : public CudaSetupKernels<TypedKernels<CudaKernels>>,
   void prolong_t(const Transfer& t, const T* coarse, T* fine) {
     const Layout& l = t.fine;
     if (l.interior_size() == 0) return;
-    prolong_box<T>
-        <<<box_grid(l.nx, l.ny, l.nz), box_block(), 0, interior_.get()>>>(t, coarse, fine);
+    if (aligned16(fine))
+      prolong_pairs<T><<<box_grid((l.nx + 1) / 2, l.ny, l.nz), box_block(), 0, interior_.get()>>>(
+          t, coarse, fine);
+    else
+      prolong_box<T>
+          <<<box_grid(l.nx, l.ny, l.nz), box_block(), 0, interior_.get()>>>(t, coarse, fine);
     HALO3D_CUDA_CHECK_LAUNCH();
   }
   template <class In, class Out>
