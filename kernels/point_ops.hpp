@@ -304,42 +304,6 @@ HALO3D_HD inline void restrict_span(int I, int nf, int mf, int mc, int& first, i
   restrict_span(I, nf, mf, mc, first, last, 1, mf != nf);
 }
 
-// A transfer's tables on the host (see Transfer): per axis, the integer tables and the
-// weights in double.
-struct TransferTables {
-  std::vector<int> pidx[3], ridx[3];
-  std::vector<double> pw[3], rw[3];
-};
-inline TransferTables transfer_tables(const Transfer& t) {
-  TransferTables out;
-  const int nfl[3] = {t.fine.nx, t.fine.ny, t.fine.nz};
-  const int ncl[3] = {t.coarse.nx, t.coarse.ny, t.coarse.nz};
-  for (int a = 0; a < 3; ++a) {
-    out.pidx[a].assign(std::size_t(nfl[a]), 0);
-    out.pw[a].assign(2 * std::size_t(nfl[a]), 0.0);
-    for (int i = 0; i < nfl[a]; ++i) {
-      int lo;
-      double f;
-      interp_1d(t.fo[a] + i, t.mf[a], t.mc[a], lo, f, t.at0[a]);
-      out.pidx[a][std::size_t(i)] = lo - t.co[a];
-      out.pw[a][2 * std::size_t(i)] = 1.0 - f;
-      out.pw[a][2 * std::size_t(i) + 1] = f;
-    }
-    out.ridx[a].assign(2 * std::size_t(ncl[a]), 0);
-    out.rw[a].assign(4 * std::size_t(ncl[a]), 0.0);
-    for (int I = 0; I < ncl[a]; ++I) {
-      int first, last;
-      restrict_span(t.co[a] + I, t.nf[a], t.mf[a], t.mc[a], first, last, t.at0[a], t.bounded[a]);
-      out.ridx[a][2 * std::size_t(I)] = first - t.fo[a];
-      out.ridx[a][2 * std::size_t(I) + 1] = last - first + 1;  // at most 4; make_transfer checks
-      for (int n = 0; n <= last - first && n < 4; ++n)
-        out.rw[a][4 * std::size_t(I) + std::size_t(n)] =
-            interp_weight(first + n, t.co[a] + I, t.mf[a], t.mc[a], t.at0[a]);
-    }
-  }
-  return out;
-}
-
 // Transfers are tensor products: what depends on the row (j, k) is computed once per row
 // (the host loops rows; a CUDA thread makes its own row), the x part per point. Loops run
 // to compile-time bounds with a guard, so device code keeps the arrays in registers.
@@ -366,9 +330,8 @@ HALO3D_HD inline ProlongRow<T> prolong_row(const Transfer& t, const T* coarse, i
     }
   return r;
 }
-// (P coarse) at fine point i of the row from the coarse values it reads, v[z][y][x] =
-// row[z][y][lx + x] (lx = t.pidx[0][i]): trilinear, summed in z-y-x order. The CUDA backend's
-// pair kernel loads the values of two fine points at once and sums each here.
+// (P coarse) at fine point i from the values it reads, v[z][y][x] = row[z][y][pidx[0][i] + x]:
+// trilinear, z-y-x order (CUDA's pair kernel loads two points' values, then sums each here).
 template <class T>
 HALO3D_HD inline T prolong_sum(const Transfer& t, const ProlongRow<T>& r, int i,
                                const T (&v)[2][2][2]) {
@@ -382,11 +345,10 @@ HALO3D_HD inline T prolong_sum(const Transfer& t, const ProlongRow<T>& r, int i,
 // fine_row[i] += (P coarse) at fine point i of the row (fine_row = fine + at(0, j, k)).
 template <class T>
 HALO3D_HD inline void prolong_point(const Transfer& t, const ProlongRow<T>& r, T* fine_row, int i) {
-  const int lx = t.pidx[0][i];
-  T v[2][2][2];
-  for (int c = 0; c < 2; ++c)
-    for (int b = 0; b < 2; ++b)
-      for (int a = 0; a < 2; ++a) v[c][b][a] = r.row[c][b][lx + a];
+  const int x = t.pidx[0][i];
+  const T v[2][2][2] = {
+      {{r.row[0][0][x], r.row[0][0][x + 1]}, {r.row[0][1][x], r.row[0][1][x + 1]}},
+      {{r.row[1][0][x], r.row[1][0][x + 1]}, {r.row[1][1][x], r.row[1][1][x + 1]}}};
   fine_row[i] = fine_row[i] + prolong_sum(t, r, i, v);
 }
 

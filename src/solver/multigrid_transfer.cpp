@@ -10,6 +10,46 @@
 
 namespace halo3d {
 
+namespace ops {
+
+// A transfer's tables on the host (see Transfer): per axis, the integer tables and the
+// weights in double.
+struct TransferTables {
+  std::vector<int> pidx[3], ridx[3];
+  std::vector<double> pw[3], rw[3];
+};
+inline TransferTables transfer_tables(const Transfer& t) {
+  TransferTables out;
+  const int nfl[3] = {t.fine.nx, t.fine.ny, t.fine.nz};
+  const int ncl[3] = {t.coarse.nx, t.coarse.ny, t.coarse.nz};
+  for (int a = 0; a < 3; ++a) {
+    out.pidx[a].assign(std::size_t(nfl[a]), 0);
+    out.pw[a].assign(2 * std::size_t(nfl[a]), 0.0);
+    for (int i = 0; i < nfl[a]; ++i) {
+      int lo;
+      double f;
+      interp_1d(t.fo[a] + i, t.mf[a], t.mc[a], lo, f, t.at0[a]);
+      out.pidx[a][std::size_t(i)] = lo - t.co[a];
+      out.pw[a][2 * std::size_t(i)] = 1.0 - f;
+      out.pw[a][2 * std::size_t(i) + 1] = f;
+    }
+    out.ridx[a].assign(2 * std::size_t(ncl[a]), 0);
+    out.rw[a].assign(4 * std::size_t(ncl[a]), 0.0);
+    for (int I = 0; I < ncl[a]; ++I) {
+      int first, last;
+      restrict_span(t.co[a] + I, t.nf[a], t.mf[a], t.mc[a], first, last, t.at0[a], t.bounded[a]);
+      out.ridx[a][2 * std::size_t(I)] = first - t.fo[a];
+      out.ridx[a][2 * std::size_t(I) + 1] = last - first + 1;  // at most 4; make_transfer checks
+      for (int n = 0; n <= last - first && n < 4; ++n)
+        out.rw[a][4 * std::size_t(I) + std::size_t(n)] =
+            interp_weight(first + n, t.co[a] + I, t.mf[a], t.mc[a], t.at0[a]);
+    }
+  }
+  return out;
+}
+
+}  // namespace ops
+
 namespace {
 constexpr std::size_t round8(std::size_t n) { return (n + 7) / 8 * 8; }
 }  // namespace
