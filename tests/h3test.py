@@ -9,7 +9,9 @@ reference of the variable-coefficient operator's face weights.
     p = T.solve(2, "--grid", "9,9,9")    # mpirun -np 2 halo3d solve --quiet --grid 9,9,9
     sys.exit(T.finish("all coefficient checks passed"))
 """
+import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -59,6 +61,20 @@ class Harness:
         with h5py.File(os.path.join(self.work, path), "w") as f:
             f[dataset] = data
         return path
+
+    def memory(self, report):
+        """The "memory" section of a --report in the scratch folder (None if it was not written)."""
+        path = os.path.join(self.work, report)
+        if not os.path.exists(path):
+            return None
+        with open(path) as f:
+            return json.load(f)["memory"]
+
+    def dry_run_mib(self, ranks, *args):
+        """The backend MiB `solve --dry-run` prints for its largest rank (None if not printed)."""
+        out = self.solve(ranks, *args, "--dry-run", quiet=False).stdout
+        m = re.search(r"memory per rank \(largest\): ([0-9.]+) MiB of backend memory", out)
+        return float(m.group(1)) if m else None
 
     def finish(self, passed):
         """The closing lines; the exit status (1 on any failure)."""

@@ -7,9 +7,6 @@ against the GPU's own (cudaMemGetInfo).
 
     memory_count_test.py HALO3D MPIEXEC
 """
-import json
-import os
-import re
 import sys
 
 from h3test import Harness
@@ -39,16 +36,13 @@ for ranks, procs in GRIDS:
         what = f"{name} on {ranks} rank(s) ({procs})"
         report = f"m{run}.json"
         T.solve(ranks, "--procs", procs, *args, "--report", report)
-        path = os.path.join(T.work, report)
-        if not os.path.exists(path):
+        mem = T.memory(report)
+        if mem is None:
             continue
-        with open(path) as f:
-            mem = json.load(f)["memory"]
         planned, peak, held = mem["planned_device_bytes"], mem["counted_bytes_peak"], mem["counted_bytes_held"]
         T.check(planned == peak == held, f"{what}: counted {planned:.0f} B, peak {peak} B, held {held} B")
         if ranks in (1, 4):
-            dry = T.solve(ranks, "--procs", procs, *args, "--dry-run", quiet=False)
-            m = re.search(r"memory per rank \(largest\): ([0-9.]+) MiB of backend memory", dry.stdout)
-            T.check(m is not None and abs(float(m.group(1)) - planned / MIB) <= 0.05 + 1e-9,
-                    f"{what}: --dry-run prints {m.group(1) if m else '?'} MiB, counted {planned / MIB:.2f} MiB")
+            dry = T.dry_run_mib(ranks, "--procs", procs, *args)
+            T.check(dry is not None and abs(dry - planned / MIB) <= 0.05 + 1e-9,
+                    f"{what}: --dry-run prints {dry} MiB, counted {planned / MIB:.2f} MiB")
 sys.exit(T.finish("the memory count is what every configuration allocates, to the byte"))

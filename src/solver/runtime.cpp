@@ -182,10 +182,9 @@ double device_bytes_used(const Runtime& rt) {
 
 CountedMemory counted_memory(const Runtime& rt) {
   if (!rt.planned_checked) return {};
-  const Kernels::MemoryUse u = rt.kernels->memory_use(Memory::device);
-  return {double(u.held) - double(rt.counted_at_check),
-          double(u.peak) - double(rt.counted_at_check),
-          (long long)u.buffers - (long long)rt.buffers_at_check};
+  const Kernels::MemoryUse u = rt.kernels->memory_use(Memory::device), &c = rt.counted_at_check;
+  return {double(u.held) - double(c.held), double(u.peak) - double(c.held),
+          (long long)u.buffers - (long long)c.buffers};
 }
 
 std::unique_ptr<Runtime> make_runtime(const RuntimeOptions& o, MPI_Comm world) {
@@ -203,8 +202,7 @@ std::unique_ptr<Runtime> make_runtime(const RuntimeOptions& o, MPI_Comm world) {
     rt->planned_checked = true;
     if (rt->gpu >= 0) rt->device_free_at_check = double(rt->kernels->available_memory());
     rt->kernels->reset_peak();
-    rt->counted_at_check = rt->kernels->memory_use(Memory::device).held;
-    rt->buffers_at_check = rt->kernels->memory_use(Memory::device).buffers;
+    rt->counted_at_check = rt->kernels->memory_use(Memory::device);
     check_memory(*rt, need, rt->cart.get());
   }
   // The Cartesian communicator keeps the ranks of `world` (no reordering), so the host

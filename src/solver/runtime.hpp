@@ -79,9 +79,9 @@ struct Runtime {
   // against the count (device_bytes_used).
   MemoryNeed planned;
   double device_free_at_check = -1;
-  bool planned_checked = false;      // whether `planned` was made and checked
-  std::size_t counted_at_check = 0;  // backend bytes allocated through the kernels then
-  std::size_t buffers_at_check = 0;  // and their allocations
+  bool planned_checked = false;  // whether `planned` was made and checked
+  // What the kernels had allocated then (their backend memory: bytes and allocations).
+  Kernels::MemoryUse counted_at_check;
 };
 
 // Device bytes this rank's run holds now beyond what was free at the memory check (-1 on

@@ -9,9 +9,7 @@ cudaMemGetInfo).
 
     memory_count_test.py HALO3D MPIEXEC
 """
-import json
 import os
-import re
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
@@ -33,11 +31,9 @@ CASES = [
 ]
 for i, (name, args) in enumerate(CASES):
     T.solve(0, *args, "--report", f"m{i}.json")
-    path = os.path.join(T.work, f"m{i}.json")
-    if not os.path.exists(path):
+    mem = T.memory(f"m{i}.json")
+    if mem is None:
         continue
-    with open(path) as f:
-        mem = json.load(f)["memory"]
     planned, used, peak, held = (mem[k] for k in ("planned_device_bytes", "device_bytes_used",
                                                    "counted_bytes_peak", "counted_bytes_held"))
     if used is None:
@@ -50,8 +46,7 @@ for i, (name, args) in enumerate(CASES):
     T.check(held - MIB <= used <= held + 2 * MIB * buffers,
             f"{name}: the GPU says {used / MIB:.1f} MiB used, the kernels hold {held / MIB:.1f} MiB "
             f"in {buffers} allocations")
-    dry = T.solve(0, *args, "--dry-run", quiet=False)
-    m = re.search(r"memory per rank \(largest\): ([0-9.]+) MiB of backend memory", dry.stdout)
-    T.check(m is not None and abs(float(m.group(1)) - planned / MIB) <= 0.05,
-            f"{name}: --dry-run prints {m.group(1) if m else '?'} MiB, counted {planned / MIB:.1f} MiB")
+    dry = T.dry_run_mib(0, *args)
+    T.check(dry is not None and abs(dry - planned / MIB) <= 0.05,
+            f"{name}: --dry-run prints {dry} MiB, counted {planned / MIB:.1f} MiB")
 sys.exit(T.finish("the memory count matches the GPU's in every configuration"))
