@@ -135,8 +135,7 @@ int run_dry_run(const SolveOptions& o, MPI_Comm world) {
   }
 
   // Memory as run_solve and the runtime count it: the solve's fields and the halo buffers
-  // (send and receive; staged on the device too when a GPU runs the kernels).
-  // On a GPU the halo buffers are staged on the device too (make_runtime's count).
+  // (halo_memory: staged on the device too when a GPU runs the kernels).
   const bool gpu = o.backend == Backend::cuda ||
                    (o.backend == Backend::auto_ && cuda_compiled() && !cuda_devices().empty());
   const MemoryNeed need = solve_memory(o, d, comm);
