@@ -88,23 +88,36 @@ HALO3D_HD inline ScaledField<T> shifted(const ScaledField<T>& x, std::ptrdiff_t 
 
 // Variable coefficients (Stencil::vd/vf): c indexes u and the face weights alike, so a
 // caller that passes u offset by some base passes the stencil offset by it too (offset()).
-// The diagonal of point c: its six face weights and the shift (the point's own sigma_c
-// where the weights carry a variable one, else the stencil's constant), summed in a fixed
-// order.
+// Point c's six face weights (x, y, z; low face first) and its diagonal: their sum and the
+// shift (the point's own sigma_c where the weights carry a variable one, else the stencil's
+// constant), in a fixed order. Read once per point update (point_residual hands a smoothing
+// step both r and r / d from one read).
+template <class T>
+struct PointFaces {
+  T w[3][2];
+  T diag;
+};
+template <class T>
+HALO3D_HD inline PointFaces<T> point_faces(const FaceWeights<T>& f, std::ptrdiff_t c,
+                                           std::ptrdiff_t sy, std::ptrdiff_t sz, T shift) {
+  PointFaces<T> p;
+  const std::ptrdiff_t step[3] = {1, sy, sz};
+  for (int a = 0; a < 3; ++a) p.w[a][0] = f.w[a][c - step[a]], p.w[a][1] = f.w[a][c];
+  const T s = f.sigma ? f.sigma[c] : shift;
+  p.diag = (((p.w[0][0] + p.w[0][1]) + (p.w[1][0] + p.w[1][1])) + (p.w[2][0] + p.w[2][1])) + s;
+  return p;
+}
 template <class T>
 HALO3D_HD inline T point_diag(const FaceWeights<T>& f, std::ptrdiff_t c, std::ptrdiff_t sy,
                               std::ptrdiff_t sz, T shift) {
-  const T* const* w = f.w;
-  const T s = f.sigma ? f.sigma[c] : shift;
-  return (((w[0][c - 1] + w[0][c]) + (w[1][c - sy] + w[1][c])) + (w[2][c - sz] + w[2][c])) + s;
+  return point_faces(f, c, sy, sz, shift).diag;
 }
 template <class T, class U>
 HALO3D_HD inline T apply_variable(const U& u, std::ptrdiff_t c, std::ptrdiff_t sy,
-                                  std::ptrdiff_t sz, const FaceWeights<T>& f, T diag) {
-  const T* const* w = f.w;
-  return mul(diag, u[c]) - (mul(w[0][c - 1], u[c - 1]) + mul(w[0][c], u[c + 1])) -
-         (mul(w[1][c - sy], u[c - sy]) + mul(w[1][c], u[c + sy])) -
-         (mul(w[2][c - sz], u[c - sz]) + mul(w[2][c], u[c + sz]));
+                                  std::ptrdiff_t sz, const PointFaces<T>& p) {
+  return mul(p.diag, u[c]) - (mul(p.w[0][0], u[c - 1]) + mul(p.w[0][1], u[c + 1])) -
+         (mul(p.w[1][0], u[c - sy]) + mul(p.w[1][1], u[c + sy])) -
+         (mul(p.w[2][0], u[c - sz]) + mul(p.w[2][1], u[c + sz]));
 }
 // The stencil for arrays addressed from base + b instead of base.
 inline Stencil offset(const Stencil& s, std::ptrdiff_t b) {
@@ -124,10 +137,8 @@ inline Stencil offset(const Stencil& s, std::ptrdiff_t b) {
 template <class U, class T = field_t<U>>
 HALO3D_HD inline T apply_point(const U& u, std::ptrdiff_t c, std::ptrdiff_t sy, std::ptrdiff_t sz,
                                const Stencil& s) {
-  if (s.variable()) {
-    const FaceWeights<T>& f = faces_of(s, T());
-    return apply_variable(u, c, sy, sz, f, point_diag(f, c, sy, sz, T(s.shift)));
-  }
+  if (s.variable())
+    return apply_variable(u, c, sy, sz, point_faces(faces_of(s, T()), c, sy, sz, T(s.shift)));
   return mul(T(s.diag), u[c]) - mul(T(s.cx), u[c - 1] + u[c + 1]) -
          mul(T(s.cy), u[c - sy] + u[c + sy]) - mul(T(s.cz), u[c - sz] + u[c + sz]);
 }
@@ -139,6 +150,23 @@ HALO3D_HD inline T by_diag(T r, std::ptrdiff_t c, std::ptrdiff_t sy, std::ptrdif
                            const Stencil& s) {
   if (!s.variable()) return r;
   return div(r, point_diag(faces_of(s, T()), c, sy, sz, T(s.shift)));
+}
+// r = b - A u at point c, and scaled = by_diag(r), from one read of the point's weights.
+template <class T>
+struct PointResidual {
+  T r, scaled;
+};
+template <class T, class U>
+HALO3D_HD inline PointResidual<T> point_residual(T b, const U& u, std::ptrdiff_t c,
+                                                 std::ptrdiff_t sy, std::ptrdiff_t sz,
+                                                 const Stencil& s) {
+  if (!s.variable()) {
+    const T r = b - apply_point(u, c, sy, sz, s);
+    return {r, r};
+  }
+  const PointFaces<T> p = point_faces(faces_of(s, T()), c, sy, sz, T(s.shift));
+  const T r = b - apply_variable(u, c, sy, sz, p);
+  return {r, div(r, p.diag)};
 }
 
 // res = f - A u at one point; returns res.res's term (its square, in double).
@@ -155,9 +183,9 @@ HALO3D_HD inline double residual_point(const T* f, const T* u, T* res, std::ptrd
 HALO3D_HD inline double jacobi_point(const double* f, const double* u, double* unew,
                                      std::ptrdiff_t c, std::ptrdiff_t sy, std::ptrdiff_t sz,
                                      const Stencil& s, double inv_diag) {
-  const double r = f[c] - apply_point(u, c, sy, sz, s);
-  unew[c] = u[c] + (s.variable() ? by_diag(r, c, sy, sz, s) : mul(r, inv_diag));
-  return r;
+  const PointResidual<double> q = point_residual(f[c], u, c, sy, sz, s);
+  unew[c] = u[c] + (s.variable() ? q.scaled : mul(q.r, inv_diag));
+  return q.r;
 }
 
 // Explicit Euler for u_t = alpha lap u: u_new = u - (alpha dt) A u.
@@ -175,7 +203,7 @@ template <class T, class U, class D>
 HALO3D_HD inline double smooth_point(const T* f, const U& u, const D& d_in, T* d_out, T* unew,
                                      std::ptrdiff_t c, std::ptrdiff_t sy, std::ptrdiff_t sz,
                                      const Stencil& s, double cd, double cr) {
-  const T r = mul(T(cr), by_diag(f[c] - apply_point(u, c, sy, sz, s), c, sy, sz, s));
+  const T r = mul(T(cr), point_residual(f[c], u, c, sy, sz, s).scaled);
   const T dn = given(d_in) ? mul(T(cd), d_in[c]) + r : r;
   if (d_out) d_out[c] = dn;
   const T v = u[c] + dn;

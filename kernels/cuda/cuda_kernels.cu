@@ -293,13 +293,16 @@ class CudaKernels final : public CudaSetupKernels<TypedKernels<CudaKernels>>,
       check_slot(slot);
       if (r.empty()) return;
       check_region(l, r);
-      box_sweep(r, slot, stream(lane),
-                [&](dim3 grid, dim3 block, cudaStream_t st, double2* partials) {
-                  if (partials)
-                    residual_box<T, true><<<grid, block, 0, st>>>(l, r, s, f, u, res, partials);
-                  else
-                    residual_box<T, false><<<grid, block, 0, st>>>(l, r, s, f, u, res, nullptr);
-                });
+      box_sweep(
+          r, slot, stream(lane), [&](dim3 grid, dim3 block, cudaStream_t st, double2* partials) {
+            with_coefficients(s, [&](auto kind) {
+              constexpr Coefficients C = decltype(kind)::value;
+              if (partials)
+                residual_box<T, true, C><<<grid, block, 0, st>>>(l, r, s, f, u, res, partials);
+              else
+                residual_box<T, false, C><<<grid, block, 0, st>>>(l, r, s, f, u, res, nullptr);
+            });
+          });
     }
   }
   template <class T>
@@ -332,12 +335,15 @@ class CudaKernels final : public CudaSetupKernels<TypedKernels<CudaKernels>>,
     box_sweep(
         r, slot, stream(lane),
         [&](dim3 grid, dim3 block, cudaStream_t st, double2* partials) {
-          if (partials)
-            smooth_sweep<T, true, X, U>
-                <<<grid, block, 0, st>>>(l, r, s, cd, cr, f, u, d_in, d_out, unew, partials);
-          else
-            smooth_sweep<T, false, X, U>
-                <<<grid, block, 0, st>>>(l, r, s, cd, cr, f, u, d_in, d_out, unew, nullptr);
+          with_coefficients(s, [&](auto kind) {
+            constexpr Coefficients C = decltype(kind)::value;
+            if (partials)
+              smooth_sweep<T, true, X, U, C>
+                  <<<grid, block, 0, st>>>(l, r, s, cd, cr, f, u, d_in, d_out, unew, partials);
+            else
+              smooth_sweep<T, false, X, U, C>
+                  <<<grid, block, 0, st>>>(l, r, s, cd, cr, f, u, d_in, d_out, unew, nullptr);
+          });
         },
         X);
   }

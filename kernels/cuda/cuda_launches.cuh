@@ -172,9 +172,11 @@ class Launches {
       resident_blocks(smem, int(g.block.count()), 25);
       smem<<<grid, block, 0, st>>>(l, r, g.kz, op, partials);
     } else {
-      auto* naive = naive_sweep<Op, kReduce>;
-      resident_blocks(naive);  // sets its L1 preference
-      naive<<<grid, block, 0, st>>>(l, r, op, partials);
+      with_coefficients(op.s, [&](auto kind) {
+        auto* naive = naive_sweep<Op, kReduce, decltype(kind)::value>;
+        resident_blocks(naive);  // sets its L1 preference
+        naive<<<grid, block, 0, st>>>(l, r, op, partials);
+      });
     }
     HALO3D_CUDA_CHECK_LAUNCH();
   }

@@ -223,10 +223,11 @@ __global__ void __launch_bounds__(kBlockThreads, kFlatMinBlocks)
 // and was latency-bound at X = 1: 56% of copy against 80% in double, 65% at X = 2 (H100,
 // PERFORMANCE.md). X = 2 in double made the V-cycle slower. u and d_in are arrays or a
 // computed field (U: point_ops.hpp's ScaledField, Kernels::smooth_from_start).
-template <class T, bool kReduce, int X = 1, class U = const T*>
+template <class T, bool kReduce, int X, class U, Coefficients C>
 __global__ void __launch_bounds__(kBlockThreads)
-    smooth_sweep(Layout l, Region r, Stencil s, double cd, double cr, const T* f, U u, U d_in,
+    smooth_sweep(Layout l, Region r, Stencil s_in, double cd, double cr, const T* f, U u, U d_in,
                  T* d_out, T* unew, double2* partials) {
+  const Stencil s = compiled_for<C>(s_in);
   const int i0 = r.i0 + blockIdx.x * blockDim.x * X + threadIdx.x;
   const int j = r.j0 + blockIdx.y * blockDim.y + threadIdx.y;
   DD acc{};
@@ -256,9 +257,11 @@ __global__ void __launch_bounds__(kBlockThreads)
 }
 
 // res = f - A u in float (double residuals take the tuned sweeps above).
-template <class T, bool kReduce>
+template <class T, bool kReduce, Coefficients C>
 __global__ void __launch_bounds__(kBlockThreads)
-    residual_box(Layout l, Region r, Stencil s, const T* f, const T* u, T* res, double2* partials) {
+    residual_box(Layout l, Region r, Stencil s_in, const T* f, const T* u, T* res,
+                 double2* partials) {
+  const Stencil s = compiled_for<C>(s_in);
   const int i = r.i0 + blockIdx.x * blockDim.x + threadIdx.x;
   const int j = r.j0 + blockIdx.y * blockDim.y + threadIdx.y;
   DD acc{};
