@@ -213,6 +213,11 @@ class Kernels {
   virtual void fence(Lane before, Lane after) = 0;
   virtual void synchronize(Lane lane) = 0;
   virtual void synchronize() = 0;
+  // Waits for the work a caller put on this backend's device outside its lanes (an embedding
+  // code's kernels and copies, on any of its streams) before this backend reads the caller's
+  // device memory: the lanes are non-blocking streams, which nothing orders after the legacy
+  // default stream.
+  virtual void wait_for_caller() {}
   // Waits for all work, returns the local partial sums of slots [0, n) and zeroes them.
   virtual void read_slots(int n, DD* out) = 0;
 

@@ -8,8 +8,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <halo3d/halo3d.hpp>
+#include <thread>
 
 #include "test_support.hpp"
 
@@ -359,7 +361,17 @@ TEST(Api, ZeroSourceAndNaN) {
   EXPECT_TRUE(bitwise_equal(u1, u2));
 }
 
-// The cuda backend takes f and gives u in device memory too: the same u as from host arrays.
+#if defined(HALO3D_HAVE_CUDA)
+void CUDART_CB sleep_200ms(void*) { std::this_thread::sleep_for(std::chrono::milliseconds(200)); }
+#endif
+
+// The cuda backend takes f and gives u in device memory too: the same u as from host arrays,
+// with f still being written on the caller's stream when solve is called (the legacy default
+// stream, held 200 ms by a host function before the copy that writes f): solve reads it only
+// after the caller's work (Kernels::wait_for_caller). Without that wait the solver's
+// non-blocking streams read f before the copy, every time; with a plain cudaMemcpy from
+// pageable memory (which returns before its DMA is done) it failed now and then on 3 ranks
+// under MPS (sessions 38 and 40).
 TEST(Api, DevicePointersOnCuda) {
 #if defined(HALO3D_HAVE_CUDA)
   if (test::backend_under_test() != Backend::cuda) GTEST_SKIP() << "the cuda backend only";
@@ -370,14 +382,21 @@ TEST(Api, DevicePointersOnCuda) {
   const std::size_t bytes = f.size() * sizeof(double);
   std::vector<double> from_host(f.size()), from_device(f.size(), 3.0);
   solver.solve(f.data(), from_host.data());
-  double *df = nullptr, *du = nullptr;
+  double *df = nullptr, *du = nullptr, *pinned = nullptr;
   ASSERT_EQ(cudaMalloc(&df, bytes), cudaSuccess);
   ASSERT_EQ(cudaMalloc(&du, bytes), cudaSuccess);
-  ASSERT_EQ(cudaMemcpy(df, f.data(), bytes, cudaMemcpyHostToDevice), cudaSuccess);
+  ASSERT_EQ(cudaMallocHost(&pinned, bytes), cudaSuccess);
+  std::copy(f.begin(), f.end(), pinned);
+  ASSERT_EQ(cudaMemset(df, 0, bytes), cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  ASSERT_EQ(cudaLaunchHostFunc(cudaStreamLegacy, sleep_200ms, nullptr), cudaSuccess);
+  ASSERT_EQ(cudaMemcpyAsync(df, pinned, bytes, cudaMemcpyHostToDevice, cudaStreamLegacy),
+            cudaSuccess);
   solver.solve(df, du);
   EXPECT_EQ(cudaMemcpy(from_device.data(), du, bytes, cudaMemcpyDeviceToHost), cudaSuccess);
   cudaFree(df);
   cudaFree(du);
+  cudaFreeHost(pinned);
   EXPECT_TRUE(bitwise_equal(from_host, from_device));
 #else
   GTEST_SKIP() << "CUDA is not compiled in";

@@ -140,8 +140,9 @@ class Solver {
   // bound to; CUDA's unified addressing tells them apart). Starts from u = 0 (u's contents
   // are not read); writes the answer into u whether or not it converged (see Result). The
   // multigrid hierarchy is built at the first call and reused. f and u travel through one
-  // host-memory copy each. The same f gives bitwise the same u on any process grid and
-  // either backend.
+  // host-memory copy each. Device memory is read after all work queued on the GPU before the
+  // call (any stream, e.g. the kernel that wrote f), and u is complete when solve returns.
+  // The same f gives bitwise the same u on any process grid and either backend.
   Result solve(const double* f, double* u);
 
  private:

@@ -177,6 +177,15 @@ class CudaKernels final : public CudaSetupKernels<TypedKernels<CudaKernels>>,
     synchronize(Lane::boundary);
     synchronize(Lane::interior);
   }
+  void wait_for_caller() override {
+    // The whole device (this process's work on it), on this backend's GPU whatever device
+    // the caller has made current since.
+    int current = -1;
+    HALO3D_CUDA_CHECK(cudaGetDevice(&current));
+    if (current != device_) HALO3D_CUDA_CHECK(cudaSetDevice(device_));
+    HALO3D_CUDA_CHECK(cudaDeviceSynchronize());
+    if (current != device_) HALO3D_CUDA_CHECK(cudaSetDevice(current));
+  }
 
   std::unique_ptr<Recording> record(const std::function<void()>& work) override {
     if (!graphs_) return Kernels::record(work);

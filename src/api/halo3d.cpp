@@ -91,6 +91,9 @@ std::string Solver::warnings() const { return impl_->session->runtime().warnings
 
 Result Solver::solve(const double* f, double* u) {
   SolveSession& s = *impl_->session;
+  // f (and u) may be device memory the caller's kernels or copies are still writing (or
+  // reading) on its own streams: this backend's streams do not wait for those by themselves.
+  s.kernels().wait_for_caller();
   s.set_source(f);
   s.build_method();  // the hierarchy once; the method (scaled by this f) every time
   s.method().start();
