@@ -409,9 +409,9 @@ struct CudaVariants {
   enum class Sweep { fastest, naive, tile3d, smem } sweep = Sweep::fastest;
   // The vector kernels; vec2 runs as flat on arrays that are not 16-byte aligned.
   enum class Rows { vec2, flat } rows = Rows::vec2;
-  // Kernels::record with CUDA graphs (off: it runs the work as it comes). Off by default:
-  // one API test still differs with it on (docs/ARCHITECTURE.md, "Recorded coarse levels").
-  bool graphs = false;
+  // Kernels::record with CUDA graphs (off: it runs the work as it comes; docs/ARCHITECTURE.md,
+  // "Recorded coarse levels").
+  bool graphs = true;
 };
 // Throws BackendUnavailable when CUDA is not compiled in or no GPU is visible.
 std::unique_ptr<Kernels> make_cuda_kernels(int device, const CudaVariants& variants = {});

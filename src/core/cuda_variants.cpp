@@ -32,7 +32,7 @@ CudaVariants cuda_variants_from_env() {
   v.sweep = kSweeps[env_choice("HALO3D_CUDA_APPLY", {"auto", "naive", "tile3d", "smem"})];
   v.rows = env_choice("HALO3D_CUDA_ROWS", {"vec2", "flat"}) == 1 ? CudaVariants::Rows::flat
                                                                  : CudaVariants::Rows::vec2;
-  v.graphs = env_choice("HALO3D_CUDA_GRAPHS", {"off", "on"}) == 1;
+  v.graphs = env_choice("HALO3D_CUDA_GRAPHS", {"on", "off"}) == 0;
   return v;
 }
 
