@@ -2,6 +2,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #if defined(__CUDACC__)
 #define HALO3D_HD __host__ __device__
@@ -109,6 +110,35 @@ struct Stencil {
 };
 HALO3D_HD inline const FaceWeights<double>& faces_of(const Stencil& s, double) { return s.vd; }
 HALO3D_HD inline const FaceWeights<float>& faces_of(const Stencil& s, float) { return s.vf; }
+
+// The coefficients a stencil sweep is compiled for: constant, variable (face weights, no
+// point shift) or variable with a point shift (sigma). Both backends instantiate each sweep
+// for each, and a sweep runs on compiled_for's copy of its stencil, which tells the compiler
+// what the kind implies (weights cleared, or known to be there; sigma cleared, or known to
+// be there), so the point updates' branches on them fold away. Compiled in, those branches
+// kept every host sweep from vectorising (control flow in the loop) and cost the CUDA sweeps
+// registers: the double smoothing step 40 instead of 29, 4% slower (PERFORMANCE.md, session
+// 40). with_coefficients calls fn with the kind a stencil needs, as a std::integral_constant.
+enum class Coefficients { constant, variable, variable_shift };
+template <Coefficients C>
+HALO3D_HD inline Stencil compiled_for(Stencil s) {
+  if (C == Coefficients::constant) s.vd = {}, s.vf = {};
+  if (C == Coefficients::variable) s.vd.sigma = nullptr, s.vf.sigma = nullptr;
+  // Known, not tested: with_coefficients chose C from these pointers.
+  if (C != Coefficients::constant && s.vd.w[0] == nullptr) __builtin_unreachable();
+  if (C == Coefficients::variable_shift && s.vd.sigma == nullptr) __builtin_unreachable();
+  return s;
+}
+template <class Fn>
+inline void with_coefficients(const Stencil& s, Fn&& fn) {
+  using K = Coefficients;
+  if (!s.variable())
+    fn(std::integral_constant<K, K::constant>{});
+  else if (s.vd.sigma)
+    fn(std::integral_constant<K, K::variable_shift>{});
+  else
+    fn(std::integral_constant<K, K::variable>{});
+}
 
 // The six faces of a local box: axis 0..2 (x,y,z), side 0 (low) or 1 (high).
 struct Face {

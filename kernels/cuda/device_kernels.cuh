@@ -7,7 +7,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <type_traits>
 
 #include "kernels.hpp"
 #include "launch_config.hpp"
@@ -210,27 +209,10 @@ struct HeatOp : SweepGrids {
   }
 };
 
-// The coefficients a sweep kernel is compiled for: constant (the face weights cleared in the
-// kernel, so the compiler folds the variable branch of the point updates away) or variable.
-// Compiled in, that branch's registers made ptxas spill tile3d's apply (904 bytes of stack
-// under its 40-register bound, 10% of copy, session 35), and one smoothing kernel for both
-// held 40 registers where the constant one needs 29, and smoothed 4% slower (H100,
-// session 40). with_coefficients launches the instantiation a stencil needs.
-enum class Coefficients { constant, variable };
-template <class Fn>
-void with_coefficients(const Stencil& s, Fn&& fn) {
-  if (s.variable())
-    fn(std::integral_constant<Coefficients, Coefficients::variable>{});
-  else
-    fn(std::integral_constant<Coefficients, Coefficients::constant>{});
-}
-template <Coefficients C>
-__device__ __forceinline__ Stencil compiled_for(Stencil s) {
-  if constexpr (C == Coefficients::constant) s.vd = {}, s.vf = {};
-  return s;
-}
 // The op a tiled sweep (tile3d, smem) runs: its stencil without face weights (launch_sweep
-// sends variable stencils to the naive sweep).
+// sends variable stencils to the naive sweep; Coefficients, layout.hpp). Compiled in, the
+// variable branch's registers made ptxas spill tile3d's apply (904 bytes of stack under its
+// 40-register bound, 10% of copy, session 35).
 template <class Op>
 __device__ __forceinline__ Op constant_only(Op op) {
   op.s = compiled_for<Coefficients::constant>(op.s);

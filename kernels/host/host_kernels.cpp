@@ -14,6 +14,7 @@
 
 #include <unistd.h>
 
+#include "host_loops.hpp"
 #include "host_setup.hpp"
 #include "kernels.hpp"
 #include "point_ops.hpp"
@@ -22,167 +23,7 @@
 namespace halo3d {
 namespace {
 
-int thread_count() {
-#ifdef _OPENMP
-  return omp_get_max_threads();
-#else
-  return 1;
-#endif
-}
-int thread_id() {
-#ifdef _OPENMP
-  return omp_get_thread_num();
-#else
-  return 0;
-#endif
-}
-int team_size() {
-#ifdef _OPENMP
-  return omp_get_num_threads();
-#else
-  return 1;
-#endif
-}
-
-// Below this many points a loop runs on the calling thread: on the small coarse levels of
-// a V-cycle an OpenMP fork/join costs more than the work it would share.
-constexpr long kSerialBelow = 1 << 15;
-
-// Visits every (j,k) row of a region in parallel and calls body(row_start_index, count)
-// for the contiguous x-run of that row; returns the thread partial sums combined in
-// thread order, so the result does not depend on scheduling.
-template <class Body>
-DD for_rows(const Layout& l, const Region& r, Body body) {
-  if (r.empty()) return {};
-  const int rows_y = r.j1 - r.j0, n = r.i1 - r.i0;
-  const long rows = long(rows_y) * (r.k1 - r.k0);
-  // One row at a time in (j, k) order; the division is per row, not per point.
-  auto run = [&](long first, long last, DD acc) {
-    int j = r.j0 + int(first % rows_y), k = r.k0 + int(first / rows_y);
-    for (long row = first; row < last; ++row) {
-      acc = body(l.at(r.i0, j, k), n, acc);
-      if (++j == r.j1) j = r.j0, ++k;
-    }
-    return acc;
-  };
-  // schedule(static)'s blocks (the first rows % nt threads take one row more), made by
-  // hand so that each thread walks its rows in order without a division per row. Run
-  // serially, the same blocks give the same partial sums, so the result is the same bits.
-  auto block = [&](long t, long nt) {
-    const long q = rows / nt, extra = rows % nt, first = t * q + std::min(t, extra);
-    return run(first, first + q + (t < extra ? 1 : 0), {});
-  };
-  // The partial sums on the stack for the usual thread counts: no allocation per call.
-  // Zeroed: a team may get fewer threads than thread_count(), leaving entries unwritten.
-  const int nt = thread_count();
-  DD on_stack[16] = {};
-  std::vector<DD> on_heap(nt > 16 ? nt : 0);
-  DD* partial = nt > 16 ? on_heap.data() : on_stack;
-  if (rows * n < kSerialBelow) {
-    for (int t = 0; t < nt; ++t) partial[t] = block(t, nt);
-  } else {
-#pragma omp parallel
-    partial[thread_id()] = block(thread_id(), team_size());
-  }
-  DD sum{};
-  for (int t = 0; t < nt; ++t) sum = ops::dd_add(sum, partial[t]);
-  return sum;
-}
-
-// Runs are done in blocks of this many points (a multiple of 4, see dd_sum_blocks), small
-// enough that a block's buffers stay in L1.
-constexpr int kBlock = 256;
-
-// Sums the terms of one contiguous run into acc: block(cb, m, term) does the m points from
-// index cb and writes their terms to term[0..m). Computing a block's points first lets
-// the compiler vectorise them (each point's arithmetic is point_ops' own, so the bits do
-// not change). A double-double addition is a chain of six dependent operations; four
-// independent accumulators keep the core busy instead of waiting on that chain (the sum
-// stays exact to ~2^-100, so the split does not show). Terms c0+l, c0+l+4, ... go to
-// accumulator l, the last n mod 4 to accumulator 0, whatever the block size.
-template <class Block>
-DD dd_sum_blocks(std::ptrdiff_t c0, int n, DD acc, const Block& block) {
-  alignas(64) double term[kBlock];
-  // The four accumulators as lanes (hi and lo apart), so that their additions vectorise.
-  alignas(32) double hi[4] = {acc.hi, 0, 0, 0}, lo[4] = {acc.lo, 0, 0, 0};
-  int q = 0, m = 0;  // after the loop: the last block's terms not in a group of 4
-  for (int b = 0; b < n; b += kBlock) {
-    m = std::min(kBlock, n - b);
-    block(c0 + b, m, term);
-    for (q = 0; q + 4 <= m; q += 4) {
-#pragma omp simd
-      for (int l = 0; l < 4; ++l) {
-        const DD x = ops::dd_add(DD{hi[l], lo[l]}, term[q + l]);
-        hi[l] = x.hi;
-        lo[l] = x.lo;
-      }
-    }
-  }
-  DD a[4] = {{hi[0], lo[0]}, {hi[1], lo[1]}, {hi[2], lo[2]}, {hi[3], lo[3]}};
-  for (; q < m; ++q) a[0] = ops::dd_add(a[0], term[q]);
-  return ops::dd_add(ops::dd_add(a[0], a[1]), ops::dd_add(a[2], a[3]));
-}
-// The same blocks without a sum: the terms go to a scratch buffer nobody reads.
-template <class Block>
-void each_block(std::ptrdiff_t c0, int n, const Block& block) {
-  alignas(64) double scratch[kBlock];
-  for (int b = 0; b < n; b += kBlock) block(c0 + b, std::min(kBlock, n - b), scratch);
-}
-
-// The block of point(c) (which does the point's update and returns its term), vectorised.
-template <class Point>
-auto point_block(const Point& point) {
-  return [point](std::ptrdiff_t cb, int m, double* term) {
-#pragma omp simd
-    for (int q = 0; q < m; ++q) term[q] = point(cb + q);
-  };
-}
-// Sums point(c) over a run.
-template <class Point>
-DD dd_sum_run(std::ptrdiff_t c0, int n, DD acc, const Point& point) {
-  return dd_sum_blocks(c0, n, acc, point_block(point));
-}
-
-// point(c) for every c of a run, vectorised: the point updates write only their own c.
-template <class Point>
-void each_point(std::ptrdiff_t c0, int n, const Point& point) {
-#pragma omp simd
-  for (std::ptrdiff_t c = c0; c < c0 + n; ++c) point(c);
-}
-
-// One block of a smoothing step. smooth_point tests its optional directions for null,
-// which keeps a loop over it from vectorising unless the compiler can see the answer:
-// a direction it reads or writes (kIn, kOut) goes through a local buffer (whose address
-// is never null), the others are a literal nullptr. Each point reads d_in and writes
-// d_out at its own index only, so copying a block in before and out after is the same
-// computation, also when d_in and d_out are one array or d_in is u. u and d_in are arrays
-// or a computed field (U: point_ops.hpp's ScaledField).
-template <class T, bool kIn, bool kOut, class U = const T*>
-struct SmoothBlock {
-  const T* f;
-  U u, d_in;
-  T *d_out, *unew;
-  std::ptrdiff_t sy, sz;
-  Stencil s;
-  double cd, cr;
-  void operator()(std::ptrdiff_t cb, int m, double* term) const {
-    alignas(64) T din[kBlock], dout[kBlock];
-    if (kIn)
-#pragma omp simd
-      for (int q = 0; q < m; ++q) din[q] = d_in[cb + q];
-    const T* fb = f + cb;
-    const U ub = ops::shifted(u, cb);
-    T* nb = unew + cb;
-    const Stencil sb = ops::offset(s, cb);  // face weights addressed as fb, ub
-#pragma omp simd
-    for (int q = 0; q < m; ++q)
-      term[q] = ops::smooth_point<T>(fb, ub, kIn ? din : nullptr, kOut ? dout : nullptr, nb, q, sy,
-                                     sz, sb, cd, cr);
-    if (kOut)
-#pragma omp simd
-      for (int q = 0; q < m; ++q) d_out[cb + q] = dout[q];
-  }
-};
+using namespace host;  // the loops (host_loops.hpp)
 
 class HostKernels final : public HostSetupKernels<TypedKernels<HostKernels>>, public DeviceTimer {
  public:
@@ -215,44 +56,46 @@ class HostKernels final : public HostSetupKernels<TypedKernels<HostKernels>>, pu
   }
 
   // The point lambdas capture by value: the stencil is then a local copy that stores to
-  // the fields cannot alias, so its coefficients stay in registers across the loop.
+  // the fields cannot alias, so its coefficients stay in registers across the loop. Each
+  // stencil sweep is compiled for constant and for variable coefficients (compiled_for, made
+  // inside the point's lambda, where the compiler sees the cleared weights).
   void apply(const Layout& l, const Stencil& s, const Region& r, const double* u, double* out,
              int slot, Lane) override {
-    const auto sy = l.sy(), sz = l.sz();
-    if (slot == kNoReduction) {
-      for_rows(l, r, [=](std::ptrdiff_t c0, int n, DD acc) {
-        each_point(c0, n, [=](std::ptrdiff_t c) { out[c] = ops::apply_point(u, c, sy, sz, s); });
-        return acc;
-      });
-      return;
-    }
-    add(slot, for_rows(l, r, [=](std::ptrdiff_t c0, int n, DD acc) {
-          return dd_sum_run(c0, n, acc, [=](std::ptrdiff_t c) {
-            out[c] = ops::apply_point(u, c, sy, sz, s);
-            return ops::mul(u[c], out[c]);
-          });
-        }));
+    // Vectorised for constant coefficients only: the variable apply ran slower vectorised
+    // (128^3, 2-core VM: 5.4 -> 7.3 ms; the smoothing step gained) and keeps the scalar loop.
+    if (s.variable())
+      apply_t<false>(l, s, r, u, out, slot);
+    else
+      apply_t<true>(l, s, r, u, out, slot);
   }
 
   void jacobi(const Layout& l, const Stencil& s, const Region& r, const double* f, const double* u,
               double* unew, int slot, Lane) override {
-    const auto sy = l.sy(), sz = l.sz();
-    const double inv_diag = 1.0 / s.diag;
-    add(slot, for_rows(l, r, [=](std::ptrdiff_t c0, int n, DD acc) {
-          return dd_sum_run(c0, n, acc, [=](std::ptrdiff_t c) {
-            const double res = ops::jacobi_point(f, u, unew, c, sy, sz, s, inv_diag);
-            return ops::mul(res, res);
-          });
-        }));
+    with_coefficients(s, [&](auto kind) {
+      constexpr Coefficients C = decltype(kind)::value;
+      const auto sy = l.sy(), sz = l.sz();
+      const double inv_diag = 1.0 / s.diag;
+      add(slot, for_rows(l, r, [=](std::ptrdiff_t c0, int n, DD acc) {
+            return dd_sum_run(c0, n, acc, [=](std::ptrdiff_t c) {
+              const double res =
+                  ops::jacobi_point(f, u, unew, c, sy, sz, compiled_for<C>(s), inv_diag);
+              return ops::mul(res, res);
+            });
+          }));
+    });
   }
 
   void heat(const Layout& l, const Stencil& s, const Region& r, double alpha_dt, const double* u,
             double* unew, Lane) override {
-    const auto sy = l.sy(), sz = l.sz();
-    for_rows(l, r, [=](std::ptrdiff_t c0, int n, DD acc) {
-      each_point(c0, n,
-                 [=](std::ptrdiff_t c) { unew[c] = ops::heat_point(u, c, sy, sz, s, alpha_dt); });
-      return acc;
+    with_coefficients(s, [&](auto kind) {
+      constexpr Coefficients C = decltype(kind)::value;
+      const auto sy = l.sy(), sz = l.sz();
+      for_rows(l, r, [=](std::ptrdiff_t c0, int n, DD acc) {
+        each_point(c0, n, [=](std::ptrdiff_t c) {
+          unew[c] = ops::heat_point(u, c, sy, sz, compiled_for<C>(s), alpha_dt);
+        });
+        return acc;
+      });
     });
   }
 
@@ -272,13 +115,40 @@ class HostKernels final : public HostSetupKernels<TypedKernels<HostKernels>>, pu
   friend class TypedKernels<HostKernels>;
   // One implementation per operation for both scalar types (see TypedKernels); the host
   // has one queue, so lanes are not used.
+  template <bool kConstant>
+  void apply_t(const Layout& l, const Stencil& s, const Region& r, const double* u, double* out,
+               int slot) {
+    const auto sy = l.sy(), sz = l.sz();
+    const auto point = [=](std::ptrdiff_t c) {
+      if constexpr (kConstant)
+        return ops::apply_point(u, c, sy, sz, compiled_for<Coefficients::constant>(s));
+      else
+        return ops::apply_point(u, c, sy, sz, s);
+    };
+    if (slot == kNoReduction) {
+      for_rows(l, r, [=](std::ptrdiff_t c0, int n, DD acc) {
+        each_point(c0, n, [=](std::ptrdiff_t c) { out[c] = point(c); });
+        return acc;
+      });
+      return;
+    }
+    add(slot, for_rows(l, r, [=](std::ptrdiff_t c0, int n, DD acc) {
+          return dd_sum_run(c0, n, acc, [=](std::ptrdiff_t c) {
+            out[c] = point(c);
+            return ops::mul(u[c], out[c]);
+          });
+        }));
+  }
   template <class T>
   void residual_t(const Layout& l, const Stencil& s, const Region& r, const T* f, const T* u,
                   T* res, int slot, Lane) {
-    const auto sy = l.sy(), sz = l.sz();
-    sweep_blocks(l, r, slot, point_block([=](std::ptrdiff_t c) {
-                   return ops::residual_point(f, u, res, c, sy, sz, s);
-                 }));
+    with_coefficients(s, [&](auto kind) {
+      constexpr Coefficients C = decltype(kind)::value;
+      const auto sy = l.sy(), sz = l.sz();
+      sweep_blocks(l, r, slot, point_block([=](std::ptrdiff_t c) {
+                     return ops::residual_point(f, u, res, c, sy, sz, compiled_for<C>(s));
+                   }));
+    });
   }
 
   template <class T, class U>
@@ -294,8 +164,11 @@ class HostKernels final : public HostSetupKernels<TypedKernels<HostKernels>>, pu
   template <bool kIn, bool kOut, class T, class U>
   void smooth_d(const Layout& l, const Stencil& s, const Region& r, double cd, double cr,
                 const T* f, U u, U d_in, T* d_out, T* unew, int slot) {
-    sweep_blocks(l, r, slot,
-                 SmoothBlock<T, kIn, kOut, U>{f, u, d_in, d_out, unew, l.sy(), l.sz(), s, cd, cr});
+    with_coefficients(s, [&](auto kind) {
+      sweep_blocks(l, r, slot,
+                   SmoothBlock<T, kIn, kOut, U, decltype(kind)::value>{f, u, d_in, d_out, unew,
+                                                                       l.sy(), l.sz(), s, cd, cr});
+    });
   }
 
   // Runs block over region r; the points' terms are summed into slot, or not at all (the
