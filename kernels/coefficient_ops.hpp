@@ -85,11 +85,34 @@ HALO3D_HD inline void face_weights_point(const Layout& l, const Stencil& spacing
   }
 }
 
+// The fine rows a coarse row (J, K) reads, at most S each way (rows past a coarse point's
+// count repeat its last row with weight 0, restrict_point's convention), and the y-z
+// products of their weights, computed once per row.
+template <class T, int S = 3>
+struct RestrictRow {
+  const T* row[S][S];  // [z][y]: fine rows at x = 0
+  T wzy[S][S];
+};
+template <int S, class T>
+HALO3D_HD inline RestrictRow<T, S> restrict_row(const Transfer& t, const T* fine, int J, int K) {
+  const TransferWeights<T>& w = weights_of(t, T());
+  RestrictRow<T, S> r;
+  const int* iy = t.ridx[1] + 2 * std::ptrdiff_t(J);
+  const int* iz = t.ridx[2] + 2 * std::ptrdiff_t(K);
+  const T* ey = w.rw[1] + 4 * std::ptrdiff_t(J);
+  const T* ez = w.rw[2] + 4 * std::ptrdiff_t(K);
+  for (int c = 0; c < S; ++c)
+    for (int b = 0; b < S; ++b) {
+      r.wzy[c][b] = mul(ez[c], ey[b]);  // 0 past either count
+      const int y = iy[0] + (b < iy[1] ? b : iy[1] - 1), z = iz[0] + (c < iz[1] ? c : iz[1] - 1);
+      r.row[c][b] = fine + t.fine.at(0, y, z);
+    }
+  return r;
+}
 // k at coarse point I of a row from k at t.fine's points (every ghost filled): the mean of
 // the fine values the restriction gathers there (r: restrict_row's rows of the fine k),
 // weighted by its weights (each the product of the axes' weights, z-y-x), normalised to sum
-// to 1. The rows' y-z weight products are computed once per row, as restrict_point's, and
-// the terms past the counts add zero weights, as there.
+// to 1. The terms past the counts add zero weights.
 template <int S>
 HALO3D_HD inline double coarsen_point(const Transfer& t, const RestrictRow<double, S>& r, int I) {
   const int* ix = t.ridx[0] + 2 * std::ptrdiff_t(I);

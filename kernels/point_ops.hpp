@@ -380,50 +380,63 @@ HALO3D_HD inline void prolong_point(const Transfer& t, const ProlongRow<T>& r, T
   fine_row[i] = fine_row[i] + prolong_sum(t, r, i, v);
 }
 
-// The y-z part of restriction for coarse row (J, K): at most S fine rows each way (S =
-// Transfer::span, 3 or 4). Rows past a coarse point's count repeat its last row with weight
-// 0 (the tables' unused weights are 0), so restrict_point's loops have fixed bounds:
-// unrolled, every load is issued before the sum needs it. With data-dependent bounds the
-// loads went one at a time and the restriction ran at 27% of copy in double, 18% in float
-// (H100, 512^3; PERFORMANCE.md).
-template <class T, int S = 3>
-struct RestrictRow {
-  const T* row[S][S];  // [z][y]: fine rows at x = 0
-  T wzy[S][S];
-};
+// Restriction at coarse (I, J, K) is separable: the x part of each fine row it reads, the y
+// part of those within each fine plane, then the z part, each a sum in index order (S =
+// Transfer::span terms, 3 or 4; terms past a coarse point's count repeat its last fine
+// point with weight 0, so their loops have fixed bounds: unrolled, every load is issued
+// before the sum needs it, where data-dependent bounds sent them one at a time, 27% of copy
+// in double on the H100). A zero product leaves a sum's bits as they were, so S = 3 and
+// S = 4 give the same bits where every count is at most 3. Because a plane's x-y part does
+// not depend on K, CUDA computes it once for the two coarse planes that read it
+// (restrict_march) where the host computes it per coarse point: the same expressions.
+
+// Sum over a of rw[0](I)[a] * row[ridx[0](I).first + a]: the x part of fine row `row`
+// (x = 0 at row[0]).
 template <int S, class T>
-HALO3D_HD inline RestrictRow<T, S> restrict_row(const Transfer& t, const T* fine, int J, int K) {
-  const TransferWeights<T>& w = weights_of(t, T());
-  RestrictRow<T, S> r;
-  const int* iy = t.ridx[1] + 2 * std::ptrdiff_t(J);
-  const int* iz = t.ridx[2] + 2 * std::ptrdiff_t(K);
-  const T* ey = w.rw[1] + 4 * std::ptrdiff_t(J);
-  const T* ez = w.rw[2] + 4 * std::ptrdiff_t(K);
-  for (int c = 0; c < S; ++c)
-    for (int b = 0; b < S; ++b) {
-      r.wzy[c][b] = mul(ez[c], ey[b]);  // 0 past either count
-      const int y = iy[0] + (b < iy[1] ? b : iy[1] - 1), z = iz[0] + (c < iz[1] ? c : iz[1] - 1);
-      r.row[c][b] = fine + t.fine.at(0, y, z);
-    }
-  return r;
-}
-// (R fine) at coarse point I of the row = scale * sum of P's weights of that coarse point
-// times fine values, z-y-x order: the transpose of prolong_point's weights. The terms past
-// the counts add a zero product (their point is the last one counted, a finite value), which
-// leaves the sum's bits as they were without them: S = 3 and S = 4 give the same bits where
-// every count is at most 3.
-template <int S, class T>
-HALO3D_HD inline T restrict_point(const Transfer& t, const RestrictRow<T, S>& r, int I) {
-  const TransferWeights<T>& w = weights_of(t, T());
+HALO3D_HD inline T restrict_x(const Transfer& t, const T* row, int I) {
   const int* ix = t.ridx[0] + 2 * std::ptrdiff_t(I);
-  const T* ex = w.rw[0] + 4 * std::ptrdiff_t(I);
+  const T* ex = weights_of(t, T()).rw[0] + 4 * std::ptrdiff_t(I);
   const int fx = ix[0], cx = ix[1];
   T v = 0;
-  for (int c = 0; c < S; ++c)
-    for (int b = 0; b < S; ++b)
-      for (int a = 0; a < S; ++a)
-        v += mul(mul(r.wzy[c][b], ex[a]), r.row[c][b][fx + (a < cx ? a : cx - 1)]);
+  for (int a = 0; a < S; ++a) v += mul(ex[a], row[fx + (a < cx ? a : cx - 1)]);
+  return v;
+}
+// The fine row of coarse row J's b-th term in fine plane z (rows = fine + at(0, 0, z)).
+template <class T>
+HALO3D_HD inline const T* restrict_row_at(const Transfer& t, const T* plane, int J, int b) {
+  const int* iy = t.ridx[1] + 2 * std::ptrdiff_t(J);
+  return plane + std::ptrdiff_t(iy[0] + (b < iy[1] ? b : iy[1] - 1)) * t.fine.sy();
+}
+// The x-y part of coarse (I, J) in fine plane z: sum over b of rw[1](J)[b] * restrict_x.
+template <int S, class T>
+HALO3D_HD inline T restrict_plane(const Transfer& t, const T* fine, int I, int J, int z) {
+  const T* ey = weights_of(t, T()).rw[1] + 4 * std::ptrdiff_t(J);
+  const T* plane = fine + t.fine.at(0, 0, z);
+  T v = 0;
+  for (int b = 0; b < S; ++b) v += mul(ey[b], restrict_x<S>(t, restrict_row_at(t, plane, J, b), I));
+  return v;
+}
+// The fine plane of coarse plane K's c-th term.
+HALO3D_HD inline int restrict_plane_at(const Transfer& t, int K, int c) {
+  const int* iz = t.ridx[2] + 2 * std::ptrdiff_t(K);
+  return iz[0] + (c < iz[1] ? c : iz[1] - 1);
+}
+// (R fine) at coarse plane K from its planes' x-y parts p[c] (plane restrict_plane_at(K, c)):
+// scale times the sum over c of rw[2](K)[c] * p[c].
+template <int S, class T>
+HALO3D_HD inline T restrict_z(const Transfer& t, const T (&p)[S], int K) {
+  const TransferWeights<T>& w = weights_of(t, T());
+  const T* ez = w.rw[2] + 4 * std::ptrdiff_t(K);
+  T v = 0;
+  for (int c = 0; c < S; ++c) v += mul(ez[c], p[c]);
   return mul(w.scale, v);
+}
+// (R fine) at coarse (I, J, K), every part computed here.
+template <int S, class T>
+HALO3D_HD inline T restrict_point(const Transfer& t, const T* fine, int I, int J, int K) {
+  T p[S];
+  for (int c = 0; c < S; ++c) p[c] = restrict_plane<S>(t, fine, I, J, restrict_plane_at(t, K, c));
+  return restrict_z<S>(t, p, K);
 }
 
 // --- Error-free double-double accumulation (Knuth's TwoSum) -----------------------

@@ -6,9 +6,11 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
+#include "backends.hpp"
 #include "multigrid.hpp"
 #include "point_ops.hpp"
 #include "problem.hpp"
@@ -190,6 +192,72 @@ TEST(Multigrid, FloatTransfersFollowTheDoubleOnes_host) {
     EXPECT_LT(rerr, 1e-6 * rmax * 64) << to_string(nf);
     EXPECT_LT(perr, 1e-6 * pmax * 8) << to_string(nf);
     EXPECT_GT(rerr + perr, 0.0);  // really float
+  }
+}
+
+// Plain reference of the restriction at coarse (I, J, K) from the host's tables: the x part of
+// each fine row, then y within each fine plane, then z, each summed in index order with the
+// terms past a count repeating the last point (weight 0); products rounded on their own.
+template <class T>
+T reference_restrict(const Transfer& t, const std::vector<T>& fine, int I, int J, int K) {
+  const TransferWeights<T>& w = weights_of(t, T());
+  const int S = t.span, idx[3] = {I, J, K};
+  auto at = [&](int a, int e) {  // fine index of axis a's e-th term
+    const int* r = t.ridx[a] + 2 * idx[a];
+    return r[0] + std::min(e, r[1] - 1);
+  };
+  T v = 0;
+  for (int c = 0; c < S; ++c) {
+    T p = 0;
+    for (int b = 0; b < S; ++b) {
+      T q = 0;
+      for (int a = 0; a < S; ++a)
+        q += w.rw[0][4 * I + a] * fine[t.fine.at(at(0, a), at(1, b), at(2, c))];
+      p += w.rw[1][4 * J + b] * q;
+    }
+    v += w.rw[2][4 * K + c] * p;
+  }
+  return w.scale * v;
+}
+
+// The backend's restriction (CUDA: each fine plane's part computed once for the coarse planes
+// that read it) is bitwise the plain reference, in double and float, with spans of 3 and 4
+// and more coarse planes than one CUDA thread marches through.
+TEST(Multigrid, RestrictionBitwiseThePlainReference) {
+  auto host = make_host_kernels();
+  HALO3D_REQUIRE_BACKEND(k, to_string(backend_under_test()));
+  for (const auto& [nf, from_fine] :
+       {std::pair{Int3{64, 34, 70}, true}, std::pair{Int3{33, 17, 41}, false},
+        std::pair{Int3{20, 9, 50}, false}, std::pair{Int3{18, 40, 2}, true}}) {
+    const Int3 nc = coarser_grid(nf, from_fine);
+    Decomposition f, c;
+    f.grid = f.count = nf;
+    c.grid = c.count = nc;
+    for (auto* d : {&f, &c})
+      for (auto& n : d->neighbor) n = {MPI_PROC_NULL, MPI_PROC_NULL};
+    const TransferOp ref = make_transfer(*host, f, c), op = make_transfer(*k, f, c);
+    const Transfer& t = ref.t;
+    const std::vector<double> fine_d = random_box(f, 17);
+    const std::vector<float> fine_f(fine_d.begin(), fine_d.end());
+    Buffer fd = upload(*k, fine_d), rd(*k, t.coarse.padded_size());
+    FloatBuffer ff(*k, fine_f.size()), rf(*k, t.coarse.padded_size());
+    k->copy(ff.data(), fine_f.data(), fine_f.size(), Lane::interior);
+    k->restrict_to(op.t, fd.data(), rd.data());
+    k->restrict_to(op.t, ff.data(), rf.data());
+    const std::vector<double> got_d = download(*k, rd);
+    std::vector<float> got_f(rf.size());
+    k->copy(got_f.data(), rf.data(), got_f.size(), Lane::interior);
+    k->synchronize();
+    long bad = 0;
+    for (int K = 0; K < nc[2]; ++K)
+      for (int J = 0; J < nc[1]; ++J)
+        for (int I = 0; I < nc[0]; ++I) {
+          const std::size_t at = t.coarse.at(I, J, K);
+          bad += got_d[at] != reference_restrict(t, fine_d, I, J, K);
+          bad += got_f[at] != reference_restrict(t, fine_f, I, J, K);
+        }
+    EXPECT_EQ(bad, 0) << to_string(nf) << " span " << t.span;
+    EXPECT_EQ(t.span, from_fine ? 4 : 3);
   }
 }
 

@@ -361,12 +361,11 @@ class CudaKernels final : public CudaSetupKernels<TypedKernels<CudaKernels>>,
   void restrict_t(const Transfer& t, const T* fine, T* coarse) {
     const Layout& l = t.coarse;
     if (l.interior_size() == 0) return;
+    const dim3 grid = box_grid(l.nx, l.ny, blocks(l.nz, kRestrictPlanes));
     if (t.span == 4)
-      restrict_box<T, 4>
-          <<<box_grid(l.nx, l.ny, l.nz), box_block(), 0, interior_.get()>>>(t, fine, coarse);
+      restrict_march<T, 4><<<grid, box_block(), 0, interior_.get()>>>(t, fine, coarse);
     else
-      restrict_box<T, 3>
-          <<<box_grid(l.nx, l.ny, l.nz), box_block(), 0, interior_.get()>>>(t, fine, coarse);
+      restrict_march<T, 3><<<grid, box_block(), 0, interior_.get()>>>(t, fine, coarse);
     HALO3D_CUDA_CHECK_LAUNCH();
   }
   template <class T>

@@ -273,14 +273,35 @@ __global__ void __launch_bounds__(kBlockThreads)
   if constexpr (kReduce) store_block_partial(acc, partials);
 }
 
+// Restriction, one thread a coarse column (i, j) marching up kRestrictPlanes coarse planes:
+// each fine plane's x-y part (ops::restrict_plane) is computed once and kept in a ring of
+// the last four (a coarse plane reads at most four consecutive fine planes, and the first
+// of them never moves down), then each coarse point is ops::restrict_z of its planes' parts:
+// restrict_point's expressions, so the host's bits. One thread a coarse point, summing all
+// S^3 terms itself, read every fine plane twice through L1 and was L1-bound at 48% of copy
+// (H100, 512^3: 64 terms a coarse point; PERFORMANCE.md session 39).
+inline constexpr int kRestrictPlanes = 16;
 template <class T, int S>
 __global__ void __launch_bounds__(kBlockThreads)
-    restrict_box(Transfer t, const T* __restrict__ fine, T* __restrict__ coarse) {
+    restrict_march(Transfer t, const T* __restrict__ fine, T* __restrict__ coarse) {
+  __shared__ T ring[4][kBlockThreads];  // this thread's column is ring[z & 3][tid]
+  const int tid = threadIdx.y * blockDim.x + threadIdx.x;
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   const int j = blockIdx.y * blockDim.y + threadIdx.y;
-  const int k = blockIdx.z;
-  if (i >= t.coarse.nx || j >= t.coarse.ny) return;
-  coarse[t.coarse.at(i, j, k)] = ops::restrict_point(t, ops::restrict_row<S>(t, fine, j, k), i);
+  if (i >= t.coarse.nx || j >= t.coarse.ny) return;  // no barrier below
+  const int k0 = blockIdx.z * kRestrictPlanes;
+  const int k1 = min(k0 + kRestrictPlanes, t.coarse.nz);
+  int done = INT_MIN;  // the highest fine plane whose part is in the ring
+  for (int k = k0; k < k1; ++k) {
+    const int first = ops::restrict_plane_at(t, k, 0), last = ops::restrict_plane_at(t, k, S - 1);
+    for (int z = max(first, done + 1); z <= last; ++z)
+      ring[z & 3][tid] = ops::restrict_plane<S>(t, fine, i, j, z);
+    done = max(done, last);
+    T p[S];
+#pragma unroll
+    for (int c = 0; c < S; ++c) p[c] = ring[ops::restrict_plane_at(t, k, c) & 3][tid];
+    coarse[t.coarse.at(i, j, k)] = ops::restrict_z<S>(t, p, k);
+  }
 }
 
 template <class T>
