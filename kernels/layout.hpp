@@ -4,8 +4,14 @@
 #include <cstdint>
 #include <type_traits>
 
+// Point updates are always inlined on the host: GCC's size heuristics (which depend on
+// -mtune) left ops::apply_point out of line in the smoothing sweep's loop under the default
+// tuning, one call a point, and the double smoothing step ran at half the speed it has
+// inlined (PERFORMANCE.md, "The host kernels").
 #if defined(__CUDACC__)
 #define HALO3D_HD __host__ __device__
+#elif defined(__GNUC__)
+#define HALO3D_HD __attribute__((always_inline))
 #else
 #define HALO3D_HD
 #endif

@@ -1,0 +1,175 @@
+// The point updates of multigrid's grid transfers (see Transfer): the axes' positions, the
+// trilinear prolongation and the restriction, its scaled transpose. Part of point_ops.hpp
+// (which includes it; a file of its own for its length), so both backends give the same bits.
+#pragma once
+#include <cstddef>
+
+#include "point_ops.hpp"
+
+namespace halo3d::ops {
+
+// --- Grid transfers (see Transfer) ------------------------------------------------
+// Along an axis, n points make n + 1 intervals between Dirichlet ends and n when it wraps
+// (periodic); the transfers place fine point i at (i+1)/mf and coarse point I at (I+1)/mc
+// of the axis, m the intervals.
+HALO3D_HD inline int intervals(int n, bool periodic) { return periodic ? n : n + 1; }
+// The general rule with Neumann faces (node-centred: a Neumann face's boundary node is point
+// 0 or n-1): point i of an axis sits at (i + axis_first) h, h = L / axis_intervals, where
+// axis_first is 1 behind a Dirichlet low face (its ghost at 0 holds the value) and 0 otherwise,
+// and the intervals n - 1 + [low Dirichlet] + [high Dirichlet] (Dirichlet at both ends:
+// n + 1; periodic: n, point 0 on the face).
+HALO3D_HD inline int axis_first(bool periodic, bool low_neumann) {
+  return periodic || low_neumann ? 0 : 1;
+}
+HALO3D_HD inline int axis_intervals(int n, bool periodic, bool low_neumann, bool high_neumann) {
+  return periodic ? n : n - 1 + (low_neumann ? 0 : 1) + (high_neumann ? 0 : 1);
+}
+// Fine point i (global) between coarse points lo and lo+1 (global; -1 and nc are the
+// boundary, or on a periodic axis the ghosts that wrap), at fraction t from lo: exact integer
+// arithmetic, then one division, so the weights are the same bits on every backend and for
+// every decomposition.
+// at0: the position of point 0 in intervals (1 as above; 0 behind a Neumann low face, where
+// point 0 is the boundary node: coarse I then nests at fine 2I).
+HALO3D_HD inline void interp_1d(int i, int mf, int mc, int& lo, double& t, int at0 = 1) {
+  const long long num = (long long)(i + at0) * mc;
+  lo = int(num / mf) - at0;
+  t = double(num % mf) / double(mf);
+}
+// Weight of coarse point I in the interpolation to fine point i (0 when not adjacent).
+HALO3D_HD inline double interp_weight(int i, int I, int mf, int mc, int at0 = 1) {
+  int lo;
+  double t;
+  interp_1d(i, mf, mc, lo, t, at0);
+  return I == lo ? 1.0 - t : (I == lo + 1 ? t : 0.0);
+}
+// floor(a / b) and ceil(a / b) for b > 0 and any a.
+HALO3D_HD inline long long floor_div(long long a, long long b) {
+  return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
+HALO3D_HD inline long long ceil_div(long long a, long long b) { return -floor_div(-a, b); }
+// The fine points (global) whose interpolation uses coarse point I: [first, last], for nf
+// fine points in mf intervals. On a Dirichlet axis (mf = nf + 1) the last coarse point's span
+// stops at the last fine point (the boundary is no unknown); on a periodic one the last
+// coarse point's span reaches the fine ghost nf, which is fine point 0 again.
+// In general (at0 as interp_1d's): the fine positions p = i + at0 with (P - 1) mf < p mc <
+// (P + 1) mf, P = I + at0, kept within [0, nf - 1] where the axis has ends (bounded).
+HALO3D_HD inline void restrict_span(int I, int nf, int mf, int mc, int& first, int& last, int at0,
+                                    bool bounded) {
+  const long long P = I + at0;
+  first = int(floor_div((P - 1) * mf, mc)) + 1 - at0;
+  last = int(ceil_div((P + 1) * mf, mc)) - 1 - at0;
+  if (bounded && first < 0) first = 0;
+  if (bounded && last > nf - 1) last = nf - 1;
+}
+HALO3D_HD inline void restrict_span(int I, int nf, int mf, int mc, int& first, int& last) {
+  restrict_span(I, nf, mf, mc, first, last, 1, mf != nf);
+}
+
+// Transfers are tensor products: what depends on the row (j, k) is computed once per row
+// (the host loops rows; a CUDA thread makes its own row), the x part per point. Loops run
+// to compile-time bounds with a guard, so device code keeps the arrays in registers.
+// Everything is T's arithmetic on T's weights (weights_of): for double the expressions
+// are the exact tables' products; for float the weights were rounded once on the host.
+
+// The y-z part of prolongation for fine row (j, k): the coarse rows it reads, and weights.
+template <class T>
+struct ProlongRow {
+  const T* row[2][2];  // [z][y]: coarse rows lo and lo+1, at x = 0
+  T wzy[2][2];
+};
+template <class T>
+HALO3D_HD inline ProlongRow<T> prolong_row(const Transfer& t, const T* coarse, int j, int k) {
+  const TransferWeights<T>& w = weights_of(t, T());
+  ProlongRow<T> r;
+  const int ly = t.pidx[1][j], lz = t.pidx[2][k];
+  const T* wy = w.pw[1] + 2 * std::ptrdiff_t(j);
+  const T* wz = w.pw[2] + 2 * std::ptrdiff_t(k);
+  for (int c = 0; c < 2; ++c)
+    for (int b = 0; b < 2; ++b) {
+      r.wzy[c][b] = mul(wz[c], wy[b]);
+      r.row[c][b] = coarse + t.coarse.at(0, ly + b, lz + c);
+    }
+  return r;
+}
+// (P coarse) at fine point i from the values it reads, v[z][y][x] = row[z][y][pidx[0][i] + x]:
+// trilinear, z-y-x order (CUDA's pair kernel loads two points' values, then sums each here).
+template <class T>
+HALO3D_HD inline T prolong_sum(const Transfer& t, const ProlongRow<T>& r, int i,
+                               const T (&v)[2][2][2]) {
+  const T* wx = weights_of(t, T()).pw[0] + 2 * std::ptrdiff_t(i);
+  T s = 0;
+  for (int c = 0; c < 2; ++c)
+    for (int b = 0; b < 2; ++b)
+      for (int a = 0; a < 2; ++a) s += mul(mul(r.wzy[c][b], wx[a]), v[c][b][a]);
+  return s;
+}
+// fine_row[i] += (P coarse) at fine point i of the row (fine_row = fine + at(0, j, k)).
+template <class T>
+HALO3D_HD inline void prolong_point(const Transfer& t, const ProlongRow<T>& r, T* fine_row, int i) {
+  const int x = t.pidx[0][i];
+  const T v[2][2][2] = {
+      {{r.row[0][0][x], r.row[0][0][x + 1]}, {r.row[0][1][x], r.row[0][1][x + 1]}},
+      {{r.row[1][0][x], r.row[1][0][x + 1]}, {r.row[1][1][x], r.row[1][1][x + 1]}}};
+  fine_row[i] = fine_row[i] + prolong_sum(t, r, i, v);
+}
+
+// Restriction at coarse (I, J, K) is separable: the x part of each fine row it reads, the y
+// part of those within each fine plane, then the z part, each a sum in index order (S =
+// Transfer::span terms, 3 or 4; terms past a coarse point's count repeat its last fine
+// point with weight 0, so their loops have fixed bounds: unrolled, every load is issued
+// before the sum needs it, where data-dependent bounds sent them one at a time, 27% of copy
+// in double on the H100). A zero product leaves a sum's bits as they were, so S = 3 and
+// S = 4 give the same bits where every count is at most 3. Because a plane's x-y part does
+// not depend on K, CUDA computes it once for the two coarse planes that read it
+// (restrict_march) where the host computes it per coarse point: the same expressions.
+
+// Sum over a of rw[0](I)[a] * row[ridx[0](I).first + a]: the x part of fine row `row`
+// (x = 0 at row[0]).
+template <int S, class T>
+HALO3D_HD inline T restrict_x(const Transfer& t, const T* row, int I) {
+  const int* ix = t.ridx[0] + 2 * std::ptrdiff_t(I);
+  const T* ex = weights_of(t, T()).rw[0] + 4 * std::ptrdiff_t(I);
+  const int fx = ix[0], cx = ix[1];
+  T v = 0;
+  for (int a = 0; a < S; ++a) v += mul(ex[a], row[fx + (a < cx ? a : cx - 1)]);
+  return v;
+}
+// The fine row of coarse row J's b-th term in fine plane z (rows = fine + at(0, 0, z)).
+template <class T>
+HALO3D_HD inline const T* restrict_row_at(const Transfer& t, const T* plane, int J, int b) {
+  const int* iy = t.ridx[1] + 2 * std::ptrdiff_t(J);
+  return plane + std::ptrdiff_t(iy[0] + (b < iy[1] ? b : iy[1] - 1)) * t.fine.sy();
+}
+// The x-y part of coarse (I, J) in fine plane z: sum over b of rw[1](J)[b] * restrict_x.
+template <int S, class T>
+HALO3D_HD inline T restrict_plane(const Transfer& t, const T* fine, int I, int J, int z) {
+  const T* ey = weights_of(t, T()).rw[1] + 4 * std::ptrdiff_t(J);
+  const T* plane = fine + t.fine.at(0, 0, z);
+  T v = 0;
+  for (int b = 0; b < S; ++b) v += mul(ey[b], restrict_x<S>(t, restrict_row_at(t, plane, J, b), I));
+  return v;
+}
+// The fine plane of coarse plane K's c-th term.
+HALO3D_HD inline int restrict_plane_at(const Transfer& t, int K, int c) {
+  const int* iz = t.ridx[2] + 2 * std::ptrdiff_t(K);
+  return iz[0] + (c < iz[1] ? c : iz[1] - 1);
+}
+// (R fine) at coarse plane K from its planes' x-y parts p[c] (plane restrict_plane_at(K, c)):
+// scale times the sum over c of rw[2](K)[c] * p[c].
+template <int S, class T>
+HALO3D_HD inline T restrict_z(const Transfer& t, const T (&p)[S], int K) {
+  const TransferWeights<T>& w = weights_of(t, T());
+  const T* ez = w.rw[2] + 4 * std::ptrdiff_t(K);
+  T v = 0;
+  for (int c = 0; c < S; ++c) v += mul(ez[c], p[c]);
+  return mul(w.scale, v);
+}
+// (R fine) at coarse (I, J, K), every part computed here.
+template <int S, class T>
+HALO3D_HD inline T restrict_point(const Transfer& t, const T* fine, int I, int J, int K) {
+  T p[S];
+  for (int c = 0; c < S; ++c) p[c] = restrict_plane<S>(t, fine, I, J, restrict_plane_at(t, K, c));
+  return restrict_z<S>(t, p, K);
+}
+
+}  // namespace halo3d::ops
