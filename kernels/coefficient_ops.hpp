@@ -86,7 +86,7 @@ HALO3D_HD inline void face_weights_point(const Layout& l, const Stencil& spacing
 }
 
 // The fine rows a coarse row (J, K) reads, at most S each way (rows past a coarse point's
-// count repeat its last row with weight 0, restrict_point's convention), and the y-z
+// count repeat its last row with weight 0, as in the restriction), and the y-z
 // products of their weights, computed once per row.
 template <class T, int S = 3>
 struct RestrictRow {

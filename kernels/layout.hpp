@@ -191,7 +191,7 @@ struct Transfer {
   int fo[3] = {}, co[3] = {};  // global offsets of the local boxes
   // The most fine points one coarse point's restriction reads along an axis: 3 (nested, or
   // a ratio <= 1.5), 4 after the first step of an even axis (mg_coarser's from_fine). The
-  // kernels loop to it (ops::restrict_point's S); weights past a count are 0.
+  // kernels loop to it (ops::restrict_x/plane/z's S); weights past a count are 0.
   int span = 3;
   // Per-axis tables in backend memory, from ops::transfer_tables (the kernels read them
   // instead of dividing per point): pidx[a] holds the local coarse lo of each local fine

@@ -120,8 +120,8 @@ HALO3D_HD inline void prolong_point(const Transfer& t, const ProlongRow<T>& r, T
 // before the sum needs it, where data-dependent bounds sent them one at a time, 27% of copy
 // in double on the H100). A zero product leaves a sum's bits as they were, so S = 3 and
 // S = 4 give the same bits where every count is at most 3. Because a plane's x-y part does
-// not depend on K, CUDA computes it once for the two coarse planes that read it
-// (restrict_march) where the host computes it per coarse point: the same expressions.
+// not depend on K, both backends compute it once for the two coarse planes that read it
+// (CUDA's restrict_march, the host's restrict_s).
 
 // Sum over a of rw[0](I)[a] * row[ridx[0](I).first + a]: the x part of fine row `row`
 // (x = 0 at row[0]).
@@ -163,13 +163,6 @@ HALO3D_HD inline T restrict_z(const Transfer& t, const T (&p)[S], int K) {
   T v = 0;
   for (int c = 0; c < S; ++c) v += mul(ez[c], p[c]);
   return mul(w.scale, v);
-}
-// (R fine) at coarse (I, J, K), every part computed here.
-template <int S, class T>
-HALO3D_HD inline T restrict_point(const Transfer& t, const T* fine, int I, int J, int K) {
-  T p[S];
-  for (int c = 0; c < S; ++c) p[c] = restrict_plane<S>(t, fine, I, J, restrict_plane_at(t, K, c));
-  return restrict_z<S>(t, p, K);
 }
 
 }  // namespace halo3d::ops

@@ -277,9 +277,9 @@ __global__ void __launch_bounds__(kBlockThreads)
 // each fine plane's x-y part (ops::restrict_plane) is computed once and kept in a ring of
 // the last four (a coarse plane reads at most four consecutive fine planes, and the first
 // of them never moves down), then each coarse point is ops::restrict_z of its planes' parts:
-// restrict_point's expressions, so the host's bits. One thread a coarse point, summing all
-// S^3 terms itself, read every fine plane twice through L1 and was L1-bound at 48% of copy
-// (H100, 512^3: 64 terms a coarse point; PERFORMANCE.md session 39).
+// the host's restrict_s computes the same expressions, so the same bits. One thread a
+// coarse point, summing all S^3 terms itself, read every fine plane twice through L1 and was
+// L1-bound at 48% of copy (H100, 512^3: 64 terms a coarse point; PERFORMANCE.md session 39).
 inline constexpr int kRestrictPlanes = 16;
 template <class T, int S>
 __global__ void __launch_bounds__(kBlockThreads)
