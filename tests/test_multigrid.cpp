@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 #include <vector>
 
 #include "backends.hpp"
@@ -96,6 +97,16 @@ Int3 coarser_grid(const Int3& nf, bool from_fine) {
   return nc;
 }
 
+// A transfer test's fine and coarse boxes on one rank alone: the whole grids, no neighbours.
+std::pair<Decomposition, Decomposition> one_rank_boxes(const Int3& nf, const Int3& nc) {
+  Decomposition f, c;
+  f.grid = f.count = nf;
+  c.grid = c.count = nc;
+  for (auto* d : {&f, &c})
+    for (auto& n : d->neighbor) n = {MPI_PROC_NULL, MPI_PROC_NULL};
+  return {f, c};
+}
+
 TEST(Multigrid, RestrictionIsTheScaledTransposeOfProlongation_host) {
   auto k = make_host_kernels();
   for (const auto& [nf, from_fine] :
@@ -103,11 +114,7 @@ TEST(Multigrid, RestrictionIsTheScaledTransposeOfProlongation_host) {
         std::pair{Int3{17, 32, 1}, false}, std::pair{Int3{8, 8, 8}, false},
         std::pair{Int3{64, 5, 18}, true}, std::pair{Int3{17, 32, 16}, true}}) {
     const Int3 nc = coarser_grid(nf, from_fine);
-    Decomposition f, c;
-    f.grid = f.count = nf;
-    c.grid = c.count = nc;
-    for (auto* d : {&f, &c})
-      for (auto& n : d->neighbor) n = {MPI_PROC_NULL, MPI_PROC_NULL};
+    const auto [f, c] = one_rank_boxes(nf, nc);
     const TransferOp op = make_transfer(*k, f, c);
     const Transfer& t = op.t;
     Buffer fine = upload(*k, random_box(f, 11)), coarse = upload(*k, random_box(c, 12));
@@ -158,11 +165,7 @@ TEST(Multigrid, FloatTransfersFollowTheDoubleOnes_host) {
        {std::pair{Int3{9, 10, 7}, false}, std::pair{Int3{64, 5, 3}, false},
         std::pair{Int3{8, 8, 8}, false}, std::pair{Int3{20, 16, 33}, true}}) {
     const Int3 nc = coarser_grid(nf, from_fine);
-    Decomposition f, c;
-    f.grid = f.count = nf;
-    c.grid = c.count = nc;
-    for (auto* d : {&f, &c})
-      for (auto& n : d->neighbor) n = {MPI_PROC_NULL, MPI_PROC_NULL};
+    const auto [f, c] = one_rank_boxes(nf, nc);
     const TransferOp op = make_transfer(*k, f, c);
     const Transfer& t = op.t;
     const auto fine_h = random_box(f, 11), coarse_h = random_box(c, 12);
@@ -230,11 +233,7 @@ TEST(Multigrid, RestrictionBitwiseThePlainReference) {
        {std::pair{Int3{64, 34, 70}, true}, std::pair{Int3{33, 17, 41}, false},
         std::pair{Int3{20, 9, 50}, false}, std::pair{Int3{18, 40, 2}, true}}) {
     const Int3 nc = coarser_grid(nf, from_fine);
-    Decomposition f, c;
-    f.grid = f.count = nf;
-    c.grid = c.count = nc;
-    for (auto* d : {&f, &c})
-      for (auto& n : d->neighbor) n = {MPI_PROC_NULL, MPI_PROC_NULL};
+    const auto [f, c] = one_rank_boxes(nf, nc);
     const TransferOp ref = make_transfer(*host, f, c), op = make_transfer(*k, f, c);
     const Transfer& t = ref.t;
     const std::vector<double> fine_d = random_box(f, 17);
