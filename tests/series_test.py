@@ -273,8 +273,10 @@ for sig, code in ((signal.SIGKILL, -signal.SIGKILL), (signal.SIGTERM, 76)):
         os.remove(t)
 
 # SIGTERM with --checkpoint mid-series (exit 75), then a restart: the series is bitwise the
-# uninterrupted run's, wherever the signal fell.
-SIG = ["solve", "--problem", "heat", "--grid", "16,16,16", "--steps", "400000", "--dt", "1e-9",
+# uninterrupted run's, wherever the signal fell. The run must outlast the 1.5 s wait below
+# by a margin on any machine: 16^3 took 1.6 s in all on a 2-vCPU VM (2026-12-06), so the
+# signal found it finished; 24^3 takes about 3.5x as long.
+SIG = ["solve", "--problem", "heat", "--grid", "24,24,24", "--steps", "400000", "--dt", "1e-9",
        "--output-every", "40000", "--quiet"]
 proc = subprocess.Popen([HALO3D] + SIG + ["--output", "sig.h5", "--checkpoint", "sig.ckpt.h5"],
                         cwd=work, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
