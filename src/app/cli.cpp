@@ -161,8 +161,10 @@ CLI::App* add_bench_command(CLI::App& app, BenchOptions& b, BenchArgs& a) {
   add_parallel_options(*bench, b.backend, b.halo, b.overlap, b.peer_access);
   bench
       ->add_option("--mg-gather", b.mg_gather,
-                   "Multigrid: coarse levels of at most this many points are gathered")
+                   "Multigrid: coarse levels of at most this many points are gathered (auto: "
+                   "262144 with CUDA, 4096 on the host)")
       ->check(non_negative())
+      ->default_str("auto")
       ->group("Benchmark");
   bench->add_option("--reps", b.reps, "Timed repetitions (the median is reported)")
       ->check(whole_number<int>())

@@ -74,8 +74,9 @@ void add_solve_solver_options(CLI::App* solve, SolveOptions& o) {
   solve
       ->add_option("--mg-gather", o.mg_gather,
                    "Multigrid: coarse levels of at most this many points are gathered and run "
-                   "on every rank")
+                   "on every rank (auto: 262144 with CUDA, 4096 on the host)")
       ->check(non_negative())
+      ->default_str("auto")
       ->group("Solver");
   add_choice(*solve, "--precision", o.precision,
              "double, or mixed: the multigrid V-cycle in float, CG in double")

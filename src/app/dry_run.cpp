@@ -136,8 +136,7 @@ int run_dry_run(const SolveOptions& o, MPI_Comm world) {
 
   // Memory as run_solve and the runtime count it: the solve's fields and the halo buffers
   // (halo_memory: staged on the device too when a GPU runs the kernels).
-  const bool gpu = o.backend == Backend::cuda ||
-                   (o.backend == Backend::auto_ && cuda_compiled() && !cuda_devices().empty());
+  const bool gpu = runs_on_gpu(o.backend, comm);
   const MemoryNeed need = solve_memory(o, d, comm);
   const MemoryNeed halo = halo_memory(HaloPlan::build(d), gpu);
   const int ranks = d.ranks;
@@ -150,7 +149,7 @@ int run_dry_run(const SolveOptions& o, MPI_Comm world) {
   const MethodPlan method = method_plan(o);
   const bool mg = method.multigrid;
   std::vector<MgLevelPlan> plan;
-  if (mg) plan = mg_plan(d, operator_stencil(spacing(o), o.shift), method.mg, comm);
+  if (mg) plan = mg_plan(d, operator_stencil(spacing(o), o.shift), method.mg, gpu, comm);
 
   // The files a run would write, checked as a run checks them (nothing is left behind).
   const std::vector<PlannedFile> files = planned_files(o);

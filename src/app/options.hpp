@@ -21,7 +21,7 @@ struct SolveOptions : ParallelOptions, ProblemSpec {
   int mg_levels = 0;                   // 0: automatic (coarsen to one point per axis)
   int mg_smooth = 2;                   // smoothing steps before and after the coarse correction
   Smoother mg_smoother = Smoother::chebyshev;
-  long long mg_gather = kDefaultMgGather;    // coarse levels of at most this many points gathered
+  long long mg_gather = kMgGatherAuto;       // coarse levels of at most this many points gathered
   Precision precision = Precision::double_;  // mixed: the multigrid V-cycle in float
   bool fmg = false;  // MG-PCG's first iterate from a full-multigrid F-cycle (fmg.hpp)
   double tol = 1e-8;
@@ -54,7 +54,7 @@ struct BenchOptions : ParallelOptions {
   Int3 grid{256, 256, 256};
   int reps = 20;
   int warmup = 3;
-  long long mg_gather = kDefaultMgGather;  // as solve's --mg-gather
+  long long mg_gather = kMgGatherAuto;  // as solve's --mg-gather
   std::string report;
   // --coefficient: k as solve takes it; empty: none. Given, the operator and multigrid rows
   // run again on that variable operator (names ending _var) in the same run.
@@ -85,10 +85,10 @@ struct ProbeOptions {
   std::string report;
   // --model: the scaling model's tables instead of measurements (docs/SCALING_MODEL.md).
   bool model = false;
-  std::string model_bench;                 // a one-rank bench --report (empty: built-in H200)
-  std::vector<std::string> model_links;    // NAME=LAT_US,GBPS[,COLLECTIVE_LAT_US] overrides
-  long long mg_gather = kDefaultMgGather;  // the --mg-gather rule the model applies
-  double model_launch_us = -1;             // >= 0: replaces the measured launch floor
+  std::string model_bench;               // a one-rank bench --report (empty: built-in H200)
+  std::vector<std::string> model_links;  // NAME=LAT_US,GBPS[,COLLECTIVE_LAT_US] overrides
+  long long mg_gather = kGpuMgGather;    // the --mg-gather rule the model applies (GPUs)
+  double model_launch_us = -1;           // >= 0: replaces the measured launch floor
 };
 
 // Throws BadInput for values that are each well-formed but impossible together.

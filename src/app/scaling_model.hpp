@@ -91,7 +91,7 @@ std::vector<System> default_systems();  // nvlink, pcie, ib-hdr, ib-ndr
 System shared_gpu_system();             // mps-shared-gpu: every rank on one GPU
 
 struct Params {
-  long long gather_points = kDefaultMgGather;
+  long long gather_points = kGpuMgGather;
   int smooth = 2;              // --mg-smooth
   int sums_per_iteration = 3;  // PCG: p.Ap, r.r, r.z
   int cg_kernels = 4;          // CG's own launches per iteration

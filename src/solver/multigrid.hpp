@@ -27,7 +27,9 @@
 // rank: on separate GPUs the redundant work runs concurrently and costs nothing, while
 // agglomeration adds a dependent step (sending the correction back); even 8 ranks sharing
 // one H200 spend only 0.74 ms a V-cycle on the 8 gathered levels of 512^3 (2 ranks: 0.48
-// ms), against about 0.17 ms for one dependent exchange round (docs/PERFORMANCE.md).
+// ms), against about 0.17 ms for one dependent exchange round (docs/PERFORMANCE.md). CPU
+// ranks share their node's memory bandwidth, so there the redundant work is not free, and
+// the host backend's default gathers only the last 16^3 (mg_gather_points).
 //
 // Precision "mixed" (--precision mixed) runs the whole V-cycle in float, half the bytes
 // per level: apply() rounds r to float on the fine level, cycles in float (the same code,
@@ -61,8 +63,9 @@ struct MgOptions {
   Precision precision = Precision::double_;  // mixed: the V-cycle in float
   // A coarse level of at most this many points, or one of which some rank would own no
   // point, and every level below it, is gathered onto every rank and run there (0: only
-  // the latter; tests use it to run the distributed path on small grids).
-  long long gather_points = kDefaultMgGather;
+  // the latter; tests use it to run the distributed path on small grids; kMgGatherAuto:
+  // the backend's default, mg_gather_points).
+  long long gather_points = kMgGatherAuto;
   // Full multigrid (fmg.cpp): first_iterate() runs an F-cycle with this many V-cycles per
   // level (0: off, first_iterate() declines and CG starts from x = 0).
   int fmg_cycles = 0;
@@ -76,9 +79,10 @@ struct MgLevelPlan {
   bool distributed = true;
 };
 // The levels of the operator `fine_op` (its stencil sets the spacings semi-coarsening
-// compares) on the `fine` boxes.
+// compares) on the `fine` boxes; gpu: whether the kernels run on GPUs (the default
+// gather, mg_gather_points; the same on every rank).
 std::vector<MgLevelPlan> mg_plan(const Decomposition& fine, const Stencil& fine_op,
-                                 const MgOptions& o, MPI_Comm cart);
+                                 const MgOptions& o, bool gpu, MPI_Comm cart);
 // Bytes of backend memory the hierarchy of `plan` allocates on this rank (the fine
 // level's vectors are the solver's); mixed: float levels, and the fine level's right-hand
 // side and iterate in float as well; variable: the levels' face weights (coefficients.hpp),

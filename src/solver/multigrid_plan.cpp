@@ -128,7 +128,8 @@ std::array<double, 3> stencil_spacing(const Stencil& s) {
 Multigrid::~Multigrid() = default;
 
 std::vector<MgLevelPlan> mg_plan(const Decomposition& fine, const Stencil& fine_op,
-                                 const MgOptions& o, MPI_Comm cart) {
+                                 const MgOptions& o, bool gpu, MPI_Comm cart) {
+  const double gather = double(mg_gather_points(o.gather_points, gpu));
   std::vector<MgLevelPlan> out;
   for (const Int3& g :
        mg_level_grids(fine.grid, stencil_spacing(fine_op), o.levels, fine.periodic, fine.neumann)) {
@@ -141,7 +142,7 @@ std::vector<MgLevelPlan> mg_plan(const Decomposition& fine, const Stencil& fine_
       int fewest = std::min({p.decomp.count[0], p.decomp.count[1], p.decomp.count[2]});
       HALO3D_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &fewest, 1, MPI_INT, MPI_MIN, cart));
       const double points = double(g[0]) * g[1] * g[2];
-      p.distributed = fine.ranks == 1 || (fewest >= 1 && points > double(o.gather_points));
+      p.distributed = fine.ranks == 1 || (fewest >= 1 && points > gather);
     } else {
       p.distributed = false;
     }
