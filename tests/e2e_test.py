@@ -135,6 +135,24 @@ check(rv["result"]["verified"] is False and rv["result"]["l2_error"] is None and
       and rv["result"]["true_relative_residual"] is not None and rv["result"]["converged"] is True
       and "error vs exact: not measured (--verify off)" in p.stdout,
       f"--verify off: errors and overlap not measured, true residual still recomputed: {rv['result']}")
+# --mg-gather auto: 262144 points with CUDA, 4096 on the host (every CPU rank's copy of a
+# gathered level draws on the node's memory bandwidth). 64^3 on 2 ranks: 31^3 runs on the
+# process grid on the host, gathered with CUDA or an explicit 262144; the iterates do not
+# change.
+gathers = {}
+for name, extra in (("auto", []), ("262144", ["--mg-gather", "262144"])):
+    halo3d(2, "solve", "--grid", "64,64,64", "--rhs", "random", "--output", f"g{name}.h5",
+           "--report", f"g{name}.json", *extra)
+    rep = json.load(open(os.path.join(work, f"g{name}.json")))
+    gathers[name] = (rep["config"]["backend"], rep["config"]["mg_gather"],
+                     [lv["distributed"] for lv in rep["multigrid"]["levels"]])
+backend = gathers["auto"][0]
+want = 4096 if backend == "host" else 262144
+check(gathers["auto"][1:] == (want, [True, want == 4096, False, False, False, False])
+      and gathers["262144"][1:] == (262144, [True, False, False, False, False, False]),
+      f"--mg-gather auto on {backend}: {want}, 31^3 distributed only below it: {gathers}")
+check(np.array_equal(read_u("gauto.h5")[0], read_u("g262144.h5")[0]),
+      "--mg-gather auto and 262144: /u bitwise the same")
 p = halo3d(1, "solve", "--grid", "24,20,16", "--rhs", "random", "--output", "v2.h5", "--progress", "1e-9")
 prog = [l for l in p.stdout.splitlines() if l.startswith("progress: iteration ")]
 a, aa, ah = read_u("v1.h5")
