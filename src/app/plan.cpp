@@ -84,10 +84,6 @@ RunPlan make_plan(const SolveOptions& o) {
   return p;
 }
 
-// What run_solve allocates beyond the runtime, per rank: the source and the method's vectors
-// in backend memory (the true residual, the errors and the overlap measurement use the
-// method's own vectors: Method::spare), and the multigrid hierarchy; in host memory the
-// source as filled and the solution as written.
 bool runs_on_gpu(Backend backend, MPI_Comm comm) {
   int gpu = backend == Backend::cuda ||
             (backend == Backend::auto_ && cuda_compiled() && !cuda_devices().empty());
@@ -95,6 +91,10 @@ bool runs_on_gpu(Backend backend, MPI_Comm comm) {
   return gpu != 0;
 }
 
+// What run_solve allocates beyond the runtime, per rank: the source and the method's vectors
+// in backend memory (the true residual, the errors and the overlap measurement use the
+// method's own vectors: Method::spare), and the multigrid hierarchy; in host memory the
+// source as filled and the solution as written.
 MemoryNeed solve_memory(const SolveOptions& o, const Decomposition& d, MPI_Comm cart) {
   const double field = 8.0 * double(d.layout().padded_size());
   // Implicit heat: u and the right-hand side of a step, and the inner CG's vectors.
