@@ -137,7 +137,7 @@ int run_dry_run(const SolveOptions& o, MPI_Comm world) {
   // Memory as run_solve and the runtime count it: the solve's fields and the halo buffers
   // (halo_memory: staged on the device too when a GPU runs the kernels).
   const bool gpu = runs_on_gpu(o.backend, comm);
-  const MemoryNeed need = solve_memory(o, d, comm);
+  const MemoryNeed need = solve_memory(o, d, comm, gpu);
   const MemoryNeed halo = halo_memory(HaloPlan::build(d), gpu);
   const int ranks = d.ranks;
   const double row[8] = {double(d.offset[0]),       double(d.offset[1]),  double(d.offset[2]),

@@ -7,11 +7,13 @@
 
 namespace halo3d {
 
-// What run_solve allocates beyond the runtime on this rank (defined in plan.cpp).
-// Collective over cart when `o` asks for a multigrid preconditioner.
-MemoryNeed solve_memory(const SolveOptions& o, const Decomposition& d, MPI_Comm cart);
-// Whether the kernels of a run with `backend` run on GPUs, decided as the runtime decides
-// (auto: on GPUs when every rank sees one). Collective over comm.
+// What run_solve allocates beyond the runtime on this rank (defined in plan.cpp), its
+// kernels on a GPU or not. Collective over cart when `o` asks for a multigrid
+// preconditioner.
+MemoryNeed solve_memory(const SolveOptions& o, const Decomposition& d, MPI_Comm cart, bool gpu);
+// Whether the kernels of a run with `backend` would run on GPUs, decided as the runtime
+// decides (auto: on GPUs when every rank sees one), for --dry-run, which makes no runtime.
+// Collective over comm.
 bool runs_on_gpu(Backend backend, MPI_Comm comm);
 
 // Prints (rank 0) the effective configuration with each value's source, the decomposition,

@@ -95,7 +95,7 @@ bool runs_on_gpu(Backend backend, MPI_Comm comm) {
 // in backend memory (the true residual, the errors and the overlap measurement use the
 // method's own vectors: Method::spare), and the multigrid hierarchy; in host memory the
 // source as filled and the solution as written.
-MemoryNeed solve_memory(const SolveOptions& o, const Decomposition& d, MPI_Comm cart) {
+MemoryNeed solve_memory(const SolveOptions& o, const Decomposition& d, MPI_Comm cart, bool gpu) {
   const double field = 8.0 * double(d.layout().padded_size());
   // Implicit heat: u and the right-hand side of a step, and the inner CG's vectors.
   const MethodPlan mp = method_plan(o);
@@ -122,7 +122,7 @@ MemoryNeed solve_memory(const SolveOptions& o, const Decomposition& d, MPI_Comm 
   }
   if (pc) {
     const Stencil op = operator_stencil(spacing(o), o.shift);
-    const std::vector<MgLevelPlan> plan = mg_plan(d, op, mp.mg, runs_on_gpu(o.backend, cart), cart);
+    const std::vector<MgLevelPlan> plan = mg_plan(d, op, mp.mg, gpu, cart);
     m.device += mg_memory_bytes(plan, mixed, variable, point_shift(o));
   }
   // k (and sigma) are also in backend memory while weights are made from them, briefly: the

@@ -80,9 +80,10 @@ struct SolveRun {
 // The problem, the runtime (decomposition, backend, transport) and the file checks.
 void set_up(SolveRun& r, MPI_Comm world) {
   const SolveOptions& o = r.o;
-  r.session = std::make_unique<SolveSession>(
-      r.plan.problem, r.plan.parallel, r.plan.method, world,
-      [&o](const Decomposition& d, MPI_Comm cart) { return solve_memory(o, d, cart); });
+  r.session = std::make_unique<SolveSession>(r.plan.problem, r.plan.parallel, r.plan.method, world,
+                                             [&o](const Decomposition& d, MPI_Comm cart, bool gpu) {
+                                               return solve_memory(o, d, cart, gpu);
+                                             });
   r.prob = &r.session->problem();
   r.dt = r.session->dt();
   r.rt = &r.session->runtime();

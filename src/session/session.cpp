@@ -35,7 +35,7 @@ double true_relative_residual(Method& m) {
 
 SolveSession::SolveSession(const ProblemSpec& problem, const ParallelOptions& parallel,
                            const MethodPlan& method, MPI_Comm world,
-                           std::function<MemoryNeed(const Decomposition&, MPI_Comm)> memory)
+                           std::function<MemoryNeed(const Decomposition&, MPI_Comm, bool)> memory)
     : spec_(problem), plan_(method), problem_(std::make_unique<Problem>(spec_)) {
   // No Dirichlet face (every one periodic or Neumann) and no shift: A 1 = 0 (issue 25's step
   // 6; implicit heat's I + c A is nonsingular). A variable shift there is nonsingular where

@@ -53,7 +53,7 @@ class SolveSession {
   // explicit stability limit).
   SolveSession(const ProblemSpec& problem, const ParallelOptions& parallel,
                const MethodPlan& method, MPI_Comm world,
-               std::function<MemoryNeed(const Decomposition&, MPI_Comm)> memory = nullptr);
+               std::function<MemoryNeed(const Decomposition&, MPI_Comm, bool)> memory = nullptr);
   SolveSession(const SolveSession&) = delete;
   SolveSession& operator=(const SolveSession&) = delete;
   ~SolveSession();

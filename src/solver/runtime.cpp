@@ -195,7 +195,7 @@ std::unique_ptr<Runtime> make_runtime(const RuntimeOptions& o, MPI_Comm world) {
   rt->kernels = make_kernels(o.backend, rt->hosts, world, rt->gpu, rt->warnings);
   const HaloPlan plan = HaloPlan::build(rt->decomp);
   if (o.memory) {
-    MemoryNeed need = o.memory(rt->decomp, rt->cart.get());
+    MemoryNeed need = o.memory(rt->decomp, rt->cart.get(), rt->gpu >= 0);
     const MemoryNeed halo = halo_memory(plan, rt->kernels->device_memory_is_remote());
     need.device += halo.device, need.host += halo.host;
     rt->planned = need;

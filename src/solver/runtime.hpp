@@ -39,10 +39,10 @@ struct RuntimeOptions : ParallelOptions {
   // level's face weights' factors. A Neumann face needs kappa (the variable path, k = 1 too).
   int neumann = 0;
   Stencil stencil;
-  // What the run will allocate, asked once the decomposition exists (collective over the
-  // Cartesian communicator); checked against free memory before anything large is
-  // allocated. Unset: no check.
-  std::function<MemoryNeed(const Decomposition&, MPI_Comm cart)> memory;
+  // What the run will allocate, asked once the decomposition and the backend exist (gpu:
+  // the kernels run on a GPU; collective over the Cartesian communicator); checked against
+  // free memory before anything large is allocated. Unset: no check.
+  std::function<MemoryNeed(const Decomposition&, MPI_Comm cart, bool gpu)> memory;
   // A variable coefficient (coefficients.hpp): k over this rank's padded box, every ghost
   // filled (collective over the Cartesian communicator). Unset: the stencil's constant one.
   std::function<std::vector<double>(const Decomposition&, MPI_Comm cart)> kappa;
