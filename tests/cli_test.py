@@ -496,7 +496,8 @@ with tempfile.TemporaryDirectory() as d:
     if rc != 0:
         problems.append(f"exit {rc}: {se!r}")
     else:
-        for needle in ("weak-512", "strong-1024", "limited by", "coarse levels (latency)", "held against", "ib-ndr"):
+        for needle in ("weak-512", "strong-1024", "limited by", "coarse levels (latency)", "held against", "ib-ndr",
+                       "held against the host backend on 1-16 cores"):
             if needle not in so:
                 problems.append(f"stdout lacks {needle!r}")
         with open(rep) as f:
@@ -504,6 +505,15 @@ with tempfile.TemporaryDirectory() as d:
         rows = [r for s in m["series"] for r in s["rows"]]
         if {r["gpus"] for r in rows} != {1, 2, 8, 64, 512, 4096} or len(m["held_against"]) != 14:
             problems.append(f"report: gpus {sorted({r['gpus'] for r in rows})}, held_against {len(m['held_against'])}")
+        # The host backend's cores: every measured point within 25% of the model (bench and solve).
+        host = m.get("held_against_host", [])
+        if [h["ranks"] for h in host] != [1, 2, 4, 8, 16]:
+            problems.append(f"report: held_against_host ranks {[h['ranks'] for h in host]}")
+        for h in host:
+            for pred, meas in (("predicted_ms_per_iteration", "measured_bench_ms_per_iteration"),
+                               ("predicted_solve_s", "measured_solve_s")):
+                if not abs(h[pred] / h[meas] - 1) <= 0.25:
+                    problems.append(f"host, {h['ranks']} ranks: {pred} {h[pred]} against {h[meas]}")
         one = [r for r in rows if r["gpus"] == 1 and r["grid"] == [512, 512, 512]]
         # The built-in bench ran older kernels (Measurements::current false): every level of
         # today's hierarchy (512^3, 255^3, ...; the first two smoothing steps in one sweep)

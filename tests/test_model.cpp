@@ -7,6 +7,7 @@
 
 #include "errors.hpp"
 #include "multigrid.hpp"
+#include "parallel_options.hpp"
 #include "scaling_model.hpp"
 
 namespace halo3d::model {
@@ -506,6 +507,38 @@ TEST(Model, MemoryAsDryRunCountsIt) {
     const Prediction pr = predict(c, default_links(), system_named("nvlink"), t.grid, t.ranks, p);
     EXPECT_NEAR(pr.memory_gb * 1e9 / (1024.0 * 1024.0), t.mib, 0.05) << to_string(t.grid);
   }
+}
+
+// CPU ranks sharing one socket's memory (host_cores_system): on one rank the measured levels
+// and CG's work; on P ranks each rank's compute is scaled by max(1, P x the one-core copy
+// rate / the socket's rate) and by nothing else; the gather has no staging.
+TEST(Model, HostCoresShareTheSocketsMemory) {
+  Params p;
+  p.gather_points = kHostMgGather;
+  const Measurements m = host_measurements();
+  const Calibration c = calibrate(m, p);
+  EXPECT_TRUE(c.measured_levels);
+  System sys = host_cores_system();
+  double levels = 0;
+  for (const LevelCost& l : m.levels) levels += l.ms * 1e-3;
+  const Prediction one = predict(c, default_links(), sys, m.grid, 1, p);
+  EXPECT_NEAR(one.iteration_s(), levels + (m.pcg_ms - m.vcycle_ms) * 1e-3, 1e-12);
+  // 16 ranks: the socket at twice what 16 cores draw alone (no sharing), then at half of it.
+  sys.memory_gbs = 2 * 16 * m.copy_gbs;
+  const Prediction alone = predict(c, default_links(), sys, m.grid, 16, p);
+  sys.memory_gbs = 16 * m.copy_gbs / 2;
+  const Prediction shared = predict(c, default_links(), sys, m.grid, 16, p);
+  EXPECT_NEAR(shared.levels[0].t.compute, 2 * alone.levels[0].t.compute, 1e-15);
+  EXPECT_NEAR(shared.cg.compute, 2 * alone.cg.compute, 1e-15);
+  EXPECT_EQ(shared.total().halo_latency, alone.total().halo_latency);
+  EXPECT_EQ(shared.total().halo_bandwidth, alone.total().halo_bandwidth);
+  // Distributed down to 31^3, which gathers 15^3 (3375 points <= 4096): log2(16) steps of the
+  // shm link's 2 us and 15/16 of the whole level's 8 B a point at its 10 GB/s, no staging.
+  const LevelPrediction& g = alone.levels[3];
+  EXPECT_TRUE(g.gathers);
+  EXPECT_EQ(g.gather_path, "host");
+  EXPECT_NEAR(g.t.gather, 4 * 2e-6 + 15.0 / 16 * 8 * 3375 / 10e9, 1e-15);
+  EXPECT_FALSE(alone.levels[4].distributed);
 }
 
 }  // namespace

@@ -38,6 +38,28 @@ Measurements default_measurements() {
   return m;
 }
 
+Measurements host_measurements() {
+  Measurements m;
+  // `halo3d bench --backend host --grid 256,256,256 --reps 3 --warmup 1` on one core of the
+  // lent H100 machine (16-core Intel Xeon, one socket; OMP_NUM_THREADS=1, --bind-to core),
+  // the binary of d518e93 (2026-12-06, session 43, performance-log.md).
+  m.source = "built in: one core of a 16-core Xeon, halo3d bench --backend host, 256^3 (d518e93)";
+  m.device = "CPU (1 OpenMP threads)";
+  m.grid = {256, 256, 256};
+  m.copy_gbs = 19.37;
+  m.pcg_ms = 382.76;
+  m.vcycle_ms = 253.86;
+  m.cg_ms = 110.72;
+  const struct {
+    int n;
+    double bytes, ms;
+  } rows[] = {{256, 2.180e9, 227.189}, {127, 2.662e8, 23.926}, {63, 3.248e7, 2.7451},
+              {31, 3.867e6, 0.3460},   {15, 4.375e5, 0.0485},  {7, 4.434e4, 0.0082},
+              {3, 3472, 0.0037},       {1, 16, 0.0001}};
+  for (const auto& r : rows) m.levels.push_back({{r.n, r.n, r.n}, r.bytes, r.ms});
+  return m;
+}
+
 namespace {
 
 const nlohmann::json& field(const nlohmann::json& j, const char* key, const std::string& what) {
@@ -111,6 +133,8 @@ std::vector<Link> default_links() {
       // e57a10d), and 25 us before the one-way gather (c38cf9f).
       {"mps-shared-gpu", 14.4e-6, 350, 2e-6, true,
        "ranks sharing one H200 under MPS (latency per rank sharing it; fitted)"},
+      {"shm", 2e-6, 10, 2e-6, false,
+       "MPI through shared memory between the cores of one host (an estimate, not fitted)"},
   };
 }
 
@@ -181,6 +205,20 @@ System shared_gpu_system() {
           "every rank on one GPU under MPS (this machine; the measurements ran --halo ipc)",
           1 << 30,
           Transport::ipc};
+}
+
+System host_cores_system() {
+  System s{"host-cores",
+           "shm",
+           "shm",
+           1 << 30,
+           "every rank a core of one 16-core Xeon socket (the host backend; measured here)",
+           1 << 30,
+           Transport::mpi};
+  // A copy on all 16 cores at once, measured with the one-core bench above (`bench` on 16
+  // ranks, the same call: 183.8 GB/s against 19.4 on one core).
+  s.memory_gbs = 183.8;
+  return s;
 }
 
 }  // namespace halo3d::model

@@ -290,6 +290,48 @@ json held_against_levels(const Calibration& c, const std::vector<Link>& links, P
   return out;
 }
 
+// The model against the host backend on 1-16 cores of one socket (host_cores_system, from
+// the one-core bench it is built on: host_measurements), 256^3, 7 iterations everywhere:
+// `bench --backend host` (one MG-PCG iteration) and `solve --rhs random --tol 1e-8`
+// (set-up, start and solve apart; solve here) on P ranks, --bind-to core, the same call
+// as the one-core bench (session 43, d518e93).
+struct MeasuredHost {
+  int ranks;
+  double pcg_ms, solve_s;
+};
+const MeasuredHost kMeasuredHost[] = {{1, 382.76, 2.4019},
+                                      {2, 197.37, 1.2338},
+                                      {4, 108.64, 0.6486},
+                                      {8, 59.58, 0.3807},
+                                      {16, 39.97, 0.2554}};
+
+json held_against_host(const std::vector<Link>& links, Params p) {
+  const Calibration c = calibrate(host_measurements(), p);
+  const System sys = host_cores_system();
+  p.gather_points = kHostMgGather;
+  std::printf(
+      "\nheld against the host backend on 1-16 cores of one socket (256^3, 7 iterations; "
+      "calibrated on the one-core bench, socket memory %.1f GB/s; bench = its MG-PCG "
+      "iteration, solve = 7 x ms/iter):\n%5s %-7s %9s %9s %8s %10s %9s %8s  %s\n",
+      sys.memory_gbs, "ranks", "procs", "ms/iter", "bench", "error", "solve pred", "measured",
+      "error", "limited by");
+  json out = json::array();
+  for (const MeasuredHost& m : kMeasuredHost) {
+    const Prediction pr = predict(c, links, sys, {256, 256, 256}, m.ranks, p);
+    const double it = pr.iteration_s() * 1e3, solve = 7 * it * 1e-3;
+    std::printf("%5d %-7s %9.2f %9.2f %+7.1f%% %10.3f %9.3f %+7.1f%%  %s\n", m.ranks,
+                to_string(pr.procs).c_str(), it, m.pcg_ms, (it / m.pcg_ms - 1) * 100, solve,
+                m.solve_s, (solve / m.solve_s - 1) * 100, pr.limit().c_str());
+    out.push_back({{"ranks", m.ranks},
+                   {"predicted_ms_per_iteration", it},
+                   {"measured_bench_ms_per_iteration", m.pcg_ms},
+                   {"predicted_solve_s", solve},
+                   {"measured_solve_s", m.solve_s},
+                   {"prediction", to_json(pr)}});
+  }
+  return out;
+}
+
 json inputs_json(const Calibration& c, const std::vector<Link>& links, const Params& p) {
   json levels = json::array();
   for (const LevelCost& l : c.m.levels)
@@ -355,6 +397,7 @@ int run_probe_model(const ProbeOptions& o, MPI_Comm world) {
   j["model"] = {{"inputs", inputs_json(c, links, p)}, {"series", all_series(o, c, links, p)}};
   j["model"]["held_against"] = held_against(c, links, p);
   j["model"]["held_against_levels"] = held_against_levels(c, links, p);
+  j["model"]["held_against_host"] = held_against_host(links, p);
   std::fflush(stdout);
   if (!o.report.empty()) write_file_atomically(o.report, j.dump(2) + "\n", world);
   return kExitOk;

@@ -179,6 +179,10 @@ struct Setup {
   bool shared = false;
   bool ipc_gather = false;  // every rank on one host, halo over ipc: the gather goes GPU to GPU
   Int3 procs{};
+  // What divides a rank's compute bandwidth: the ranks sharing one GPU, or those sharing one
+  // socket's memory beyond what their cores draw alone (System::memory_gbs); else 1.
+  double share = 1;
+  bool host = false;  // CPU ranks: no staging through host memory
   const Wire& slowest() const { return ranks > gpus_per_node ? inter : intra; }
 };
 
@@ -256,11 +260,10 @@ void level_traffic(const Setup& s, const Boxes& b, int sweeps, int transfers,
 // Compute seconds of `bytes` per rank in `launches` launches; a measured level of the same
 // grid on one GPU gives its time directly when this is that level's whole work.
 double compute_s(const Setup& s, double bytes, int launches, const Int3& whole, bool whole_work) {
-  const double share = s.shared ? s.ranks : 1;
-  const double moved = share * bytes / (s.c.bandwidth_gbs * 1e9);
+  const double moved = s.share * bytes / (s.c.bandwidth_gbs * 1e9);
   if (whole_work && s.c.measured_levels)
     for (const LevelCost& l : s.c.m.levels)
-      if (l.grid == whole) return share > 1 ? std::max(l.ms * 1e-3, moved) : l.ms * 1e-3;
+      if (l.grid == whole) return s.share > 1 ? std::max(l.ms * 1e-3, moved) : l.ms * 1e-3;
   return std::max(moved, launches * s.c.floor_s);
 }
 
@@ -282,10 +285,9 @@ void add_halo(const Setup& s, const Exchange& e, int rounds, double sent, double
 // at the device's bandwidth (shared by the ranks on a shared GPU). Every copy is a launch.
 double ipc_gather_s(const Setup& s, double points, double padded) {
   const Wire& w = s.intra;
-  const double share = s.shared ? s.ranks : 1;
   const double launches = 2.0 * (s.ranks - 1) + 1;
   return w.latency + launches * s.c.floor_s + (s.ranks - 1) * 8 * padded / w.bandwidth +
-         share * 16 * points / (s.c.bandwidth_gbs * 1e9);
+         s.share * 16 * points / (s.c.bandwidth_gbs * 1e9);
 }
 
 // The gather below a level through host memory (box_gather.cpp's host path, used across
@@ -296,7 +298,8 @@ double ipc_gather_s(const Setup& s, double points, double padded) {
 // by them.
 double host_gather_s(const Setup& s, double points, double local) {
   const double staging =
-      2 * s.p.staging_latency_s + 8 * (points + local) / (s.p.staging_gbytes_per_s * 1e9);
+      s.host ? 0
+             : 2 * s.p.staging_latency_s + 8 * (points + local) / (s.p.staging_gbytes_per_s * 1e9);
   const Wire& w = s.slowest();
   const double bw = std::min(s.p.staging_gbytes_per_s * 1e9, w.bandwidth);
   const double steps = std::ceil(std::log2(double(s.ranks)));
@@ -416,6 +419,8 @@ Prediction predict(const Calibration& c, const std::vector<Link>& links, const S
           intra.shared_gpu,
           sys.ipc_gather(ranks),
           choose_procs(grid, ranks, {0, 0, 0})};
+  s.host = sys.memory_gbs > 0;
+  s.share = s.shared ? ranks : s.host ? std::max(1.0, ranks * c.m.copy_gbs / sys.memory_gbs) : 1;
   Prediction out;
   out.grid = grid;
   out.procs = s.procs;
@@ -432,8 +437,8 @@ Prediction predict(const Calibration& c, const std::vector<Link>& links, const S
   }
   // CG: its vector work (scaled from the measured grid), one exchange (A p), the sums.
   const double local = points_of(out.levels[0].box);
-  const double share = s.shared ? ranks : 1;
-  out.cg.compute = std::max(share * c.cg_s * local / points_of(c.m.grid), p.cg_kernels * c.floor_s);
+  out.cg.compute =
+      std::max(s.share * c.cg_s * local / points_of(c.m.grid), p.cg_kernels * c.floor_s);
   if (ranks > 1) {
     const Exchange e = busiest_exchange(s, plan[0].boxes);
     add_halo(s, e, 1, 1.0, 2.0 * e.faces + s.p.shell_kernels, out.cg);

@@ -84,11 +84,22 @@ struct System {
   std::string what;
   int gpus_per_host = 8;
   Transport halo = Transport::ipc;
+  // > 0: the ranks are CPU cores of one socket (the host backend), sharing its memory, whose
+  // rate this is (GB/s, a copy on every core at once). Each rank then moves its bytes at the
+  // calibration's one-core rate until the ranks together would pass this: compute is scaled
+  // by max(1, ranks x the calibration's copy rate / memory_gbs). No staging through host
+  // memory: the fields are there.
+  double memory_gbs = 0;
   bool one_host(int ranks) const { return ranks <= gpus_per_host; }
   bool ipc_gather(int ranks) const { return halo == Transport::ipc && one_host(ranks); }
 };
 std::vector<System> default_systems();  // nvlink, pcie, ib-hdr, ib-ndr
 System shared_gpu_system();             // mps-shared-gpu: every rank on one GPU
+// host-cores: every rank a core of the 16-core socket of the lent GPU machines (Intel Xeon,
+// 2026-12-06), halo over mpi (shared memory), the host's --mg-gather (4096).
+System host_cores_system();
+// `halo3d bench --backend host --grid 256,256,256` on one core of that machine (session 43).
+Measurements host_measurements();
 
 struct Params {
   long long gather_points = kGpuMgGather;
