@@ -40,6 +40,7 @@ for h in a b; do
   ip -n "$ns" link set lo up
   i=$((i + 1))
 done
+# shellcheck disable=SC2054  # self,vader,tcp is one argument: the btl list
 MCA=(--mca plm rsh --mca plm_rsh_agent "$SRC/tests/production/netns-agent.sh" --mca btl self,vader,tcp
      --mca btl_tcp_if_include 10.77.0.0/24 --mca oob_tcp_if_include 10.77.0.0/24)
 cd "$OUT"
