@@ -2,12 +2,26 @@
 // read instead, the link table with its overrides, and the machines built from the links.
 #include <cmath>
 #include <cstdlib>
+#include <initializer_list>
 
 #include "checks.hpp"
 #include "errors.hpp"
 #include "scaling_model.hpp"
 
 namespace halo3d::model {
+
+namespace {
+
+// A built-in bench's level rows, each an n^3 grid: bytes per V-cycle and milliseconds.
+struct CubeLevel {
+  int n;
+  double bytes, ms;
+};
+void add_cube_levels(Measurements& m, std::initializer_list<CubeLevel> rows) {
+  for (const CubeLevel& r : rows) m.levels.push_back({{r.n, r.n, r.n}, r.bytes, r.ms});
+}
+
+}  // namespace
 
 Measurements default_measurements() {
   Measurements m;
@@ -27,14 +41,18 @@ Measurements default_measurements() {
   m.pcg_ms = 13.93;
   m.vcycle_ms = 10.38;
   m.cg_ms = 3.04;
-  const struct {
-    int n;
-    double bytes, ms;
-  } rows[] = {{512, 2.211e10, 7.6130}, {341, 6.423e9, 2.1270}, {170, 8.092e8, 0.2441},
-              {113, 2.337e8, 0.0911},  {56, 2.891e7, 0.0618},  {37, 8.198e6, 0.0714},
-              {18, 9.683e5, 0.0299},   {13, 3.55e5, 0.0252},   {6, 3.656e4, 0.0455},
-              {5, 2.013e4, 0.0352},    {2, 1296, 0.0396},      {1, 24, 0.0081}};
-  for (const auto& r : rows) m.levels.push_back({{r.n, r.n, r.n}, r.bytes, r.ms});
+  add_cube_levels(m, {{512, 2.211e10, 7.6130},
+                      {341, 6.423e9, 2.1270},
+                      {170, 8.092e8, 0.2441},
+                      {113, 2.337e8, 0.0911},
+                      {56, 2.891e7, 0.0618},
+                      {37, 8.198e6, 0.0714},
+                      {18, 9.683e5, 0.0299},
+                      {13, 3.55e5, 0.0252},
+                      {6, 3.656e4, 0.0455},
+                      {5, 2.013e4, 0.0352},
+                      {2, 1296, 0.0396},
+                      {1, 24, 0.0081}});
   return m;
 }
 
@@ -50,13 +68,14 @@ Measurements host_measurements() {
   m.pcg_ms = 382.76;
   m.vcycle_ms = 253.86;
   m.cg_ms = 110.72;
-  const struct {
-    int n;
-    double bytes, ms;
-  } rows[] = {{256, 2.180e9, 227.189}, {127, 2.662e8, 23.926}, {63, 3.248e7, 2.7451},
-              {31, 3.867e6, 0.3460},   {15, 4.375e5, 0.0485},  {7, 4.434e4, 0.0082},
-              {3, 3472, 0.0037},       {1, 16, 0.0001}};
-  for (const auto& r : rows) m.levels.push_back({{r.n, r.n, r.n}, r.bytes, r.ms});
+  add_cube_levels(m, {{256, 2.180e9, 227.189},
+                      {127, 2.662e8, 23.926},
+                      {63, 3.248e7, 2.7451},
+                      {31, 3.867e6, 0.3460},
+                      {15, 4.375e5, 0.0485},
+                      {7, 4.434e4, 0.0082},
+                      {3, 3472, 0.0037},
+                      {1, 16, 0.0001}});
   return m;
 }
 
