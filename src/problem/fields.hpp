@@ -4,9 +4,9 @@
 // Non-zero boundary values are lifted onto the points next to the boundary (B g: each such
 // point gets w g of each boundary neighbour, w the boundary face's weight: c_d, or with a
 // variable coefficient the face's own; on a Neumann face --boundary is the outward flux
-// k du/dn, a source of area/h: docs/ALGORITHMS.md): into the right-hand side at set-up for
-// Poisson (b = f + B g), as a source term of every step for heat. The solvers and the
-// multigrid preconditioner keep solving the homogeneous problem.
+// k du/dn, a source of area/h: docs/ARCHITECTURE.md, "Boundaries"): into the right-hand
+// side at set-up for Poisson (b = f + B g), as a source term of every step for heat. The
+// solvers and the multigrid preconditioner keep solving the homogeneous problem.
 #pragma once
 #include <mpi.h>
 

@@ -15,9 +15,10 @@
 // restriction gathers there, weighted by the restriction's weights (normalised); the coarse
 // operator is the same discretisation of that k on the coarse grid (rediscretisation), and
 // its boundary faces take the nearest interior value (coarse levels have no boundary layer
-// of their own). docs/ALGORITHMS.md says why this averaging. Coarse k is made in backend
-// memory from the level above's (the fine level's uploaded once) and dropped once the next
-// level has its own: only the fine level's k stays, on the host.
+// of their own). Why this averaging: docs/PERFORMANCE.md ("why the 1e4 block takes more
+// iterations"; face conductances averaged in series and parallel did worse). Coarse k is
+// made in backend memory from the level above's (the fine level's uploaded once) and
+// dropped once the next level has its own: only the fine level's k stays, on the host.
 //
 // A variable shift (--shift expr:/file:): sigma at the points, a fourth padded array beside
 // the weights (rounded once to float with them), each point's diagonal adding its own
