@@ -1,57 +1,29 @@
 #!/bin/bash
 # Usage: bench/host/multihost_netns.sh HALO3D OUTDIR [N]
 # The host backend across two test hosts made of network namespaces (the setup of
-# tests/production/test_multihost.sh: veth pairs into a bridge, Open MPI's tcp btl over
-# 10.77.0.0/24 only), against the same ranks on one host, N^3 (default 96): the pair probe's
-# latency and bandwidth between the hosts, `bench --backend host` and `solve --rhs random`
-# on 1 rank, on 2 ranks on one host and on 2 ranks on two hosts (one each). Needs root, ip
-# and unshare. Results (text and JSON reports) go to OUTDIR. Open MPI spins in its waits
-# unless OMPI_MCA_mpi_yield_when_idle=1 is in the environment: run it both ways
-# (docs/CLUSTERS.md, "TCP between hosts with a rank on every core").
+# tests/production/test_multihost.sh, shared in tests/production/netns_hosts.sh: veth pairs
+# into a bridge, Open MPI's tcp btl over 10.77.0.0/24 only), against the same ranks on one
+# host, N^3 (default 96): the pair probe's latency and bandwidth between the hosts,
+# `bench --backend host` and `solve --rhs random` on 1 rank, on 2 ranks on one host and on 2
+# ranks on two hosts (one each). Needs root, ip and unshare. Results (text and JSON reports)
+# go to OUTDIR. Open MPI spins in its waits unless OMPI_MCA_mpi_yield_when_idle=1 is in the
+# environment: run it both ways (docs/CLUSTERS.md, "TCP between hosts with a rank on every
+# core").
 set -euo pipefail
 BIN=$(readlink -f "$1")
 OUT=$(mkdir -p "$2" && cd "$2" && pwd)
 N=${3:-96}
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 export OMP_NUM_THREADS=1 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-PREFIX=h3dbn$$-
-export H3D_NETNS_PREFIX=$PREFIX
-BR=${PREFIX}br
-created=()
-teardown() {
-  local ns pid
-  for ns in "${created[@]}"; do
-    for pid in $(ip netns pids "$ns" 2>/dev/null); do kill -9 "$pid" 2>/dev/null || true; done
-  done
-  for ns in "${created[@]}"; do ip netns del "$ns" 2>/dev/null || true; done
-}
-trap teardown EXIT
-ip netns add "$BR" && created+=("$BR")
-ip -n "$BR" link add br0 type bridge
-ip -n "$BR" link set br0 up
-i=1
-for h in a b; do
-  ns=$PREFIX$h
-  ip netns add "$ns" && created+=("$ns")
-  ip link add eth0 netns "$ns" type veth peer name "p$h" netns "$BR"
-  ip -n "$BR" link set "p$h" master br0 up
-  ip -n "$ns" addr add "10.77.0.$i/24" dev eth0
-  ip -n "$ns" link set eth0 up
-  ip -n "$ns" link set lo up
-  i=$((i + 1))
-done
-# shellcheck disable=SC2054  # self,vader,tcp is one argument: the btl list
-MCA=(--mca plm rsh --mca plm_rsh_agent "$SRC/tests/production/netns-agent.sh" --mca btl self,vader,tcp
-     --mca btl_tcp_if_include 10.77.0.0/24 --mca oob_tcp_if_include 10.77.0.0/24)
+# No skip here, unlike the test: a measurement that cannot make its hosts fails (set -e).
+# shellcheck source=tests/production/netns_hosts.sh
+source "$SRC/tests/production/netns_hosts.sh"
+netns_bridge_up h3dbn$$-
+netns_hosts_up a b
+# on_hosts: each launch limited to 300 s, ranks bound to cores
+NETNS_TIMEOUT=300
+NETNS_MPIRUN_ARGS=(--bind-to core)
 cd "$OUT"
-on_hosts() {  # HOSTFILE_LINES MPIRUN_ARGS...
-  local lines=$1
-  shift
-  printf '%b' "$lines" >hosts
-  # shellcheck disable=SC2016
-  timeout 300 ip netns exec "${PREFIX}a" unshare --uts /bin/sh -c 'hostname h3d-a; exec "$@"' sh \
-    mpirun --hostfile hosts "${MCA[@]}" --bind-to core "$@"
-}
 one='h3d-a slots=2\n'
 two='h3d-a slots=1\nh3d-b slots=1\n'
 B=(bench --backend host --grid "$N,$N,$N" --reps 5 --warmup 1)

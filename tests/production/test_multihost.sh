@@ -18,78 +18,42 @@
 # Needs root (CAP_NET_ADMIN, CAP_SYS_ADMIN), ip netns and unshare: skipped (77) otherwise.
 # shellcheck source=tests/production/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source=tests/production/netns_hosts.sh
+source "$(dirname "${BASH_SOURCE[0]}")/netns_hosts.sh"
 need_python_h5py
 [[ $(id -u) == 0 ]] || skip "needs root to create network namespaces (ip netns)"
 command -v ip >/dev/null || skip "no ip command (apt-get install iproute2)"
 command -v unshare >/dev/null || skip "no unshare command (util-linux)"
 
 PREFIX=h3dmh$$-
-export H3D_NETNS_PREFIX=$PREFIX
 NS=("${PREFIX}a" "${PREFIX}b" "${PREFIX}c")
-BR=${PREFIX}br
-created=()
-teardown() {
-  local ns pid
-  for ns in "${created[@]}"; do
-    # anything still running inside our namespaces was started by this test
-    for pid in $(ip netns pids "$ns" 2>/dev/null); do kill -9 "$pid" 2>/dev/null || true; done
-  done
-  for ns in "${created[@]}"; do ip netns del "$ns" 2>/dev/null || true; done
-}
-trap teardown EXIT
-
-if ! ip netns add "$BR" 2>/tmp/h3d-netns-err.$$; then
+if ! netns_bridge_up "$PREFIX" 2>/tmp/h3d-netns-err.$$; then
   why=$(cat /tmp/h3d-netns-err.$$); rm -f /tmp/h3d-netns-err.$$
   skip "cannot create a network namespace here: $why"
 fi
 rm -f /tmp/h3d-netns-err.$$
-created+=("$BR")
-ip netns exec "$BR" true 2>/dev/null || skip "cannot enter a network namespace (ip netns exec)"
-ip netns exec "$BR" unshare --uts true 2>/dev/null || skip "cannot create a UTS namespace (unshare --uts)"
+ip netns exec "$NETNS_BR" true 2>/dev/null || skip "cannot enter a network namespace (ip netns exec)"
+ip netns exec "$NETNS_BR" unshare --uts true 2>/dev/null || skip "cannot create a UTS namespace (unshare --uts)"
 
 new_workdir multihost
 cd "$WORK"
 
 # ---- the test network ----
-ip -n "$BR" link add br0 type bridge
-ip -n "$BR" link set br0 up
-ip -n "$BR" link set lo up
-i=1
-for h in a b c; do
-  ns=$PREFIX$h
-  ip netns add "$ns"
-  created+=("$ns")
-  # both ends are created inside namespaces: nothing appears in the machine's own namespace
-  ip link add eth0 netns "$ns" type veth peer name "p$h" netns "$BR"
-  ip -n "$BR" link set "p$h" master br0 up
-  ip -n "$ns" addr add "10.77.0.$i/24" dev eth0
-  ip -n "$ns" link set eth0 up
-  ip -n "$ns" link set lo up
-  i=$((i + 1))
-done
-for ns in "${created[@]}"; do ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 2>/dev/null || true; done
+netns_hosts_up a b c
+# no IPv6 in the namespaces; here only: the bench keeps the setup its numbers were measured on
+for ns in "${NETNS_CREATED[@]}"; do ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 2>/dev/null || true; done
 for h in a b c; do
   routes=$(ip -n "$PREFIX$h" -4 route show)
   [[ $routes == "10.77.0.0/24 dev eth0 "* && $(wc -l <<<"$routes") == 1 ]] ||
     fail "h3d-$h has routes other than 10.77.0.0/24: $routes"
 done
-log "test hosts h3d-a/b/c = namespaces ${NS[*]} on bridge $BR; only route: 10.77.0.0/24"
+log "test hosts h3d-a/b/c = namespaces ${NS[*]} on bridge $NETNS_BR; only route: 10.77.0.0/24"
 
 # a machine-local Slurm allocation in the environment must not take over the launch
 unset "${!SLURM_@}" 2>/dev/null || true
-AGENT=$HERE/netns-agent.sh
-MCA=(--mca plm rsh --mca plm_rsh_agent "$AGENT" --mca btl self,vader,tcp
-     --mca btl_tcp_if_include 10.77.0.0/24 --mca oob_tcp_if_include 10.77.0.0/24)
-
-# on_hosts HOSTFILE_LINES MPIRUN_ARGS...: mpirun inside h3d-a, under that host name.
-on_hosts() {
-  local lines=$1
-  shift
-  printf '%b' "$lines" >hosts
-  # shellcheck disable=SC2016
-  timeout 120 ip netns exec "${PREFIX}a" unshare --uts /bin/sh -c 'hostname h3d-a; exec "$@"' sh \
-    "$MPIRUN" --hostfile hosts "${MCA[@]}" "$@"
-}
+# on_hosts (netns_hosts.sh) runs this mpirun, each launch limited to 120 s
+NETNS_MPIRUN=$MPIRUN
+NETNS_TIMEOUT=120
 
 # check_info OUTFILE NRANKS NHOSTS "NAME HOSTINDEX LOCALRANK LOCALSIZE" per rank...
 check_info() {
@@ -123,6 +87,7 @@ check_info B.out 4 2 "h3d-a 0 0 1" "h3d-b 1 0 3" "h3d-b 1 1 3" "h3d-b 1 2 3"
 sed -n '/^ranks:/,$p' B.out
 
 log "C: one solve split over hosts against the same process grid on one host"
+# shellcheck disable=SC2054  # 24,24,24 is one argument
 S=(solve --grid 24,24,24 --rhs random --seed 9 --tol 1e-9)
 on_hosts 'h3d-a slots=4\n' -np 4 "$BIN" "${S[@]}" --procs 2,2,1 --output "$WORK/one4.h5" --report "$WORK/one4.json" >D1.out 2>D1.err ||
   fail "C: one-host run failed: $(tail -n 20 D1.err)"
