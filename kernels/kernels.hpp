@@ -47,6 +47,7 @@ class Kernels {
   // The device ordinal (-1 on the host) and the lane's native queue (a cudaStream_t on
   // CUDA, nullptr on the host): only halo transports that drive copies themselves use it.
   virtual int device() const { return -1; }
+  bool on_gpu() const { return device() >= 0; }
   virtual void* native_stream(Lane) const { return nullptr; }
   // Bytes of Memory::device that can still be allocated (host: the host's MemAvailable).
   virtual std::size_t available_memory() const = 0;

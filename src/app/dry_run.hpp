@@ -12,8 +12,8 @@ namespace halo3d {
 // preconditioner.
 MemoryNeed solve_memory(const SolveOptions& o, const Decomposition& d, MPI_Comm cart, bool gpu);
 // Whether the kernels of a run with `backend` would run on GPUs, decided as the runtime
-// decides (auto: on GPUs when every rank sees one), for --dry-run, which makes no runtime.
-// Collective over comm.
+// decides (picks_cuda: auto on GPUs when every rank sees one), for --dry-run, which makes no
+// runtime. Collective over comm for auto.
 bool runs_on_gpu(Backend backend, MPI_Comm comm);
 
 // Prints (rank 0) the effective configuration with each value's source, the decomposition,

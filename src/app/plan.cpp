@@ -11,6 +11,7 @@
 #include "fields.hpp"
 #include "fmg.hpp"
 #include "problem.hpp"
+#include "runtime.hpp"
 
 namespace halo3d {
 
@@ -85,10 +86,9 @@ RunPlan make_plan(const SolveOptions& o) {
 }
 
 bool runs_on_gpu(Backend backend, MPI_Comm comm) {
-  int gpu = backend == Backend::cuda ||
-            (backend == Backend::auto_ && cuda_compiled() && !cuda_devices().empty());
-  HALO3D_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &gpu, 1, MPI_INT, MPI_MIN, comm));
-  return gpu != 0;
+  // Only auto depends on the devices (as in make_kernels).
+  if (backend != Backend::auto_) return backend == Backend::cuda;
+  return picks_cuda(backend, min_visible_gpus(comm));
 }
 
 // What run_solve allocates beyond the runtime, per rank: the source and the method's vectors

@@ -40,6 +40,7 @@ struct SolveRecord {
   int ranks = 1;
   Int3 procs{};
   std::string backend, device, halo;  // names
+  bool gpu = false;                   // the kernels ran on a GPU
   bool overlap = false;  // the overlap the run uses (--overlap auto: as timed at start-up)
   HaloSelection halo_selection;
   HostMap hosts;

@@ -90,7 +90,7 @@ Multigrid::Multigrid(Runtime& rt, const MgOptions& o, DistributedOperator* fine,
   MPI_Comm cart = rt.cart.get();
   const int ranks = rt.decomp.ranks;
   Stencil stencil = fine->stencil();
-  const std::vector<MgLevelPlan> plan = mg_plan(rt.decomp, stencil, o, k.name() == "cuda", cart);
+  const std::vector<MgLevelPlan> plan = mg_plan(rt.decomp, stencil, o, k.on_gpu(), cart);
   for (std::size_t l = 0; l < plan.size(); ++l) {
     auto L = std::make_unique<Level>();
     L->grid = plan[l].grid;

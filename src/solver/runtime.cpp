@@ -38,17 +38,24 @@ std::string shared_gpu_warning(int ranks, int gpus, bool mps) {
          "per GPU\n";
 }
 
+bool picks_cuda(Backend backend, int min_visible) {
+  return backend == Backend::cuda ||
+         (backend == Backend::auto_ && cuda_compiled() && min_visible > 0);
+}
+
+int min_visible_gpus(MPI_Comm comm) {
+  int visible = int(cuda_devices().size()), min_visible = 0;
+  HALO3D_MPI_CHECK(MPI_Allreduce(&visible, &min_visible, 1, MPI_INT, MPI_MIN, comm));
+  return min_visible;
+}
+
 std::unique_ptr<Kernels> make_kernels(Backend backend, const HostMap& hosts, MPI_Comm world,
                                       int& gpu, std::string& warnings) {
   if (backend == Backend::host) return make_host_kernels();
   // Read whether or not a GPU is used, so a bad value is an error on every machine.
   const CudaVariants variants = cuda_variants_from_env();
-  const auto gpus = cuda_devices();
-  // Every rank must take the same decision, or the job would mix backends.
-  int visible = int(gpus.size()), min_visible = 0;
-  HALO3D_MPI_CHECK(MPI_Allreduce(&visible, &min_visible, 1, MPI_INT, MPI_MIN, world));
-  if (backend == Backend::auto_ && (!cuda_compiled() || min_visible == 0))
-    return make_host_kernels();
+  const int visible = int(cuda_devices().size()), min_visible = min_visible_gpus(world);
+  if (!picks_cuda(backend, min_visible)) return make_host_kernels();
   if (!cuda_compiled()) make_cuda_kernels(0);  // throws the "not compiled" message
   if (min_visible == 0)
     throw Error(kExitUnavailable, "--backend cuda: no CUDA GPU is visible on " +
