@@ -227,8 +227,7 @@ SolveRecord record_of(const SolveRun& r) {
   c.has_exact = r.prob->has_exact();
   c.ranks = r.d->ranks;
   c.procs = r.d->procs;
-  c.backend = r.k->name();
-  c.gpu = r.k->on_gpu();
+  c.backend = r.k->name(), c.gpu = r.k->on_gpu();
   c.device = r.k->device_name();
   c.halo = r.rt->op->transport().name();
   c.overlap = r.rt->op->overlap();
