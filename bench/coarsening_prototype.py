@@ -9,6 +9,9 @@ s P^T, exact coarsest solve); its counts with halo3d's hierarchy equal halo3d's 
            galerkin   R A P (27 points): what a Galerkin coarse operator would give
            flux       face conductances in series along the face's normal and in parallel
                       (restriction-weighted) across it, from the fine faces
+           collapsed  R A P collapsed to 7 points: each off-diagonal entry shared equally
+                      among the axes it is off along, row sums kept
+  --k      block (the octant), slab (x < 0.3), L (x < 0.3 or y > 0.6 and z < 0.4), one
   --sizes  halo3d     even N -> N+1 intervals to ceil((N+1)/1.5) (ratio 1.5), odd N nests
            half       even N -> N/2 - 1 (ratio (N+1)/(N/2), just above 2), odd N nests
 
@@ -20,6 +23,12 @@ Measured 2026-12-05 on the 2-core VM (block k / k = 1):
   galerkin, halo3d: 31: 10, 32: 9, 63: 10, 64: 9, 127: 10, 128: 14, 129: 10
   flux, halo3d:    31: 18, 32: 19, 63: 21, 64: 24 (k = 1: 7)
   redisc, half:    64: 11 / 7, 128: 12 / 7, 256: 13 / 7
+Session 44 (2026-12-06), --sizes half (halo3d's hierarchy since session 37), 32^3 / 64^3:
+  redisc:    block 10 / 11, slab 15 / 16, L 14 / 18, one 7 / 7
+  galerkin:  block 6 / 6, slab 10 / 10, L 14 / 17, one 6 / 6
+  flux:      slab 16 / 17, L 18 / 23
+  collapsed: block 21 / 29, slab 39 / 34, L 48 / 100, one 20 / 29
+(docs/performance-log.md, "Blocks of k that are not the octant").
 So the count's growth on even grids (halo3d's 512^3: 22) comes from the ratio-1.5 first
 coarsening, not from the coarse operator: ratio 2 keeps it at 11-13, and the smaller level 1
 (N/2 - 1 instead of 2N/3 points per axis) would make the V-cycle cheaper too. halo3d cannot
@@ -154,18 +163,43 @@ def build(k, coarse, coarser, ncoarsest=3):
             A = assemble(k, "DDD", h)
         elif coarse == "galerkin":
             A = (lev["R"] @ A @ P).tocsr()
+        elif coarse == "collapsed":
+            A = collapse(lev["R"] @ A @ P, nc)
         else:
             kfaces = coarse_faces(kfaces, n, nc)
             A = assemble_faces(kfaces, nc, h)
         n = nc
 
 
-def block_k(n, contrast=1e4):
+def collapse(G, n):
+    """G (27 points) as 7: an entry off along m axes adds 1/m of itself to the face
+    neighbour along each of them; the diagonal keeps G's row sums."""
+    G = G.tocoo()
+    strides = [1, n[0], n[0] * n[1]]
+    off = G.row != G.col
+    row, col, val = G.row[off], G.col[off], G.data[off]
+    d = [(col // s) % m - (row // s) % m for s, m in zip(strides, n)]
+    axes = sum(np.abs(x) for x in d)
+    rows, cols, vals = [], [], []
+    for a in range(3):
+        for sign in (-1, 1):
+            m = d[a] == sign
+            rows.append(row[m]); cols.append(row[m] + sign * strides[a]); vals.append(val[m] / axes[m])
+    N = int(np.prod(n))
+    O = sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(N, N))
+    diag = np.asarray(G.sum(axis=1)).ravel() - np.asarray(O.sum(axis=1)).ravel()
+    return (O + sp.diags(diag)).tocsr()
+
+
+def k_field(kind, n, contrast=1e4):
+    """k = contrast on a block (see --k), else 1, at the points (i + 1) / (n + 1)."""
+    if kind == "one":
+        return np.ones(n[::-1])
     x = [(np.arange(m) + 1) / (m + 1) for m in n[::-1]]
     Z, Y, X = np.meshgrid(*x, indexing="ij")
-    k = np.ones(Z.shape)
-    k[(X < 0.5) & (Y < 0.5) & (Z < 0.5)] = contrast
-    return k
+    inside = {"block": (X < 0.5) & (Y < 0.5) & (Z < 0.5), "slab": X < 0.3,
+              "L": (X < 0.3) | ((Y > 0.6) & (Z < 0.4))}[kind]
+    return np.where(inside, contrast, 1.0)
 
 
 if __name__ == "__main__":
@@ -173,13 +207,13 @@ if __name__ == "__main__":
     ap.add_argument("--grid", default="64")
     ap.add_argument("--coarse", default="redisc")
     ap.add_argument("--sizes", default="halo3d")
-    ap.add_argument("--k", default="block", help="block, one, or block,one")
+    ap.add_argument("--k", default="block", help="block, slab, L, one (comma-separated)")
     a = ap.parse_args()
     rules = {"halo3d": coarser_halo3d, "half": coarser_half}
     for N in map(int, a.grid.split(",")):
         f = np.random.default_rng(1).standard_normal(N ** 3)
         for kind in a.k.split(","):
-            k = block_k((N, N, N)) if kind == "block" else np.ones((N, N, N))
+            k = k_field(kind, (N, N, N))
             for c in a.coarse.split(","):
                 for r in a.sizes.split(","):
                     print(f"{N}^3 k={kind} coarse={c} sizes={r}: "
