@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "app.hpp"
+#include "dry_run.hpp"
 #include "errors.hpp"
 #include "hdf5_io.hpp"
 #include "mpi_env.hpp"
@@ -178,6 +179,19 @@ TEST(Runtime, SharedGpuWarningAndMpsDetection) {
   unlink(pipe.c_str());
   rmdir(dir);
   unsetenv("CUDA_MPS_PIPE_DIRECTORY");
+}
+
+// The backend rule make_kernels and --dry-run share: cuda always, host never, auto only
+// where CUDA is compiled in and every rank sees a GPU (the fewest any rank sees).
+TEST(Runtime, AutoPicksCudaOnlyWhereEveryRankSeesAGpu) {
+  EXPECT_TRUE(picks_cuda(Backend::cuda, 0));
+  EXPECT_FALSE(picks_cuda(Backend::host, 4));
+  EXPECT_FALSE(picks_cuda(Backend::auto_, 0));
+  EXPECT_EQ(picks_cuda(Backend::auto_, 1), cuda_compiled());
+  EXPECT_EQ(runs_on_gpu(Backend::auto_, MPI_COMM_WORLD),
+            cuda_compiled() && min_visible_gpus(MPI_COMM_WORLD) > 0);
+  EXPECT_FALSE(runs_on_gpu(Backend::host, MPI_COMM_WORLD));
+  EXPECT_TRUE(runs_on_gpu(Backend::cuda, MPI_COMM_WORLD));
 }
 
 TEST(Operator, OverlapOnAndOffGiveIdenticalResults) {
