@@ -189,7 +189,7 @@ TEST(Runtime, AutoPicksCudaOnlyWhereEveryRankSeesAGpu) {
   EXPECT_FALSE(picks_cuda(Backend::auto_, 0));
   EXPECT_EQ(picks_cuda(Backend::auto_, 1), cuda_compiled());
   EXPECT_EQ(runs_on_gpu(Backend::auto_, MPI_COMM_WORLD),
-            cuda_compiled() && min_visible_gpus(MPI_COMM_WORLD) > 0);
+            cuda_compiled() && fewest_gpus(int(cuda_devices().size()), MPI_COMM_WORLD) > 0);
   EXPECT_FALSE(runs_on_gpu(Backend::host, MPI_COMM_WORLD));
   EXPECT_TRUE(runs_on_gpu(Backend::cuda, MPI_COMM_WORLD));
 }

@@ -88,7 +88,7 @@ RunPlan make_plan(const SolveOptions& o) {
 bool runs_on_gpu(Backend backend, MPI_Comm comm) {
   // Only auto depends on the devices (as in make_kernels).
   if (backend != Backend::auto_) return backend == Backend::cuda;
-  return picks_cuda(backend, min_visible_gpus(comm));
+  return picks_cuda(backend, fewest_gpus(int(cuda_devices().size()), comm));
 }
 
 // What run_solve allocates beyond the runtime, per rank: the source and the method's vectors

@@ -43,10 +43,10 @@ bool picks_cuda(Backend backend, int min_visible) {
          (backend == Backend::auto_ && cuda_compiled() && min_visible > 0);
 }
 
-int min_visible_gpus(MPI_Comm comm) {
-  int visible = int(cuda_devices().size()), min_visible = 0;
-  HALO3D_MPI_CHECK(MPI_Allreduce(&visible, &min_visible, 1, MPI_INT, MPI_MIN, comm));
-  return min_visible;
+int fewest_gpus(int visible, MPI_Comm comm) {
+  int fewest = 0;
+  HALO3D_MPI_CHECK(MPI_Allreduce(&visible, &fewest, 1, MPI_INT, MPI_MIN, comm));
+  return fewest;
 }
 
 std::unique_ptr<Kernels> make_kernels(Backend backend, const HostMap& hosts, MPI_Comm world,
@@ -54,7 +54,7 @@ std::unique_ptr<Kernels> make_kernels(Backend backend, const HostMap& hosts, MPI
   if (backend == Backend::host) return make_host_kernels();
   // Read whether or not a GPU is used, so a bad value is an error on every machine.
   const CudaVariants variants = cuda_variants_from_env();
-  const int visible = int(cuda_devices().size()), min_visible = min_visible_gpus(world);
+  const int visible = int(cuda_devices().size()), min_visible = fewest_gpus(visible, world);
   if (!picks_cuda(backend, min_visible)) return make_host_kernels();
   if (!cuda_compiled()) make_cuda_kernels(0);  // throws the "not compiled" message
   if (min_visible == 0)

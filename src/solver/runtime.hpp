@@ -101,8 +101,8 @@ CountedMemory counted_memory(const Runtime& rt);
 // `min_visible`: cuda always (make_kernels refuses it where it cannot), auto where CUDA is
 // compiled in and every rank sees a GPU (one rank on the host would mix backends).
 bool picks_cuda(Backend backend, int min_visible);
-// The fewest CUDA GPUs any rank of comm sees (collective).
-int min_visible_gpus(MPI_Comm comm);
+// The fewest GPUs any rank of comm sees, each seeing `visible` (collective).
+int fewest_gpus(int visible, MPI_Comm comm);
 
 // The backend part of make_runtime (also used by probe): --backend, GPU bound by
 // node-local rank. Collective over world.
