@@ -137,31 +137,47 @@ def coarsen_k(k, Ps):
     den = R @ np.ones(k.size)
     return (num / den).reshape(Pz.shape[1], Py.shape[1], Px.shape[1])
 
+def spacing(n, kind, length):
+    """h of an axis of n points on the vertex layout: periodic and zero-face Neumann L/n,
+    node-centred Neumann L/(n-1), Dirichlet L/(n+1)."""
+    if kind in ('P', 'N', 'N+'):
+        return length / n
+    return length / (n - 1) if kind == 'V' else length / (n + 1)
+
+def level(A, n, ncoarsest):
+    """A level of operator A on n points an axis: its diagonal, the Gershgorin bound b of
+    D^-1 A, and below ncoarsest points an axis its pseudo-inverse (the exact coarsest solve)."""
+    lev = {'A': A, 'D': A.diagonal()}
+    off = np.asarray(abs(A).sum(axis=1)).ravel() - lev['D']
+    lev['b'] = 1 + np.max(off / lev['D'])
+    if min(n) <= ncoarsest:
+        lev['coarsest'] = True
+        lev['pinv'] = np.linalg.pinv(A.toarray())
+    return lev
+
+def prolongation(Ps):
+    """The 3D interpolation from the axes' (x, y, z) 1D ones."""
+    return sp.kron(sp.kron(sp.csr_matrix(Ps[2]), sp.csr_matrix(Ps[1])), sp.csr_matrix(Ps[0])).tocsr()
+
 def build(k, kinds, L, geom, ncoarsest=3):
     levels = []
     n = list(k.shape[::-1])  # x, y, z
     while True:
         if geom == 'vertex':
-            h = [L[a] / n[a] if kinds[a] in ('P', 'N', 'N+') else L[a] / (n[a] - 1) if kinds[a] == 'V' else L[a] / (n[a] + 1) for a in range(3)]
+            h = [spacing(n[a], kinds[a], L[a]) for a in range(3)]
         else:
             h = [L[a] / n[a] for a in range(3)]
         akinds = ['N' if c == 'N+' else c for c in kinds]
-        A = assemble(k, akinds, h)
-        lev = {'A': A, 'D': A.diagonal()}
-        Dinv = 1 / lev['D']
-        off = np.asarray(abs(A).sum(axis=1)).ravel() - lev['D']
-        lev['b'] = 1 + np.max(off * Dinv)
+        lev = level(assemble(k, akinds, h), n, ncoarsest)
         levels.append(lev)
-        if min(n) <= ncoarsest:
-            lev['coarsest'] = True
-            lev['pinv'] = np.linalg.pinv(A.toarray())
+        if lev.get('coarsest'):
             break
         Ps = []
         nn = []
         for a in range(3):
             P, nc = interp1d(n[a], kinds[a], geom)
             Ps.append(P); nn.append(nc)
-        P = sp.kron(sp.kron(sp.csr_matrix(Ps[2]), sp.csr_matrix(Ps[1])), sp.csr_matrix(Ps[0])).tocsr()
+        P = prolongation(Ps)
         lev['P'] = P
         lev['R'] = P.T.tocsr() / 8.0
         k = coarsen_k(k, Ps)

@@ -43,7 +43,7 @@ import numpy as np
 import scipy.sparse as sp
 
 sys.path.insert(0, __import__("os").path.dirname(__import__("os").path.abspath(__file__)))
-from bc_prototype import assemble, harm, pcg  # noqa: E402
+from bc_prototype import assemble, harm, level, pcg, prolongation  # noqa: E402
 
 def coarser_halo3d(n):
     if n <= 1: return n
@@ -142,17 +142,13 @@ def build(k, coarse, coarser, ncoarsest=3):
     A = assemble_faces(kfaces, n, h) if coarse == "flux" else assemble(k, "DDD", h)
     levels = []
     while True:
-        lev = {"A": A, "D": A.diagonal()}
-        off = np.asarray(abs(A).sum(axis=1)).ravel() - lev["D"]
-        lev["b"] = 1 + np.max(off / lev["D"])
+        lev = level(A, n, ncoarsest)
         levels.append(lev)
-        if min(n) <= ncoarsest:
-            lev["coarsest"] = True
-            lev["pinv"] = np.linalg.pinv(A.toarray())
+        if lev.get("coarsest"):
             return levels
         nc = [coarser(m) for m in n]
         Ps = [interp(n[a], nc[a]) for a in range(3)]
-        P = sp.kron(sp.kron(sp.csr_matrix(Ps[2]), sp.csr_matrix(Ps[1])), sp.csr_matrix(Ps[0])).tocsr()
+        P = prolongation(Ps)
         s = np.prod([(nc[a] + 1) / (n[a] + 1) for a in range(3)])
         lev["P"] = P
         lev["R"] = (P.T * s).tocsr()

@@ -14,32 +14,22 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import numpy as np  # noqa: E402
-import scipy.sparse as sp  # noqa: E402
 
 import bc_prototype as bp  # noqa: E402
-
-
-def spacing(n, kind, length):
-    """bc_prototype's h per axis: periodic L/n, node-centred Neumann L/(n-1), Dirichlet L/(n+1)."""
-    return length / n if kind == 'P' else length / (n - 1) if kind == 'V' else length / (n + 1)
 
 
 def build_galerkin(k, kinds, geom='vertex', ncoarsest=3):
     """bc_prototype.build's levels with A_c = R A P below the fine one."""
     levels = []
     n = list(k.shape[::-1])  # x, y, z
-    A = bp.assemble(k, kinds, [spacing(n[a], kinds[a], 1.0) for a in range(3)])
+    A = bp.assemble(k, kinds, [bp.spacing(n[a], kinds[a], 1.0) for a in range(3)])
     while True:
-        lev = {'A': A, 'D': A.diagonal()}
-        off = np.asarray(abs(A).sum(axis=1)).ravel() - lev['D']
-        lev['b'] = 1 + np.max(off / lev['D'])
+        lev = bp.level(A, n, ncoarsest)
         levels.append(lev)
-        if min(n) <= ncoarsest:
-            lev['coarsest'] = True
-            lev['pinv'] = np.linalg.pinv(A.toarray())
+        if lev.get('coarsest'):
             return levels
         Ps, nn = zip(*(bp.interp1d(n[a], kinds[a], geom) for a in range(3)))
-        P = sp.kron(sp.kron(sp.csr_matrix(Ps[2]), sp.csr_matrix(Ps[1])), sp.csr_matrix(Ps[0])).tocsr()
+        P = bp.prolongation(Ps)
         lev['P'] = P
         lev['R'] = P.T.tocsr() / 8.0
         A = (lev['R'] @ A @ P).tocsr()
