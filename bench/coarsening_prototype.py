@@ -140,6 +140,9 @@ def build(k, coarse, coarser, ncoarsest=3):
     h = [1.0 / (m + 1) for m in n]
     kfaces = [fine_k_faces(k, a) for a in range(3)]
     A = assemble_faces(kfaces, n, h) if coarse == "flux" else assemble(k, "DDD", h)
+    if coarse == "axis":
+        Aa = [assemble_faces([kfaces[a] if b == a else 0 * kfaces[b] for b in range(3)], n, h)
+              for a in range(3)]
     levels = []
     while True:
         lev = level(A, n, ncoarsest)
@@ -159,6 +162,9 @@ def build(k, coarse, coarser, ncoarsest=3):
             A = assemble(k, "DDD", h)
         elif coarse == "galerkin":
             A = (lev["R"] @ A @ P).tocsr()
+        elif coarse == "axis":
+            Aa = [lump_axis(lev["R"] @ Aa[a] @ P, nc, a) for a in range(3)]
+            A = (Aa[0] + Aa[1] + Aa[2]).tocsr()
         elif coarse == "collapsed":
             A = collapse(lev["R"] @ A @ P, nc)
         else:
@@ -185,6 +191,41 @@ def collapse(G, n):
     O = sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(N, N))
     diag = np.asarray(G.sum(axis=1)).ravel() - np.asarray(O.sum(axis=1)).ravel()
     return (O + sp.diags(diag)).tocsr()
+
+
+SERIES = True
+
+
+def lump_axis(G, n, a):
+    """G = R A_a P (27 points) lumped onto the axis a: each entry goes to the point of its
+    row's a-line at the same offset along a (the transverse offsets summed)."""
+    G = G.tocoo()
+    strides = [1, n[0], n[0] * n[1]]
+    da = (G.col // strides[a]) % n[a] - (G.row // strides[a]) % n[a]
+    N = int(np.prod(n))
+    L = sp.csr_matrix((G.data, (G.row, G.row + da * strides[a])), shape=(N, N))
+    if SERIES:
+        # couplings 2 apart (non-nested steps): conductance v between I and I+2 becomes 2v on
+        # each of the two faces between them (in series: v again); row sums kept.
+        L = L.tocoo()
+        d = (L.col // strides[a]) % n[a] - (L.row // strides[a]) % n[a]
+        rowsum = np.asarray(L.sum(axis=1)).ravel()
+        m1 = d == 1
+        face = {}  # lower point -> conductance of its +a face
+        for r, v in zip(L.row[m1], -L.data[m1]): face[r] = face.get(r, 0) + v
+        m2 = d == 2
+        for r, v in zip(L.row[m2], -L.data[m2]):
+            face[r] = face.get(r, 0) + 2 * v; face[r + strides[a]] = face.get(r + strides[a], 0) + 2 * v
+        assert abs(d).max() <= 2
+        rows, cols, vals = [], [], []
+        diag = rowsum.copy()
+        for r, v in face.items():
+            q = r + strides[a]
+            rows += [r, q]; cols += [q, r]; vals += [-v, -v]; diag[r] += v; diag[q] += v
+        L = (sp.csr_matrix((vals, (rows, cols)), shape=(N, N)) + sp.diags(diag)).tocsr()
+    asym = abs(L - L.T).max() / abs(L).max()
+    if asym > 1e-12: print("lump_axis asymmetry", asym, file=sys.stderr)
+    return L
 
 
 def k_field(kind, n, contrast=1e4):

@@ -59,9 +59,11 @@ HALO3D_HD inline void volume_scale_point(const Layout& l, const NeumannPlanes& n
   p = mul(p, divide ? div(1.0, f) : f);
 }
 
-// The face weights at point (x, y, z) of layout l, x in [-1, nx) (and y, z alike): array a
-// (of 3, n = padded_size() apart) holds at point c the face between c and its +a neighbour,
-// for every point of the box and, along a, the ghost layer below it. k: over the padded box,
+// The face weights at point (x, y, z) of the padded box of layout l: array a (of 3, n =
+// padded_size() apart) holds at point c the face between c and its +a neighbour, for every
+// point but the ghost layer above along a (the sweeps read the box's faces and, along a, the
+// ghost layer's below; multigrid's coarse faces also those of the ghost lines beside the
+// box, boundary faces included, which no exchange brings). k: over the padded box,
 // every ghost filled; spacing: cx, cy, cz are 1/h^2 per axis; np: the Neumann planes, whose
 // factors (neumann_face_factor) multiply the weights (none: the bits of the plain formula).
 HALO3D_HD inline void face_weights_point(const Layout& l, const Stencil& spacing,
@@ -71,9 +73,9 @@ HALO3D_HD inline void face_weights_point(const Layout& l, const Stencil& spacing
   const std::ptrdiff_t step[3] = {1, l.sy(), l.sz()};
   const double inv_h2[3] = {spacing.cx, spacing.cy, spacing.cz};
   const int idx[3] = {x, y, z};
+  const int top[3] = {l.nx, l.ny, l.nz};
   for (int a = 0; a < 3; ++a) {
-    // A ghost index is a face only along its own axis (the face into the box).
-    if (idx[(a + 1) % 3] < 0 || idx[(a + 2) % 3] < 0) continue;
+    if (idx[a] == top[a]) continue;  // its +a neighbour is off the padded box
     const double plain = face_weight(k[c], k[c + step[a]], inv_h2[a]);
     if (np.faces == 0) {
       w[a * n + c] = plain;

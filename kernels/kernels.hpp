@@ -186,6 +186,17 @@ class Kernels {
   // coarse = the restriction-weighted mean of fine at each of t.coarse's points
   // (ops::coarsen_point; reads fine's ghost layer).
   virtual void coarsen_mean(const Transfer& t, const double* fine, double* coarse) = 0;
+  // Galerkin coarse faces (ops::galerkin_parts_point, galerkin_ops.hpp): parts (6 padded
+  // arrays of t.coarse, zero where not written) at its points, from the level above's
+  // weights w and each fine point's face below (3 padded arrays of t.fine each; every ghost
+  // that has a neighbour filled).
+  virtual void galerkin_parts(const Transfer& t, const double* w, const double* below,
+                              double* parts) = 0;
+  // w (3 padded arrays of l) = the coarse faces from the parts (every ghost filled, zero
+  // beyond the domain's boundary), from the ghost layer below (ops::galerkin_faces_point).
+  virtual void galerkin_faces(const Layout& l, const double* parts, double* w) = 0;
+  // below[a] = w[a] one point down along a, at the points of l's box (ops::faces_below_point).
+  virtual void faces_below(const Layout& l, const double* w, double* below) = 0;
   // The ghosts of k beyond the sides in `sides` (bit 2 axis + side) = the box's nearest point.
   virtual void fill_boundary_ghosts(const Layout& l, int sides, double* k) = 0;
   // Max over the interior of ops::spectrum_word (s: face weights attached) as a double, and

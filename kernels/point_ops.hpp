@@ -343,4 +343,5 @@ HALO3D_HD inline std::ptrdiff_t boxes_point(const Layout& l, const BoxList& b, l
 
 // The grid transfers' and the variable-coefficient set-up's point updates.
 #include "coefficient_ops.hpp"  // IWYU pragma: export
+#include "galerkin_ops.hpp"     // IWYU pragma: export
 #include "transfer_ops.hpp"     // IWYU pragma: export

@@ -4,7 +4,8 @@ process grid of 1-8 ranks (several shapes each), for MG-PCG in double and mixed 
 on an odd grid whose coarse levels stay on the process grid (--mg-gather 0) and with the
 default gather; and with Neumann faces (mixed with Dirichlet and periodic ones, a variable k,
 a shift, fluxes and boundary values), MG-PCG double with distributed coarse levels and mixed
-with the default gather, and with no Dirichlet face and a variable shift. Run: invariance_test.py HALO3D MPIEXEC [BACKEND] (MPIEXEC may carry options,
+with the default gather, with no Dirichlet face and a variable shift, and with Dirichlet faces
+and a variable k. Run: invariance_test.py HALO3D MPIEXEC [BACKEND] (MPIEXEC may carry options,
 e.g. "mpirun --bind-to none")."""
 import os
 import shlex
@@ -25,6 +26,9 @@ SHAPES = ["1,1,1", "2,1,1", "1,1,2", "1,3,1", "2,2,1", "1,2,2", "2,1,2", "5,1,1"
 
 NEUMANN = ["--bc", "x0=neumann,y=neumann,z=periodic", "--shift", "0.5",
            "--coefficient", "expr:1+0.5*sin(3*x+1)*cos(2*y)", "--boundary", "x0=0.3,x1=-0.7,y0=1.1,y1=0.2"]
+# Dirichlet faces with a variable k (the coarse levels' Galerkin faces on the boundary, on
+# ghost lines beside a rank's box too).
+DIRICHLET_K = ["--coefficient", "expr:exp(2*sin(5*x+1)*cos(3*y)*(1+z))", "--boundary", "x0=0.4,z0=-1"]
 # No Dirichlet face with a variable shift (nonsingular: the coarsest solve's low end from a
 # global sum of sigma V_p).
 NO_DIRICHLET = ["--bc", "x=neumann,y=periodic,z=neumann", "--shift", "expr:(x<0.3)*(0.5+y)",
@@ -48,6 +52,7 @@ def solve(procs, precision, gather, out, extra=()):
 CASES = [(precision, gather, ()) for precision in ("double", "mixed") for gather in ("0", "262144")]
 CASES += [("double", "0", tuple(NEUMANN)), ("mixed", "262144", tuple(NEUMANN))]
 CASES += [("double", "0", tuple(NO_DIRICHLET)), ("mixed", "262144", tuple(NO_DIRICHLET))]
+CASES += [("double", "0", tuple(DIRICHLET_K)), ("mixed", "262144", tuple(DIRICHLET_K))]
 for precision, gather, extra in CASES:
     ref = solve("1,1,1", precision, gather, "ref.h5", extra)
     if ref is None:

@@ -44,16 +44,16 @@ class SetupKernelsTest : public testing::TestWithParam<std::string> {
     return download(*k_, b);
   }
   // The face weights of k from the definition: array a at point c the face to c + e_a, for
-  // the box's points and, along a, the ghost layer below; every other slot 0.
+  // every point of the padded box but the ghost layer above along a (slot 0 there).
   std::vector<double> reference_weights(const Layout& l, const std::vector<double>& k) const {
     const std::size_t n = l.padded_size();
     const double inv_h2[3] = {s_.cx, s_.cy, s_.cz};
     const std::ptrdiff_t st[3] = {1, l.sy(), l.sz()};
     std::vector<double> w(3 * n, 0.0);
     for (int a = 0; a < 3; ++a)
-      for (int z = a == 2 ? -1 : 0; z < l.nz; ++z)
-        for (int y = a == 1 ? -1 : 0; y < l.ny; ++y)
-          for (int x = a == 0 ? -1 : 0; x < l.nx; ++x) {
+      for (int z = -1; z < l.nz + (a != 2); ++z)
+        for (int y = -1; y < l.ny + (a != 1); ++y)
+          for (int x = -1; x < l.nx + (a != 0); ++x) {
             const auto c = std::size_t(l.at(x, y, z));
             w[a * n + c] = harmonic(k[c], k[c + std::size_t(st[a])], inv_h2[a]);
           }
@@ -100,9 +100,9 @@ TEST_P(SetupKernelsTest, FaceWeightsWithNeumannPlanesBitwise) {
   auto want = reference_weights(l_, k);
   const std::size_t n = l_.padded_size();
   for (int a = 0; a < 3; ++a)
-    for (int z = a == 2 ? -1 : 0; z < l_.nz; ++z)
-      for (int y = a == 1 ? -1 : 0; y < l_.ny; ++y)
-        for (int x = a == 0 ? -1 : 0; x < l_.nx; ++x) {
+    for (int z = -1; z < l_.nz + (a != 2); ++z)
+      for (int y = -1; y < l_.ny + (a != 1); ++y)
+        for (int x = -1; x < l_.nx + (a != 0); ++x) {
           const int g[3] = {off[0] + x, off[1] + y, off[2] + z};
           double& w = want[a * n + std::size_t(l_.at(x, y, z))];
           if (((np.faces >> (2 * a) & 1) && g[a] == -1) ||
@@ -152,6 +152,117 @@ TEST_P(SetupKernelsTest, CoarsenMeanBitwise) {
             }
         ASSERT_EQ(got[std::size_t(cl.at(I, J, K))], num / den) << I << "," << J << "," << K;
       }
+}
+
+// Galerkin coarse faces (galerkin_ops.hpp) against R A_a P written out: for each axis a, the
+// fine operator's a-part applied to every coarse hat (the boundary's hats -1 and nc along a
+// included, as the coupling to the boundary), restricted with R = s P^T, summed over the
+// transverse coarse points (lumped), and couplings two apart put on the two faces between
+// them as 2v each. Random lognormal fine faces; a nested grid, a 3/2 one and an even first
+// step (fine 2J..2J+3). Agreement to rounding: the sums run in another order.
+TEST_P(SetupKernelsTest, GalerkinFacesMatchLumpedRap) {
+  const Int3 nf{21, 14, 20}, nc{10, 9, 9};
+  const Decomposition F = Decomposition::whole(nf), C = Decomposition::whole(nc);
+  const TransferOp t = make_transfer(*k_, F, C, TransferUse::restriction);
+  const Layout fl = F.layout(), cl = C.layout();
+  const std::size_t fn = fl.padded_size(), cn = cl.padded_size();
+  const auto w = [&] {
+    std::vector<double> v(3 * fn, 0.0);
+    const auto r = lognormal(fl, 1.5);
+    for (int a = 0; a < 3; ++a)  // the faces face_weights makes: the box and, along a, below
+      for (int z = a == 2 ? -1 : 0; z < fl.nz; ++z)
+        for (int y = a == 1 ? -1 : 0; y < fl.ny; ++y)
+          for (int x = a == 0 ? -1 : 0; x < fl.nx; ++x) {
+            const auto c = std::size_t(fl.at(x, y, z));
+            v[a * fn + c] = r[c] * (1.0 + a);
+          }
+    return v;
+  }();
+  double s = 1;
+  for (int a = 0; a < 3; ++a) s *= double(nc[a] + 1) / double(nf[a] + 1);
+  // Hat K of axis a at fine i (K in [-1, nc]: -1 and nc the boundary's).
+  const auto hat = [&](int a, int K, int i) {
+    return ops::interp_weight(i, K, nf[a] + 1, nc[a] + 1);
+  };
+  std::vector<double> want(3 * cn, 0.0);
+  for (int a = 0; a < 3; ++a) {
+    const int b = (a + 1) % 3, c = (a + 2) % 3;
+    // v[I][d]: coupling of coarse I (unknown) to I + d e_a, d in [-2, 2], lumped.
+    std::vector<double> v(std::size_t(nc[0]) * nc[1] * nc[2] * 5, 0.0);
+    const auto at = [&](const int I[3]) {
+      return (std::size_t(I[2]) * nc[1] + std::size_t(I[1])) * nc[0] + std::size_t(I[0]);
+    };
+    int J[3];
+    for (J[a] = -1; J[a] <= nc[a]; ++J[a])
+      for (J[b] = 0; J[b] < nc[b]; ++J[b])
+        for (J[c] = 0; J[c] < nc[c]; ++J[c]) {
+          // y = A_a phi_J at the fine unknowns (phi: 1 at the fine boundary for J_a's
+          // boundary hats), then R y accumulated into the rows it reaches.
+          const auto phi = [&](const int i[3]) {
+            return hat(0, J[0], i[0]) * hat(1, J[1], i[1]) * hat(2, J[2], i[2]);
+          };
+          int i[3];
+          for (i[2] = 0; i[2] < nf[2]; ++i[2])
+            for (i[1] = 0; i[1] < nf[1]; ++i[1])
+              for (i[0] = 0; i[0] < nf[0]; ++i[0]) {
+                const double p0 = phi(i);
+                int lo[3] = {i[0], i[1], i[2]}, hi[3] = {i[0], i[1], i[2]};
+                --lo[a], ++hi[a];
+                const double wl = w[a * fn + std::size_t(fl.at(lo[0], lo[1], lo[2]))];
+                const double wh = w[a * fn + std::size_t(fl.at(i[0], i[1], i[2]))];
+                const double y = wl * (p0 - phi(lo)) + wh * (p0 - phi(hi));
+                if (y == 0) continue;
+                int first[3];  // the coarse points whose hats reach i: first and first + 1
+                for (int e = 0; e < 3; ++e) {
+                  double frac;
+                  ops::interp_1d(i[e], nf[e] + 1, nc[e] + 1, first[e], frac);
+                }
+                int I[3];
+                for (I[2] = first[2]; I[2] <= first[2] + 1; ++I[2])
+                  for (I[1] = first[1]; I[1] <= first[1] + 1; ++I[1])
+                    for (I[0] = first[0]; I[0] <= first[0] + 1; ++I[0]) {
+                      bool unknown = true;
+                      for (int e = 0; e < 3; ++e) unknown = unknown && I[e] >= 0 && I[e] < nc[e];
+                      const int d = J[a] - I[a];
+                      if (!unknown || d < -2 || d > 2) continue;
+                      const double r = hat(0, I[0], i[0]) * hat(1, I[1], i[1]) * hat(2, I[2], i[2]);
+                      v[at(I) * 5 + std::size_t(d + 2)] += s * r * y;
+                    }
+              }
+        }
+    // Coupling between coarse P < Q along a (as a conductance, -entry), from an unknown's row.
+    const auto cond = [&](int P, int Q, int yb, int zc) -> double {
+      if (P < -1 || Q > nc[a] || (P < 0 && Q >= nc[a]) || Q - P > 2) return 0.0;
+      int I[3];
+      I[b] = yb, I[c] = zc;
+      if (P >= 0 && P < nc[a]) {
+        I[a] = P;
+        return -v[at(I) * 5 + std::size_t(Q - P + 2)];
+      }
+      I[a] = Q;
+      return -v[at(I) * 5 + std::size_t(P - Q + 2)];
+    };
+    for (int yb = 0; yb < nc[b]; ++yb)
+      for (int zc = 0; zc < nc[c]; ++zc)
+        for (int P = -1; P < nc[a]; ++P) {
+          int I[3];
+          I[a] = P, I[b] = yb, I[c] = zc;
+          const double face =
+              cond(P, P + 1, yb, zc) + 2 * cond(P - 1, P + 1, yb, zc) + 2 * cond(P, P + 2, yb, zc);
+          want[a * cn + std::size_t(cl.at(I[0], I[1], I[2]))] = face;
+        }
+  }
+  const Buffer wd = up(w);
+  Buffer below(*k_, 3 * fn), parts(*k_, 6 * cn), got_d(*k_, 3 * cn);
+  k_->faces_below(fl, wd.data(), below.data());
+  k_->galerkin_parts(t.t, wd.data(), below.data(), parts.data());
+  k_->galerkin_faces(cl, parts.data(), got_d.data());
+  const auto got = down(got_d);
+  double top = 0;
+  for (double x : want) top = std::max(top, std::abs(x));
+  ASSERT_GT(top, 0.0);
+  for (std::size_t i = 0; i < want.size(); ++i)
+    ASSERT_NEAR(got[i], want[i], 1e-12 * top) << "slot " << i;
 }
 
 // The ghosts beyond the sides on the domain's boundary take the box's nearest point; the

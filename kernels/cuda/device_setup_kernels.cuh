@@ -55,6 +55,22 @@ __global__ void __launch_bounds__(kBlockThreads)
   coarse[t.coarse.at(x, y, z)] = ops::coarsen_point(t, r, x);
 }
 __global__ void __launch_bounds__(kBlockThreads)
+    galerkin_parts_box(SetupBox b, Transfer t, const double* __restrict__ w,
+                       const double* __restrict__ below, double* parts) {
+  int x, y, z;
+  if (b.point(x, y, z)) ops::galerkin_parts_point(t, w, below, parts, x, y, z);
+}
+__global__ void __launch_bounds__(kBlockThreads)
+    galerkin_faces_box(SetupBox b, Layout l, const double* __restrict__ parts, double* w) {
+  int x, y, z;
+  if (b.point(x, y, z)) ops::galerkin_faces_point(l, parts, w, x, y, z);
+}
+__global__ void __launch_bounds__(kBlockThreads)
+    faces_below_box(SetupBox b, Layout l, const double* __restrict__ w, double* below) {
+  int x, y, z;
+  if (b.point(x, y, z)) ops::faces_below_point(l, w, below, x, y, z);
+}
+__global__ void __launch_bounds__(kBlockThreads)
     boundary_ghosts_box(SetupBox b, Layout l, int sides, double* k) {
   int x, y, z;
   if (b.point(x, y, z)) ops::boundary_ghost_point(l, sides, k, x, y, z);
@@ -79,7 +95,7 @@ class CudaSetupKernels : public Base {
  public:
   void face_weights(const Layout& l, const Stencil& spacing, const NeumannPlanes& np,
                     const double* k, double* w) override {
-    const SetupBox b{-1, l.nx + 1, l.ny + 1, l.nz + 1};
+    const SetupBox b{-1, l.nx + 2, l.ny + 2, l.nz + 2};
     if (empty(b)) return;
     face_weights_box<<<grid(b), block(), 0, st()>>>(b, l, spacing, np, k, w);
     HALO3D_CUDA_CHECK_LAUNCH();
@@ -104,6 +120,25 @@ class CudaSetupKernels : public Base {
       coarsen_box<4><<<grid(b), block(), 0, st()>>>(b, t, fine, coarse);
     else
       coarsen_box<3><<<grid(b), block(), 0, st()>>>(b, t, fine, coarse);
+    HALO3D_CUDA_CHECK_LAUNCH();
+  }
+  void galerkin_parts(const Transfer& t, const double* w, const double* below,
+                      double* parts) override {
+    const SetupBox b{0, t.coarse.nx, t.coarse.ny, t.coarse.nz};
+    if (empty(b)) return;
+    galerkin_parts_box<<<grid(b), block(), 0, st()>>>(b, t, w, below, parts);
+    HALO3D_CUDA_CHECK_LAUNCH();
+  }
+  void galerkin_faces(const Layout& l, const double* parts, double* w) override {
+    const SetupBox b{-1, l.nx + 2, l.ny + 2, l.nz + 2};
+    if (empty(b)) return;
+    galerkin_faces_box<<<grid(b), block(), 0, st()>>>(b, l, parts, w);
+    HALO3D_CUDA_CHECK_LAUNCH();
+  }
+  void faces_below(const Layout& l, const double* w, double* below) override {
+    const SetupBox b{0, l.nx, l.ny, l.nz};
+    if (empty(b)) return;
+    faces_below_box<<<grid(b), block(), 0, st()>>>(b, l, w, below);
     HALO3D_CUDA_CHECK_LAUNCH();
   }
   void fill_boundary_ghosts(const Layout& l, int sides, double* k) override {

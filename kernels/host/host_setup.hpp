@@ -15,11 +15,11 @@ class HostSetupKernels : public Base {
  public:
   void face_weights(const Layout& l, const Stencil& spacing, const NeumannPlanes& np,
                     const double* k, double* w) override {
-    // From the ghost layer below along every axis (face_weights_point skips the rest).
+    // The whole padded box (face_weights_point skips the ghost layer above along a).
 #pragma omp parallel for collapse(2) schedule(static) if (big(l))
-    for (int z = -1; z < l.nz; ++z)
-      for (int y = -1; y < l.ny; ++y)
-        for (int x = -1; x < l.nx; ++x) ops::face_weights_point(l, spacing, np, k, w, x, y, z);
+    for (int z = -1; z <= l.nz; ++z)
+      for (int y = -1; y <= l.ny; ++y)
+        for (int x = -1; x <= l.nx; ++x) ops::face_weights_point(l, spacing, np, k, w, x, y, z);
   }
   void volume_scale(const Layout& l, const NeumannPlanes& np, bool divide, double* v) override {
 #pragma omp parallel for collapse(2) schedule(static) if (big(l))
@@ -47,6 +47,26 @@ class HostSetupKernels : public Base {
         double* out = coarse + l.at(0, J, K);
         for (int I = 0; I < l.nx; ++I) out[I] = ops::coarsen_point(t, r, I);
       }
+  }
+  void galerkin_parts(const Transfer& t, const double* w, const double* below,
+                      double* parts) override {
+    const Layout& l = t.coarse;
+#pragma omp parallel for collapse(2) schedule(static) if (big(l))
+    for (int z = 0; z < l.nz; ++z)
+      for (int y = 0; y < l.ny; ++y)
+        for (int x = 0; x < l.nx; ++x) ops::galerkin_parts_point(t, w, below, parts, x, y, z);
+  }
+  void galerkin_faces(const Layout& l, const double* parts, double* w) override {
+#pragma omp parallel for collapse(2) schedule(static) if (big(l))
+    for (int z = -1; z <= l.nz; ++z)
+      for (int y = -1; y <= l.ny; ++y)
+        for (int x = -1; x <= l.nx; ++x) ops::galerkin_faces_point(l, parts, w, x, y, z);
+  }
+  void faces_below(const Layout& l, const double* w, double* below) override {
+#pragma omp parallel for collapse(2) schedule(static) if (big(l))
+    for (int z = 0; z < l.nz; ++z)
+      for (int y = 0; y < l.ny; ++y)
+        for (int x = 0; x < l.nx; ++x) ops::faces_below_point(l, w, below, x, y, z);
   }
   void fill_boundary_ghosts(const Layout& l, int sides, double* k) override {
     if (l.interior_size() == 0) return;

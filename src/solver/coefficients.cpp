@@ -22,22 +22,29 @@ LevelCoefficients::LevelCoefficients(Kernels& k, const Layout& l, const Stencil&
   // every backend, as --dry-run counts it.
   const Buffer kd = upload(k, kappa_);
   const Buffer sd = with_sigma_ ? upload(k, sigma_) : Buffer();
-  make_weights(k, kd.data(), with_sigma_ ? sd.data() : nullptr);
+  make_weights(k, kd.data(), nullptr, with_sigma_ ? sd.data() : nullptr);
   k.synchronize(Lane::interior);  // before kd and sd go
 }
 
-LevelCoefficients::LevelCoefficients(Kernels& k, const Layout& l, const Stencil& spacing,
-                                     const double* kappa, const double* sigma,
-                                     const NeumannPlanes& np)
-    : l_(l), spacing_(spacing), np_(np), with_sigma_(sigma != nullptr) {
-  make_weights(k, kappa, sigma);
+std::unique_ptr<LevelCoefficients> LevelCoefficients::galerkin(Kernels& k, const Layout& l,
+                                                               const Stencil& spacing,
+                                                               const double* parts,
+                                                               const double* sigma,
+                                                               const NeumannPlanes& np) {
+  std::unique_ptr<LevelCoefficients> c(new LevelCoefficients(l, spacing, np, sigma != nullptr));
+  c->make_weights(k, nullptr, parts, sigma);
+  return c;
 }
 
 // The weights in backend memory: three arrays, then sigma itself with a variable shift.
-void LevelCoefficients::make_weights(Kernels& k, const double* kappa, const double* sigma) {
+void LevelCoefficients::make_weights(Kernels& k, const double* kappa, const double* parts,
+                                     const double* sigma) {
   const std::size_t n = l_.padded_size();
   wd_ = Buffer(k, (with_sigma_ ? 4 : 3) * n);
-  k.face_weights(l_, spacing_, np_, kappa, wd_.data());
+  if (parts)
+    k.galerkin_faces(l_, parts, wd_.data());
+  else
+    k.face_weights(l_, spacing_, np_, kappa, wd_.data());
   if (sigma) k.copy(wd_.data() + 3 * n, sigma, n, Lane::interior);
   // With Neumann planes each point's shift is sigma V_p (its control volume's fraction).
   if (sigma && np_.faces) k.volume_scale(l_, np_, false, wd_.data() + 3 * n);

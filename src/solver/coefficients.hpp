@@ -11,22 +11,21 @@
 // by ops::face_weight: host and CUDA runs use the same bits, and each face's weight depends
 // only on k at its two points, so not on the ranks.
 //
-// Coarse levels (multigrid): k at a coarse point is the mean of the fine values the
-// restriction gathers there, weighted by the restriction's weights (normalised); the coarse
-// operator is the same discretisation of that k on the coarse grid (rediscretisation), and
-// its boundary faces take the nearest interior value (coarse levels have no boundary layer
-// of their own). Why this averaging: docs/PERFORMANCE.md ("why the 1e4 block takes more
-// iterations"; face conductances averaged in series and parallel did worse). Coarse k is
-// made in backend memory from the level above's (the fine level's uploaded once) and
-// dropped once the next level has its own: only the fine level's k stays, on the host.
+// Coarse levels (multigrid): the faces of each coarser level are the Galerkin product R A P
+// of the level above's operator taken one axis at a time and lumped to 7 points
+// (kernels/galerkin_ops.hpp says how, and why each face's bits do not depend on the ranks):
+// where k jumps between two coarse planes, averaging k and rediscretising smeared the jump,
+// and the counts grew with the grid (docs/PERFORMANCE.md, "Galerkin coarse faces"). Made in
+// backend memory from the level above's weights; k itself is read on the fine level only.
 //
 // A variable shift (--shift expr:/file:): sigma at the points, a fourth padded array beside
 // the weights (rounded once to float with them), each point's diagonal adding its own
-// sigma_c (ops::point_diag). Coarse levels take sigma's restriction-weighted mean, as k's
-// (sigma is a point value: no 1/h^2 to rescale).
+// sigma_c (ops::point_diag). Coarse levels take sigma's restriction-weighted mean (a point
+// value: no 1/h^2 to rescale; Multigrid::coarse_kappa).
 #pragma once
 #include <mpi.h>
 
+#include <memory>
 #include <vector>
 
 #include "decomposition.hpp"
@@ -52,14 +51,19 @@ class LevelCoefficients {
   // each point's shift: sigma itself is the point value, unscaled, kept so).
   LevelCoefficients(Kernels& k, const Layout& l, const Stencil& spacing, std::vector<double> kappa,
                     std::vector<double> sigma = {}, const NeumannPlanes& np = {});
-  // From k (and sigma, or null) in backend memory: a coarse level's, made there; not kept.
-  LevelCoefficients(Kernels& k, const Layout& l, const Stencil& spacing, const double* kappa,
-                    const double* sigma, const NeumannPlanes& np = {});
+  // A coarse level's, in backend memory: its faces from the Galerkin parts (6 padded arrays
+  // of l, Kernels::galerkin_parts, every ghost filled) and sigma (or null); not kept.
+  static std::unique_ptr<LevelCoefficients> galerkin(Kernels& k, const Layout& l,
+                                                     const Stencil& spacing, const double* parts,
+                                                     const double* sigma, const NeumannPlanes& np);
   // Float copies of the weights (each rounded once), for a float V-cycle on this level.
   void add_float(Kernels& k);
   // `spacing` with its face weights pointing at this level's (vd, and vf once added).
   Stencil attach(const Stencil& spacing) const;
-  // k and sigma on the host (the first constructor's; empty for the second's).
+  // The three weight arrays in backend memory (padded arrays of the level's layout, one after
+  // another): the next level's set-up fills their ghosts (Multigrid::coarse_parts).
+  double* weights() { return wd_.data(); }
+  // k and sigma on the host (the first constructor's; empty for a coarse level's).
   const std::vector<double>& kappa() const { return kappa_; }
   const std::vector<double>& sigma() const { return sigma_; }
   const std::vector<double>* sigma_or_null() const { return sigma_.empty() ? nullptr : &sigma_; }
@@ -78,7 +82,10 @@ class LevelCoefficients {
   static double device_bytes(const Layout& l, bool with_float, bool with_sigma = false);
 
  private:
-  void make_weights(Kernels& k, const double* kappa, const double* sigma);
+  LevelCoefficients(const Layout& l, const Stencil& spacing, const NeumannPlanes& np, bool sigma)
+      : l_(l), spacing_(spacing), np_(np), with_sigma_(sigma) {}
+  // The weights from k (face_weights) or from Galerkin parts, then sigma.
+  void make_weights(Kernels& k, const double* kappa, const double* parts, const double* sigma);
   Layout l_;
   Stencil spacing_;
   NeumannPlanes np_;

@@ -160,38 +160,35 @@ Multigrid::Multigrid(Runtime& rt, const MgOptions& o, DistributedOperator* fine,
   if (mixed_) bytes_ += levels_[0]->points * (12 + 20);
 }
 
-// Variable coefficients: each coarser level's k (and sigma) from the level above (coarse_kappa,
-// in backend memory: the fine level's uploaded, each coarse level's kept only until the next
-// is made), its face weights lent to its operator, and every level's steps from its own
-// operator's spectrum bound (over all ranks where the level is distributed).
+// Variable coefficients: each coarser level's faces from the level above's (coarse_parts:
+// Galerkin, in backend memory) and a variable shift's sigma from the level above's
+// (coarse_kappa: the fine level's uploaded, each coarse level's kept only until the next is
+// made), its weights lent to its operator, and every level's steps from its own operator's
+// spectrum bound (over all ranks where the level is distributed).
 void Multigrid::vary_levels(DistributedOperator* fine, LevelCoefficients* fine_coef) {
   Kernels& k = *rt_.kernels;
   if (!fine_coef && fine == rt_.op.get()) fine_coef = rt_.coefficients.get();
   if (!fine_coef) throw std::logic_error("multigrid: a variable operator without its coefficients");
-  const LevelCoefficients* above = fine_coef;
+  LevelCoefficients* above = fine_coef;
   if (mixed_) {
     fine_coef->add_float(k);
     fine->set_stencil(fine_coef->attach(fine->stencil()));
   }
-  // k and a variable shift's sigma of the level above, in backend memory.
-  Buffer held[2];
+  Buffer sigma;  // the level above's, in backend memory
   for (std::size_t l = 0; l < levels_.size(); ++l) {
     Level& L = *levels_[l];
-    if (l == 1) {
-      const std::vector<double>* host[2] = {&fine_coef->kappa(), fine_coef->sigma_or_null()};
-      for (int q = 0; q < 2 && host[q]; ++q) held[q] = upload(k, *host[q]);
-    }
+    if (l == 1 && fine_coef->sigma_or_null()) sigma = upload(k, *fine_coef->sigma_or_null());
     if (l > 0) {
-      Buffer point[2];
-      for (int q = 0; q < 2 && held[q].size(); ++q)
-        point[q] = coarse_kappa(*levels_[l - 1], L, held[q].data());
-      L.coef =
-          std::make_unique<LevelCoefficients>(k, L.decomp.layout(), L.A->stencil(), point[0].data(),
-                                              point[1].data(), neumann_planes(L.decomp));
+      const Buffer parts = coarse_parts(*levels_[l - 1], L, *above);
+      Buffer point = sigma.size() ? coarse_kappa(*levels_[l - 1], L, sigma.data()) : Buffer();
+      L.coef = LevelCoefficients::galerkin(k, L.decomp.layout(), L.A->stencil(), parts.data(),
+                                           point.size() ? point.data() : nullptr,
+                                           neumann_planes(L.decomp));
       if (mixed_) L.coef->add_float(k);
       L.A->set_stencil(L.coef->attach(L.A->stencil()));
       above = L.coef.get();
-      for (int q = 0; q < 2; ++q) held[q] = std::move(point[q]);
+      sigma = std::move(point);
+      k.synchronize();  // before parts go
     }
     double bound = above->local_spectrum_bound(k, L.decomp);
     if (L.distributed)
@@ -201,6 +198,37 @@ void Multigrid::vary_levels(DistributedOperator* fine, LevelCoefficients* fine_c
     L.steps = l + 1 == levels_.size() ? coarse_steps(s, L.grid, p, bound, shifted_low(L, *above))
                                       : smoother_steps(o_, s, L.grid, p, bound);
   }
+}
+
+// The Galerkin parts of coarse level C's faces (Kernels::galerkin_parts) from F's weights,
+// with their ghosts: from the neighbours (C distributed), or, where F gathers, every rank's
+// own coarse points gathered into the whole grid; a periodic axis's wrap. Beyond the domain's
+// boundary they stay zero. F's weights first get every ghost a neighbour has (the faces of
+// the transverse ghost lines the sums read), and each fine point's face below it, exchanged
+// too (the face below a span's first point can lie one beyond the ghost layer).
+Buffer Multigrid::coarse_parts(Level& F, Level& C, LevelCoefficients& above) {
+  Kernels& k = *rt_.kernels;
+  const std::size_t nf = F.decomp.layout().padded_size();
+  double* w = above.weights();
+  Buffer below(k, 3 * nf);
+  k.faces_below(F.decomp.layout(), w, below.data());
+  for (int a = 0; a < 3; ++a) {
+    F.A->exchange(w + a * nf);
+    F.A->exchange(below.data() + a * nf);
+  }
+  const Transfer& t = F.down.t;
+  const std::size_t own = t.coarse.padded_size(), nc = C.decomp.layout().padded_size();
+  Buffer parts(k, 6 * own);
+  k.galerkin_parts(t, w, below.data(), parts.data());
+  if (F.gathers) {
+    Buffer whole(k, 6 * nc);
+    for (int q = 0; q < 6; ++q) F.gather->gather(parts.data() + q * own, whole.data() + q * nc);
+    parts = std::move(whole);
+  }
+  if (C.distributed || C.decomp.wraps())
+    for (int q = 0; q < 6; ++q) C.A->exchange(parts.data() + q * nc);
+  k.synchronize();
+  return parts;
 }
 
 // No Dirichlet face, no constant shift and a variable one (A = L + V sigma, L 1 = 0,

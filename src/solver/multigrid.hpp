@@ -236,6 +236,7 @@ class Multigrid final : public Preconditioner {
   // variable coefficients on every level
   void vary_levels(DistributedOperator* fine, LevelCoefficients* fine_coef);
   Buffer coarse_kappa(Level& F, Level& C, const double* fine);
+  Buffer coarse_parts(Level& F, Level& C, LevelCoefficients& above);
   double shifted_low(const Level& L, const LevelCoefficients& c);
   Runtime& rt_;
   MgOptions o_;
