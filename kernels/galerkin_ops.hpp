@@ -54,11 +54,9 @@ HALO3D_HD inline double galerkin_mass(const Transfer& t, int a, int j) {
   if (!t.bounded[a]) return 1.0;
   return 1.0 - galerkin_hat(t, a, -1, j) - galerkin_hat(t, a, t.nc[a], j);
 }
-// kappa of the fine face (i, i + 1) along a for the coarse face (J, J + 1).
-HALO3D_HD inline double galerkin_kappa(const Transfer& t, int a, int J, int i) {
-  double d[4];  // dp_{J-1}, dp_J, dp_{J+1}, dp_{J+2}
-  for (int m = 0; m < 4; ++m)
-    d[m] = galerkin_hat(t, a, J - 1 + m, i + 1) - galerkin_hat(t, a, J - 1 + m, i);
+// kappa of a fine face for the coarse face (J, J + 1) from the differences across it of the
+// hats J - 1, J, J + 1 and J + 2.
+HALO3D_HD inline double galerkin_kappa(const double d[4]) {
   return -(mul(d[1], d[2]) + mul(2.0, mul(d[0], d[2])) + mul(2.0, mul(d[1], d[3])));
 }
 
@@ -99,7 +97,17 @@ HALO3D_HD inline double galerkin_part(const Transfer& t, const double* w, const 
   double kap[kGalerkinSpan + 2];
   int n = i1 - i0 + 1;
   if (n > kGalerkinSpan + 2) n = kGalerkinSpan + 2;  // not reached
-  for (int m = 0; m < n; ++m) kap[m] = galerkin_kappa(t, a, J, i0 + m);
+  // The four hats at the faces' n + 1 fine points, each once (a division each).
+  double hat[4][kGalerkinSpan + 3];
+  for (int q = 0; q < 4; ++q)
+    for (int m = 0; m <= n; ++m) hat[q][m] = galerkin_hat(t, a, J - 1 + q, i0 + m);
+  for (int m = 0; m < n; ++m) {
+    double d[4];
+    for (int q = 0; q < 4; ++q) d[q] = hat[q][m + 1] - hat[q][m];
+    kap[m] = galerkin_kappa(d);
+  }
+  const std::ptrdiff_t nf = std::ptrdiff_t(t.fine.padded_size());
+  const std::ptrdiff_t step = a == 0 ? 1 : (a == 1 ? t.fine.sy() : t.fine.sz());
   double sum = 0;
   int idx[3];
   for (int mc = 0; mc < sp[c].count; ++mc) {
@@ -108,9 +116,15 @@ HALO3D_HD inline double galerkin_part(const Transfer& t, const double* w, const 
       idx[b] = sp[b].first + mb - t.fo[b];
       const double q = mul(sp[c].q[mc], sp[b].q[mb]);
       double line = 0;
-      for (int m = 0; m < n; ++m) {
-        idx[a] = i0 + m - t.fo[a];
-        line += mul(galerkin_fine_face(t, w, below, a, idx), kap[m]);
+      int m = 0;
+      idx[a] = i0 - t.fo[a];
+      if (n > 0 && idx[a] < -1) {  // the one face below the ghost layer
+        line += mul(galerkin_fine_face(t, w, below, a, idx), kap[0]);
+        ++m, ++idx[a];
+      }
+      if (m < n) {
+        const double* f = w + a * nf + t.fine.at(idx[0], idx[1], idx[2]);
+        for (int r = 0; m < n; ++m, ++r) line += mul(f[r * step], kap[m]);
       }
       sum += mul(q, line);
     }

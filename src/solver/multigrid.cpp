@@ -203,20 +203,35 @@ void Multigrid::vary_levels(DistributedOperator* fine, LevelCoefficients* fine_c
 // The Galerkin parts of coarse level C's faces (Kernels::galerkin_parts) from F's weights,
 // with their ghosts: from the neighbours (C distributed), or, where F gathers, every rank's
 // own coarse points gathered into the whole grid; a periodic axis's wrap. Beyond the domain's
-// boundary they stay zero. F's weights first get every ghost a neighbour has (the faces of
-// the transverse ghost lines the sums read), and each fine point's face below it, exchanged
-// too (the face below a span's first point can lie one beyond the ghost layer).
+// boundary they stay zero. F's weights hold every face the sums read within the ghost layer
+// (the ghost lines beside the box included: face_weights and galerkin_faces make them). Two
+// faces lie beyond it: the face below a rank's first fine point and the one above its ghost
+// layer, read where a rank owns the first (last) coarse point of a bounded axis but not the
+// fine point next to that boundary (its neighbour there holds one fine point); only then are
+// F's weights, and each fine point's face below it (Kernels::faces_below), exchanged.
 Buffer Multigrid::coarse_parts(Level& F, Level& C, LevelCoefficients& above) {
   Kernels& k = *rt_.kernels;
-  const std::size_t nf = F.decomp.layout().padded_size();
-  double* w = above.weights();
-  Buffer below(k, 3 * nf);
-  k.faces_below(F.decomp.layout(), w, below.data());
-  for (int a = 0; a < 3; ++a) {
-    F.A->exchange(w + a * nf);
-    F.A->exchange(below.data() + a * nf);
-  }
   const Transfer& t = F.down.t;
+  const std::size_t nf = F.decomp.layout().padded_size();
+  const int cn[3] = {t.coarse.nx, t.coarse.ny, t.coarse.nz};
+  const int fn[3] = {t.fine.nx, t.fine.ny, t.fine.nz};
+  int beyond = 0;
+  for (int a = 0; a < 3 && cn[0] * cn[1] * cn[2] > 0; ++a)
+    if (t.bounded[a] && ((t.co[a] == 0 && t.fo[a] > 0) ||
+                         (t.co[a] + cn[a] == t.nc[a] && t.fo[a] + fn[a] < t.nf[a])))
+      beyond = 1;
+  if (F.distributed)
+    HALO3D_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &beyond, 1, MPI_INT, MPI_MAX, rt_.cart.get()));
+  double* w = above.weights();
+  Buffer below;
+  if (beyond) {
+    below = Buffer(k, 3 * nf);
+    k.faces_below(F.decomp.layout(), w, below.data());
+    for (int a = 0; a < 3; ++a) {
+      F.A->exchange(w + a * nf);
+      F.A->exchange(below.data() + a * nf);
+    }
+  }
   const std::size_t own = t.coarse.padded_size(), nc = C.decomp.layout().padded_size();
   Buffer parts(k, 6 * own);
   k.galerkin_parts(t, w, below.data(), parts.data());
