@@ -25,8 +25,10 @@
 // Each coarse face is the sum of two parts over the fine faces: U, those within the
 // restriction's span of its lower point, computed there, and D, the rest, within the span of
 // its upper point, computed there; the face is U + D, added in that order wherever it is
-// made. So every part reads only fine points the restriction reads (within one ghost layer),
-// and a face's bits do not depend on which rank makes it.
+// made. So every part reads the faces between fine points the restriction reads (within one
+// ghost layer; at a bounded axis's first and last coarse point also the fine boundary face,
+// which can lie one beyond: Multigrid::coarse_parts), and a face's bits do not depend on
+// which rank makes it.
 #pragma once
 
 #include "point_ops.hpp"
