@@ -79,18 +79,6 @@ HALO3D_HD inline GalerkinSpan galerkin_span(const Transfer& t, int a, int K) {
   return s;
 }
 
-// The fine face (i, i + 1) along a at the fine point idx (local, idx[a] = i - offset): the
-// level above's weights w hold it at idx for idx[a] >= -1; below, `below` (each point's face
-// to its -a neighbour, exchanged) holds it at idx + e_a.
-HALO3D_HD inline double galerkin_fine_face(const Transfer& t, const double* w, const double* below,
-                                           int a, const int idx[3]) {
-  const std::ptrdiff_t n = std::ptrdiff_t(t.fine.padded_size());
-  if (idx[a] >= -1) return w[a * n + t.fine.at(idx[0], idx[1], idx[2])];
-  int up[3] = {idx[0], idx[1], idx[2]};
-  ++up[a];
-  return below[a * n + t.fine.at(up[0], up[1], up[2])];
-}
-
 // s sum over the transverse spans sp[b], sp[c] and the fine a-faces i in [i0, i1] of
 // w_f kappa_J(f) q_b q_c, in one fixed order (c, then b, then i).
 HALO3D_HD inline double galerkin_part(const Transfer& t, const double* w, const double* below,
@@ -120,9 +108,10 @@ HALO3D_HD inline double galerkin_part(const Transfer& t, const double* w, const 
       double line = 0;
       int m = 0;
       idx[a] = i0 - t.fo[a];
-      if (n > 0 && idx[a] < -1) {  // the one face below the ghost layer
-        line += mul(galerkin_fine_face(t, w, below, a, idx), kap[0]);
-        ++m, ++idx[a];
+      if (n > 0 && idx[a] < -1) {  // the one face below the ghost layer: below's, one up
+        ++idx[a];
+        line += mul(below[a * nf + t.fine.at(idx[0], idx[1], idx[2])], kap[0]);
+        ++m;
       }
       if (m < n) {
         const double* f = w + a * nf + t.fine.at(idx[0], idx[1], idx[2]);
@@ -136,8 +125,9 @@ HALO3D_HD inline double galerkin_part(const Transfer& t, const double* w, const 
 
 // At coarse point (X, Y, Z) of t.coarse (local), for each axis a: parts[a] = U of the face to
 // its +a neighbour, parts[3 + a] = D of the face to its -a neighbour (6 padded arrays of
-// t.coarse, n apart). w: the level above's weights (3 padded arrays of t.fine, every ghost
-// filled where it has a neighbour), below: each fine point's face to its -a neighbour (as w).
+// t.coarse, n apart). w: the level above's weights (3 padded arrays of t.fine, as
+// face_weights lays them out); below: each fine point's face to its -a neighbour, read (one
+// layer beyond the ghosts) only where Multigrid::coarse_parts exchanged it, else null.
 HALO3D_HD inline void galerkin_parts_point(const Transfer& t, const double* w, const double* below,
                                            double* parts, int X, int Y, int Z) {
   const std::ptrdiff_t n = std::ptrdiff_t(t.coarse.padded_size()), c = t.coarse.at(X, Y, Z);

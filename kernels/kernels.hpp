@@ -188,8 +188,8 @@ class Kernels {
   virtual void coarsen_mean(const Transfer& t, const double* fine, double* coarse) = 0;
   // Galerkin coarse faces (ops::galerkin_parts_point, galerkin_ops.hpp): parts (6 padded
   // arrays of t.coarse, zero where not written) at its points, from the level above's
-  // weights w and each fine point's face below (3 padded arrays of t.fine each; every ghost
-  // that has a neighbour filled).
+  // weights w and each fine point's face below (3 padded arrays of t.fine each; below is
+  // read only where a rank's split needs it, else may be null).
   virtual void galerkin_parts(const Transfer& t, const double* w, const double* below,
                               double* parts) = 0;
   // w (3 padded arrays of l) = the coarse faces from the parts (every ghost filled, zero
