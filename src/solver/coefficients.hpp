@@ -105,14 +105,15 @@ class LevelCoefficients {
 double local_max_diagonal(const Layout& l, const Stencil& spacing, const std::vector<double>& kappa,
                           const std::vector<double>* sigma = nullptr, const NeumannPlanes& np = {});
 
-// k (or sigma) at the points of t.coarse (a coarse level's box, or the box of a rank's own
-// coarse points) from k at the points of t.fine (every ghost filled), in backend memory: at
+// A point field (a variable shift's sigma: k's coarse levels take Galerkin faces instead) at
+// the points of t.coarse (a coarse level's box, or the box of a rank's own coarse points)
+// from its values at the points of t.fine (every ghost filled), in backend memory: at
 // each coarse point the restriction's weights over the fine points it gathers, normalised to
 // sum to 1 (Kernels::coarsen_mean). Returns a padded array of t.coarse, ghosts zero.
 Buffer coarsen_kappa(Kernels& k, const Transfer& t, const double* fine);
 
-// Sets the ghosts of k (or sigma, in backend memory) on the domain's boundary (faces, edges
-// and corners) to the nearest point of the box: coarse levels have no boundary layer.
+// Sets the ghosts of such a point field (in backend memory) on the domain's boundary (faces,
+// edges and corners) to the nearest point of the box: coarse levels have no boundary layer.
 // Periodic axes have no boundary: their ghosts are left to the exchange
 // (Multigrid::coarse_kappa).
 void fill_boundary_ghosts(Kernels& k, const Decomposition& d, double* kappa);

@@ -272,11 +272,11 @@ double Multigrid::shifted_low(const Level& L, const LevelCoefficients& c) {
   return sum_sv / (dmax * volume);
 }
 
-// k on coarse level C from k on F (`fine`, every ghost filled), with its ghosts: from the
-// neighbours (C distributed), or, where F gathers, every rank's own coarse points gathered
-// into the whole grid; a periodic axis's ghosts wrap (on a whole level, local copies); the
-// boundary's from the nearest point. In backend memory, as the cycle
-// moves its vectors.
+// A point field (sigma) on coarse level C from its values on F (`fine`, every ghost filled),
+// with its ghosts: from the neighbours (C distributed), or, where F gathers, every rank's own
+// coarse points gathered into the whole grid; a periodic axis's ghosts wrap (on a whole
+// level, local copies); the boundary's from the nearest point. In backend memory, as the
+// cycle moves its vectors.
 Buffer Multigrid::coarse_kappa(Level& F, Level& C, const double* fine) {
   Kernels& k = *rt_.kernels;
   Buffer mine = coarsen_kappa(k, F.down.t, fine);
