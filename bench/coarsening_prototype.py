@@ -11,6 +11,9 @@ s P^T, exact coarsest solve); its counts with halo3d's hierarchy equal halo3d's 
                       (restriction-weighted) across it, from the fine faces
            collapsed  R A P collapsed to 7 points: each off-diagonal entry shared equally
                       among the axes it is off along, row sums kept
+           axis       R A_a P per axis lumped onto the a-line (halo3d since session 45,
+                      kernels/galerkin_ops.hpp); couplings two apart (non-nested steps) as two
+                      faces of 2v in series (SERIES; False keeps them as they are)
   --k      block (the octant), slab (x < 0.3), L (x < 0.3 or y > 0.6 and z < 0.4), one
   --sizes  halo3d     even N -> N+1 intervals to ceil((N+1)/1.5) (ratio 1.5), odd N nests
            half       even N -> N/2 - 1 (ratio (N+1)/(N/2), just above 2), odd N nests
@@ -29,6 +32,9 @@ Session 44 (2026-12-06), --sizes half (halo3d's hierarchy since session 37), 32^
   flux:      slab 16 / 17, L 18 / 23
   collapsed: block 21 / 29, slab 39 / 34, L 48 / 100, one 20 / 29
 (docs/performance-log.md, "Blocks of k that are not the octant").
+Session 45 (2026-12-07), --sizes half, 32^3 / 64^3 / 127^3 / 128^3:
+  axis:      block 9 / 9 / 11 / 9, slab 12 / 11 / 11 / 12, L 13 / 14 / 13 / 14, one 7 / 7
+(docs/performance-log.md, "Galerkin coarse faces for variable k").
 So the count's growth on even grids (halo3d's 512^3: 22) comes from the ratio-1.5 first
 coarsening, not from the coarse operator: ratio 2 keeps it at 11-13, and the smaller level 1
 (N/2 - 1 instead of 2N/3 points per axis) would make the V-cycle cheaper too. halo3d cannot
@@ -193,7 +199,7 @@ def collapse(G, n):
     return (O + sp.diags(diag)).tocsr()
 
 
-SERIES = True
+SERIES = True  # --coarse axis: couplings two apart as two faces in series (halo3d's rule)
 
 
 def lump_axis(G, n, a):
@@ -215,7 +221,8 @@ def lump_axis(G, n, a):
         for r, v in zip(L.row[m1], -L.data[m1]): face[r] = face.get(r, 0) + v
         m2 = d == 2
         for r, v in zip(L.row[m2], -L.data[m2]):
-            face[r] = face.get(r, 0) + 2 * v; face[r + strides[a]] = face.get(r + strides[a], 0) + 2 * v
+            face[r] = face.get(r, 0) + 2 * v
+            face[r + strides[a]] = face.get(r + strides[a], 0) + 2 * v
         assert abs(d).max() <= 2
         rows, cols, vals = [], [], []
         diag = rowsum.copy()
