@@ -1,8 +1,8 @@
 // The point updates of the variable-coefficient set-up (src/solver/coefficients.hpp): face
-// weights, coarse k, the boundary's ghosts, the spectrum bound and the largest diagonal.
-// Part of point_ops.hpp (which includes it; a file of its own for its length): the host and
-// CUDA backends call these and differ only in how they visit the points, so both give the
-// same bits.
+// weights, a coarse point field (sigma), the boundary's ghosts, the spectrum bound and the largest
+// diagonal. Part of point_ops.hpp (which includes it; a file of its own for its length): the host
+// and CUDA backends call these and differ only in how they visit the points, so both give the same
+// bits.
 #pragma once
 #include <cstdint>
 

@@ -42,7 +42,9 @@ inline constexpr int kGalerkinSpan = 6;
 // p_K(i): the weight of coarse point K (global, any: -1 and nc are a Dirichlet axis's
 // boundary, beyond them on a periodic axis the next period's) at fine point i (global, any)
 // along axis a of t: the hat of K, 1 at its position and 0 one coarse spacing away, in exact
-// integer arithmetic then one division. 0 at positions off a bounded axis.
+// integer arithmetic then one division. 0 at positions off a bounded axis. Not
+// interp_weight: that one takes fine points of the grid only and does not continue a
+// periodic axis's hats past its ends, which the sums over unwrapped indices need.
 HALO3D_HD inline double galerkin_hat(const Transfer& t, int a, int K, int i) {
   const long long mf = t.mf[a], mc = t.mc[a], at0 = t.at0[a];
   if (t.bounded[a] && (i + at0 < 0 || i + at0 > mf)) return 0.0;

@@ -82,7 +82,7 @@ double LevelCoefficients::device_bytes(const Layout& l, bool with_float, bool wi
   return (with_sigma ? 4.0 : 3.0) * double(l.padded_size()) * (with_float ? 12.0 : 8.0);
 }
 
-Buffer coarsen_kappa(Kernels& k, const Transfer& t, const double* fine) {
+Buffer coarsen_points(Kernels& k, const Transfer& t, const double* fine) {
   Buffer out(k, t.coarse.padded_size());
   k.coarsen_mean(t, fine, out.data());
   return out;

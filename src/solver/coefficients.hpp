@@ -21,7 +21,7 @@
 // A variable shift (--shift expr:/file:): sigma at the points, a fourth padded array beside
 // the weights (rounded once to float with them), each point's diagonal adding its own
 // sigma_c (ops::point_diag). Coarse levels take sigma's restriction-weighted mean (a point
-// value: no 1/h^2 to rescale; Multigrid::coarse_kappa).
+// value: no 1/h^2 to rescale; Multigrid::coarse_points).
 #pragma once
 #include <mpi.h>
 
@@ -43,7 +43,7 @@ inline double face_weight(double k_low, double k_high, double inv_h2) {
 class LevelCoefficients {
  public:
   // From k (and sigma) on the host: the fine level's, whose other users (boundary values,
-  // checksums, implicit heat, the multigrid's first coarsening) read them there; kept.
+  // checksums, implicit heat, the multigrid's first coarsening of sigma) read them there; kept.
   // kappa: k over the padded box of layout l, every ghost filled; spacing: the level's
   // constant stencil (its cx, cy, cz are 1/h^2 per axis; its shift is kept); sigma: a
   // variable shift over the same box (ghosts filled as k's), or empty (spacing's shift);
@@ -110,12 +110,12 @@ double local_max_diagonal(const Layout& l, const Stencil& spacing, const std::ve
 // from its values at the points of t.fine (every ghost filled), in backend memory: at
 // each coarse point the restriction's weights over the fine points it gathers, normalised to
 // sum to 1 (Kernels::coarsen_mean). Returns a padded array of t.coarse, ghosts zero.
-Buffer coarsen_kappa(Kernels& k, const Transfer& t, const double* fine);
+Buffer coarsen_points(Kernels& k, const Transfer& t, const double* fine);
 
 // Sets the ghosts of such a point field (in backend memory) on the domain's boundary (faces,
 // edges and corners) to the nearest point of the box: coarse levels have no boundary layer.
 // Periodic axes have no boundary: their ghosts are left to the exchange
-// (Multigrid::coarse_kappa).
+// (Multigrid::coarse_points).
 void fill_boundary_ghosts(Kernels& k, const Decomposition& d, double* kappa);
 
 }  // namespace halo3d

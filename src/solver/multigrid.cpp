@@ -162,7 +162,7 @@ Multigrid::Multigrid(Runtime& rt, const MgOptions& o, DistributedOperator* fine,
 
 // Variable coefficients: each coarser level's faces from the level above's (coarse_parts:
 // Galerkin, in backend memory) and a variable shift's sigma from the level above's
-// (coarse_kappa: the fine level's uploaded, each coarse level's kept only until the next is
+// (coarse_points: the fine level's uploaded, each coarse level's kept only until the next is
 // made), its weights lent to its operator, and every level's steps from its own operator's
 // spectrum bound (over all ranks where the level is distributed).
 void Multigrid::vary_levels(DistributedOperator* fine, LevelCoefficients* fine_coef) {
@@ -180,7 +180,7 @@ void Multigrid::vary_levels(DistributedOperator* fine, LevelCoefficients* fine_c
     if (l == 1 && fine_coef->sigma_or_null()) sigma = upload(k, *fine_coef->sigma_or_null());
     if (l > 0) {
       const Buffer parts = coarse_parts(*levels_[l - 1], L, *above);
-      Buffer point = sigma.size() ? coarse_kappa(*levels_[l - 1], L, sigma.data()) : Buffer();
+      Buffer point = sigma.size() ? coarse_points(*levels_[l - 1], L, sigma.data()) : Buffer();
       L.coef = LevelCoefficients::galerkin(k, L.decomp.layout(), L.A->stencil(), parts.data(),
                                            point.size() ? point.data() : nullptr,
                                            neumann_planes(L.decomp));
@@ -277,9 +277,9 @@ double Multigrid::shifted_low(const Level& L, const LevelCoefficients& c) {
 // coarse points gathered into the whole grid; a periodic axis's ghosts wrap (on a whole
 // level, local copies); the boundary's from the nearest point. In backend memory, as the
 // cycle moves its vectors.
-Buffer Multigrid::coarse_kappa(Level& F, Level& C, const double* fine) {
+Buffer Multigrid::coarse_points(Level& F, Level& C, const double* fine) {
   Kernels& k = *rt_.kernels;
-  Buffer mine = coarsen_kappa(k, F.down.t, fine);
+  Buffer mine = coarsen_points(k, F.down.t, fine);
   if (F.gathers) {
     Buffer whole(k, C.decomp.layout().padded_size());
     F.gather->gather(mine.data(), whole.data());

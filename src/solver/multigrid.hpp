@@ -235,7 +235,7 @@ class Multigrid final : public Preconditioner {
   void cycle_from(std::size_t l);          // the cycle on level l >= 1, on its own vectors
   // variable coefficients on every level
   void vary_levels(DistributedOperator* fine, LevelCoefficients* fine_coef);
-  Buffer coarse_kappa(Level& F, Level& C, const double* fine);
+  Buffer coarse_points(Level& F, Level& C, const double* fine);
   Buffer coarse_parts(Level& F, Level& C, LevelCoefficients& above);
   double shifted_low(const Level& L, const LevelCoefficients& c);
   Runtime& rt_;
