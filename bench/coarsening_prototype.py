@@ -242,7 +242,8 @@ def k_field(kind, n, contrast=1e4):
     x = [(np.arange(m) + 1) / (m + 1) for m in n[::-1]]
     Z, Y, X = np.meshgrid(*x, indexing="ij")
     inside = {"block": (X < 0.5) & (Y < 0.5) & (Z < 0.5), "slab": X < 0.3,
-              "L": (X < 0.3) | ((Y > 0.6) & (Z < 0.4))}[kind]
+              "L": (X < 0.3) | ((Y > 0.6) & (Z < 0.4)),
+              "center": (abs(X - 0.5) < 0.2) & (abs(Y - 0.5) < 0.2) & (abs(Z - 0.5) < 0.2)}[kind]
     return np.where(inside, contrast, 1.0)
 
 

@@ -148,6 +148,11 @@ class Kernels {
   virtual void prolong_add(const Transfer& t, const double* coarse, double* fine) = 0;
   virtual void prolong_add(const Transfer& t, const float* coarse, float* fine) = 0;
 
+  // x = M b at the interior points of l (ops::dense_row: M column-major over them, in backend
+  // memory), on the interior lane: the coarsest level's exact solve. Ghosts untouched.
+  virtual void dense_solve(const Layout& l, const double* m, const double* b, double* x) = 0;
+  virtual void dense_solve(const Layout& l, const float* m, const float* b, float* x) = 0;
+
   // Vector updates over the whole interior, on the interior lane.
   // y = a x + b y
   virtual void axpby(const Layout& l, double a, const double* x, double b, double* y) = 0;
@@ -300,6 +305,12 @@ class TypedKernels : public Kernels {
   }
   void restrict_to(const Transfer& t, const float* fine, float* coarse) final {
     self().restrict_t(t, fine, coarse);
+  }
+  void dense_solve(const Layout& l, const double* m, const double* b, double* x) final {
+    self().dense_solve_t(l, m, b, x);
+  }
+  void dense_solve(const Layout& l, const float* m, const float* b, float* x) final {
+    self().dense_solve_t(l, m, b, x);
   }
   void prolong_add(const Transfer& t, const double* coarse, double* fine) final {
     self().prolong_t(t, coarse, fine);

@@ -218,6 +218,24 @@ HALO3D_HD inline void smooth_start_point(const T* b, T* x, std::ptrdiff_t c, std
   x[c] = mul(T(cr), by_diag(b[c], c, sy, sz, s));
 }
 
+// The coarsest level's exact solve x = M b at interior point i of l (x fastest): M is the
+// level's inverse, column-major over its n interior points (column j at m + j n, so that
+// consecutive rows read consecutive words), and the row is summed over j in order.
+template <class T>
+HALO3D_HD inline T dense_row(const Layout& l, const T* m, const T* b, int i) {
+  const std::ptrdiff_t n = std::ptrdiff_t(l.nx) * l.ny * l.nz;
+  T sum = 0;
+  std::ptrdiff_t j = 0;
+  for (int z = 0; z < l.nz; ++z)
+    for (int y = 0; y < l.ny; ++y)
+      for (int x = 0; x < l.nx; ++x, ++j) sum += mul(m[i + j * n], b[l.at(x, y, z)]);
+  return sum;
+}
+// The padded-box index of interior point i (x fastest).
+HALO3D_HD inline std::ptrdiff_t interior_point(const Layout& l, int i) {
+  return l.at(i % l.nx, i / l.nx % l.ny, i / l.nx / l.ny);
+}
+
 // y = a x + b y at one point (coefficients rounded to T).
 template <class T>
 HALO3D_HD inline T axpby_point(T a, T x, T b, T y) {

@@ -102,14 +102,16 @@ for ranks, procs, extra, W in ((1, "1,1,1", [], 24), (2, "2,1,1", [], 24), (4, "
     for n, w in ONE_SWEEP.items():
         got = rows[n + "_var"]["bytes"] - rows[n]["bytes"]
         check(got == w * points, f"{procs}: {n}_var = {n} + {w} B x {points} points (got +{got})")
-    # The V-cycle: per level, the weights of 2 s + 1 sweeps (coarsest: its steps), and the
-    # constant path's fused first two steps.
+    # The V-cycle: per level, the weights of 2 s + 1 sweeps (coarsest: its steps, or none where
+    # it is solved exactly: its inverse is the same either way), and the constant path's fused
+    # first two steps.
     what = rows["mg_vcycle"]["what"]
-    m = re.search(r"chebyshev (\d+)\+(\d+), coarsest (\d+)", what)
+    m = re.search(r"chebyshev (\d+)\+(\d+), coarsest (\d+ Chebyshev steps|solved exactly)", what)
     check(m is not None, f"{procs}: the V-cycle's steps in {what!r}")
     if m is None:
         continue
-    s, c = int(m.group(1)), int(m.group(3))
+    s, dense = int(m.group(1)), m.group(3) == "solved exactly"
+    c = 0 if dense else int(m.group(3).split()[0])
     levels, lv = b["mg_levels"], b["mg_levels_var"]
     check([x["grid"] for x in levels] == [x["grid"] for x in lv], f"{procs}: the same hierarchy with k")
     lm = b.get("mg_levels_mixed", [])
@@ -121,6 +123,8 @@ for ranks, procs, extra, W in ((1, "1,1,1", [], 24), (2, "2,1,1", [], 24), (4, "
         n = x["grid"][0] * x["grid"][1] * x["grid"][2]
         steps = c if i + 1 == len(levels) else s
         fused = 24 * n if steps >= 2 else 0  # the constant path's x = cr b, never stored
+        if dense and i + 1 == len(levels):
+            fused = 0
         expect.append(W * n * (c if i + 1 == len(levels) else 2 * s + 1) + fused)
     got = [lv[i]["bytes"] - levels[i]["bytes"] for i in range(len(levels))]
     check(got == expect, f"{procs}: each level adds its sweeps' weights: {got} vs {expect}")

@@ -148,8 +148,8 @@ for name, extra in (("auto", []), ("262144", ["--mg-gather", "262144"])):
                      [lv["distributed"] for lv in rep["multigrid"]["levels"]])
 backend = gathers["auto"][0]
 want = 4096 if backend == "host" else 262144
-check(gathers["auto"][1:] == (want, [True, want == 4096, False, False, False, False])
-      and gathers["262144"][1:] == (262144, [True, False, False, False, False, False]),
+check(gathers["auto"][1:] == (want, [True, want == 4096, False, False, False])
+      and gathers["262144"][1:] == (262144, [True, False, False, False, False]),
       f"--mg-gather auto on {backend}: {want}, 31^3 distributed only below it: {gathers}")
 check(np.array_equal(read_u("gauto.h5")[0], read_u("g262144.h5")[0]),
       "--mg-gather auto and 262144: /u bitwise the same")
@@ -641,7 +641,8 @@ g12 = ["--grid", "12,12,12", "--rhs", "expr:0", "--solver", "jacobi"]
 p1 = halo3d_in(d11, 2, "solve", *g12, "--boundary", "1", "--output", "j1.h5")
 p2 = halo3d_in(d11, 2, "solve", *g12, "--boundary", repr(2.0 ** 1000), "--output", "jbig.h5")
 p3 = halo3d_in(d11, 2, "solve", *g12, "--boundary", "1e300", "--output", "j300.h5")
-p4 = halo3d_in(d11, 3, "solve", "--grid", "12,12,12", "--rhs", "expr:0", "--boundary", "1e300", "--output", "c300.h5")
+p4 = halo3d_in(d11, 3, "solve", "--grid", "12,12,12", "--rhs", "expr:0", "--boundary", "1e300", "--tol", "1e-10",
+               "--output", "c300.h5")  # an error below 1e-8 needs a residual below it
 try:
     (j1, _), (jb, ab), (j3, a3), (c3, ac) = u_of("j1.h5"), u_of("jbig.h5"), u_of("j300.h5"), u_of("c300.h5")
     check(p2.returncode == 0 and int(ab["converged"]) == 1 and np.array_equal(jb, j1 * 2.0 ** 1000),

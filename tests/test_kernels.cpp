@@ -223,6 +223,50 @@ TEST_P(KernelTest, VectorUpdatesAndDot) {
   expect_close(rr, ref_rr, 1e-12);
 }
 
+// The coarsest level's exact solve, x = M b: each interior point's row summed in order, as a
+// plain loop does, in both scalar types; the ghosts are not written.
+TEST_P(KernelTest, DenseSolveIsThePlainRowSum) {
+  const Layout l{5, 4, 3};
+  const int n = int(l.interior_size());
+  Fixture f;
+  f.l = l;
+  std::vector<double> m(std::size_t(n) * n);
+  std::uniform_real_distribution<double> d(-1, 1);
+  for (double& v : m) v = d(f.rng);
+  const auto b = f.random_field(), x0 = f.random_field();
+  Buffer m_d = up(m), b_d = up(b), x_d = up(x0);
+  k_->dense_solve(l, m_d.data(), b_d.data(), x_d.data());
+  const std::vector<float> mf(m.begin(), m.end()), bf(b.begin(), b.end()),
+      xf0(x0.begin(), x0.end());
+  FloatBuffer mf_d = upload(*k_, mf), bf_d = upload(*k_, bf), xf_d = upload(*k_, xf0);
+  k_->dense_solve(l, mf_d.data(), bf_d.data(), xf_d.data());
+  const auto x = down(x_d);
+  const auto xf = download(*k_, xf_d);
+  std::vector<std::ptrdiff_t> at;  // interior points, x fastest
+  for (int kk = 0; kk < l.nz; ++kk)
+    for (int j = 0; j < l.ny; ++j)
+      for (int i = 0; i < l.nx; ++i) at.push_back(l.at(i, j, kk));
+  std::vector<bool> interior(l.padded_size(), false);
+  for (int i = 0; i < n; ++i) {
+    interior[at[i]] = true;
+    double want = 0;
+    float wantf = 0;
+    for (int j = 0; j < n; ++j) {
+      const double p = m[std::size_t(i) + std::size_t(j) * n] * b[at[j]];
+      want += p;
+      const float pf = mf[std::size_t(i) + std::size_t(j) * n] * bf[at[j]];
+      wantf += pf;
+    }
+    EXPECT_EQ(x[at[i]], want) << i;
+    EXPECT_EQ(xf[at[i]], wantf) << i;
+  }
+  for (std::size_t c = 0; c < l.padded_size(); ++c)
+    if (!interior[c]) {
+      EXPECT_EQ(x[c], x0[c]);
+      EXPECT_EQ(xf[c], xf0[c]);
+    }
+}
+
 // Kernels::record: a recording (CUDA) replays exactly the work it recorded, and work it cannot
 // replay (a reduction, the boundary lane) is run as usual instead, unrecorded.
 TEST_P(KernelTest, RecordReplaysTheSameWork) {

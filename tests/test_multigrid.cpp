@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <random>
 #include <utility>
 #include <vector>
 
@@ -39,8 +40,15 @@ TEST(Multigrid, CoarseningHandlesEverySize) {
     EXPECT_TRUE(n + 1 == 2 * (c + 1) || r <= 1.5) << n << " -> " << c;
     if (n >= 8) EXPECT_GE(r, 1.3) << n << " -> " << c << " coarsens too little";
   }
+  // The hierarchy stops at its first level of at most kMgDensePoints points (solved exactly).
+  const auto ends_dense = [](const std::vector<Int3>& levels) {
+    const auto points = [](const Int3& g) { return double(g[0]) * g[1] * g[2]; };
+    return levels.size() >= 2 && points(levels.back()) <= kMgDensePoints &&
+           points(levels[levels.size() - 2]) > kMgDensePoints;
+  };
   const auto levels = mg_level_grids({512, 63, 1}, 0);
-  EXPECT_EQ(levels.back(), (Int3{1, 1, 1}));
+  EXPECT_EQ(levels.back(), (Int3{7, 7, 1}));
+  EXPECT_TRUE(ends_dense(levels));
   // The first step halves an even axis of 16 or more points (n + 1 intervals to n/2: coarse
   // J restricts fine [2J, 2J+3]); later even steps and shorter axes take a ratio <= 1.5.
   EXPECT_EQ(levels[1], (Int3{255, 63, 1}));  // y waits: its spacing is 8x x's
@@ -68,11 +76,92 @@ TEST(Multigrid, CoarseningHandlesEverySize) {
   EXPECT_EQ(elongated[1], (Int3{63, 31, 31}));
   EXPECT_EQ(elongated[2], (Int3{63, 15, 15}));
   EXPECT_EQ(elongated[3], (Int3{31, 7, 7}));
-  EXPECT_EQ(elongated.back(), (Int3{1, 1, 1}));
+  EXPECT_EQ(elongated.back(), (Int3{7, 1, 1}));
+  EXPECT_TRUE(ends_dense(elongated));
   // The unit cube's spacings from its stencil give the same levels as from the grid alone.
   for (const Int3 g : {Int3{512, 63, 1}, Int3{45, 38, 52}, Int3{95, 47, 191}}) {
     const Stencil s = Stencil::laplacian(1.0 / (g[0] + 1), 1.0 / (g[1] + 1), 1.0 / (g[2] + 1));
     EXPECT_EQ(mg_level_grids(g, stencil_spacing(s), 0), mg_level_grids(g, 0)) << to_string(g);
+  }
+}
+
+// The coarsest level's exact solve: its dense operator is the 7-point operator of random
+// face weights (a plain loop over the padded box, a periodic axis wrapped), and its inverse
+// solves it to rounding: A (M b) = b on random b. Singular (every axis periodic, no shift):
+// for b orthogonal to the constants.
+TEST(Multigrid, DenseCoarsestSolveIsExact) {
+  const Layout l{4, 5, 3};
+  const int n = int(l.interior_size());
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> w(0.5, 2.0), v(-1, 1);
+  for (const bool all_periodic : {false, true}) {
+    const Periodic p{true, all_periodic, all_periodic};
+    std::vector<double> faces[3];
+    Stencil s;
+    for (int a = 0; a < 3; ++a) {
+      faces[a].assign(l.padded_size(), 0.0);
+      for (double& x : faces[a]) x = w(rng) * (a == 2 ? 100.0 : 1.0);  // anisotropic
+      s.vd.w[a] = faces[a].data();
+    }
+    // The wrapped faces must be the same face from both sides: the low ghost's face is the
+    // last point's (a periodic axis's weights are exchanged that way).
+    for (int k = -1; k <= l.nz; ++k)
+      for (int j = -1; j <= l.ny; ++j) faces[0][l.at(-1, j, k)] = faces[0][l.at(l.nx - 1, j, k)];
+    if (all_periodic) {
+      for (int k = -1; k <= l.nz; ++k)
+        for (int i = -1; i <= l.nx; ++i) faces[1][l.at(i, -1, k)] = faces[1][l.at(i, l.ny - 1, k)];
+      for (int j = -1; j <= l.ny; ++j)
+        for (int i = -1; i <= l.nx; ++i) faces[2][l.at(i, j, -1)] = faces[2][l.at(i, j, l.nz - 1)];
+    }
+    const std::vector<double> a = mg_dense_operator(l, s, p);
+    const std::vector<double> m = mg_dense_inverse(a, n, all_periodic);
+    // The operator against the plain 7-point sum at every point.
+    auto index = [&](int i, int j, int k) {
+      const int N[3] = {l.nx, l.ny, l.nz};
+      int q[3] = {i, j, k};
+      for (int ax = 0; ax < 3; ++ax)
+        if (q[ax] < 0 || q[ax] >= N[ax]) {
+          if (!p[ax]) return -1;
+          q[ax] = (q[ax] + N[ax]) % N[ax];
+        }
+      return q[0] + l.nx * (q[1] + l.ny * q[2]);
+    };
+    std::vector<double> u(n), b(n);
+    for (double& x : u) x = v(rng);
+    for (int k = 0; k < l.nz; ++k)
+      for (int j = 0; j < l.ny; ++j)
+        for (int i = 0; i < l.nx; ++i) {
+          const auto c = l.at(i, j, k);
+          const double wl[3] = {faces[0][c - 1], faces[1][c - l.sy()], faces[2][c - l.sz()]};
+          const double wh[3] = {faces[0][c], faces[1][c], faces[2][c]};
+          const int lo[3] = {index(i - 1, j, k), index(i, j - 1, k), index(i, j, k - 1)};
+          const int hi[3] = {index(i + 1, j, k), index(i, j + 1, k), index(i, j, k + 1)};
+          const int me = index(i, j, k);
+          double want = 0;
+          for (int ax = 0; ax < 3; ++ax) {
+            want += wl[ax] * u[me] + wh[ax] * u[me];
+            if (lo[ax] >= 0) want -= wl[ax] * u[lo[ax]];
+            if (hi[ax] >= 0) want -= wh[ax] * u[hi[ax]];
+          }
+          double got = 0;
+          for (int q = 0; q < n; ++q) got += a[std::size_t(me) * n + q] * u[q];
+          EXPECT_NEAR(got, want, 1e-12 * 400) << i << " " << j << " " << k;
+        }
+    // The inverse: A (M b) = b, b random (less its mean where A is singular).
+    for (double& x : b) x = v(rng);
+    if (all_periodic) {
+      double mean = 0;
+      for (double x : b) mean += x / n;
+      for (double& x : b) x -= mean;
+    }
+    std::vector<double> x(n, 0.0);
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < n; ++j) x[i] += m[std::size_t(i) + std::size_t(j) * n] * b[j];
+    for (int i = 0; i < n; ++i) {
+      double ax = 0;
+      for (int j = 0; j < n; ++j) ax += a[std::size_t(i) * n + j] * x[j];
+      EXPECT_NEAR(ax, b[i], 1e-10) << i << (all_periodic ? " singular" : "");
+    }
   }
 }
 

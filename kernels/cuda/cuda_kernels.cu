@@ -329,6 +329,14 @@ class CudaKernels final : public CudaSetupKernels<TypedKernels<CudaKernels>>,
     rows(l, AxpbyOp<T>{T(a), T(b), x, y}, kNoReduction, interior_.get());
   }
   template <class T>
+  void dense_solve_t(const Layout& l, const T* m, const T* b, T* x) {
+    const int n = int(l.interior_size());
+    if (n == 0) return;
+    dense_rows<T><<<(n + kBlockThreads - 1) / kBlockThreads, kBlockThreads, 0, interior_.get()>>>(
+        l, m, b, x);
+    HALO3D_CUDA_CHECK_LAUNCH();
+  }
+  template <class T>
   void dot_t(const Layout& l, const T* x, const T* y, int slot) {
     check_slot(slot);
     if (slot != kNoReduction) rows(l, DotOp<T>{x, y}, slot, interior_.get());

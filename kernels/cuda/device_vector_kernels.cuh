@@ -374,6 +374,14 @@ __global__ void __launch_bounds__(kBlockThreads)
   out[c] = Out(in[c]);
 }
 
+// x = M b, one thread per interior point (row) of the coarsest level (ops::dense_row).
+template <class T>
+static __global__ void __launch_bounds__(kBlockThreads)
+    dense_rows(Layout l, const T* __restrict__ m, const T* __restrict__ b, T* __restrict__ x) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < l.nx * l.ny * l.nz) x[ops::interior_point(l, i)] = ops::dense_row(l, m, b, i);
+}
+
 // out = double(in) with slot += with.out (the mixed V-cycle's z and PCG's r.z), strided
 // over z as the reducing box sweeps.
 static __global__ void __launch_bounds__(kBlockThreads)

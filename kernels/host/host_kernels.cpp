@@ -262,6 +262,12 @@ class HostKernels final : public HostSetupKernels<TypedKernels<HostKernels>>, pu
   }
 
   template <class T>
+  void dense_solve_t(const Layout& l, const T* m, const T* b, T* x) {
+    const int n = int(l.interior_size());  // a coarsest level: too few rows for threads
+    for (int i = 0; i < n; ++i) x[ops::interior_point(l, i)] = ops::dense_row(l, m, b, i);
+  }
+
+  template <class T>
   void dot_t(const Layout& l, const T* x, const T* y, int slot) {
     add(slot, for_rows(l, Region::whole(l), [=](std::ptrdiff_t c0, int n, DD acc) {
           return dd_sum_run(c0, n, acc,

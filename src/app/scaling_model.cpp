@@ -56,10 +56,16 @@ double level_bytes(double points, double next_points, int smooth, bool coarsest,
          16 * next_points;
 }
 
+// Where the coarsest level of g is solved exactly (mg_dense_level: it has at most
+// kMgDensePoints points; a one-point level, whose Chebyshev solve was one step, too).
+bool dense(bool coarsest, const Int3& g) { return coarsest && points_of(g) <= kMgDensePoints; }
+
 int level_launches(const Params& p, bool coarsest, const Int3& g) {
   // A level visit: the smoothing steps down from zero (the first two in one sweep) and up,
-  // residual, restriction and prolongation; the coarsest level's steps from zero.
+  // residual, restriction and prolongation; the coarsest level's steps from zero, or its
+  // one dense solve.
   auto from_zero = [](int steps) { return steps >= 2 ? steps - 1 : steps; };
+  if (dense(coarsest, g)) return 1;
   return coarsest ? from_zero(coarse_step_count(g)) : from_zero(p.smooth) + p.smooth + 3;
 }
 
@@ -316,7 +322,8 @@ struct Level {
 // more than gather_points points; from there on gathered.
 std::vector<Level> plan_levels(const Setup& s, const Int3& grid) {
   std::vector<Level> out;
-  for (const Int3& g : mg_level_grids(grid, 0)) {
+  const std::vector<Int3> grids = mg_level_grids(grid, 0);
+  for (const Int3& g : grids) {
     Level L;
     L.grid = g;
     if (out.empty()) {
@@ -324,7 +331,8 @@ std::vector<Level> plan_levels(const Setup& s, const Int3& grid) {
     } else if (out.back().distributed) {
       L.boxes = coarser_boxes(out.back().boxes, out.back().grid, g);
       L.distributed =
-          s.ranks == 1 || (L.boxes.fewest() >= 1 && points_of(g) > double(s.p.gather_points));
+          s.ranks == 1 || (L.boxes.fewest() >= 1 && points_of(g) > double(s.p.gather_points) &&
+                           !mg_dense_level(out.size(), grids.size(), g));
     } else {
       L.distributed = false;
     }
@@ -346,7 +354,10 @@ LevelPrediction predict_level(const Setup& s, const std::vector<Level>& plan, st
     next = plan[l + 1].distributed ? points_of(plan[l + 1].boxes.largest())
                                    : points_of(plan[l + 1].grid);
   const int steps = coarsest ? coarse_step_count(L.grid) : s.p.smooth;
-  const double bytes = level_bytes(points_of(out.box), next, s.p.smooth, coarsest, steps);
+  const double n = points_of(L.grid);  // a dense solve reads its inverse, b and x
+  const double bytes = dense(coarsest, L.grid)
+                           ? 8 * n * n + 16 * n
+                           : level_bytes(points_of(out.box), next, s.p.smooth, coarsest, steps);
   const bool whole = !L.distributed || s.ranks == 1;
   out.t.compute = compute_s(s, bytes, level_launches(s.p, coarsest, L.grid), L.grid, whole);
   if (L.distributed && s.ranks > 1) {

@@ -154,6 +154,7 @@ Multigrid::Multigrid(Runtime& rt, const MgOptions& o, DistributedOperator* fine,
     levels_[l]->records = below && !L.gathers && !L.A->plan().fills_ghosts();
   }
   if (fine->stencil().variable()) vary_levels(fine, fine_coef);
+  make_dense(*levels_.back());
   for (double b : level_bytes()) bytes_ += b;
   // Mixed: the fine level's conversions (read r, write its float copy; read z in float and
   // r, write z in double, with r.z).
@@ -244,32 +245,6 @@ Buffer Multigrid::coarse_parts(Level& F, Level& C, LevelCoefficients& above) {
     for (int q = 0; q < 6; ++q) C.A->exchange(parts.data() + q * nc);
   k.synchronize();
   return parts;
-}
-
-// No Dirichlet face, no constant shift and a variable one (A = L + V sigma, L 1 = 0,
-// nonsingular): a low end for the coarsest solve's D^{-1}A, whose smallest eigenvalue is
-// near the constants' Rayleigh quotient sum(sigma_p V_p) / sum(d_p), not L's smallest
-// nonzero one. Taken as sum(sigma_p V_p) / (max_p (d_p/V_p) sum(V_p)), which is at most that
-// quotient (sum d_p <= max(d/V) sum V); sum V_p = the product over the axes of n less 1/2
-// per Neumann face. The sum is global_dot's (double-double: the same bits on every process
-// grid and backend), the maximum an exact word's. 0 (not this case) otherwise.
-double Multigrid::shifted_low(const Level& L, const LevelCoefficients& c) {
-  const Decomposition& d = L.decomp;
-  const Stencil& s = L.A->stencil();
-  for (int a = 0; a < 3; ++a)
-    if (!d.periodic[a] && !(d.neumann_face(a, 0) && d.neumann_face(a, 1))) return 0.0;
-  if (!c.variable_shift() || s.shift != 0) return 0.0;
-  Kernels& k = *rt_.kernels;
-  MPI_Comm comm = L.distributed ? rt_.cart.get() : MPI_COMM_SELF;
-  const Layout l = d.layout();
-  const Buffer ones = ones_like(k, l.padded_size());
-  const double sum_sv = global_dot(k, l, ones.data(), s.vd.sigma, comm);
-  double dmax = c.local_max_diagonal(k);
-  HALO3D_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &dmax, 1, MPI_DOUBLE, MPI_MAX, comm));
-  double volume = 1;
-  for (int a = 0; a < 3; ++a)
-    volume *= L.grid[a] - 0.5 * (d.neumann_face(a, 0) + d.neumann_face(a, 1));
-  return sum_sv / (dmax * volume);
 }
 
 // A point field (sigma) on coarse level C from its values on F (`fine`, every ghost filled),
@@ -376,7 +351,11 @@ T* Multigrid::cycle(std::size_t l, const T* b, T* x, T* y, int slot, bool from_z
   Level& L = *levels_[l];
   MgVectors<T>& V = L.v<T>();
   Kernels& k = *rt_.kernels;
-  if (l + 1 == levels_.size()) return smooth(L, L.steps, b, x, y, from_zero, slot);
+  if (l + 1 == levels_.size()) {
+    if (!L.dense) return smooth(L, L.steps, b, x, y, from_zero, slot);
+    k.dense_solve(L.A->layout(), L.inverse<T>(), b, x);  // exact: from_zero does not matter
+    return x;
+  }
   T* u = smooth(L, L.steps, b, x, y, from_zero, kNoReduction);
   T* other = u == x ? y : x;
   L.A->residual(b, u, V.wp(), kNoReduction);

@@ -71,6 +71,18 @@ struct MgOptions {
   int fmg_cycles = 0;
 };
 
+// The coarsest level l of `levels` (grid g) is solved exactly, by its operator's inverse
+// (Kernels::dense_solve), when it is below the fine level and has at most kMgDensePoints
+// points: mg_level_grids stops at the first such level, and mg_plan gathers it onto every
+// rank. An exact solve there, rather than smoothing it and the few points below it, is what
+// a high-k inclusion away from the Dirichlet faces needs (PERFORMANCE.md, "The coarsest
+// level solved exactly"); 125 points (5^3) keep its set-up (n^3/3 operations on the host)
+// and its cycle's reads (n^2 words) small.
+constexpr double kMgDensePoints = 125;
+inline bool mg_dense_level(std::size_t l, std::size_t levels, const Int3& g) {
+  return l > 0 && l + 1 == levels && double(g[0]) * g[1] * g[2] <= kMgDensePoints;
+}
+
 // Each level's global size, this rank's box and whether it runs distributed (false:
 // gathered, the whole grid on every rank). Collective over cart.
 struct MgLevelPlan {
@@ -139,6 +151,14 @@ int mg_coarse_first(int o, int nf, int nc, bool periodic, bool low_neumann = fal
 // The steps (cd, cr) of `count` Chebyshev iterations for the interval [a, b] of D^{-1}A
 // (each step: d = cd d + cr (f - A u), u += d); cr includes 1/diag. count = 1: damped Jacobi.
 std::vector<std::array<double, 2>> mg_chebyshev_steps(double a, double b, int count, double diag);
+
+// The coarsest level's exact solve (multigrid_smoother.cpp): its operator as a dense matrix
+// (row-major over l's interior points, x fastest; s's face weights, if variable, in host
+// memory over l's padded box), and that matrix's inverse, column-major (Kernels::
+// dense_solve); singular: A 1 = 0 (no Dirichlet face, no shift), whose solve then holds for
+// right-hand sides orthogonal to the constants.
+std::vector<double> mg_dense_operator(const Layout& l, const Stencil& s, const Periodic& p);
+std::vector<double> mg_dense_inverse(std::vector<double> a, int n, bool singular);
 
 struct MgLevelInfo {
   Int3 grid{};
@@ -238,6 +258,7 @@ class Multigrid final : public Preconditioner {
   Buffer coarse_points(Level& F, Level& C, const double* fine);
   Buffer coarse_parts(Level& F, Level& C, LevelCoefficients& above);
   double shifted_low(const Level& L, const LevelCoefficients& c);
+  void make_dense(Level& L);  // the coarsest level's inverse, where it is solved exactly
   Runtime& rt_;
   MgOptions o_;
   bool mixed_ = false;

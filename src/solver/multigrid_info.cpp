@@ -23,8 +23,9 @@ std::vector<double> Multigrid::level_bytes() const {
     const std::size_t n = L.steps.size();
     const bool var = L.A->stencil().variable();
     const double down = smooth_bytes(L.steps, true, var);
-    if (l + 1 == levels_.size()) {
-      out.push_back(e * L.points * (down + n * L.A->weight_bytes()));
+    if (l + 1 == levels_.size()) {  // its solve: the inverse's n^2 values, b and x
+      out.push_back(e * (L.dense ? 8 * L.points * L.points + 16 * L.points
+                                 : L.points * (down + n * L.A->weight_bytes())));
       break;
     }
     out.push_back(e * (L.points * (down + smooth_bytes(L.steps, false, var) + 48 +
@@ -72,7 +73,7 @@ std::vector<MgLevelTraffic> Multigrid::level_traffic() const {
     const bool coarsest = l + 1 == levels_.size();
     // Pre-smoothing from zero (its first step does not sweep), the residual, post-smoothing:
     // all faces at once each.
-    const int sweep_exchanges = coarsest ? sweeps - 1 : 2 * sweeps;
+    const int sweep_exchanges = L.dense ? 0 : coarsest ? sweeps - 1 : 2 * sweeps;
     // w before the restriction, e before prolongation: every ghost, in one round to every
     // neighbour or one round per split axis (DistributedOperator::exchange).
     const int transfers = int(!coarsest) + int(l > 0 && !levels_[l - 1]->gathers);
@@ -105,7 +106,10 @@ std::string Multigrid::describe() const {
     if (L->gathers) gathered = "; * = gathered on every rank (via " + L->gather->describe() + ")";
   return s + "), " + (mixed_ ? "float V-cycle (mixed precision), " : "") + to_string(o_.smoother) +
          " " + std::to_string(o_.smooth) + "+" + std::to_string(o_.smooth) + ", coarsest " +
-         std::to_string(levels_.back()->steps.size()) + " Chebyshev steps" + gathered;
+         (levels_.back()->dense
+              ? std::string("solved exactly")
+              : std::to_string(levels_.back()->steps.size()) + " Chebyshev steps") +
+         gathered;
 }
 
 }  // namespace halo3d

@@ -60,7 +60,20 @@ struct Multigrid::Level {
       return d;
   }
   std::unique_ptr<LevelCoefficients> coef;  // variable coefficients (coarse levels; null: constant)
-  std::vector<std::array<double, 2>> steps;  // smoothing (the coarsest: its solve)
+  std::vector<std::array<double, 2>> steps;  // smoothing (the coarsest: its solve, unless dense)
+  // The coarsest level of at most kMgDensePoints points below the fine one: its operator's
+  // inverse (mg_dense_inverse), which solves it exactly (Kernels::dense_solve), in the
+  // cycle's precision.
+  Buffer dense_d;
+  FloatBuffer dense_f;
+  bool dense = false;
+  template <class T>
+  const T* inverse() const {
+    if constexpr (std::is_same_v<T, float>)
+      return dense_f.data();
+    else
+      return dense_d.data();
+  }
   TransferOp down;  // to the next level (where it gathers: restriction to its own coarse points)
   double points = 0;
   // The last distributed level before gathered ones: the coarse points it restricts to are

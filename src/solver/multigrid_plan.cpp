@@ -108,6 +108,7 @@ std::vector<Int3> mg_level_grids(const Int3& grid, const std::array<double, 3>& 
     if (c == g) break;
     for (int a = 0; a < 3; ++a) h[a] *= double(m(g[a], a)) / double(m(c[a], a));
     out.push_back(c);
+    if (double(c[0]) * c[1] * c[2] <= kMgDensePoints) break;  // solved exactly (mg_dense_level)
   }
   return out;
 }
@@ -131,8 +132,9 @@ std::vector<MgLevelPlan> mg_plan(const Decomposition& fine, const Stencil& fine_
                                  const MgOptions& o, bool gpu, MPI_Comm cart) {
   const double gather = double(mg_gather_points(o.gather_points, gpu));
   std::vector<MgLevelPlan> out;
-  for (const Int3& g :
-       mg_level_grids(fine.grid, stencil_spacing(fine_op), o.levels, fine.periodic, fine.neumann)) {
+  const std::vector<Int3> grids =
+      mg_level_grids(fine.grid, stencil_spacing(fine_op), o.levels, fine.periodic, fine.neumann);
+  for (const Int3& g : grids) {
     MgLevelPlan p;
     p.grid = g;
     if (out.empty()) {
@@ -142,7 +144,8 @@ std::vector<MgLevelPlan> mg_plan(const Decomposition& fine, const Stencil& fine_
       int fewest = std::min({p.decomp.count[0], p.decomp.count[1], p.decomp.count[2]});
       HALO3D_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &fewest, 1, MPI_INT, MPI_MIN, cart));
       const double points = double(g[0]) * g[1] * g[2];
-      p.distributed = fine.ranks == 1 || (fewest >= 1 && points > gather);
+      const bool dense = mg_dense_level(out.size(), grids.size(), g);  // whole on every rank
+      p.distributed = fine.ranks == 1 || (fewest >= 1 && points > gather && !dense);
     } else {
       p.distributed = false;
     }
@@ -173,6 +176,11 @@ double mg_memory_bytes(const std::vector<MgLevelPlan>& plan, bool mixed, bool va
     if (l == 0 && mixed) bytes += e * double(ghost_shell(lay).points());
     // The coarse levels' periodic wraps (the fine level's are the runtime's).
     if (l > 0) bytes += double(HaloPlan::build(plan[l].decomp).bytes_wrapped());
+    // The coarsest level's inverse (n^2 values) where it is solved exactly.
+    if (mg_dense_level(l, plan.size(), plan[l].grid)) {
+      const double points = double(plan[l].grid[0]) * plan[l].grid[1] * plan[l].grid[2];
+      bytes += e * points * points;
+    }
     if (l + 1 == plan.size()) break;
     const Layout coarse = plan[l + 1].decomp.layout();
     bytes += double(transfer_table_bytes(lay, coarse));
