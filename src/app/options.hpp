@@ -18,7 +18,7 @@ struct SolveOptions : ParallelOptions, ProblemSpec {
   // Solver
   SolverKind solver = SolverKind::cg;  // poisson
   Precond precond = Precond::mg;       // cg's preconditioner
-  int mg_levels = 0;                   // 0: automatic (coarsen to one point per axis)
+  int mg_levels = 0;                   // 0: automatic (to the first level of <= 125 points)
   int mg_smooth = 2;                   // smoothing steps before and after the coarse correction
   Smoother mg_smoother = Smoother::chebyshev;
   long long mg_gather = kMgGatherAuto;       // coarse levels of at most this many points gathered

@@ -1,19 +1,24 @@
 // Geometric multigrid V-cycle as a CG preconditioner, on any grid size, distributed over
 // the same process grid as the fine level and bitwise independent of it.
 //
-// Coarsening, per axis, from the grid's size n (points at (i+1)/(n+1)):
+// Coarsening, per axis, from the grid's size n (points at (i+1)/(n+1); mg_coarser says the
+// rules, with periodic and Neumann axes):
 //   n odd:  n -> (n-1)/2, nested (every coarse point is a fine point), ratio r = 2;
-//   n even: n+1 is odd, so no nesting exists; n -> m-1 with m the smallest even number
-//           >= (n+1)/1.5 (ratio r <= 1.5), and the next step is nested again;
+//   n even: n+1 is odd, so no nesting exists; the first step goes to n/2 - 1 (r just above
+//           2), later ones to m-1 with m the smallest even number >= (n+1)/1.5 (r <= 1.5),
+//           and the next step is nested again;
 //   n = 1:  stays 1.
+// The hierarchy stops at its first level of at most kMgDensePoints points, which is solved
+// exactly (its operator's inverse, mg_dense_inverse).
 // Transfers are trilinear interpolation P and restriction R = scale * P^T (Transfer), the
 // coarse operator is the same stencil rediscretised, the smoother a Chebyshev polynomial
 // (or damped Jacobi) in D^{-1}A with exact eigenvalue bounds of the 7-point operator, the
-// coarsest solve a Chebyshev polynomial over the whole spectrum: every part is a fixed
-// symmetric linear operator, so the V-cycle is one too, and plain PCG is correct.
-// Variable coefficients (coefficients.hpp): each level's k is averaged from the level above
-// and rediscretised, and the Chebyshev bounds come from each level's own operator
-// (Gershgorin); see vary_levels.
+// coarsest solve exact (or, where --mg-levels stops above kMgDensePoints, a Chebyshev
+// polynomial over the whole spectrum): every part is a fixed symmetric linear operator, so
+// the V-cycle is one too, and plain PCG is correct.
+// Variable coefficients (coefficients.hpp): each coarse level's faces are the Galerkin
+// product R A P per axis, lumped to 7 points, and the Chebyshev bounds come from each
+// level's own operator (Gershgorin); see vary_levels.
 //
 // Every coarse point is computed by one rank from fine values at fixed global positions in
 // a fixed order, and no reduction runs inside a cycle, so the cycle gives the same bits on
@@ -57,7 +62,7 @@
 namespace halo3d {
 
 struct MgOptions {
-  int levels = 0;  // 0: coarsen until every axis has one point
+  int levels = 0;  // 0: coarsen to the first level of at most kMgDensePoints points
   int smooth = 2;  // smoothing steps before and after the coarse correction
   Smoother smoother = Smoother::chebyshev;
   Precision precision = Precision::double_;  // mixed: the V-cycle in float
