@@ -62,7 +62,10 @@ void add_solve_solver_options(CLI::App* solve, SolveOptions& o) {
   add_choice(*solve, "--solver", o.solver, "Poisson solver")->group("Solver");
   add_choice(*solve, "--precond", o.precond, "CG's preconditioner: multigrid V-cycle, or none")
       ->group("Solver");
-  solve->add_option("--mg-levels", o.mg_levels, "Multigrid levels (0: down to the first level of at most 125 points, solved exactly)")
+  solve
+      ->add_option(
+          "--mg-levels", o.mg_levels,
+          "Multigrid levels (0: down to the first level of at most 125 points, solved exactly)")
       ->check(whole_number<int>())
       ->check(non_negative())
       ->group("Solver");
