@@ -219,6 +219,18 @@ std::vector<double> mg_dense_inverse(std::vector<double> a, int n, bool singular
   return inv;
 }
 
+namespace {
+
+// Whether some axis has a Dirichlet face (neither periodic nor Neumann at both ends): where
+// none has and there is no shift, A 1 = 0.
+bool has_dirichlet_face(const Decomposition& d) {
+  for (int a = 0; a < 3; ++a)
+    if (!d.periodic[a] && !(d.neumann_face(a, 0) && d.neumann_face(a, 1))) return true;
+  return false;
+}
+
+}  // namespace
+
 // The coarsest level's inverse (mg_dense_inverse) in the cycle's precision, from its operator
 // as the sweeps see it: a variable one's weights (and sigma) are brought to the host first.
 // Singular where A 1 = 0: no Dirichlet face and no shift, constant or variable.
@@ -239,10 +251,7 @@ void Multigrid::make_dense(Level& L) {
       s.vd.sigma = host[3].data();
     }
   }
-  bool singular = s.shift == 0 && !s.vd.sigma;
-  for (int a = 0; a < 3; ++a)
-    if (!L.decomp.periodic[a] && !(L.decomp.neumann_face(a, 0) && L.decomp.neumann_face(a, 1)))
-      singular = false;
+  const bool singular = s.shift == 0 && !s.vd.sigma && !has_dirichlet_face(L.decomp);
   const std::vector<double> inv = mg_dense_inverse(mg_dense_operator(l, s, L.decomp.periodic),
                                                    int(l.interior_size()), singular);
   if (mixed_)
@@ -261,9 +270,7 @@ void Multigrid::make_dense(Level& L) {
 double Multigrid::shifted_low(const Level& L, const LevelCoefficients& c) {
   const Decomposition& d = L.decomp;
   const Stencil& s = L.A->stencil();
-  for (int a = 0; a < 3; ++a)
-    if (!d.periodic[a] && !(d.neumann_face(a, 0) && d.neumann_face(a, 1))) return 0.0;
-  if (!c.variable_shift() || s.shift != 0) return 0.0;
+  if (has_dirichlet_face(d) || !c.variable_shift() || s.shift != 0) return 0.0;
   Kernels& k = *rt_.kernels;
   MPI_Comm comm = L.distributed ? rt_.cart.get() : MPI_COMM_SELF;
   const Layout l = d.layout();
