@@ -191,10 +191,15 @@ class Kernels {
   // coarse = the restriction-weighted mean of fine at each of t.coarse's points
   // (ops::coarsen_point; reads fine's ghost layer).
   virtual void coarsen_mean(const Transfer& t, const double* fine, double* coarse) = 0;
+  // od (3 padded float arrays of t.fine) = the operator-dependent interpolation weights
+  // (Transfer::od) at the points of t.fine's box, from that level's face weights w
+  // (ops::od_weight_point); ghosts untouched (the caller exchanges them).
+  virtual void od_weights(const Transfer& t, const double* w, float* od) = 0;
   // Galerkin coarse faces (ops::galerkin_parts_point, galerkin_ops.hpp): parts (6 padded
-  // arrays of t.coarse, zero where not written) at its points, from the level above's
-  // weights w and each fine point's face below (3 padded arrays of t.fine each; below is
-  // read only where a rank's split needs it, else may be null).
+  // arrays of t.coarse, zero where not written) at its points, with t.od's interpolation
+  // (every ghost filled), from the level above's weights w and each fine point's face below (3
+  // padded arrays of t.fine each; below is read only where a rank's split needs it, else may be
+  // null).
   virtual void galerkin_parts(const Transfer& t, const double* w, const double* below,
                               double* parts) = 0;
   // w (3 padded arrays of l) = the coarse faces from the parts (every ghost filled, zero

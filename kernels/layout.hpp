@@ -202,6 +202,13 @@ struct Transfer {
   const int* ridx[3] = {};
   TransferWeights<double> wd;
   TransferWeights<float> wf;
+  // Operator-dependent interpolation (--mg-interp operator with a variable operator; null:
+  // the tables' trilinear one): 3 padded arrays of `fine`, od[a * fine.padded_size() + c]
+  // the weight t of fine point c's upper coarse neighbour along a (1 - t its lower one's),
+  // every ghost filled (ops::od_weight_point makes them; transfer_ops.hpp says the rule). In
+  // float (12 B a point): the double V-cycle widens them exactly, the float one reads them
+  // as they are.
+  const float* od = nullptr;
 };
 HALO3D_HD inline const TransferWeights<double>& weights_of(const Transfer& t, double) {
   return t.wd;

@@ -165,4 +165,117 @@ HALO3D_HD inline T restrict_z(const Transfer& t, const T (&p)[S], int K) {
   return mul(w.scale, v);
 }
 
+// --- Operator-dependent interpolation (--mg-interp operator: Transfer::od) ---------------
+// Trilinear interpolation spreads a correction across a jump in k as if k were smooth; where
+// the jump falls between coarse points (an inclusion whose faces miss the coarse planes) the
+// coarse level then corrects the fine one poorly: MG-PCG takes 17-19 iterations for such a
+// block on even and large grids, 8-10 with these weights (PERFORMANCE.md, "operator-dependent
+// interpolation"). Along axis a, fine point p between coarse points lo and lo + 1, at
+// fraction g from lo (interp_1d), takes t = g W+ / (g W+ + (1 - g) W-) for lo + 1 and 1 - t
+// for lo, with W- and W+ its faces toward lo and lo + 1: the value at p of the 1-D solution
+// of -(k u')' = 0 between the two, were k W- on p's lower side and W+ on its upper (exact
+// where the grids nest, p midway; on an even axis's first step an approximation from p's own
+// two faces, so that t reads nothing beyond them). k = 1 gives t = g up to rounding. A
+// point on a coarse point keeps t = 0, and where both faces are 0 (not on a grid of positive
+// k) t = g. The weights are made at the box's points (from the faces face_weights and
+// galerkin_faces store: the one below the box is in its low ghost slot) and exchanged, so a
+// ghost's t is the bits its owner made; rounded to float once, so the double and the float
+// V-cycles read the same t (1 - t is rounded to float in the float one).
+HALO3D_HD inline void od_weight_point(const Transfer& t, const double* w, float* od, int x, int y,
+                                      int z) {
+  const std::ptrdiff_t n = std::ptrdiff_t(t.fine.padded_size()), c = t.fine.at(x, y, z);
+  const std::ptrdiff_t step[3] = {1, t.fine.sy(), t.fine.sz()};
+  const int idx[3] = {x, y, z};
+  for (int a = 0; a < 3; ++a) {
+    const long long mf = t.mf[a];
+    const long long rem = (long long)(t.fo[a] + idx[a] + t.at0[a]) * t.mc[a] % mf;
+    double v = 0.0;
+    if (rem != 0) {
+      const double up = mul(double(rem), w[a * n + c]);
+      const double den = up + mul(double(mf - rem), w[a * n + c - step[a]]);
+      v = den > 0 ? div(up, den) : div(double(rem), double(mf));
+    }
+    od[a * n + c] = float(v);  // round to nearest on both backends
+  }
+}
+// The restriction's spans with Transfer::od: coarse point I (local) of axis a reads fine
+// points first .. first + count - 1 (local, ridx's), and of those the first `below` lie below
+// I (I is their upper coarse neighbour: weight t) and the rest at or above it (1 - t; on I
+// itself t = 0). Integer positions, once per coarse point and axis, in fixed-bound loops
+// (S = Transfer::span) as the trilinear restriction's.
+struct OdSpan {
+  int first, count, below;
+};
+template <int S>
+HALO3D_HD inline OdSpan od_span(const Transfer& t, int a, int I) {
+  const int* r = t.ridx[a] + 2 * std::ptrdiff_t(I);
+  OdSpan s{r[0], r[1], 0};
+  const long long at = (long long)(t.co[a] + I + t.at0[a]) * t.mf[a];
+  for (int m = 0; m < S; ++m)
+    s.below += m < s.count && (long long)(t.fo[a] + s.first + m + t.at0[a]) * t.mc[a] < at;
+  return s;
+}
+// The weight of term m of span s from its fine point's t: 0 past the count (whose term
+// repeats the last point, so that the loops have fixed bounds; a zero product leaves the
+// sum's bits as they were).
+template <class T>
+HALO3D_HD inline T od_side(const OdSpan& s, int m, T ti) {
+  return m >= s.count ? T(0) : (m < s.below ? ti : T(1) - ti);
+}
+HALO3D_HD inline int od_term(const OdSpan& s, int m) {
+  return s.first + (m < s.count ? m : s.count - 1);
+}
+// (R fine) at coarse point (X, Y, Z) with Transfer::od: scale times the sum over the fine
+// points of its spans (z, y, x order) of ((wz wy) wx) fine, each w od_side's.
+template <int S, class T>
+HALO3D_HD inline T restrict_od(const Transfer& t, const T* fine, int X, int Y, int Z) {
+  const std::ptrdiff_t n = std::ptrdiff_t(t.fine.padded_size());
+  const OdSpan sx = od_span<S>(t, 0, X), sy = od_span<S>(t, 1, Y), sz = od_span<S>(t, 2, Z);
+  const float* od = t.od;
+  T v = 0;
+  for (int c = 0; c < S; ++c)
+    for (int b = 0; b < S; ++b) {
+      const std::ptrdiff_t row = t.fine.at(0, od_term(sy, b), od_term(sz, c));
+      for (int a = 0; a < S; ++a) {
+        const std::ptrdiff_t p = row + od_term(sx, a);
+        const T wzy = mul(od_side(sz, c, T(od[2 * n + p])), od_side(sy, b, T(od[n + p])));
+        v += mul(mul(wzy, od_side(sx, a, T(od[p]))), fine[p]);
+      }
+    }
+  return mul(weights_of(t, T()).scale, v);
+}
+// The y-z part of the prolongation of fine row (j, k) with Transfer::od: the four coarse
+// rows it reads (at x = 0) and the row's three t arrays.
+template <class T>
+struct ProlongOdRow {
+  const T* row[2][2];
+  const float *tx, *ty, *tz;
+};
+template <class T>
+HALO3D_HD inline ProlongOdRow<T> prolong_od_row(const Transfer& t, const T* coarse, int j, int k) {
+  const std::ptrdiff_t n = std::ptrdiff_t(t.fine.padded_size()), p = t.fine.at(0, j, k);
+  ProlongOdRow<T> r;
+  const int ly = t.pidx[1][j], lz = t.pidx[2][k];
+  for (int c = 0; c < 2; ++c)
+    for (int b = 0; b < 2; ++b) r.row[c][b] = coarse + t.coarse.at(0, ly + b, lz + c);
+  r.tx = t.od + p, r.ty = t.od + n + p, r.tz = t.od + 2 * n + p;
+  return r;
+}
+// fine_row[i] += (P coarse) at fine point i of the row: the eight coarse points around it
+// (pidx's lo and lo + 1 per axis) weighted (1 - t, t) per axis, in prolong_sum's order.
+template <class T>
+HALO3D_HD inline void prolong_od_point(const Transfer& t, const ProlongOdRow<T>& r, T* fine_row,
+                                       int i) {
+  const T tx = T(r.tx[i]), ty = T(r.ty[i]), tz = T(r.tz[i]);
+  const T wx[2] = {T(1) - tx, tx}, wy[2] = {T(1) - ty, ty}, wz[2] = {T(1) - tz, tz};
+  const int x = t.pidx[0][i];
+  T s = 0;
+  for (int c = 0; c < 2; ++c)
+    for (int b = 0; b < 2; ++b) {
+      const T wzy = mul(wz[c], wy[b]);
+      for (int a = 0; a < 2; ++a) s += mul(mul(wzy, wx[a]), r.row[c][b][x + a]);
+    }
+  fine_row[i] = fine_row[i] + s;
+}
+
 }  // namespace halo3d::ops

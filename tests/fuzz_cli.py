@@ -39,7 +39,7 @@ OPTIONS = {
     "--grid": TRIPLES, "--procs": ["0,0,0", "1,1,1", "2,1,1", "0,0", "-1,0,0", "x"], "--mode": MODES,
     "--problem": WORDS, "--rhs": WORDS, "--seed": NUMBERS, "--solver": WORDS, "--precond": WORDS,
     "--mg-levels": ["0", "1", "2", "9", "-1", "x"], "--mg-gather": ["0", "64", "32768", "-1", "x"], "--mg-smooth": ["1", "2", "0", "33", "x"],
-    "--mg-smoother": WORDS, "--precision": WORDS, "--tol": NUMBERS, "--max-iters": ITERS, "--iters": ITERS, "--steps": ITERS,
+    "--mg-smoother": WORDS, "--mg-interp": WORDS, "--precision": WORDS, "--tol": NUMBERS, "--max-iters": ITERS, "--iters": ITERS, "--steps": ITERS,
     "--alpha": NUMBERS, "--time-scheme": WORDS, "--dt": NUMBERS, "--backend": WORDS,
     "--halo": WORDS, "--overlap": WORDS, "--peer-access": WORDS, "--monitor": ITERS, "--quiet": None,
     "--progress": NUMBERS, "--verify": WORDS,

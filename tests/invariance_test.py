@@ -5,7 +5,8 @@ on an odd grid whose coarse levels stay on the process grid (--mg-gather 0) and 
 default gather; and with Neumann faces (mixed with Dirichlet and periodic ones, a variable k,
 a shift, fluxes and boundary values), MG-PCG double with distributed coarse levels and mixed
 with the default gather, with no Dirichlet face and a variable shift, and with Dirichlet faces
-and a variable k. Run: invariance_test.py HALO3D MPIEXEC [BACKEND] (MPIEXEC may carry options,
+and a variable k; and the operator-dependent interpolation (--mg-interp operator) with a
+variable k and with Neumann faces, on distributed coarse levels. Run: invariance_test.py HALO3D MPIEXEC [BACKEND] (MPIEXEC may carry options,
 e.g. "mpirun --bind-to none")."""
 import os
 import shlex
@@ -53,6 +54,10 @@ CASES = [(precision, gather, ()) for precision in ("double", "mixed") for gather
 CASES += [("double", "0", tuple(NEUMANN)), ("mixed", "262144", tuple(NEUMANN))]
 CASES += [("double", "0", tuple(NO_DIRICHLET)), ("mixed", "262144", tuple(NO_DIRICHLET))]
 CASES += [("double", "0", tuple(DIRICHLET_K)), ("mixed", "262144", tuple(DIRICHLET_K))]
+# The operator-dependent interpolation (--mg-interp operator): its weights are exchanged
+# and read in the ghost layer by the restriction and the Galerkin parts.
+OPERATOR = ["--mg-interp", "operator"]
+CASES += [("double", "0", tuple(DIRICHLET_K + OPERATOR)), ("mixed", "0", tuple(NEUMANN + OPERATOR))]
 for precision, gather, extra in CASES:
     ref = solve("1,1,1", precision, gather, "ref.h5", extra)
     if ref is None:

@@ -20,6 +20,7 @@ CASES = [
     ("Jacobi", ["--solver", "jacobi", "--iters", "5"]),
     ("variable k", ["--coefficient", "expr:1+x*y"]),
     ("variable k, mixed", ["--coefficient", "expr:1+x*y", "--precision", "mixed"]),
+    ("variable k, --mg-interp operator", ["--coefficient", "expr:1+x*y", "--mg-interp", "operator"]),
     ("variable shift", ["--shift", "expr:1+z"]),
     ("implicit heat", ["--problem", "heat", "--time-scheme", "implicit", "--steps", "2"]),
     ("variable k heat", ["--problem", "heat", "--coefficient", "expr:1+x", "--steps", "2"]),

@@ -154,7 +154,8 @@ TEST_P(SetupKernelsTest, CoarsenMeanBitwise) {
       }
 }
 
-// Galerkin coarse faces (galerkin_ops.hpp) against R A_a P written out: for each axis a, the
+// Galerkin coarse faces (galerkin_ops.hpp) with trilinear interpolation against R A_a P
+// written out: for each axis a, the
 // fine operator's a-part applied to every coarse hat (the boundary's hats -1 and nc along a
 // included, as the coupling to the boundary), restricted with R = s P^T, summed over the
 // transverse coarse points (lumped), and couplings two apart put on the two faces between

@@ -369,6 +369,15 @@ class CudaKernels final : public CudaSetupKernels<TypedKernels<CudaKernels>>,
   void restrict_t(const Transfer& t, const T* fine, T* coarse) {
     const Layout& l = t.coarse;
     if (l.interior_size() == 0) return;
+    if (t.od) {
+      const dim3 grid = box_grid(l.nx, l.ny, l.nz);
+      if (t.span == 4)
+        restrict_od_box<T, 4><<<grid, box_block(), 0, interior_.get()>>>(t, fine, coarse);
+      else
+        restrict_od_box<T, 3><<<grid, box_block(), 0, interior_.get()>>>(t, fine, coarse);
+      HALO3D_CUDA_CHECK_LAUNCH();
+      return;
+    }
     const dim3 grid = box_grid(l.nx, l.ny, blocks(l.nz, kRestrictPlanes));
     if (t.span == 4)
       restrict_march<T, 4><<<grid, box_block(), 0, interior_.get()>>>(t, fine, coarse);
@@ -380,7 +389,10 @@ class CudaKernels final : public CudaSetupKernels<TypedKernels<CudaKernels>>,
   void prolong_t(const Transfer& t, const T* coarse, T* fine) {
     const Layout& l = t.fine;
     if (l.interior_size() == 0) return;
-    if (aligned16(fine))
+    if (t.od)
+      prolong_od_box<T>
+          <<<box_grid(l.nx, l.ny, l.nz), box_block(), 0, interior_.get()>>>(t, coarse, fine);
+    else if (aligned16(fine))
       prolong_pairs<T><<<box_grid((l.nx + 1) / 2, l.ny, l.nz), box_block(), 0, interior_.get()>>>(
           t, coarse, fine);
     else

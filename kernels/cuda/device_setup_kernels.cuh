@@ -55,10 +55,16 @@ __global__ void __launch_bounds__(kBlockThreads)
   coarse[t.coarse.at(x, y, z)] = ops::coarsen_point(t, r, x);
 }
 __global__ void __launch_bounds__(kBlockThreads)
+    od_weights_box(SetupBox b, Transfer t, const double* __restrict__ w, float* od) {
+  int x, y, z;
+  if (b.point(x, y, z)) ops::od_weight_point(t, w, od, x, y, z);
+}
+template <bool Od>
+__global__ void __launch_bounds__(kBlockThreads)
     galerkin_parts_box(SetupBox b, Transfer t, const double* __restrict__ w,
                        const double* __restrict__ below, double* parts) {
   int x, y, z;
-  if (b.point(x, y, z)) ops::galerkin_parts_point(t, w, below, parts, x, y, z);
+  if (b.point(x, y, z)) ops::galerkin_parts_point<Od>(t, w, below, parts, x, y, z);
 }
 __global__ void __launch_bounds__(kBlockThreads)
     galerkin_faces_box(SetupBox b, Layout l, const double* __restrict__ parts, double* w) {
@@ -122,11 +128,20 @@ class CudaSetupKernels : public Base {
       coarsen_box<3><<<grid(b), block(), 0, st()>>>(b, t, fine, coarse);
     HALO3D_CUDA_CHECK_LAUNCH();
   }
+  void od_weights(const Transfer& t, const double* w, float* od) override {
+    const SetupBox b{0, t.fine.nx, t.fine.ny, t.fine.nz};
+    if (empty(b)) return;
+    od_weights_box<<<grid(b), block(), 0, st()>>>(b, t, w, od);
+    HALO3D_CUDA_CHECK_LAUNCH();
+  }
   void galerkin_parts(const Transfer& t, const double* w, const double* below,
                       double* parts) override {
     const SetupBox b{0, t.coarse.nx, t.coarse.ny, t.coarse.nz};
     if (empty(b)) return;
-    galerkin_parts_box<<<grid(b), block(), 0, st()>>>(b, t, w, below, parts);
+    if (t.od)
+      galerkin_parts_box<true><<<grid(b), block(), 0, st()>>>(b, t, w, below, parts);
+    else
+      galerkin_parts_box<false><<<grid(b), block(), 0, st()>>>(b, t, w, below, parts);
     HALO3D_CUDA_CHECK_LAUNCH();
   }
   void galerkin_faces(const Layout& l, const double* parts, double* w) override {

@@ -304,6 +304,27 @@ __global__ void __launch_bounds__(kBlockThreads)
   }
 }
 
+// The transfers with operator-dependent weights (Transfer::od): one thread a coarse point
+// (restriction) or a fine point (prolongation), each the host's expression.
+template <class T, int S>
+__global__ void __launch_bounds__(kBlockThreads)
+    restrict_od_box(Transfer t, const T* __restrict__ fine, T* __restrict__ coarse) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  const int j = blockIdx.y * blockDim.y + threadIdx.y;
+  const int k = blockIdx.z;
+  if (i >= t.coarse.nx || j >= t.coarse.ny) return;
+  coarse[t.coarse.at(i, j, k)] = ops::restrict_od<S>(t, fine, i, j, k);
+}
+template <class T>
+__global__ void __launch_bounds__(kBlockThreads)
+    prolong_od_box(Transfer t, const T* __restrict__ coarse, T* __restrict__ fine) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  const int j = blockIdx.y * blockDim.y + threadIdx.y;
+  const int k = blockIdx.z;
+  if (i >= t.fine.nx || j >= t.fine.ny) return;
+  ops::prolong_od_point(t, ops::prolong_od_row(t, coarse, j, k), fine + t.fine.at(0, j, k), i);
+}
+
 template <class T>
 __global__ void __launch_bounds__(kBlockThreads)
     prolong_box(Transfer t, const T* __restrict__ coarse, T* __restrict__ fine) {

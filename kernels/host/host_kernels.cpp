@@ -190,10 +190,26 @@ class HostKernels final : public HostSetupKernels<TypedKernels<HostKernels>>, pu
 
   template <class T>
   void restrict_t(const Transfer& t, const T* fine, T* coarse) {
-    if (t.span == 4)
+    if (t.od && t.span == 4)
+      restrict_od_s<4>(t, fine, coarse);
+    else if (t.od)
+      restrict_od_s<3>(t, fine, coarse);
+    else if (t.span == 4)
       restrict_s<4>(t, fine, coarse);
     else
       restrict_s<3>(t, fine, coarse);
+  }
+  // Operator-dependent weights (Transfer::od): each coarse point's sum on its own.
+  template <int S, class T>
+  void restrict_od_s(const Transfer& t, const T* fine, T* coarse) {
+    const Layout& l = t.coarse;
+#pragma omp parallel for collapse(2) schedule(static)
+    for (int k = 0; k < l.nz; ++k)
+      for (int j = 0; j < l.ny; ++j) {
+        T* out = coarse + l.at(0, j, k);
+#pragma omp simd
+        for (int i = 0; i < l.nx; ++i) out[i] = ops::restrict_od<S>(t, fine, i, j, k);
+      }
   }
   // Each thread marches its coarse rows (j) up the coarse planes, keeping the x-y parts of
   // the last four fine planes (ops::restrict_plane) in a ring, as CUDA's restrict_march: a
@@ -233,6 +249,17 @@ class HostKernels final : public HostSetupKernels<TypedKernels<HostKernels>>, pu
   template <class T>
   void prolong_t(const Transfer& t, const T* coarse, T* fine) {
     const Layout& l = t.fine;
+    if (t.od) {
+#pragma omp parallel for collapse(2) schedule(static)
+      for (int k = 0; k < l.nz; ++k)
+        for (int j = 0; j < l.ny; ++j) {
+          const ops::ProlongOdRow<T> r = ops::prolong_od_row(t, coarse, j, k);
+          T* row = fine + l.at(0, j, k);
+#pragma omp simd
+          for (int i = 0; i < l.nx; ++i) ops::prolong_od_point(t, r, row, i);
+        }
+      return;
+    }
 #pragma omp parallel for collapse(2) schedule(static)
     for (int k = 0; k < l.nz; ++k)
       for (int j = 0; j < l.ny; ++j) {

@@ -48,13 +48,27 @@ class HostSetupKernels : public Base {
         for (int I = 0; I < l.nx; ++I) out[I] = ops::coarsen_point(t, r, I);
       }
   }
+  void od_weights(const Transfer& t, const double* w, float* od) override {
+    const Layout& l = t.fine;
+#pragma omp parallel for collapse(2) schedule(static) if (big(l))
+    for (int z = 0; z < l.nz; ++z)
+      for (int y = 0; y < l.ny; ++y)
+        for (int x = 0; x < l.nx; ++x) ops::od_weight_point(t, w, od, x, y, z);
+  }
   void galerkin_parts(const Transfer& t, const double* w, const double* below,
                       double* parts) override {
+    if (t.od)
+      galerkin_parts_t<true>(t, w, below, parts);
+    else
+      galerkin_parts_t<false>(t, w, below, parts);
+  }
+  template <bool Od>
+  void galerkin_parts_t(const Transfer& t, const double* w, const double* below, double* parts) {
     const Layout& l = t.coarse;
 #pragma omp parallel for collapse(2) schedule(static) if (big(l))
     for (int z = 0; z < l.nz; ++z)
       for (int y = 0; y < l.ny; ++y)
-        for (int x = 0; x < l.nx; ++x) ops::galerkin_parts_point(t, w, below, parts, x, y, z);
+        for (int x = 0; x < l.nx; ++x) ops::galerkin_parts_point<Od>(t, w, below, parts, x, y, z);
   }
   void galerkin_faces(const Layout& l, const double* parts, double* w) override {
 #pragma omp parallel for collapse(2) schedule(static) if (big(l))

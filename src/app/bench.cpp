@@ -125,17 +125,19 @@ MgNumbers level_numbers(Multigrid& mg, Fields& f, int reps, MPI_Comm comm) {
 
 // The fine level's restriction and prolongation alone, in scalar type T (rows mg_restrict and
 // mg_prolong, _f32 in float): the restriction reads the fine points (`fine`, real data) and
-// writes the coarse ones; the prolongation reads those and adds into the fine ones.
+// writes the coarse ones; the prolongation reads those and adds into the fine ones. With
+// --mg-interp operator both read the interpolation weights too (Transfer::od: 12 B a fine
+// point, float in either precision).
 template <class T>
 void measure_transfers(Kernels& k, const Transfer& t, T* fine, const Measure& measure) {
   const double nf = double(t.fine.interior_size()), nc = double(t.coarse.interior_size());
-  const double e = sizeof(T);
+  const double e = sizeof(T), od = t.od ? 12 * nf : 0.0;
   const std::string sfx = sizeof(T) == 4 ? "_f32" : "";
   BasicBuffer<T> coarse(k, t.coarse.padded_size());
-  measure("mg_restrict" + sfx, "the fine level's restriction to the next", e * (nf + nc),
+  measure("mg_restrict" + sfx, "the fine level's restriction to the next", e * (nf + nc) + od,
           [&] { k.restrict_to(t, fine, coarse.data()); });
-  measure("mg_prolong" + sfx, "the prolongation back, added into the fine level", e * (nc + 2 * nf),
-          [&] { k.prolong_add(t, coarse.data(), fine); });
+  measure("mg_prolong" + sfx, "the prolongation back, added into the fine level",
+          e * (nc + 2 * nf) + od, [&] { k.prolong_add(t, coarse.data(), fine); });
 }
 
 // --precision mixed: the float smoothing step (half the bytes of mg_smooth), the float
@@ -299,6 +301,7 @@ std::unique_ptr<SolveSession> bench_session(const BenchOptions& o, const std::st
   m.multigrid = true;
   m.tol = 1e-300;
   m.mg.gather_points = o.mg_gather;
+  m.mg.interp = o.mg_interp;
   m.mg.fmg_cycles = kFmgCycles;
   return std::make_unique<SolveSession>(p, o, m, world);
 }
@@ -313,9 +316,9 @@ void measure_variable(const BenchOptions& o, SolveSession& session, std::vector<
   Fields fields(k, random_box(rt.decomp, 7));  // the constant rows' data
   const Measure measure = [&](const std::string& name, const std::string& what, double bytes,
                               const std::function<void()>& work) {
-    // Rows that do not touch the operator would only repeat the constant ones.
-    for (const char* same : {"copy", "axpby", "cg_update", "mg_fmg", "mg_restrict", "mg_prolong",
-                             "mg_restrict_f32", "mg_prolong_f32"})
+    // Rows that do not touch the operator would only repeat the constant ones (the
+    // transfers do: their weights come from it).
+    for (const char* same : {"copy", "axpby", "cg_update", "mg_fmg"})
       if (name == same) return;
     rows.push_back(time_work(k, o, comm, name + "_var", what + " (variable k)", bytes, work));
   };

@@ -85,7 +85,8 @@ void refuse_inapplicable(const SolveOptions& o, const std::set<std::string>& giv
                                     : "does not apply to --solver jacobi (CG's preconditioner)");
   const bool mg = !explicit_heat && !jacobi && o.precond == Precond::mg;
   if (!mg)
-    for (const char* n : {"mg-levels", "mg-smooth", "mg-smoother", "mg-gather", "precision", "fmg"})
+    for (const char* n :
+         {"mg-levels", "mg-smooth", "mg-smoother", "mg-interp", "mg-gather", "precision", "fmg"})
       refuse(n, explicit_heat ? "does not apply to explicit heat steps (no multigrid)"
                 : jacobi      ? "does not apply to --solver jacobi (no multigrid)"
                               : "does not apply with --precond none (no multigrid)");
@@ -165,6 +166,9 @@ CLI::App* add_bench_command(CLI::App& app, BenchOptions& b, BenchArgs& a) {
                    "262144 with CUDA, 4096 on the host)")
       ->check(non_negative())
       ->default_str("auto")
+      ->group("Benchmark");
+  add_choice(*bench, "--mg-interp", b.mg_interp,
+             "Multigrid interpolation of the _var rows' operator (as solve's)")
       ->group("Benchmark");
   bench->add_option("--reps", b.reps, "Timed repetitions (the median is reported)")
       ->check(whole_number<int>())

@@ -74,6 +74,10 @@ void add_solve_solver_options(CLI::App* solve, SolveOptions& o) {
       ->check(CLI::Range(1, 32))
       ->group("Solver");
   add_choice(*solve, "--mg-smoother", o.mg_smoother, "Multigrid smoother")->group("Solver");
+  add_choice(*solve, "--mg-interp", o.mg_interp,
+             "Multigrid interpolation with a variable operator: trilinear, or operator (weights "
+             "from the coefficients: fewer iterations across jumps in k, a costlier set-up)")
+      ->group("Solver");
   solve
       ->add_option("--mg-gather", o.mg_gather,
                    "Multigrid: coarse levels of at most this many points are gathered and run "

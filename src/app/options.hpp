@@ -21,6 +21,7 @@ struct SolveOptions : ParallelOptions, ProblemSpec {
   int mg_levels = 0;                   // 0: automatic (to the first level of <= 125 points)
   int mg_smooth = 2;                   // smoothing steps before and after the coarse correction
   Smoother mg_smoother = Smoother::chebyshev;
+  MgInterp mg_interp = MgInterp::trilinear;  // with a variable operator: trilinear or from it
   long long mg_gather = kMgGatherAuto;       // coarse levels of at most this many points gathered
   Precision precision = Precision::double_;  // mixed: the multigrid V-cycle in float
   bool fmg = false;  // MG-PCG's first iterate from a full-multigrid F-cycle (fmg.hpp)
@@ -54,7 +55,8 @@ struct BenchOptions : ParallelOptions {
   Int3 grid{256, 256, 256};
   int reps = 20;
   int warmup = 3;
-  long long mg_gather = kMgGatherAuto;  // as solve's --mg-gather
+  long long mg_gather = kMgGatherAuto;       // as solve's --mg-gather
+  MgInterp mg_interp = MgInterp::trilinear;  // as solve's --mg-interp (the _var rows)
   std::string report;
   // --coefficient: k as solve takes it; empty: none. Given, the operator and multigrid rows
   // run again on that variable operator (names ending _var) in the same run.

@@ -20,6 +20,7 @@ MgOptions mg_options(const SolveOptions& o) {
   m.levels = o.mg_levels;
   m.smooth = o.mg_smooth;
   m.smoother = o.mg_smoother;
+  m.interp = o.mg_interp;
   m.gather_points = o.mg_gather;
   m.precision = o.precision;
   // The Poisson solve only (the command line refuses --fmg for heat: an implicit step
@@ -67,6 +68,7 @@ std::string solver_identity(const SolveOptions& o) {
   if (m.preconditioned())  // the multigrid V-cycle CG runs with
     return solver + "+mg(levels=" + std::to_string(o.mg_levels) +
            ",smooth=" + std::to_string(o.mg_smooth) + "," + to_string(o.mg_smoother) +
+           (o.mg_interp == MgInterp::operator_ ? ",operator" : "") +
            (o.precision == Precision::mixed ? ",mixed" : "") + ")";
   return solver;
 }
@@ -123,7 +125,8 @@ MemoryNeed solve_memory(const SolveOptions& o, const Decomposition& d, MPI_Comm 
   if (pc) {
     const Stencil op = operator_stencil(spacing(o), o.shift);
     const std::vector<MgLevelPlan> plan = mg_plan(d, op, mp.mg, gpu, cart);
-    m.device += mg_memory_bytes(plan, mixed, variable, point_shift(o));
+    m.device += mg_memory_bytes(plan, mixed, variable, point_shift(o),
+                                variable && o.mg_interp == MgInterp::operator_);
   }
   // k (and sigma) are also in backend memory while weights are made from them, briefly: the
   // fine level's (1-2 fields) before its weights (3-4 fields) exist, a coarse level's (with

@@ -145,6 +145,7 @@ nlohmann::json config_json(const SolveRecord& r) {
       {"mg_levels", o.mg_levels},
       {"mg_smooth", o.mg_smooth},
       {"mg_smoother", to_string(o.mg_smoother)},
+      {"mg_interp", to_string(o.mg_interp)},
       {"mg_gather", mg_gather_points(o.mg_gather, r.gpu)},
       {"fmg", o.fmg},
       {"precision", r.precision},

@@ -15,6 +15,7 @@ enum class ProblemKind { poisson, heat };
 enum class SolverKind { cg, jacobi };
 enum class Precond { mg, none };
 enum class Smoother { chebyshev, jacobi };
+enum class MgInterp { trilinear, operator_ };
 enum class Precision { double_, mixed };
 enum class TimeScheme { explicit_, implicit, crank_nicolson };
 enum class Backend { auto_, host, cuda };
@@ -41,6 +42,7 @@ HALO3D_CHOICES(ProblemKind, {"poisson", ProblemKind::poisson}, {"heat", ProblemK
 HALO3D_CHOICES(SolverKind, {"cg", SolverKind::cg}, {"jacobi", SolverKind::jacobi});
 HALO3D_CHOICES(Precond, {"mg", Precond::mg}, {"none", Precond::none});
 HALO3D_CHOICES(Smoother, {"chebyshev", Smoother::chebyshev}, {"jacobi", Smoother::jacobi});
+HALO3D_CHOICES(MgInterp, {"trilinear", MgInterp::trilinear}, {"operator", MgInterp::operator_});
 HALO3D_CHOICES(Precision, {"double", Precision::double_}, {"mixed", Precision::mixed});
 HALO3D_CHOICES(TimeScheme, {"explicit", TimeScheme::explicit_}, {"implicit", TimeScheme::implicit},
                {"crank-nicolson", TimeScheme::crank_nicolson});

@@ -180,6 +180,7 @@ void Multigrid::vary_levels(DistributedOperator* fine, LevelCoefficients* fine_c
     Level& L = *levels_[l];
     if (l == 1 && fine_coef->sigma_or_null()) sigma = upload(k, *fine_coef->sigma_or_null());
     if (l > 0) {
+      if (o_.interp == MgInterp::operator_) interpolation_weights(*levels_[l - 1], *above);
       const Buffer parts = coarse_parts(*levels_[l - 1], L, *above);
       Buffer point = sigma.size() ? coarse_points(*levels_[l - 1], L, sigma.data()) : Buffer();
       L.coef = LevelCoefficients::galerkin(k, L.decomp.layout(), L.A->stencil(), parts.data(),

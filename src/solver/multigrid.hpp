@@ -18,7 +18,9 @@
 // the V-cycle is one too, and plain PCG is correct.
 // Variable coefficients (coefficients.hpp): each coarse level's faces are the Galerkin
 // product R A P per axis, lumped to 7 points, and the Chebyshev bounds come from each
-// level's own operator (Gershgorin); see vary_levels.
+// level's own operator (Gershgorin); see vary_levels. With MgOptions::interp operator_ the
+// interpolation is operator-dependent (each fine point's weights from its own faces,
+// Transfer::od; R = scale * P^T still): fewer iterations across jumps in k, a costlier set-up.
 //
 // Every coarse point is computed by one rank from fine values at fixed global positions in
 // a fixed order, and no reduction runs inside a cycle, so the cycle gives the same bits on
@@ -65,6 +67,8 @@ struct MgOptions {
   int levels = 0;  // 0: coarsen to the first level of at most kMgDensePoints points
   int smooth = 2;  // smoothing steps before and after the coarse correction
   Smoother smoother = Smoother::chebyshev;
+  // With a variable operator: trilinear interpolation, or operator-dependent (Transfer::od).
+  MgInterp interp = MgInterp::trilinear;
   Precision precision = Precision::double_;  // mixed: the V-cycle in float
   // A coarse level of at most this many points, or one of which some rank would own no
   // point, and every level below it, is gathered onto every rank and run there (0: only
@@ -103,9 +107,10 @@ std::vector<MgLevelPlan> mg_plan(const Decomposition& fine, const Stencil& fine_
 // Bytes of backend memory the hierarchy of `plan` allocates on this rank (the fine
 // level's vectors are the solver's); mixed: float levels, and the fine level's right-hand
 // side and iterate in float as well; variable: the levels' face weights (coefficients.hpp),
-// and with sigma a variable shift's fourth array.
+// and with sigma a variable shift's fourth array; od: the interpolation weights of
+// --mg-interp operator (Transfer::od).
 double mg_memory_bytes(const std::vector<MgLevelPlan>& plan, bool mixed = false,
-                       bool variable = false, bool sigma = false);
+                       bool variable = false, bool sigma = false, bool od = false);
 
 // A Transfer between two boxes of consecutive levels, with its weight tables in backend
 // memory. Throws std::logic_error if a transfer it is made for (`uses`) would read beyond
@@ -261,6 +266,7 @@ class Multigrid final : public Preconditioner {
   // variable coefficients on every level
   void vary_levels(DistributedOperator* fine, LevelCoefficients* fine_coef);
   Buffer coarse_points(Level& F, Level& C, const double* fine);
+  void interpolation_weights(Level& F, LevelCoefficients& above);
   Buffer coarse_parts(Level& F, Level& C, LevelCoefficients& above);
   double shifted_low(const Level& L, const LevelCoefficients& c);
   void make_dense(Level& L);  // the coarsest level's inverse, where it is solved exactly

@@ -14,7 +14,9 @@ namespace halo3d {
 // residual (24 B/point), restriction (8) and prolongation (16) on the fine side and 16 on
 // the coarse side; in 8-byte values (mixed: halved, 4-byte values); with variable
 // coefficients the face weights of each sweep (each smoothing step, from zero too, as it
-// divides by the point's own diagonal, and the residual: DistributedOperator::weight_bytes).
+// divides by the point's own diagonal, and the residual: DistributedOperator::weight_bytes)
+// and, with --mg-interp operator, the interpolation weights the restriction and the
+// prolongation each read (Transfer::od: 12 B a fine point, float in either precision).
 std::vector<double> Multigrid::level_bytes() const {
   std::vector<double> out;
   const double e = mixed_ ? 0.5 : 1.0;
@@ -30,7 +32,8 @@ std::vector<double> Multigrid::level_bytes() const {
     }
     out.push_back(e * (L.points * (down + smooth_bytes(L.steps, false, var) + 48 +
                                    (2 * n + 1) * L.A->weight_bytes()) +
-                       16 * levels_[l + 1]->points));
+                       16 * levels_[l + 1]->points) +
+                  (L.down.t.od ? 2 * 12 * L.points : 0.0));
   }
   return out;
 }

@@ -75,6 +75,7 @@ struct Multigrid::Level {
       return dense_d.data();
   }
   TransferOp down;  // to the next level (where it gathers: restriction to its own coarse points)
+  FloatBuffer od;   // variable coefficients: its transfers' interpolation weights (Transfer::od)
   double points = 0;
   // The last distributed level before gathered ones: the coarse points it restricts to are
   // all-gathered into the whole coarse grid on every rank, and `up` interpolates the

@@ -158,8 +158,8 @@ std::vector<MgLevelPlan> mg_plan(const Decomposition& fine, const Stencil& fine_
   return out;
 }
 
-double mg_memory_bytes(const std::vector<MgLevelPlan>& plan, bool mixed, bool variable,
-                       bool sigma) {
+double mg_memory_bytes(const std::vector<MgLevelPlan>& plan, bool mixed, bool variable, bool sigma,
+                       bool od) {
   const double e = mixed ? sizeof(float) : sizeof(double);
   double bytes = 0;
   for (std::size_t l = 0; l < plan.size(); ++l) {
@@ -182,6 +182,8 @@ double mg_memory_bytes(const std::vector<MgLevelPlan>& plan, bool mixed, bool va
       bytes += e * points * points;
     }
     if (l + 1 == plan.size()) break;
+    // --mg-interp operator: the transfers' interpolation weights (Transfer::od, float).
+    if (od) bytes += 3 * n * sizeof(float);
     const Layout coarse = plan[l + 1].decomp.layout();
     bytes += double(transfer_table_bytes(lay, coarse));
     if (plan[l].distributed && !plan[l + 1].distributed) {  // gather: restriction to own box

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "multigrid.hpp"
+#include "multigrid_level.hpp"
 #include "point_ops.hpp"
 
 namespace halo3d {
@@ -147,6 +148,19 @@ TransferOp make_transfer(Kernels& k, const Decomposition& f, const Decomposition
     t.wf.rw[a] = reinterpret_cast<const float*>(base + at[5][a]);
   }
   return op;
+}
+
+// Variable coefficients: level F's operator-dependent interpolation (Transfer::od) from its
+// face weights, made at its points and exchanged (the restriction and the Galerkin parts
+// read them in the ghost layer), for both of its transfers.
+void Multigrid::interpolation_weights(Level& F, LevelCoefficients& above) {
+  Kernels& k = *rt_.kernels;
+  const std::size_t n = F.decomp.layout().padded_size();
+  F.od = FloatBuffer(k, 3 * n);
+  k.od_weights(F.down.t, above.weights(), F.od.data());
+  for (int a = 0; a < 3; ++a) F.A->exchange(F.od.data() + std::size_t(a) * n);
+  F.down.t.od = F.od.data();
+  if (F.gathers) F.up.t.od = F.od.data();
 }
 
 }  // namespace halo3d
