@@ -10,7 +10,9 @@
    a V-cycle: 2 s + 1 sweeps on each level with s smoothing steps, the coarsest's steps there,
    and 24 B a point (12 in float) on each level whose constant smoothing from zero runs its
    first two steps as one sweep, which the variable one cannot: s >= 2, or coarsest steps >= 2);
-   the levels table with k adds exactly that per level; every time is > 0;
+   the levels table with k adds exactly that per level; every time is > 0; with --mg-interp
+   operator the transfers have _var rows too, 12 B a fine point more (their weights), and each
+   V-cycle level but the coarsest 24 B a point more;
 3. bench without --coefficient has no _var row; a bad --coefficient or --shift is refused,
    exit 2, and so are they with --io, and a constant --shift alone; --shift expr: alone runs
    the _var rows with k = 1;
@@ -87,18 +89,30 @@ with h5py.File(os.path.join(work, "s.h5"), "w") as f:
 SWEEPING = ["apply", "apply_dot", "operator", "cg_iteration", "mg_smooth", "mg_vcycle", "mg_pcg_iteration",
             "mg_smooth_f32", "mg_vcycle_mixed", "mg_pcg_iter_mixed"]
 points = grid[0] * grid[1] * grid[2]
+# --mg-interp operator: the transfers read 12 B a fine point of weights (float in either
+# precision) and have _var rows too; each V-cycle level but the coarsest 24 B a point more.
+TRANSFERS = ["mg_restrict", "mg_prolong", "mg_restrict_f32", "mg_prolong_f32"]
+OPERATOR = ["--mg-interp", "operator"]
 for ranks, procs, extra, W in ((1, "1,1,1", [], 24), (2, "2,1,1", [], 24), (4, "1,2,2", [], 24),
                                (1, "1,1,1", ["--shift", "file:s.h5:/s"], 32),
-                               (2, "1,2,1", ["--shift", "file:s.h5:/s"], 32)):
+                               (2, "1,2,1", ["--shift", "file:s.h5:/s"], 32),
+                               (2, "1,2,1", OPERATOR, 24)):
+    od = extra == OPERATOR
     ONE_SWEEP = {"apply": W, "apply_dot": W, "operator": W, "cg_iteration": W, "mg_smooth": W, "mg_smooth_f32": W // 2}
-    got_rows = bench_rows(ranks, procs, "--coefficient", f"b{ranks}_{W}.json", "--coefficient", "file:k.h5:/k", *extra)
+    got_rows = bench_rows(ranks, procs, "--coefficient", f"b{ranks}_{W}_{od}.json", "--coefficient", "file:k.h5:/k",
+                          *extra)
     if got_rows is None:
         continue
     b, rows, var = got_rows
-    check(var == sorted(SWEEPING), f"{procs}: a _var row for each row that sweeps the operator: {var}")
+    check(var == sorted(SWEEPING + (TRANSFERS if od else [])),
+          f"{procs} {' '.join(extra)}: a _var row for each row that sweeps the operator: {var}")
+    for n in TRANSFERS if od else []:
+        got = rows[n + "_var"]["bytes"] - rows[n]["bytes"]
+        check(got == 12 * points, f"{procs}: {n}_var = {n} + 12 B x {points} points (got +{got})")
     check(all(rows[n]["median_ms"] > 0 for n in rows), f"{procs}: every time > 0")
     check(b.get("coefficient") == "file:k.h5:/k", f"{procs}: the report names the coefficient")
-    check(b.get("shift") == (extra[1] if extra else None), f"{procs}: the report names a --shift")
+    check(b.get("shift") == (extra[1] if extra and extra[0] == "--shift" else None),
+          f"{procs}: the report names a --shift")
     for n, w in ONE_SWEEP.items():
         got = rows[n + "_var"]["bytes"] - rows[n]["bytes"]
         check(got == w * points, f"{procs}: {n}_var = {n} + {w} B x {points} points (got +{got})")
@@ -126,11 +140,13 @@ for ranks, procs, extra, W in ((1, "1,1,1", [], 24), (2, "2,1,1", [], 24), (4, "
         if dense and i + 1 == len(levels):
             fused = 0
         expect.append(W * n * (c if i + 1 == len(levels) else 2 * s + 1) + fused)
-    got = [lv[i]["bytes"] - levels[i]["bytes"] for i in range(len(levels))]
+    weights = [24 * x["grid"][0] * x["grid"][1] * x["grid"][2] if od and i + 1 < len(levels) else 0
+               for i, x in enumerate(levels)]  # the transfers' od, float in either precision
+    got = [lv[i]["bytes"] - levels[i]["bytes"] - weights[i] for i in range(len(levels))]
     check(got == expect, f"{procs}: each level adds its sweeps' weights: {got} vs {expect}")
-    w = sum(expect)
-    for n, add in (("mg_vcycle", w), ("mg_pcg_iteration", w + W * points), ("mg_vcycle_mixed", w / 2),
-                   ("mg_pcg_iter_mixed", w / 2 + W * points)):
+    w, o = sum(expect), sum(weights)
+    for n, add in (("mg_vcycle", w + o), ("mg_pcg_iteration", w + o + W * points), ("mg_vcycle_mixed", w / 2 + o),
+                   ("mg_pcg_iter_mixed", w / 2 + o + W * points)):
         # These rows sum each rank's share of a global count: equal up to that sum's rounding.
         got = rows[n + "_var"]["bytes"] - rows[n]["bytes"]
         check(abs(got - add) <= 1e-12 * rows[n + "_var"]["bytes"], f"{procs}: {n}_var = {n} + {add:g} (got +{got:g})")

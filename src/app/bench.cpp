@@ -316,10 +316,12 @@ void measure_variable(const BenchOptions& o, SolveSession& session, std::vector<
   Fields fields(k, random_box(rt.decomp, 7));  // the constant rows' data
   const Measure measure = [&](const std::string& name, const std::string& what, double bytes,
                               const std::function<void()>& work) {
-    // Rows that do not touch the operator would only repeat the constant ones (the
-    // transfers do: their weights come from it).
+    // Rows that do not touch the operator would only repeat the constant ones; so would the
+    // transfers, unless --mg-interp operator takes their weights from it.
     for (const char* same : {"copy", "axpby", "cg_update", "mg_fmg"})
       if (name == same) return;
+    const bool transfer = name.rfind("mg_restrict", 0) == 0 || name.rfind("mg_prolong", 0) == 0;
+    if (transfer && o.mg_interp != MgInterp::operator_) return;
     rows.push_back(time_work(k, o, comm, name + "_var", what + " (variable k)", bytes, work));
   };
   measure_kernels(rt, fields, measure);
