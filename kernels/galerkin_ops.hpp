@@ -254,7 +254,7 @@ HALO3D_HD inline void galerkin_od_weights(const Transfer& t, const GalerkinPos& 
 // fixed order (c, then b, then i), of w_i kappa_i, kappa = -(C(J, J+1) + 2 C(J-1, J+1) +
 // 2 C(J, J+2)) (couplings two apart as two faces of 2v in series), C(P, Q) = dP_P dQ_Q across
 // the face, from P's row where P is an unknown, else from Q's (as the reference in
-// test_od_transfers.cpp), where P_K = p_K(i) p_{I_b}(j) p_{I_c}(k) is coarse K's
+// tests/galerkin_reference.hpp), where P_K = p_K(i) p_{I_b}(j) p_{I_c}(k) is coarse K's
 // interpolation at the fine point and Q_K = p_K(i) c_b(j) c_c(k) the lumped column (every
 // transverse coarse point summed). A position off the grid along a (a Dirichlet boundary's)
 // takes the transverse weights of the grid's last point before it. Each position's weights

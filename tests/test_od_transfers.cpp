@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "backends.hpp"
+#include "galerkin_reference.hpp"
 #include "host_copy.hpp"
 #include "multigrid.hpp"
 #include "point_ops.hpp"
@@ -215,78 +216,8 @@ TEST_P(OdTransferTest, GalerkinFacesMatchLumpedRap) {
   k_->od_weights(t.t, wd.data(), od.data());
   t.t.od = od.data();
   const auto odh = down(od);
-  double s = 1;
-  for (int a = 0; a < 3; ++a) s *= double(nc[a] + 1) / double(nf[a] + 1);
-  std::vector<double> want(3 * cn, 0.0);
-  for (int a = 0; a < 3; ++a) {
-    const int b = (a + 1) % 3, c = (a + 2) % 3;
-    // v[I][d]: coupling of coarse I (unknown) to I + d e_a, d in [-2, 2], lumped.
-    std::vector<double> v(std::size_t(nc[0]) * nc[1] * nc[2] * 5, 0.0);
-    const auto at = [&](const int I[3]) {
-      return (std::size_t(I[2]) * nc[1] + std::size_t(I[1])) * nc[0] + std::size_t(I[0]);
-    };
-    int J[3];
-    for (J[a] = -1; J[a] <= nc[a]; ++J[a])
-      for (J[b] = 0; J[b] < nc[b]; ++J[b])
-        for (J[c] = 0; J[c] < nc[c]; ++J[c]) {
-          // y = A_a phi_J at the fine unknowns (phi: 1 at the fine boundary for J_a's
-          // boundary hats), then R y accumulated into the rows it reaches.
-          const auto phi = [&](const int i[3]) {
-            return weight(t.t, odh, 0, J[0], i) * weight(t.t, odh, 1, J[1], i) *
-                   weight(t.t, odh, 2, J[2], i);
-          };
-          int i[3];
-          for (i[2] = 0; i[2] < nf[2]; ++i[2])
-            for (i[1] = 0; i[1] < nf[1]; ++i[1])
-              for (i[0] = 0; i[0] < nf[0]; ++i[0]) {
-                const double p0 = phi(i);
-                int lo[3] = {i[0], i[1], i[2]}, hi[3] = {i[0], i[1], i[2]};
-                --lo[a], ++hi[a];
-                const double wl = w[a * fn + std::size_t(fl.at(lo[0], lo[1], lo[2]))];
-                const double wh = w[a * fn + std::size_t(fl.at(i[0], i[1], i[2]))];
-                const double y = wl * (p0 - phi(lo)) + wh * (p0 - phi(hi));
-                if (y == 0) continue;
-                int first[3];  // the coarse points whose hats reach i: first and first + 1
-                for (int e = 0; e < 3; ++e) {
-                  double frac;
-                  ops::interp_1d(i[e], nf[e] + 1, nc[e] + 1, first[e], frac);
-                }
-                int I[3];
-                for (I[2] = first[2]; I[2] <= first[2] + 1; ++I[2])
-                  for (I[1] = first[1]; I[1] <= first[1] + 1; ++I[1])
-                    for (I[0] = first[0]; I[0] <= first[0] + 1; ++I[0]) {
-                      bool unknown = true;
-                      for (int e = 0; e < 3; ++e) unknown = unknown && I[e] >= 0 && I[e] < nc[e];
-                      const int d = J[a] - I[a];
-                      if (!unknown || d < -2 || d > 2) continue;
-                      const double r = weight(t.t, odh, 0, I[0], i) * weight(t.t, odh, 1, I[1], i) *
-                                       weight(t.t, odh, 2, I[2], i);
-                      v[at(I) * 5 + std::size_t(d + 2)] += s * r * y;
-                    }
-              }
-        }
-    // Coupling between coarse P < Q along a (as a conductance, -entry), from an unknown's row.
-    const auto cond = [&](int P, int Q, int yb, int zc) -> double {
-      if (P < -1 || Q > nc[a] || (P < 0 && Q >= nc[a]) || Q - P > 2) return 0.0;
-      int I[3];
-      I[b] = yb, I[c] = zc;
-      if (P >= 0 && P < nc[a]) {
-        I[a] = P;
-        return -v[at(I) * 5 + std::size_t(Q - P + 2)];
-      }
-      I[a] = Q;
-      return -v[at(I) * 5 + std::size_t(P - Q + 2)];
-    };
-    for (int yb = 0; yb < nc[b]; ++yb)
-      for (int zc = 0; zc < nc[c]; ++zc)
-        for (int P = -1; P < nc[a]; ++P) {
-          int I[3];
-          I[a] = P, I[b] = yb, I[c] = zc;
-          const double face =
-              cond(P, P + 1, yb, zc) + 2 * cond(P - 1, P + 1, yb, zc) + 2 * cond(P, P + 2, yb, zc);
-          want[a * cn + std::size_t(cl.at(I[0], I[1], I[2]))] = face;
-        }
-  }
+  const auto weight = [&](int e, int K, const int* i) { return this->weight(t.t, odh, e, K, i); };
+  const std::vector<double> want = test::galerkin_reference(nf, nc, fl, cl, w, weight);
   Buffer below(*k_, 3 * fn), parts(*k_, 6 * cn), got_d(*k_, 3 * cn);
   k_->faces_below(fl, wd.data(), below.data());
   k_->galerkin_parts(t.t, wd.data(), below.data(), parts.data());
