@@ -74,19 +74,20 @@ HALO3D_HD inline double galerkin_kappa(const double d[4]) {
   return -(mul(d[1], d[2]) + mul(2.0, mul(d[0], d[2])) + mul(2.0, mul(d[1], d[3])));
 }
 
-// The fine points of coarse point K's restriction along a (global) and their transverse
-// weights q(j) = p_K(j) c(j).
+// The fine points of coarse point K's restriction along a (global) and, for trilinear
+// interpolation (hats: the operator-dependent parts make their own per point), their
+// transverse weights q(j) = p_K(j) c(j).
 struct GalerkinSpan {
   int first = 0, count = 0;
   double q[kGalerkinSpan];
 };
-HALO3D_HD inline GalerkinSpan galerkin_span(const Transfer& t, int a, int K) {
+HALO3D_HD inline GalerkinSpan galerkin_span(const Transfer& t, int a, int K, bool hats) {
   GalerkinSpan s;
   int last;
   restrict_span(K, t.nf[a], t.mf[a], t.mc[a], s.first, last, t.at0[a], t.bounded[a]);
   s.count = last - s.first + 1;
   if (s.count > kGalerkinSpan) s.count = kGalerkinSpan;  // not reached: spans are 3 or 4
-  for (int m = 0; m < s.count; ++m)
+  for (int m = 0; m < s.count && hats; ++m)
     s.q[m] = mul(trilinear_hat(t, a, K, s.first + m), trilinear_mass(t, a, s.first + m));
   return s;
 }
@@ -169,23 +170,30 @@ struct GalerkinWalk {
     while (rem >= mf) rem -= mf, ++lo;
   }
 };
-// v[k] for a k known only at run time, without indexing (a GPU thread keeps v in registers).
-HALO3D_HD inline double galerkin_pick(const double (&v)[5], int k) {
-  return k == 0 ? v[0] : (k == 1 ? v[1] : (k == 2 ? v[2] : (k == 3 ? v[3] : v[4])));
+// The interpolation weights of the coarse points at a fine position p, Transfer::od's: 1 for
+// the coarse point it lies on, 1 - w and w (w: the point's t) for the coarse points lo and
+// lo + 1 either side of a fine point between two (ops::od_side's rule), 0 for every other
+// coarse point and off a bounded axis. Kept as the two that can be nonzero: those of lo and
+// lo + 1, counted as k and k + 1 from coarse point `first`.
+struct OdHats {
+  int k;
+  double lo, hi;
+};
+HALO3D_HD inline OdHats od_hats(const GalerkinPos& p, int first, double w) {
+  return {p.lo - first, p.off ? 0.0 : (p.on ? 1.0 : 1.0 - w), p.off || p.on ? 0.0 : w};
 }
-// p_K at a fine position p: the interpolation weight of coarse point K there, Transfer::od's:
-// 1 on K's own position, w (the point's t) or 1 - w for the coarse points either side of a
-// fine point between two (ops::od_side's rule), else 0; 0 off a bounded axis.
+// The weight of coarse point first + k.
+HALO3D_HD inline double od_hat_at(const OdHats& h, int k) {
+  return k == h.k ? h.lo : (k == h.k + 1 ? h.hi : 0.0);
+}
+// p_K at p: coarse point K's weight.
 HALO3D_HD inline double od_hat(const GalerkinPos& p, int K, double w) {
-  if (p.off) return 0.0;
-  if (p.on) return K == p.lo ? 1.0 : 0.0;
-  return K == p.lo ? 1.0 - w : (K == p.lo + 1 ? w : 0.0);
+  return od_hat_at(od_hats(p, 0, w), K);
 }
-// t at padded index c along a where position p reads it (a fine point between two coarse
-// points, a point of the grid), else 0 (not read).
-HALO3D_HD inline double od_t(const Transfer& t, const GalerkinPos& p, int a, std::ptrdiff_t c) {
-  return p.on || p.off ? 0.0
-                       : double(t.od[std::ptrdiff_t(a) * std::ptrdiff_t(t.fine.padded_size()) + c]);
+// t of an axis (t_a: its Transfer::od array) at padded index c where position p reads it (a
+// fine point between two coarse points, a point of the grid), else 0 (not read).
+HALO3D_HD inline double od_t(const float* t_a, const GalerkinPos& p, std::ptrdiff_t c) {
+  return p.on || p.off ? 0.0 : double(t_a[c]);
 }
 // c at a fine point: the interpolation of the constant 1 on the coarse unknowns (below 1 next
 // to a Dirichlet boundary, whose hats are not unknowns).
@@ -203,105 +211,100 @@ HALO3D_HD inline bool galerkin_unknown(const Transfer& t, int a, int K) {
 struct GalerkinRange {
   int J, i0, i1;
 };
-// A part's couplings (J, J+1), (J-1, J+1), (J, J+2) as indices k of the coarse points
-// Ia - 2 + k whose weights the walk keeps: the row each is taken from (its lower point's
-// where that is an unknown, else the upper's) and the column, or none (both ends boundaries).
-struct GalerkinCouplings {
-  int row[3], col[3];
-  bool any[3];
-};
-HALO3D_HD inline GalerkinCouplings galerkin_couplings(const Transfer& t, int a, int J, int Ia) {
-  const int pq[3][2] = {{1, 2}, {0, 2}, {1, 3}}, off = J - Ia + 1;
-  GalerkinCouplings k;
-  for (int e = 0; e < 3; ++e) {
-    const bool lo = galerkin_unknown(t, a, J - 1 + pq[e][0]);
-    k.row[e] = off + (lo ? pq[e][0] : pq[e][1]);
-    k.col[e] = off + (lo ? pq[e][1] : pq[e][0]);
-    k.any[e] = lo || galerkin_unknown(t, a, J - 1 + pq[e][1]);
-  }
-  return k;
+// C(p, q) across a face, for coarse points first + p < first + q: dP_p dQ_q from p's row where
+// p is an unknown (u), else dP_q dQ_p from q's, 0 where neither is. The callers pass p and q
+// as constants, so a GPU thread keeps dP and dQ in registers.
+HALO3D_HD inline double galerkin_coupling(const bool (&u)[5], const double (&dP)[5],
+                                          const double (&dQ)[5], int p, int q) {
+  return u[p] ? mul(dP[p], dQ[q]) : (u[q] ? mul(dP[q], dQ[p]) : 0.0);
 }
-// kappa of a part across a face from the differences of P and Q across it.
-HALO3D_HD inline double galerkin_od_kappa(const GalerkinCouplings& k, const double (&dP)[5],
-                                          const double (&dQ)[5]) {
-  double v[3];
-  for (int e = 0; e < 3; ++e)
-    v[e] = k.any[e] ? mul(galerkin_pick(dP, k.row[e]), galerkin_pick(dQ, k.col[e])) : 0.0;
-  return -(v[0] + mul(2.0, v[1]) + mul(2.0, v[2]));
-}
-// P and Q of the coarse points I[a] - 2 + k at the fine position pa along a whose transverse
-// positions are pb, pc (b, c the other axes), their weights read at padded index pt. The
-// positions come one by one, not as an array indexed by axis: a GPU thread would keep such
-// an array in local memory (the set-up took twice as long on an H100).
-HALO3D_HD inline void galerkin_od_weights(const Transfer& t, const GalerkinPos& pa,
-                                          const GalerkinPos& pb, const GalerkinPos& pc,
-                                          const int I[3], int a, std::ptrdiff_t pt, double (&P)[5],
-                                          double (&Q)[5]) {
-  const int b = (a + 1) % 3, c = (a + 2) % 3;
-  const double wb = od_t(t, pb, b, pt), wc = od_t(t, pc, c, pt);
-  const double T = mul(od_hat(pb, I[b], wb), od_hat(pc, I[c], wc));
-  const double M = mul(od_mass(t, b, pb, wb), od_mass(t, c, pc, wc));
-  const double wa = od_t(t, pa, a, pt);  // read only where pt is the position itself
+// At the next position along a line: P_k = h_k T and Q_k = h_k M of the coarse points first + k
+// (h: od_hats from first), their differences from the last position's (Pp, Qp) across the
+// face between them, and the last position's replaced by these.
+HALO3D_HD inline void galerkin_od_step(const OdHats& h, double T, double M, double (&Pp)[5],
+                                       double (&Qp)[5], double (&dP)[5], double (&dQ)[5]) {
   for (int k = 0; k < 5; ++k) {
-    const double h = od_hat(pa, I[a] - 2 + k, wa);
-    P[k] = mul(h, T);
-    Q[k] = mul(h, M);
+    const double hk = od_hat_at(h, k), P = mul(hk, T), Q = mul(hk, M);
+    dP[k] = P - Pp[k], dQ[k] = Q - Qp[k];
+    Pp[k] = P, Qp[k] = Q;
   }
 }
-// Two parts along a at the transverse coarse indices of I (global), both of whose faces'
-// lower points are I[a] - 1 or I[a] (Multigrid's U and D at I), walked together: out[p] = s
+// Adds a face's w_f kappa to the line sums of the parts whose range holds it: line[0], U's (of
+// the face (I, I + 1), in_u), and line[1], D's (of (I - 1, I), in_d), from the differences of
+// P and Q across it (coarse points I - 2 .. I + 2 at k = 0 .. 4). C(I - 1, I + 1) is in both.
+HALO3D_HD inline void galerkin_od_face(const bool (&u)[5], const double (&dP)[5],
+                                       const double (&dQ)[5], double wf, bool in_u, bool in_d,
+                                       double (&line)[2]) {
+  const double shared = in_u || in_d ? galerkin_coupling(u, dP, dQ, 1, 3) : 0.0;
+  if (in_u) {
+    const double k = -(galerkin_coupling(u, dP, dQ, 2, 3) + mul(2.0, shared) +
+                       mul(2.0, galerkin_coupling(u, dP, dQ, 2, 4)));
+    line[0] += mul(wf, k);
+  }
+  if (in_d) {
+    const double k = -(galerkin_coupling(u, dP, dQ, 1, 2) +
+                       mul(2.0, galerkin_coupling(u, dP, dQ, 0, 2)) + mul(2.0, shared));
+    line[1] += mul(wf, k);
+  }
+}
+// Two parts along a at the transverse coarse indices of I (global): U, of the face (I, I + 1),
+// and D, of the face (I - 1, I) (Multigrid's U and D at I), walked together: out[p] = s
 // times the sum over the transverse spans sp[b], sp[c] and the range's fine faces, in one
 // fixed order (c, then b, then i), of w_i kappa_i, kappa = -(C(J, J+1) + 2 C(J-1, J+1) +
 // 2 C(J, J+2)) (couplings two apart as two faces of 2v in series), C(P, Q) = dP_P dQ_Q across
 // the face, from P's row where P is an unknown, else from Q's (as the reference in
 // tests/galerkin_reference.hpp), where P_K = p_K(i) p_{I_b}(j) p_{I_c}(k) is coarse K's
 // interpolation at the fine point and Q_K = p_K(i) c_b(j) c_c(k) the lumped column (every
-// transverse coarse point summed). A position off the grid along a (a Dirichlet boundary's)
-// takes the transverse weights of the grid's last point before it. Each position's weights
-// are made once for both parts, and only the last position's are kept (a GPU thread holds
-// them in registers); each part's sums are what it alone would give.
+// transverse coarse point summed). The coarse points are I - 2 .. I + 2 along a (k = 0 .. 4).
+// A position off the grid along a (a Dirichlet boundary's) takes the transverse weights of
+// the grid's last point before it. Each position's weights are made once for both parts, and
+// only the last position's are kept (a GPU thread holds them in registers).
 HALO3D_HD inline void galerkin_parts_od(const Transfer& t, const double* w, const double* below,
                                         const GalerkinSpan sp[3], const int I[3], int a,
                                         const GalerkinRange r[2], double out[2]) {
-  const int b = (a + 1) % 3, c = (a + 2) % 3;
+  const int b = (a + 1) % 3, c = (a + 2) % 3, first = I[a] - 2;
   const int i0 = r[0].i0 < r[1].i0 ? r[0].i0 : r[1].i0;
   int n = (r[0].i1 > r[1].i1 ? r[0].i1 : r[1].i1) + 1 - i0;  // faces [i0, i0 + n - 1]
   if (n > kGalerkinSpan + 2) n = kGalerkinSpan + 2;          // not reached
   const std::ptrdiff_t nf = std::ptrdiff_t(t.fine.padded_size());
-  const GalerkinCouplings k[2] = {galerkin_couplings(t, a, r[0].J, I[a]),
-                                  galerkin_couplings(t, a, r[1].J, I[a])};
+  const std::ptrdiff_t step = a == 0 ? 1 : (a == 1 ? t.fine.sy() : t.fine.sz());
+  bool u[5];
+  for (int k = 0; k < 5; ++k) u[k] = galerkin_unknown(t, a, first + k);
+  const float *ta = t.od + a * nf, *tb = t.od + b * nf, *tc = t.od + c * nf;
+  const double *wa = w + a * nf, *ba = below ? below + a * nf : nullptr;
   const GalerkinWalk walk_a(t, a, i0), walk_b(t, b, sp[b].first);
-  GalerkinWalk wc(t, c, sp[c].first);
+  GalerkinWalk walk_c(t, c, sp[c].first);
   double sum[2] = {0, 0};
   int idx[3];
-  for (int mc = 0; mc < sp[c].count; ++mc, wc.next()) {
+  for (int mc = 0; mc < sp[c].count; ++mc, walk_c.next()) {
     idx[c] = sp[c].first + mc - t.fo[c];
-    const GalerkinPos pc = wc.here();
-    GalerkinWalk wb = walk_b;
-    for (int mb = 0; mb < sp[b].count; ++mb, wb.next()) {
+    const GalerkinPos pc = walk_c.here();
+    GalerkinWalk walk_b_line = walk_b;
+    for (int mb = 0; mb < sp[b].count; ++mb, walk_b_line.next()) {
       idx[b] = sp[b].first + mb - t.fo[b];
-      const GalerkinPos pb = wb.here();
+      idx[a] = 0;
+      const std::ptrdiff_t row = t.fine.at(idx[0], idx[1], idx[2]);  // the line at a = 0
+      const GalerkinPos pb = walk_b_line.here();
       double Pp[5] = {}, Qp[5] = {}, line[2] = {0, 0};
-      GalerkinWalk wa = walk_a;
-      for (int m = 0; m <= n; ++m, wa.next()) {
+      GalerkinWalk walk = walk_a;
+      for (int m = 0; m <= n; ++m, walk.next()) {
         const int i = i0 + m;
         const int it = t.bounded[a] ? (i < 0 ? 0 : (i > t.nf[a] - 1 ? t.nf[a] - 1 : i)) : i;
-        idx[a] = it - t.fo[a];
-        double Pc[5], Qc[5], dP[5], dQ[5];
-        galerkin_od_weights(t, wa.here(), pb, pc, I, a, t.fine.at(idx[0], idx[1], idx[2]), Pc, Qc);
-        for (int q = 0; q < 5; ++q) dP[q] = Pc[q] - Pp[q], dQ[q] = Qc[q] - Qp[q];
-        for (int q = 0; q < 5; ++q) Pp[q] = Pc[q], Qp[q] = Qc[q];
+        const std::ptrdiff_t pt = row + (it - t.fo[a]) * step;
+        const GalerkinPos pa = walk.here();
+        const double wb = od_t(tb, pb, pt), wc = od_t(tc, pc, pt);
+        const double T = mul(od_hat(pb, I[b], wb), od_hat(pc, I[c], wc));
+        const double M = mul(od_mass(t, b, pb, wb), od_mass(t, c, pc, wc));
+        const OdHats h = od_hats(pa, first, od_t(ta, pa, pt));
+        double dP[5], dQ[5];
+        galerkin_od_step(h, T, M, Pp, Qp, dP, dQ);
         if (m == 0) continue;
         // Face i - 1, between positions m - 1 and m: its weight (the one face below the ghost
         // layer is below's, one up), and each part's kappa where the face is in its range.
-        int fa = i - 1 - t.fo[a];
-        const double* from = w;
-        if (fa < -1) ++fa, from = below;
-        idx[a] = fa;
-        const double wf = from[a * nf + t.fine.at(idx[0], idx[1], idx[2])];
-        for (int p = 0; p < 2; ++p)
-          if (i - 1 >= r[p].i0 && i - 1 <= r[p].i1)
-            line[p] += mul(wf, galerkin_od_kappa(k[p], dP, dQ));
+        const int fa = i - 1 - t.fo[a];
+        const double wf = fa < -1 ? ba[row + (fa + 1) * step] : wa[row + fa * step];
+        galerkin_od_face(u, dP, dQ, wf, i - 1 >= r[0].i0 && i - 1 <= r[0].i1,
+                         i - 1 >= r[1].i0 && i - 1 <= r[1].i1, line);
       }
       sum[0] += line[0];
       sum[1] += line[1];
@@ -324,7 +327,7 @@ HALO3D_HD inline void galerkin_parts_point(const Transfer& t, const double* w, c
   const std::ptrdiff_t n = std::ptrdiff_t(t.coarse.padded_size()), c = t.coarse.at(X, Y, Z);
   const int g[3] = {t.co[0] + X, t.co[1] + Y, t.co[2] + Z};
   GalerkinSpan sp[3];
-  for (int a = 0; a < 3; ++a) sp[a] = galerkin_span(t, a, g[a]);
+  for (int a = 0; a < 3; ++a) sp[a] = galerkin_span(t, a, g[a], !Od);
   for (int a = 0; a < 3; ++a) {
     const int J = g[a], first = sp[a].first, last = first + sp[a].count - 1;
     const bool low_end = t.bounded[a] && J == 0, high_end = t.bounded[a] && J == t.nc[a] - 1;

@@ -222,26 +222,49 @@ template <class T>
 HALO3D_HD inline T od_side(const OdSpan& s, int m, T ti) {
   return m >= s.count ? T(0) : (m < s.below ? ti : T(1) - ti);
 }
+// od_side's weight for a term m < s.count as lo + slope t (0 + t, or 1 + (-t): the same bits
+// as t and 1 - t), for loops over many points on one side that vectorise without branches.
+template <class T>
+struct OdSideLine {
+  T lo, slope;
+};
+template <class T>
+HALO3D_HD inline OdSideLine<T> od_side_line(const OdSpan& s, int m) {
+  return m < s.below ? OdSideLine<T>{T(0), T(1)} : OdSideLine<T>{T(1), T(-1)};
+}
 HALO3D_HD inline int od_term(const OdSpan& s, int m) {
   return s.first + (m < s.count ? m : s.count - 1);
 }
+// The y-z weight of fine point p (padded index; n: the padded size) in the restriction of a
+// coarse point whose spans along z and y give it the sides c and b: wz wy, each od_side's.
+template <class T>
+HALO3D_HD inline T od_wzy(const Transfer& t, std::ptrdiff_t n, std::ptrdiff_t p, const OdSpan& sz,
+                          int c, const OdSpan& sy, int b) {
+  return mul(od_side(sz, c, T(t.od[2 * n + p])), od_side(sy, b, T(t.od[n + p])));
+}
 // (R fine) at coarse point (X, Y, Z) with Transfer::od: scale times the sum over the fine
-// points of its spans (z, y, x order) of ((wz wy) wx) fine, each w od_side's.
+// planes of its z span (in order) of their sums over the rows of its y span of the rows' sums
+// over its x span, of ((wz wy) wx) fine, each w od_side's. Summed row by row, so that the host can
+// make a fine row's terms for every coarse point along x in one pass (restrict_od_rows) with these
+// bits.
 template <int S, class T>
 HALO3D_HD inline T restrict_od(const Transfer& t, const T* fine, int X, int Y, int Z) {
   const std::ptrdiff_t n = std::ptrdiff_t(t.fine.padded_size());
   const OdSpan sx = od_span<S>(t, 0, X), sy = od_span<S>(t, 1, Y), sz = od_span<S>(t, 2, Z);
-  const float* od = t.od;
   T v = 0;
-  for (int c = 0; c < S; ++c)
+  for (int c = 0; c < S; ++c) {
+    T plane = 0;
     for (int b = 0; b < S; ++b) {
       const std::ptrdiff_t row = t.fine.at(0, od_term(sy, b), od_term(sz, c));
+      T line = 0;
       for (int a = 0; a < S; ++a) {
         const std::ptrdiff_t p = row + od_term(sx, a);
-        const T wzy = mul(od_side(sz, c, T(od[2 * n + p])), od_side(sy, b, T(od[n + p])));
-        v += mul(mul(wzy, od_side(sx, a, T(od[p]))), fine[p]);
+        line += mul(mul(od_wzy<T>(t, n, p, sz, c, sy, b), od_side(sx, a, T(t.od[p]))), fine[p]);
       }
+      plane += line;
     }
+    v += plane;
+  }
   return mul(weights_of(t, T()).scale, v);
 }
 // The y-z part of the prolongation of fine row (j, k) with Transfer::od: the four coarse

@@ -149,18 +149,27 @@ TEST_P(OdTransferTest, TransfersBitwiseThePlainReference) {
           int first[3], last[3];
           for (int a = 0; a < 3; ++a)
             ops::restrict_span(J[a], nf[a], t.mf[a], t.mc[a], first[a], last[a]);
+          // Summed along each fine row, the rows of each plane, then the planes.
           double v = 0;
           float vf = 0;
           int i[3];
-          for (i[2] = first[2]; i[2] <= last[2]; ++i[2])
-            for (i[1] = first[1]; i[1] <= last[1]; ++i[1])
+          for (i[2] = first[2]; i[2] <= last[2]; ++i[2]) {
+            double plane = 0;
+            float planef = 0;
+            for (i[1] = first[1]; i[1] <= last[1]; ++i[1]) {
+              double line = 0;
+              float linef = 0;
               for (i[0] = first[0]; i[0] <= last[0]; ++i[0]) {
                 const double wx = weight(t, odh, 0, J[0], i), wy = weight(t, odh, 1, J[1], i),
                              wz = weight(t, odh, 2, J[2], i);
                 const auto c = std::size_t(fl.at(i[0], i[1], i[2]));
-                v += ((wz * wy) * wx) * f[c];
-                vf += ((float(wz) * float(wy)) * float(wx)) * ff[c];
+                line += ((wz * wy) * wx) * f[c];
+                linef += ((float(wz) * float(wy)) * float(wx)) * ff[c];
               }
+              plane += line, planef += linef;
+            }
+            v += plane, vf += planef;
+          }
           const auto c = std::size_t(cl.at(J[0], J[1], J[2]));
           ASSERT_EQ(rgot[c], t.wd.scale * v) << to_string(nf);
           ASSERT_EQ(rgotf[c], t.wf.scale * vf) << to_string(nf);
