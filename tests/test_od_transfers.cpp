@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "backends.hpp"
@@ -142,6 +143,7 @@ TEST_P(OdTransferTest, TransfersBitwiseThePlainReference) {
     const auto rgot = down(rd), pgot = down(pd);
     const auto rgotf = down(rs), pgotf = down(ps);
     double rdot = 0, pdot = 0;
+    const bool host = std::string(GetParam()) == "host";
     int J[3];
     for (J[2] = 0; J[2] < nc[2]; ++J[2])
       for (J[1] = 0; J[1] < nc[1]; ++J[1])
@@ -173,6 +175,14 @@ TEST_P(OdTransferTest, TransfersBitwiseThePlainReference) {
           const auto c = std::size_t(cl.at(J[0], J[1], J[2]));
           ASSERT_EQ(rgot[c], t.wd.scale * v) << to_string(nf);
           ASSERT_EQ(rgotf[c], t.wf.scale * vf) << to_string(nf);
+          if (host) {  // the host's rows against the point update CUDA runs (host memory here)
+            const auto point = [&](auto in) {
+              return t.span == 4 ? ops::restrict_od<4>(t, in, J[0], J[1], J[2])
+                                 : ops::restrict_od<3>(t, in, J[0], J[1], J[2]);
+            };
+            ASSERT_EQ(rgot[c], point(static_cast<const double*>(fd.data()))) << to_string(nf);
+            ASSERT_EQ(rgotf[c], point(static_cast<const float*>(fs.data()))) << to_string(nf);
+          }
           rdot += rgot[c] * e[c];
         }
     int i[3];
