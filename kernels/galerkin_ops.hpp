@@ -201,6 +201,21 @@ HALO3D_HD inline double od_mass(const Transfer& t, int a, const GalerkinPos& p, 
   if (!t.bounded[a]) return 1.0;
   return 1.0 - od_hat(p, -1, w) - od_hat(p, t.nc[a], w);
 }
+// A line's transverse weights along axis a at its position p, as functions of each point's t:
+// coarse point K's hat, lo + slope t (0 + t and 1 + (-t): od_hat's bits), and whether its
+// mass is 1 whatever t (no boundary hat reaches p; od_mass then gives 1 exactly).
+struct OdLine {
+  double lo, slope;
+  bool plain;
+};
+HALO3D_HD inline bool od_hat_zero(const GalerkinPos& p, int K) {  // whatever t
+  return p.off || (K != p.lo && (p.on || K != p.lo + 1));
+}
+HALO3D_HD inline OdLine od_line(const Transfer& t, int a, const GalerkinPos& p, int K) {
+  const bool between = !p.off && !p.on, lo = !p.off && K == p.lo, hi = between && K == p.lo + 1;
+  return {lo ? 1.0 : 0.0, lo && between ? -1.0 : (hi ? 1.0 : 0.0),
+          !t.bounded[a] || (od_hat_zero(p, -1) && od_hat_zero(p, t.nc[a]))};
+}
 // Whether coarse index K along a is an unknown (not a bounded axis's boundary).
 HALO3D_HD inline bool galerkin_unknown(const Transfer& t, int a, int K) {
   return !t.bounded[a] || (K >= 0 && K < t.nc[a]);
@@ -223,8 +238,10 @@ HALO3D_HD inline double galerkin_coupling(const bool (&u)[5], const double (&dP)
 // face between them, and the last position's replaced by these.
 HALO3D_HD inline void galerkin_od_step(const OdHats& h, double T, double M, double (&Pp)[5],
                                        double (&Qp)[5], double (&dP)[5], double (&dQ)[5]) {
-  for (int k = 0; k < 5; ++k) {
-    const double hk = od_hat_at(h, k), P = mul(hk, T), Q = mul(hk, M);
+  const double Plo = mul(h.lo, T), Phi = mul(h.hi, T), Qlo = mul(h.lo, M), Qhi = mul(h.hi, M);
+  for (int k = 0; k < 5; ++k) {  // 0 (mul(0, T)'s bits: T, M >= 0) at the others
+    const double P = k == h.k ? Plo : (k == h.k + 1 ? Phi : 0.0);
+    const double Q = k == h.k ? Qlo : (k == h.k + 1 ? Qhi : 0.0);
     dP[k] = P - Pp[k], dQ[k] = Q - Qp[k];
     Pp[k] = P, Qp[k] = Q;
   }
@@ -279,12 +296,14 @@ HALO3D_HD inline void galerkin_parts_od(const Transfer& t, const double* w, cons
   for (int mc = 0; mc < sp[c].count; ++mc, walk_c.next()) {
     idx[c] = sp[c].first + mc - t.fo[c];
     const GalerkinPos pc = walk_c.here();
+    const OdLine lc = od_line(t, c, pc, I[c]);
     GalerkinWalk walk_b_line = walk_b;
     for (int mb = 0; mb < sp[b].count; ++mb, walk_b_line.next()) {
       idx[b] = sp[b].first + mb - t.fo[b];
       idx[a] = 0;
       const std::ptrdiff_t row = t.fine.at(idx[0], idx[1], idx[2]);  // the line at a = 0
       const GalerkinPos pb = walk_b_line.here();
+      const OdLine lb = od_line(t, b, pb, I[b]);
       double Pp[5] = {}, Qp[5] = {}, line[2] = {0, 0};
       GalerkinWalk walk = walk_a;
       for (int m = 0; m <= n; ++m, walk.next()) {
@@ -293,8 +312,9 @@ HALO3D_HD inline void galerkin_parts_od(const Transfer& t, const double* w, cons
         const std::ptrdiff_t pt = row + (it - t.fo[a]) * step;
         const GalerkinPos pa = walk.here();
         const double wb = od_t(tb, pb, pt), wc = od_t(tc, pc, pt);
-        const double T = mul(od_hat(pb, I[b], wb), od_hat(pc, I[c], wc));
-        const double M = mul(od_mass(t, b, pb, wb), od_mass(t, c, pc, wc));
+        const double T = mul(lb.lo + mul(lb.slope, wb), lc.lo + mul(lc.slope, wc));
+        const double M =
+            mul(lb.plain ? 1.0 : od_mass(t, b, pb, wb), lc.plain ? 1.0 : od_mass(t, c, pc, wc));
         const OdHats h = od_hats(pa, first, od_t(ta, pa, pt));
         double dP[5], dQ[5];
         galerkin_od_step(h, T, M, Pp, Qp, dP, dQ);
