@@ -287,8 +287,8 @@ HALO3D_HD inline ProlongOdRow<T> prolong_od_row(const Transfer& t, const T* coar
 // fine_row[i] += (P coarse) at fine point i of the row: the eight coarse points around it
 // (pidx's lo and lo + 1 per axis) weighted (1 - t, t) per axis, in prolong_sum's order.
 template <class T>
-HALO3D_HD inline void prolong_od_point(const Transfer& t, const ProlongOdRow<T>& r, T* fine_row,
-                                       int i) {
+HALO3D_HD inline void prolong_point(const Transfer& t, const ProlongOdRow<T>& r, T* fine_row,
+                                    int i) {
   const T tx = T(r.tx[i]), ty = T(r.ty[i]), tz = T(r.tz[i]);
   const T wx[2] = {T(1) - tx, tx}, wy[2] = {T(1) - ty, ty}, wz[2] = {T(1) - tz, tz};
   const int x = t.pidx[0][i];

@@ -7,11 +7,16 @@
 // is one). One rank, Dirichlet axes.
 #pragma once
 
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <functional>
 #include <vector>
 
 #include "decomposition.hpp"  // Int3
+#include "host_copy.hpp"
 #include "point_ops.hpp"
 
 namespace halo3d::test {
@@ -94,6 +99,24 @@ inline std::vector<double> galerkin_reference(
         }
   }
   return want;
+}
+
+// The backend's coarse faces (Kernels::faces_below, galerkin_parts, galerkin_faces) from the
+// fine faces wd (on the backend) and t, against want (galerkin_reference) to 1e-12 of its
+// largest face.
+inline void expect_galerkin_faces(Kernels& k, const Transfer& t, const Layout& fl, const Layout& cl,
+                                  const Buffer& wd, const std::vector<double>& want) {
+  const std::size_t fn = fl.padded_size(), cn = cl.padded_size();
+  Buffer below(k, 3 * fn), parts(k, 6 * cn), got_d(k, 3 * cn);
+  k.faces_below(fl, wd.data(), below.data());
+  k.galerkin_parts(t, wd.data(), below.data(), parts.data());
+  k.galerkin_faces(cl, parts.data(), got_d.data());
+  const std::vector<double> got = download(k, got_d);
+  double top = 0;
+  for (double x : want) top = std::max(top, std::abs(x));
+  ASSERT_GT(top, 0.0);
+  for (std::size_t i = 0; i < want.size(); ++i)
+    ASSERT_NEAR(got[i], want[i], 1e-12 * top) << "slot " << i;
 }
 
 }  // namespace halo3d::test

@@ -390,13 +390,13 @@ class CudaKernels final : public CudaSetupKernels<TypedKernels<CudaKernels>>,
     const Layout& l = t.fine;
     if (l.interior_size() == 0) return;
     if (t.od)
-      prolong_od_box<T>
+      prolong_box<T, true>
           <<<box_grid(l.nx, l.ny, l.nz), box_block(), 0, interior_.get()>>>(t, coarse, fine);
     else if (aligned16(fine))
       prolong_pairs<T><<<box_grid((l.nx + 1) / 2, l.ny, l.nz), box_block(), 0, interior_.get()>>>(
           t, coarse, fine);
     else
-      prolong_box<T>
+      prolong_box<T, false>
           <<<box_grid(l.nx, l.ny, l.nz), box_block(), 0, interior_.get()>>>(t, coarse, fine);
     HALO3D_CUDA_CHECK_LAUNCH();
   }

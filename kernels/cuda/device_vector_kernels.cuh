@@ -304,8 +304,8 @@ __global__ void __launch_bounds__(kBlockThreads)
   }
 }
 
-// The transfers with operator-dependent weights (Transfer::od): one thread a coarse point
-// (restriction) or a fine point (prolongation), each the host's expression.
+// The restriction with operator-dependent weights (Transfer::od): one thread a coarse point,
+// ops::restrict_od (the host sums the same terms by rows).
 template <class T, int S>
 __global__ void __launch_bounds__(kBlockThreads)
     restrict_od_box(Transfer t, const T* __restrict__ fine, T* __restrict__ coarse) {
@@ -315,24 +315,20 @@ __global__ void __launch_bounds__(kBlockThreads)
   if (i >= t.coarse.nx || j >= t.coarse.ny) return;
   coarse[t.coarse.at(i, j, k)] = ops::restrict_od<S>(t, fine, i, j, k);
 }
-template <class T>
-__global__ void __launch_bounds__(kBlockThreads)
-    prolong_od_box(Transfer t, const T* __restrict__ coarse, T* __restrict__ fine) {
-  const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  const int j = blockIdx.y * blockDim.y + threadIdx.y;
-  const int k = blockIdx.z;
-  if (i >= t.fine.nx || j >= t.fine.ny) return;
-  ops::prolong_od_point(t, ops::prolong_od_row(t, coarse, j, k), fine + t.fine.at(0, j, k), i);
-}
-
-template <class T>
+// The prolongation, one thread a fine point (Od: Transfer::od's weights), the host's
+// expression.
+template <class T, bool Od>
 __global__ void __launch_bounds__(kBlockThreads)
     prolong_box(Transfer t, const T* __restrict__ coarse, T* __restrict__ fine) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   const int j = blockIdx.y * blockDim.y + threadIdx.y;
   const int k = blockIdx.z;
   if (i >= t.fine.nx || j >= t.fine.ny) return;
-  ops::prolong_point(t, ops::prolong_row(t, coarse, j, k), fine + t.fine.at(0, j, k), i);
+  T* row = fine + t.fine.at(0, j, k);
+  if constexpr (Od)
+    ops::prolong_point(t, ops::prolong_od_row(t, coarse, j, k), row, i);
+  else
+    ops::prolong_point(t, ops::prolong_row(t, coarse, j, k), row, i);
 }
 
 // prolong_box for a pair of fine points (i, i + 1), i even, per thread: one aligned pair

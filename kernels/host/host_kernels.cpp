@@ -300,22 +300,19 @@ class HostKernels final : public HostSetupKernels<TypedKernels<HostKernels>>, pu
   }
   template <class T>
   void prolong_t(const Transfer& t, const T* coarse, T* fine) {
+    if (t.od)
+      prolong_rows(t, fine, [&](int j, int k) { return ops::prolong_od_row(t, coarse, j, k); });
+    else
+      prolong_rows(t, fine, [&](int j, int k) { return ops::prolong_row(t, coarse, j, k); });
+  }
+  // Each fine row's y-z part once (row_of(j, k): trilinear or Transfer::od's), then its points.
+  template <class T, class RowOf>
+  void prolong_rows(const Transfer& t, T* fine, const RowOf& row_of) {
     const Layout& l = t.fine;
-    if (t.od) {
-#pragma omp parallel for collapse(2) schedule(static)
-      for (int k = 0; k < l.nz; ++k)
-        for (int j = 0; j < l.ny; ++j) {
-          const ops::ProlongOdRow<T> r = ops::prolong_od_row(t, coarse, j, k);
-          T* row = fine + l.at(0, j, k);
-#pragma omp simd
-          for (int i = 0; i < l.nx; ++i) ops::prolong_od_point(t, r, row, i);
-        }
-      return;
-    }
 #pragma omp parallel for collapse(2) schedule(static)
     for (int k = 0; k < l.nz; ++k)
       for (int j = 0; j < l.ny; ++j) {
-        const ops::ProlongRow<T> r = ops::prolong_row(t, coarse, j, k);
+        const auto r = row_of(j, k);
         T* row = fine + l.at(0, j, k);
 #pragma omp simd
         for (int i = 0; i < l.nx; ++i) ops::prolong_point(t, r, row, i);
