@@ -87,6 +87,16 @@ HALO3D_HD inline void face_weights_point(const Layout& l, const Stencil& spacing
   }
 }
 
+// D^{-1} at point (x, y, z) of the padded box of l (FaceWeights::inv_diag): 1 / point_diag
+// at the box's points, 0 in the ghost layer (the caller exchanges the neighbours' values in;
+// beyond the domain's boundary the ghosts of b are 0, and so is the start step's value).
+HALO3D_HD inline void inverse_diagonal_point(const Layout& l, const FaceWeights<double>& f,
+                                             double shift, double* out, int x, int y, int z) {
+  const bool in = x >= 0 && x < l.nx && y >= 0 && y < l.ny && z >= 0 && z < l.nz;
+  const std::ptrdiff_t c = l.at(x, y, z);
+  out[c] = in ? div(1.0, point_diag(f, c, l.sy(), l.sz(), shift)) : 0.0;
+}
+
 // The fine rows a coarse row (J, K) reads, at most S each way (rows past a coarse point's
 // count repeat its last row with weight 0, as in the restriction), and the y-z
 // products of their weights, computed once per row.

@@ -123,16 +123,18 @@ class Kernels {
                       int dot_slot, Lane lane) = 0;
 
   // x = cr D^{-1} b over the whole interior, on the interior lane: a smoothing step from
-  // u = 0 (no sweep, no halo), for variable coefficients (D varies per point).
+  // u = 0 (no sweep, no halo). With variable coefficients D^{-1} is the stencil's stored
+  // inverse diagonal (FaceWeights::inv_diag; without it: std::logic_error).
   virtual void smooth_start(const Layout& l, const Stencil& s, double cr, const double* b,
                             double* x) = 0;
   virtual void smooth_start(const Layout& l, const Stencil& s, double cr, const float* b,
                             float* x) = 0;
-  // The smoothing step after smooth_start(cr0, f) with constant coefficients, as smooth with
-  // u = d_in = x = cr0 f, computed where it is read instead of stored (the first two steps
-  // from zero in one pass: 16 B a point instead of 40). Reads f's ghost layer (x's ghosts
-  // are cr0 times f's: f's must hold the neighbours' values, and zeros on Dirichlet faces).
-  // Bitwise smooth_start then smooth(cd, cr, f, x, x, ...).
+  // The smoothing step after smooth_start(cr0, f), as smooth with u = d_in = x = cr0 D^{-1}
+  // f, computed where it is read instead of stored (the first two steps from zero in one
+  // pass: 16 B a point instead of 40; 24 B with variable coefficients, which read D^{-1}).
+  // Reads f's ghost layer, and D^{-1}'s: x's ghosts are cr0 D^{-1} times f's, so f's must
+  // hold the neighbours' values, and zeros on Dirichlet faces. Bitwise smooth_start then
+  // smooth(cd, cr, f, x, x, ...).
   virtual void smooth_from_start(const Layout& l, const Stencil& s, const Region& r, double cr0,
                                  double cd, double cr, const double* f, double* d_out, double* unew,
                                  int dot_slot, Lane lane) = 0;
@@ -207,6 +209,9 @@ class Kernels {
   virtual void galerkin_faces(const Layout& l, const double* parts, double* w) = 0;
   // below[a] = w[a] one point down along a, at the points of l's box (ops::faces_below_point).
   virtual void faces_below(const Layout& l, const double* w, double* below) = 0;
+  // out (a padded array of l) = D^{-1} of s (face weights attached) at the box's points, 0
+  // in the ghost layer (ops::inverse_diagonal_point).
+  virtual void inverse_diagonal(const Layout& l, const Stencil& s, double* out) = 0;
   // The ghosts of k beyond the sides in `sides` (bit 2 axis + side) = the box's nearest point.
   virtual void fill_boundary_ghosts(const Layout& l, int sides, double* k) = 0;
   // Max over the interior of ops::spectrum_word (s: face weights attached) as a double, and
@@ -290,9 +295,11 @@ class TypedKernels : public Kernels {
   }
   void smooth_start(const Layout& l, const Stencil& s, double cr, const double* b,
                     double* x) final {
+    check_start(s, double());
     self().smooth_start_t(l, s, cr, b, x);
   }
   void smooth_start(const Layout& l, const Stencil& s, double cr, const float* b, float* x) final {
+    check_start(s, float());
     self().smooth_start_t(l, s, cr, b, x);
   }
   void smooth_from_start(const Layout& l, const Stencil& s, const Region& r, double cr0, double cd,
@@ -368,10 +375,22 @@ class TypedKernels : public Kernels {
   template <class T>
   void from_start(const Layout& l, const Stencil& s, const Region& r, double cr0, double cd,
                   double cr, const T* f, T* d_out, T* unew, int slot, Lane lane) {
-    // x = cr0 D^{-1} f is cr0 f only where D is the same at every point.
-    if (s.variable()) throw std::logic_error("smooth_from_start with variable coefficients");
-    const ops::ScaledField<T> x{f, T(cr0)};
-    self().smooth_t(l, s, r, cd, cr, f, x, x, d_out, unew, slot, lane);
+    // x = cr0 D^{-1} f: cr0 f where D is the same at every point, else with each point's
+    // own D^{-1}, ghosts included (ops::ScaledField).
+    check_start(s, T());
+    if (s.variable()) {
+      const ops::ScaledField<T, true> x{f, T(cr0), faces_of(s, T()).inv_diag};
+      self().smooth_t(l, s, r, cd, cr, f, x, x, d_out, unew, slot, lane);
+    } else {
+      const ops::ScaledField<T> x{f, T(cr0)};
+      self().smooth_t(l, s, r, cd, cr, f, x, x, d_out, unew, slot, lane);
+    }
+  }
+  // A start from zero with variable coefficients scales by the stored D^{-1}.
+  template <class T>
+  static void check_start(const Stencil& s, T) {
+    if (s.variable() && !faces_of(s, T()).inv_diag)
+      throw std::logic_error("smoothing from zero without the inverse diagonal");
   }
 };
 

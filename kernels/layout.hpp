@@ -69,12 +69,17 @@ struct BoxList {
 // belongs to the face between point c and its +a neighbour; the low ghost slots hold the
 // faces to the low neighbour (or the boundary), so every face of the box is stored once.
 // A variable shift (--shift expr:/file:) adds sigma at each point, one more padded array
-// (null: the stencil's constant shift). Pointers into backend memory, in the grid's scalar
-// type T.
+// (null: the stencil's constant shift). Where multigrid smooths the level, inv_diag holds
+// D^{-1} (1 / ops::point_diag) at every point, ghosts too (the neighbours' values, 0 beyond
+// the domain's boundary): the first smoothing step from zero scales by it, and the second
+// reads that step's value at the neighbours without its being stored
+// (LevelCoefficients::add_inverse_diagonal; null elsewhere). Pointers into backend memory,
+// in the grid's scalar type T.
 template <class T>
 struct FaceWeights {
   const T* w[3] = {nullptr, nullptr, nullptr};
   const T* sigma = nullptr;
+  const T* inv_diag = nullptr;
 };
 
 // Where a local box sits in its global grid: the global index of its first point and the

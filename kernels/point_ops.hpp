@@ -47,15 +47,23 @@ HALO3D_HD inline float div(float a, float b) {
 }
 
 // The fields a point update reads (U): an array (const T*), or a field computed where it is
-// read. ScaledField is x = cr b, the first smoothing step from x = 0 with constant
-// coefficients (smooth_start_point's value bit for bit), so that the step after it can
-// read x without x ever being stored (Kernels::smooth_from_start).
-template <class T>
+// read. ScaledField is x = cr D^{-1} b, the first smoothing step from x = 0
+// (smooth_start_point's value bit for bit), so that the step after it can read x without x
+// ever being stored (Kernels::smooth_from_start). With constant coefficients D^{-1} is
+// folded into cr; with variable ones (PerPoint) it is each point's own, read from inv_diag
+// (FaceWeights::inv_diag, ghosts included).
+template <class T, bool PerPoint = false>
 struct ScaledField {
   using value_type = T;
   const T* b;
   T cr;
-  HALO3D_HD T operator[](std::ptrdiff_t c) const { return mul(cr, b[c]); }
+  const T* inv_diag = nullptr;
+  HALO3D_HD T operator[](std::ptrdiff_t c) const {
+    if constexpr (PerPoint)
+      return mul(cr, mul(inv_diag[c], b[c]));
+    else
+      return mul(cr, b[c]);
+  }
 };
 template <class U>
 struct FieldOf {
@@ -72,8 +80,8 @@ template <class T>
 HALO3D_HD inline bool given(const T* p) {
   return p != nullptr;
 }
-template <class T>
-HALO3D_HD inline bool given(const ScaledField<T>&) {
+template <class T, bool P>
+HALO3D_HD inline bool given(const ScaledField<T, P>&) {
   return true;
 }
 // The field read from base + o instead of base.
@@ -81,9 +89,9 @@ template <class T>
 HALO3D_HD inline const T* shifted(const T* p, std::ptrdiff_t o) {
   return p + o;
 }
-template <class T>
-HALO3D_HD inline ScaledField<T> shifted(const ScaledField<T>& x, std::ptrdiff_t o) {
-  return {x.b + o, x.cr};
+template <class T, bool P>
+HALO3D_HD inline ScaledField<T, P> shifted(const ScaledField<T, P>& x, std::ptrdiff_t o) {
+  return {x.b + o, x.cr, P ? x.inv_diag + o : nullptr};
 }
 
 // Variable coefficients (Stencil::vd/vf): c indexes u and the face weights alike, so a
@@ -128,6 +136,8 @@ inline Stencil offset(const Stencil& s, std::ptrdiff_t b) {
   }
   if (s.vd.sigma) o.vd.sigma = s.vd.sigma + b;
   if (s.vf.sigma) o.vf.sigma = s.vf.sigma + b;
+  if (s.vd.inv_diag) o.vd.inv_diag = s.vd.inv_diag + b;
+  if (s.vf.inv_diag) o.vf.inv_diag = s.vf.inv_diag + b;
   return o;
 }
 
@@ -211,11 +221,16 @@ HALO3D_HD inline double smooth_point(const T* f, const U& u, const D& d_in, T* d
   return double(mul(f[c], v));
 }
 
-// A smoothing step from u = 0: x = cr D^{-1} b (as smooth_point, without a sweep).
+// A smoothing step from u = 0: x = cr D^{-1} b (as smooth_point, without a sweep). With
+// variable coefficients D^{-1} is the level's stored inverse diagonal (FaceWeights::inv_diag),
+// so that the step after it can compute x at its neighbours (start_field).
 template <class T>
-HALO3D_HD inline void smooth_start_point(const T* b, T* x, std::ptrdiff_t c, std::ptrdiff_t sy,
-                                         std::ptrdiff_t sz, const Stencil& s, double cr) {
-  x[c] = mul(T(cr), by_diag(b[c], c, sy, sz, s));
+HALO3D_HD inline void smooth_start_point(const T* b, T* x, std::ptrdiff_t c, const Stencil& s,
+                                         double cr) {
+  if (s.variable())
+    x[c] = ScaledField<T, true>{b, T(cr), faces_of(s, T()).inv_diag}[c];
+  else
+    x[c] = ScaledField<T>{b, T(cr)}[c];
 }
 
 // The coarsest level's exact solve x = M b at interior point i of l (x fastest): M is the

@@ -8,8 +8,7 @@
    operator have none; each _var row's bytes are its constant row's plus the face weights,
    24 B a point a sweep in double and 12 in float (apply, operator, CG, smoothing: one sweep;
    a V-cycle: 2 s + 1 sweeps on each level with s smoothing steps, the coarsest's steps there,
-   and 24 B a point (12 in float) on each level whose constant smoothing from zero runs its
-   first two steps as one sweep, which the variable one cannot: s >= 2, or coarsest steps >= 2);
+   but the first step from zero, which reads the level's D^{-1} instead: 8 B a point, 4 in float);
    the levels table with k adds exactly that per level; every time is > 0; with --mg-interp
    operator the transfers have _var rows too, 12 B a fine point more (their weights), and each
    V-cycle level but the coarsest 24 B a point more;
@@ -117,8 +116,8 @@ for ranks, procs, extra, W in ((1, "1,1,1", [], 24), (2, "2,1,1", [], 24), (4, "
         got = rows[n + "_var"]["bytes"] - rows[n]["bytes"]
         check(got == w * points, f"{procs}: {n}_var = {n} + {w} B x {points} points (got +{got})")
     # The V-cycle: per level, the weights of 2 s + 1 sweeps (coarsest: its steps, or none where
-    # it is solved exactly: its inverse is the same either way), and the constant path's fused
-    # first two steps.
+    # it is solved exactly: its inverse is the same either way), but D^{-1} (8 B a point) in
+    # place of the first step's from zero.
     what = rows["mg_vcycle"]["what"]
     m = re.search(r"chebyshev (\d+)\+(\d+), coarsest (\d+ Chebyshev steps|solved exactly)", what)
     check(m is not None, f"{procs}: the V-cycle's steps in {what!r}")
@@ -135,11 +134,8 @@ for ranks, procs, extra, W in ((1, "1,1,1", [], 24), (2, "2,1,1", [], 24), (4, "
     expect = []
     for i, x in enumerate(levels):
         n = x["grid"][0] * x["grid"][1] * x["grid"][2]
-        steps = c if i + 1 == len(levels) else s
-        fused = 24 * n if steps >= 2 else 0  # the constant path's x = cr b, never stored
-        if dense and i + 1 == len(levels):
-            fused = 0
-        expect.append(W * n * (c if i + 1 == len(levels) else 2 * s + 1) + fused)
+        sweeps = c if i + 1 == len(levels) else 2 * s + 1
+        expect.append(n * (W * sweeps + (8 - W if sweeps else 0)))
     weights = [24 * x["grid"][0] * x["grid"][1] * x["grid"][2] if od and i + 1 < len(levels) else 0
                for i, x in enumerate(levels)]  # the transfers' od, float in either precision
     got = [lv[i]["bytes"] - levels[i]["bytes"] - weights[i] for i in range(len(levels))]

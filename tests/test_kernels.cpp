@@ -563,13 +563,6 @@ void check_smooth_from_start(Kernels& k, Fixture& fx, const Stencil& s) {
     EXPECT_EQ(download(k, dout_a), download(k, dout_b));
     EXPECT_NE(download(k, un_a), poison);  // the sweep wrote something
   }
-  // x = cr0 D^{-1} f needs D at x's ghosts with variable coefficients: refused.
-  Stencil var = s;
-  var.vd.w[0] = var.vd.w[1] = var.vd.w[2] = reinterpret_cast<const double*>(f_d.data());
-  BasicBuffer<T> out = upload(k, poison);
-  EXPECT_THROW(k.smooth_from_start(l, var, Region::whole(l), cr0, cd, cr, f_d.data(), nullptr,
-                                   out.data(), kNoReduction, Lane::interior),
-               std::logic_error);
 }
 
 TEST_P(FloatKernelTest, SmoothFromStartIsStartThenSmoothBitwise) {

@@ -24,6 +24,9 @@ class VariableTest : public testing::TestWithParam<std::string> {
     std::uniform_real_distribution<double> w(0.05, 20.0);
     wh_.resize(3 * l_.padded_size());
     for (auto& x : wh_) x = w(rng_);
+    // D^{-1} as a level stores it (ghosts too: the neighbours'), any positive values here.
+    ih_.resize(l_.padded_size());
+    for (auto& x : ih_) x = 1.0 / w(rng_);
     s_ = Stencil::laplacian(0.1, 0.07, 0.13);  // cx..diag: the spacing only
     s_.shift = 0.7;
   }
@@ -42,19 +45,29 @@ class VariableTest : public testing::TestWithParam<std::string> {
   std::vector<T> down(const BasicBuffer<T>& b) {
     return download(*k_, b);
   }
-  // The stencil with the weights on the backend, in double and in float (each rounded
-  // once), as LevelCoefficients lends them.
+  // The stencil with the weights and the inverse diagonal on the backend, in double and in
+  // float (each rounded once), as LevelCoefficients lends them.
   Stencil stencil() {
-    const std::vector<float> hf(wh_.begin(), wh_.end());
     wd_ = up(wh_);
-    wf_ = up(hf);
+    wf_ = up(std::vector<float>(wh_.begin(), wh_.end()));
+    id_ = up(ih_);
+    idf_ = up(std::vector<float>(ih_.begin(), ih_.end()));
     Stencil s = s_;
     const std::size_t n = l_.padded_size();
     for (int a = 0; a < 3; ++a) {
       s.vd.w[a] = wd_.data() + a * n;
       s.vf.w[a] = wf_.data() + a * n;
     }
+    s.vd.inv_diag = id_.data();
+    s.vf.inv_diag = idf_.data();
     return s;
+  }
+  // x = cr D^{-1} f at every point of the padded box, as the first step from zero makes it.
+  template <class T>
+  std::vector<T> start(const std::vector<T>& f, double cr) const {
+    std::vector<T> x(f.size());
+    for (std::size_t c = 0; c < f.size(); ++c) x[c] = T(cr) * (T(ih_[c]) * f[c]);
+    return x;
   }
   // d_c and (A u)_c from the definition: each face's weight w_f, the diagonal their sum plus
   // the shift, both in the order the docs give (x, y, z; low face first).
@@ -73,13 +86,15 @@ class VariableTest : public testing::TestWithParam<std::string> {
   }
   template <class T>
   void sweeps_bitwise();
+  template <class T>
+  void from_start_bitwise();
 
   std::unique_ptr<Kernels> k_;
   Layout l_{13, 7, 5};  // odd sizes
   std::mt19937_64 rng_{777};
-  std::vector<double> wh_;
-  Buffer wd_;
-  FloatBuffer wf_;
+  std::vector<double> wh_, ih_;
+  Buffer wd_, id_;
+  FloatBuffer wf_, idf_;
   Stencil s_;
 };
 
@@ -97,6 +112,7 @@ void VariableTest::sweeps_bitwise() {
              kNoReduction, Lane::interior);
   k_->smooth_start(l_, s, cr, f_d.data(), x_d.data());
   const auto res = down(res_d), dout = down(dout_d), un = down(un_d), x = down(x_d);
+  const auto x_ref = start(f, cr);
   for (int k = 0; k < l_.nz; ++k)
     for (int j = 0; j < l_.ny; ++j)
       for (int i = 0; i < l_.nx; ++i) {
@@ -104,7 +120,7 @@ void VariableTest::sweeps_bitwise() {
         T dc, au;
         reference(u, c, dc, au);
         ASSERT_EQ(res[c], f[c] - au) << i << "," << j << "," << k;
-        ASSERT_EQ(x[c], T(cr) * (f[c] / dc));
+        ASSERT_EQ(x[c], x_ref[c]);
         const bool in = i >= part.i0 && i < part.i1 && j >= part.j0 && j < part.j1 &&
                         k >= part.k0 && k < part.k1;
         const T dn = T(cd) * d[c] + T(cr) * ((f[c] - au) / dc);
@@ -138,6 +154,62 @@ TEST_P(VariableTest, DoubleSweepsBitwise) {
 }
 
 TEST_P(VariableTest, FloatSweepsBitwise) { sweeps_bitwise<float>(); }
+
+// The first two smoothing steps from zero in one sweep (smooth_from_start) are the second
+// step run on the first's x = cr0 D^{-1} f, stored at every point (its ghosts from f's and
+// D^{-1}'s, as a neighbour's values would be), bitwise, with and without a reduction.
+template <class T>
+void VariableTest::from_start_bitwise() {
+  const Stencil s = stencil();
+  const auto f = random_field<T>(), poison = random_field<T>();
+  const double cr0 = 0.37, cd = 0.3, cr = 0.9;
+  auto f_d = up(f), x_d = up(start(f, cr0));
+  for (const Region& r : {Region::whole(l_), Region{2, 11, 1, 6, 0, 4}}) {
+    auto dout_a = up(poison), un_a = up(poison), dout_b = up(poison), un_b = up(poison);
+    k_->smooth(l_, s, r, cd, cr, f_d.data(), x_d.data(), x_d.data(), dout_a.data(), un_a.data(), 0,
+               Lane::interior);
+    k_->smooth_from_start(l_, s, r, cr0, cd, cr, f_d.data(), dout_b.data(), un_b.data(), 1,
+                          Lane::interior);
+    DD v[2];
+    k_->read_slots(2, v);
+    EXPECT_EQ(v[0].hi, v[1].hi);
+    EXPECT_EQ(v[0].lo, v[1].lo);
+    EXPECT_EQ(down(un_a), down(un_b));
+    EXPECT_EQ(down(dout_a), down(dout_b));
+    EXPECT_NE(down(un_a), poison);  // the sweep wrote something
+  }
+  // Without the stored D^{-1} a start from zero is refused.
+  Stencil bare = s;
+  bare.vd.inv_diag = nullptr, bare.vf.inv_diag = nullptr;
+  auto out = up(poison);
+  EXPECT_THROW(k_->smooth_from_start(l_, bare, Region::whole(l_), cr0, cd, cr, f_d.data(), nullptr,
+                                     out.data(), kNoReduction, Lane::interior),
+               std::logic_error);
+  EXPECT_THROW(k_->smooth_start(l_, bare, cr0, f_d.data(), out.data()), std::logic_error);
+}
+
+TEST_P(VariableTest, SmoothFromStartIsStartThenSmoothBitwise) {
+  from_start_bitwise<double>();
+  from_start_bitwise<float>();
+}
+
+// inverse_diagonal: 1 / d_c from the definition at the box's points, 0 in the ghost layer.
+TEST_P(VariableTest, InverseDiagonalFromTheDefinition) {
+  const Stencil s = stencil();
+  const auto u = random_field<double>();
+  auto out_d = up(random_field<double>());
+  k_->inverse_diagonal(l_, s, out_d.data());
+  const auto out = down(out_d);
+  for (int k = -1; k <= l_.nz; ++k)
+    for (int j = -1; j <= l_.ny; ++j)
+      for (int i = -1; i <= l_.nx; ++i) {
+        const auto c = l_.at(i, j, k);
+        const bool in = i >= 0 && i < l_.nx && j >= 0 && j < l_.ny && k >= 0 && k < l_.nz;
+        double dc = 0, au;
+        if (in) reference(u, c, dc, au);
+        ASSERT_EQ(out[c], in ? 1.0 / dc : 0.0) << i << "," << j << "," << k;
+      }
+}
 
 INSTANTIATE_TEST_SUITE_P(Backends, VariableTest, testing::Values("host", "cuda"),
                          [](const auto& info) { return info.param; });

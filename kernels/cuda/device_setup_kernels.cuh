@@ -82,6 +82,11 @@ __global__ void __launch_bounds__(kBlockThreads)
   if (b.point(x, y, z)) ops::boundary_ghost_point(l, sides, k, x, y, z);
 }
 __global__ void __launch_bounds__(kBlockThreads)
+    inverse_diagonal_box(SetupBox b, Layout l, FaceWeights<double> f, double shift, double* out) {
+  int x, y, z;
+  if (b.point(x, y, z)) ops::inverse_diagonal_point(l, f, shift, out, x, y, z);
+}
+__global__ void __launch_bounds__(kBlockThreads)
     spectrum_box(SetupBox b, Layout l, FaceWeights<double> f, double shift, BoxPlace p,
                  unsigned long long* result) {
   int x, y, z;
@@ -160,6 +165,12 @@ class CudaSetupKernels : public Base {
     if (l.interior_size() == 0) return;
     const SetupBox b{-1, l.nx + 2, l.ny + 2, l.nz + 2};
     boundary_ghosts_box<<<grid(b), block(), 0, st()>>>(b, l, sides, k);
+    HALO3D_CUDA_CHECK_LAUNCH();
+  }
+  void inverse_diagonal(const Layout& l, const Stencil& s, double* out) override {
+    const SetupBox b{-1, l.nx + 2, l.ny + 2, l.nz + 2};
+    if (empty(b)) return;
+    inverse_diagonal_box<<<grid(b), block(), 0, st()>>>(b, l, s.vd, s.shift, out);
     HALO3D_CUDA_CHECK_LAUNCH();
   }
   double spectrum_bound(const Layout& l, const Stencil& s, const BoxPlace& p) override {

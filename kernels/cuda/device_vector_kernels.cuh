@@ -253,7 +253,7 @@ __global__ void __launch_bounds__(kBlockThreads)
   const int j = r.j0 + blockIdx.y * blockDim.y + threadIdx.y;
   if (i < r.i1 && j < r.j1)
     for (int k = r.k0 + blockIdx.z; k < r.k1; k += gridDim.z)
-      ops::smooth_start_point(b, x, l.at(i, j, k), l.sy(), l.sz(), s, cr);
+      ops::smooth_start_point(b, x, l.at(i, j, k), s, cr);
 }
 
 // res = f - A u in float (double residuals take the tuned sweeps above).

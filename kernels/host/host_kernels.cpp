@@ -321,9 +321,8 @@ class HostKernels final : public HostSetupKernels<TypedKernels<HostKernels>>, pu
 
   template <class T>
   void smooth_start_t(const Layout& l, const Stencil& s, double cr, const T* b, T* x) {
-    const auto sy = l.sy(), sz = l.sz();
     for_rows(l, Region::whole(l), [=](std::ptrdiff_t c0, int n, DD acc) {
-      each_point(c0, n, [=](std::ptrdiff_t c) { ops::smooth_start_point(b, x, c, sy, sz, s, cr); });
+      each_point(c0, n, [=](std::ptrdiff_t c) { ops::smooth_start_point(b, x, c, s, cr); });
       return acc;
     });
   }

@@ -93,6 +93,13 @@ class HostSetupKernels : public Base {
           ops::boundary_ghost_point(l, sides, k, x, y, z);
       }
   }
+  void inverse_diagonal(const Layout& l, const Stencil& s, double* out) override {
+#pragma omp parallel for collapse(2) schedule(static) if (big(l))
+    for (int z = -1; z <= l.nz; ++z)
+      for (int y = -1; y <= l.ny; ++y)
+        for (int x = -1; x <= l.nx; ++x)
+          ops::inverse_diagonal_point(l, s.vd, s.shift, out, x, y, z);
+  }
   double spectrum_bound(const Layout& l, const Stencil& s, const BoxPlace& p) override {
     std::uint64_t m = ops::magnitude_bits(1.0);
     const FaceWeights<double> f = s.vd;

@@ -46,7 +46,7 @@ int coarse_step_count(const Int3& n) {
 double smooth_bytes(int count, bool from_zero) {
   std::vector<std::array<double, 2>> steps(std::size_t(std::max(count, 1)), {1.0, 1.0});
   steps[0][0] = 0;
-  return Multigrid::smooth_bytes(steps, from_zero, false);
+  return Multigrid::smooth_bytes(steps, from_zero);
 }
 
 // Multigrid::level_bytes for one level of `points`, the next of `next_points`.

@@ -50,10 +50,24 @@ void LevelCoefficients::make_weights(Kernels& k, const double* kappa, const doub
   if (sigma && np_.faces) k.volume_scale(l_, np_, false, wd_.data() + 3 * n);
 }
 
+double* LevelCoefficients::add_inverse_diagonal(Kernels& k) {
+  if (!id_.size()) {
+    id_ = Buffer(k, l_.padded_size());
+    k.inverse_diagonal(l_, attach(spacing_), id_.data());
+  }
+  return id_.data();
+}
+
 void LevelCoefficients::add_float(Kernels& k) {
-  if (wf_.size()) return;
-  wf_ = FloatBuffer(k, wd_.size());
-  k.round_to_float(wd_.size(), wd_.data(), wf_.data());  // each rounded to nearest once
+  // Each value rounded to nearest once.
+  if (!wf_.size()) {
+    wf_ = FloatBuffer(k, wd_.size());
+    k.round_to_float(wd_.size(), wd_.data(), wf_.data());
+  }
+  if (id_.size() && !idf_.size()) {
+    idf_ = FloatBuffer(k, id_.size());
+    k.round_to_float(id_.size(), id_.data(), idf_.data());
+  }
 }
 
 Stencil LevelCoefficients::attach(const Stencil& spacing) const {
@@ -65,6 +79,8 @@ Stencil LevelCoefficients::attach(const Stencil& spacing) const {
   }
   s.vd.sigma = with_sigma_ ? wd_.data() + 3 * n : nullptr;
   s.vf.sigma = with_sigma_ && wf_.size() ? wf_.data() + 3 * n : nullptr;
+  s.vd.inv_diag = id_.size() ? id_.data() : nullptr;
+  s.vf.inv_diag = idf_.size() ? idf_.data() : nullptr;
   return s;
 }
 
@@ -76,10 +92,6 @@ double LevelCoefficients::local_spectrum_bound(Kernels& k, const Decomposition& 
 
 double LevelCoefficients::local_max_diagonal(Kernels& k) const {
   return k.max_diagonal(l_, attach(spacing_), np_);
-}
-
-double LevelCoefficients::device_bytes(const Layout& l, bool with_float, bool with_sigma) {
-  return (with_sigma ? 4.0 : 3.0) * double(l.padded_size()) * (with_float ? 12.0 : 8.0);
 }
 
 Buffer coarsen_points(Kernels& k, const Transfer& t, const double* fine) {

@@ -56,7 +56,14 @@ class LevelCoefficients {
   static std::unique_ptr<LevelCoefficients> galerkin(Kernels& k, const Layout& l,
                                                      const Stencil& spacing, const double* parts,
                                                      const double* sigma, const NeumannPlanes& np);
-  // Float copies of the weights (each rounded once), for a float V-cycle on this level.
+  // D^{-1} (1 / ops::point_diag) at this level's points, 0 in the ghost layer, where
+  // multigrid smooths it: its first step from zero scales by it, and the step after reads that
+  // step's value at the neighbours without storing it (Kernels::smooth_from_start). Returns
+  // the array, whose ghosts the caller exchanges before smoothing reads it and before
+  // add_float rounds it. Once per level (a second call returns the same array).
+  double* add_inverse_diagonal(Kernels& k);
+  // Float copies of the weights and of the inverse diagonal (each value rounded once), for a
+  // float V-cycle on this level.
   void add_float(Kernels& k);
   // `spacing` with its face weights pointing at this level's (vd, and vf once added).
   Stencil attach(const Stencil& spacing) const;
@@ -77,9 +84,6 @@ class LevelCoefficients {
   // control volume's fraction V_p (the diagonal of M^{-1} A; as ::local_max_diagonal below,
   // by the backend from the weights).
   double local_max_diagonal(Kernels& k) const;
-  // Backend bytes of one level's weights: three padded arrays in double (and in float), and
-  // sigma's fourth with a variable shift.
-  static double device_bytes(const Layout& l, bool with_float, bool with_sigma = false);
 
  private:
   LevelCoefficients(const Layout& l, const Stencil& spacing, const NeumannPlanes& np, bool sigma)
@@ -91,8 +95,8 @@ class LevelCoefficients {
   NeumannPlanes np_;
   std::vector<double> kappa_, sigma_;
   bool with_sigma_ = false;
-  Buffer wd_;
-  FloatBuffer wf_;
+  Buffer wd_, id_;  // the weights (and sigma); the inverse diagonal
+  FloatBuffer wf_, idf_;
 };
 
 // The largest diagonal of the operator on this rank's points (each point's six face weights

@@ -171,10 +171,6 @@ void Multigrid::vary_levels(DistributedOperator* fine, LevelCoefficients* fine_c
   if (!fine_coef && fine == rt_.op.get()) fine_coef = rt_.coefficients.get();
   if (!fine_coef) throw std::logic_error("multigrid: a variable operator without its coefficients");
   LevelCoefficients* above = fine_coef;
-  if (mixed_) {
-    fine_coef->add_float(k);
-    fine->set_stencil(fine_coef->attach(fine->stencil()));
-  }
   Buffer sigma;  // the level above's, in backend memory
   for (std::size_t l = 0; l < levels_.size(); ++l) {
     Level& L = *levels_[l];
@@ -186,12 +182,18 @@ void Multigrid::vary_levels(DistributedOperator* fine, LevelCoefficients* fine_c
       L.coef = LevelCoefficients::galerkin(k, L.decomp.layout(), L.A->stencil(), parts.data(),
                                            point.size() ? point.data() : nullptr,
                                            neumann_planes(L.decomp));
-      if (mixed_) L.coef->add_float(k);
-      L.A->set_stencil(L.coef->attach(L.A->stencil()));
       above = L.coef.get();
       sigma = std::move(point);
       k.synchronize();  // before parts go
     }
+    // A smoothed level's D^{-1}, its ghosts from the neighbours as a vector's (a whole level's:
+    // its periodic wraps only), then the float copies.
+    if (!mg_dense_level(l, levels_.size(), L.grid)) {
+      double* inv_diag = above->add_inverse_diagonal(k);
+      if (L.distributed || L.decomp.wraps()) L.A->exchange(inv_diag);
+    }
+    if (mixed_) above->add_float(k);
+    L.A->set_stencil(above->attach(L.A->stencil()));
     double bound = above->local_spectrum_bound(k, L.decomp);
     if (L.distributed)
       HALO3D_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &bound, 1, MPI_DOUBLE, MPI_MAX, rt_.cart.get()));
@@ -271,10 +273,10 @@ Buffer Multigrid::coarse_points(Level& F, Level& C, const double* fine) {
 
 // Runs the steps from the iterate in x (from_zero: from x = 0, whatever x holds),
 // alternating with y; returns where the result is. From zero, the first step is
-// x = cr b (no sweep, no halo) and the second reads that x as its direction d as well;
-// with constant coefficients the two run as one sweep that computes x where it reads it
-// (fuses_start). A step's direction is read only when its cd is not 0 and written only
-// when the next step reads it. slot += b.result, from the last step.
+// x = cr D^{-1} b (no sweep, no halo) and the second reads that x as its direction d as
+// well; the two run as one sweep that computes x where it reads it (fuses_start). A step's
+// direction is read only when its cd is not 0 and written only when the next step reads it. slot +=
+// b.result, from the last step.
 template <class T>
 T* Multigrid::smooth(Level& L, const Steps& steps, const T* b, T* x, T* y, bool from_zero,
                      int slot) {
@@ -285,7 +287,7 @@ T* Multigrid::smooth(Level& L, const Steps& steps, const T* b, T* x, T* y, bool 
   };
   const T* d = nullptr;
   std::size_t s = 0;
-  if (from_zero && fuses_start(steps, L.A->stencil().variable())) {
+  if (from_zero && fuses_start(steps)) {
     // Its exchange fills b's ghosts only (x's are cr b's): b's values are unchanged.
     T* out = d_out(1);
     L.A->smooth_from_start(steps[0][1], steps[1][0], steps[1][1], const_cast<T*>(b), out, y,
@@ -309,21 +311,18 @@ T* Multigrid::smooth(Level& L, const Steps& steps, const T* b, T* x, T* y, bool 
   return x;
 }
 
-// Whether smooth() from zero runs its first two steps as one sweep: with constant
-// coefficients (x = cr b, no per-point diagonal) when the second step reads x as its
-// direction (Chebyshev's always do).
-bool Multigrid::fuses_start(const Steps& steps, bool variable) {
-  return !variable && steps.size() >= 2 && steps[1][0] != 0;
-}
+// Whether smooth() from zero runs its first two steps as one sweep: when the second step
+// reads x as its direction (Chebyshev's always do).
+bool Multigrid::fuses_start(const Steps& steps) { return steps.size() >= 2 && steps[1][0] != 0; }
 
 // What smooth() moves per point: from zero, the first step 16 B (read b, write x), or with
 // the second in one sweep (fuses_start) 16 B for both (read b, write the result); any
 // other step 24 B (read b and u, write unew); and 8 B more for each direction a step reads
-// (unless that is u itself) and writes. Variable coefficients' face weights are counted
-// apart (level_bytes).
-double Multigrid::smooth_bytes(const Steps& steps, bool from_zero, bool variable) {
+// (unless that is u itself) and writes. Variable coefficients' face weights and inverse
+// diagonal are counted apart (level_bytes).
+double Multigrid::smooth_bytes(const Steps& steps, bool from_zero) {
   const std::size_t n = steps.size();
-  const bool fused = from_zero && fuses_start(steps, variable);
+  const bool fused = from_zero && fuses_start(steps);
   double bytes = 0;
   for (std::size_t s = fused ? 1 : 0; s < n; ++s) {
     if (s == 0 && from_zero) {  // its x is the next step's direction too

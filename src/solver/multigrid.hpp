@@ -237,9 +237,8 @@ class Multigrid final : public Preconditioner {
   // back), or null with one level: bench times it alone.
   const Transfer* fine_transfer() const;
   // Bytes a point that smoothing with these steps moves (from x = 0, or from a guess), the
-  // face weights of variable coefficients apart; the scaling model's too.
-  static double smooth_bytes(const std::vector<std::array<double, 2>>& steps, bool from_zero,
-                             bool variable);
+  // face weights and inverse diagonal of variable coefficients apart; the scaling model's too.
+  static double smooth_bytes(const std::vector<std::array<double, 2>>& steps, bool from_zero);
 
  private:
   struct Level;
@@ -256,7 +255,7 @@ class Multigrid final : public Preconditioner {
   template <class T>
   T* smooth(Level& L, const std::vector<std::array<double, 2>>& steps, const T* b, T* x, T* y,
             bool from_zero, int slot);
-  static bool fuses_start(const std::vector<std::array<double, 2>>& steps, bool variable);
+  static bool fuses_start(const std::vector<std::array<double, 2>>& steps);
   std::size_t swaps(std::size_t l) const;
   void apply_mixed(double* in, double* out, int slot, double* scratch);
   // `scratch`, or (null) the hierarchy's own fine-level vector, allocated at first need.

@@ -13,9 +13,9 @@ namespace halo3d {
 // Per level: the smoothing steps (smooth_bytes), then on every level but the coarsest the
 // residual (24 B/point), restriction (8) and prolongation (16) on the fine side and 16 on
 // the coarse side; in 8-byte values (mixed: halved, 4-byte values); with variable
-// coefficients the face weights of each sweep (each smoothing step, from zero too, as it
-// divides by the point's own diagonal, and the residual: DistributedOperator::weight_bytes)
-// and, with --mg-interp operator, the interpolation weights the restriction and the
+// coefficients the face weights of each sweep (each smoothing step but the first from zero,
+// which reads D^{-1} instead, and the residual: DistributedOperator::weight_bytes) and,
+// with --mg-interp operator, the interpolation weights the restriction and the
 // prolongation each read (Transfer::od: 12 B a fine point, float in either precision).
 std::vector<double> Multigrid::level_bytes() const {
   std::vector<double> out;
@@ -23,17 +23,17 @@ std::vector<double> Multigrid::level_bytes() const {
   for (std::size_t l = 0; l < levels_.size(); ++l) {
     const Level& L = *levels_[l];
     const std::size_t n = L.steps.size();
-    const bool var = L.A->stencil().variable();
-    const double down = smooth_bytes(L.steps, true, var);
+    const double w = L.A->weight_bytes(), start = w > 0 ? 8 - w : 0;  // D^{-1} for weights
+    const double down = smooth_bytes(L.steps, true);
     if (l + 1 == levels_.size()) {  // its solve: the inverse's n^2 values, b and x
       out.push_back(e * (L.dense ? 8 * L.points * L.points + 16 * L.points
-                                 : L.points * (down + n * L.A->weight_bytes())));
+                                 : L.points * (down + n * w + start)));
       break;
     }
-    out.push_back(e * (L.points * (down + smooth_bytes(L.steps, false, var) + 48 +
-                                   (2 * n + 1) * L.A->weight_bytes()) +
-                       16 * levels_[l + 1]->points) +
-                  (L.down.t.od ? 2 * 12 * L.points : 0.0));
+    out.push_back(
+        e * (L.points * (down + smooth_bytes(L.steps, false) + 48 + (2 * n + 1) * w + start) +
+             16 * levels_[l + 1]->points) +
+        (L.down.t.od ? 2 * 12 * L.points : 0.0));
   }
   return out;
 }

@@ -158,16 +158,27 @@ std::vector<MgLevelPlan> mg_plan(const Decomposition& fine, const Stencil& fine_
   return out;
 }
 
+namespace {
+
+// Variable coefficients on one level of n padded points: the coarse levels' face weights
+// (three arrays, double, and float too when mixed); the fine level's float copy when mixed
+// (its double ones are the runtime's); a variable shift's sigma as a fourth; and a smoothed
+// level's inverse diagonal (LevelCoefficients::add_inverse_diagonal), double (and float).
+double variable_level_bytes(double n, bool fine, bool dense, bool mixed, bool sigma) {
+  const double weights = (sigma ? 4 : 3) * n * (fine ? (mixed ? 4 : 0) : (mixed ? 12 : 8));
+  return weights + (dense ? 0.0 : n * (mixed ? 12 : 8));
+}
+
+}  // namespace
+
 double mg_memory_bytes(const std::vector<MgLevelPlan>& plan, bool mixed, bool variable, bool sigma,
                        bool od) {
   const double e = mixed ? sizeof(float) : sizeof(double);
   double bytes = 0;
   for (std::size_t l = 0; l < plan.size(); ++l) {
     const double n = double(plan[l].decomp.layout().padded_size());
-    // Variable coefficients: the coarse levels' face weights (three arrays, double, and
-    // float too when mixed); the fine level's float copy when mixed (its double ones are
-    // the runtime's); a variable shift's sigma as a fourth.
-    if (variable) bytes += (sigma ? 4 : 3) * n * (l == 0 ? (mixed ? 4 : 0) : (mixed ? 12 : 8));
+    const bool dense = mg_dense_level(l, plan.size(), plan[l].grid);
+    if (variable) bytes += variable_level_bytes(n, l == 0, dense, mixed, sigma);
     // The fine level: w (double: b and x are CG's, y its lent scratch); mixed: b and x (y
     // and w in halves of the lent scratch); coarser levels: b, x, y, w.
     bytes += e * n * (l > 0 ? 4 : mixed ? 2 : 1);
@@ -177,7 +188,7 @@ double mg_memory_bytes(const std::vector<MgLevelPlan>& plan, bool mixed, bool va
     // The coarse levels' periodic wraps (the fine level's are the runtime's).
     if (l > 0) bytes += double(HaloPlan::build(plan[l].decomp).bytes_wrapped());
     // The coarsest level's inverse (n^2 values) where it is solved exactly.
-    if (mg_dense_level(l, plan.size(), plan[l].grid)) {
+    if (dense) {
       const double points = double(plan[l].grid[0]) * plan[l].grid[1] * plan[l].grid[2];
       bytes += e * points * points;
     }
