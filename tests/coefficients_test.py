@@ -153,6 +153,17 @@ p = halo3d(2, "--grid", g, "--box", b, "--shift", str(shift), "--coefficient", "
 check(p.returncode == 2 and "coefficient=file:k.h5:/d" in p.stderr, f"restart with another coefficient refused: {p.stderr.strip()[:160]!r}")
 p = halo3d(2, *common, "--rhs", "random", "--restart", "c.h5", "--output", "none")
 check(p.returncode == 0, "restart with the same coefficient continues")
+# --mg-interp operator changes a variable operator's iterates: a restart that adds it is
+# refused; the constant operator's (k = 1, all faces Dirichlet) are the trilinear ones with it,
+# so a checkpoint made with it restarts without it.
+p = halo3d(2, *common, "--rhs", "random", "--restart", "c.h5", "--output", "none", "--mg-interp", "operator",
+           expect=2)
+check(p.returncode == 2 and ",operator" in p.stderr, f"restart adding --mg-interp operator refused: {p.stderr.strip()[:200]!r}")
+const = ["--grid", g, "--box", b, "--shift", str(shift), "--rhs", "random", "--output", "none"]  # k = 1
+halo3d(2, *const, "--max-iters", "2", "--checkpoint", "c2.h5", "--checkpoint-every", "1", "--mg-interp", "operator",
+       expect=3)
+p = halo3d(2, *const, "--restart", "c2.h5")
+check(p.returncode == 0, f"constant k: a checkpoint made with --mg-interp operator restarts without it: {p.stderr.strip()[:200]!r}")
 
 # 5. Refusals: one line, exit 2, before any solve.
 bad = kappa.copy()

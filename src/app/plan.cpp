@@ -68,7 +68,9 @@ std::string solver_identity(const SolveOptions& o) {
   if (m.preconditioned())  // the multigrid V-cycle CG runs with
     return solver + "+mg(levels=" + std::to_string(o.mg_levels) +
            ",smooth=" + std::to_string(o.mg_smooth) + "," + to_string(o.mg_smoother) +
-           (o.mg_interp == MgInterp::operator_ ? ",operator" : "") +
+           // The option changes only a variable operator's transfers (a constant one's
+           // weights are the trilinear ones): a restart may drop it there.
+           (o.mg_interp == MgInterp::operator_ && variable_operator(o) ? ",operator" : "") +
            (o.precision == Precision::mixed ? ",mixed" : "") + ")";
   return solver;
 }
