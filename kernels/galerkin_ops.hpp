@@ -23,7 +23,8 @@
 //   symmetric; each coupling is taken from its lower point's row (the upper's where the
 //   lower is a boundary). Each coarse point makes its lines' weights itself (a fine line is
 //   read by the 2-4 coarse points whose transverse spans hold it): the multigrid set-up
-//   costs 3.4x the trilinear one on a CPU core, 2.2x on an H100 (PERFORMANCE.md).
+//   costs 7.5x the trilinear one on a CPU core (whose host backend sums each line once),
+//   2.2x on an H100 (PERFORMANCE.md).
 // Where the grids do not nest, a fine face that straddles a coarse point couples the coarse
 // points either side of it (two apart); that coupling v is taken as two faces of 2v in series
 // (the same conductance between the two, and 7 points kept): kappa gains the terms of I - 1
@@ -96,48 +97,69 @@ HALO3D_HD inline GalerkinSpan galerkin_span(const Transfer& t, int a, int K, boo
 
 // Trilinear interpolation (Transfer::od null): s times the sum over the transverse spans
 // sp[b], sp[c] and the fine a-faces i in [i0, i1] of w_f kappa_J(f) q_b q_c, in one fixed
-// order (c, then b, then i).
-HALO3D_HD inline double galerkin_part_trilinear(const Transfer& t, const double* w,
-                                                const double* below, const GalerkinSpan sp[3],
-                                                int a, int J, int i0, int i1) {
-  const int b = (a + 1) % 3, c = (a + 2) % 3;
+// order (c, then b, then i). In three pieces, so that a backend may make each fine line's
+// sum once for every coarse point that reads it (the host does: HostSetupKernels) and still
+// give galerkin_part_trilinear's bits: kappa at the faces, a line's sum, the spans' sum.
+struct GalerkinKappa {
+  int i0 = 0, n = 0;  // the faces [i0, i0 + n) (global)
   double kap[kGalerkinSpan + 2];
-  int n = i1 - i0 + 1;
-  if (n > kGalerkinSpan + 2) n = kGalerkinSpan + 2;  // not reached
+};
+HALO3D_HD inline GalerkinKappa galerkin_kappa_of(const Transfer& t, int a, int J, int i0, int i1) {
+  GalerkinKappa k;
+  k.i0 = i0;
+  k.n = i1 - i0 + 1;
+  if (k.n > kGalerkinSpan + 2) k.n = kGalerkinSpan + 2;  // not reached
   // The four hats at the faces' n + 1 fine points, each once (a division each).
   double hat[4][kGalerkinSpan + 3];
   for (int q = 0; q < 4; ++q)
-    for (int m = 0; m <= n; ++m) hat[q][m] = trilinear_hat(t, a, J - 1 + q, i0 + m);
-  for (int m = 0; m < n; ++m) {
+    for (int m = 0; m <= k.n; ++m) hat[q][m] = trilinear_hat(t, a, J - 1 + q, i0 + m);
+  for (int m = 0; m < k.n; ++m) {
     double d[4];
     for (int q = 0; q < 4; ++q) d[q] = hat[q][m + 1] - hat[q][m];
-    kap[m] = galerkin_kappa(d);
+    k.kap[m] = galerkin_kappa(d);
   }
+  return k;
+}
+// The sum of w_f kappa(f) along the fine a-line at local transverse indices ib (along b =
+// a + 1) and ic (c = a + 2).
+HALO3D_HD inline double galerkin_line(const Transfer& t, const double* w, const double* below,
+                                      int a, const GalerkinKappa& k, int ib, int ic) {
   const std::ptrdiff_t nf = std::ptrdiff_t(t.fine.padded_size());
   const std::ptrdiff_t step = a == 0 ? 1 : (a == 1 ? t.fine.sy() : t.fine.sz());
-  double sum = 0;
   int idx[3];
-  for (int mc = 0; mc < sp[c].count; ++mc) {
-    idx[c] = sp[c].first + mc - t.fo[c];
-    for (int mb = 0; mb < sp[b].count; ++mb) {
-      idx[b] = sp[b].first + mb - t.fo[b];
-      const double q = mul(sp[c].q[mc], sp[b].q[mb]);
-      double line = 0;
-      int m = 0;
-      idx[a] = i0 - t.fo[a];
-      if (n > 0 && idx[a] < -1) {  // the one face below the ghost layer: below's, one up
-        ++idx[a];
-        line += mul(below[a * nf + t.fine.at(idx[0], idx[1], idx[2])], kap[0]);
-        ++m;
-      }
-      if (m < n) {
-        const double* f = w + a * nf + t.fine.at(idx[0], idx[1], idx[2]);
-        for (int r = 0; m < n; ++m, ++r) line += mul(f[r * step], kap[m]);
-      }
-      sum += mul(q, line);
-    }
+  idx[(a + 1) % 3] = ib, idx[(a + 2) % 3] = ic, idx[a] = k.i0 - t.fo[a];
+  double line = 0;
+  int m = 0;
+  if (k.n > 0 && idx[a] < -1) {  // the one face below the ghost layer: below's, one up
+    ++idx[a];
+    line += mul(below[a * nf + t.fine.at(idx[0], idx[1], idx[2])], k.kap[0]);
+    ++m;
   }
+  if (m < k.n) {
+    const double* f = w + a * nf + t.fine.at(idx[0], idx[1], idx[2]);
+    for (int r = 0; m < k.n; ++m, ++r) line += mul(f[r * step], k.kap[m]);
+  }
+  return line;
+}
+// s times the sum over the transverse spans of q_b q_c times each line's sum (line(ib, ic):
+// galerkin_line's value at those local indices, however it is had).
+template <class Line>
+HALO3D_HD inline double galerkin_spans_sum(const Transfer& t, const GalerkinSpan& sb,
+                                           const GalerkinSpan& sc, int a, const Line& line) {
+  const int b = (a + 1) % 3, c = (a + 2) % 3;
+  double sum = 0;
+  for (int mc = 0; mc < sc.count; ++mc)
+    for (int mb = 0; mb < sb.count; ++mb)
+      sum += mul(mul(sc.q[mc], sb.q[mb]), line(sb.first + mb - t.fo[b], sc.first + mc - t.fo[c]));
   return mul(t.wd.scale, sum);
+}
+HALO3D_HD inline double galerkin_part_trilinear(const Transfer& t, const double* w,
+                                                const double* below, const GalerkinSpan sp[3],
+                                                int a, int J, int i0, int i1) {
+  const GalerkinKappa k = galerkin_kappa_of(t, a, J, i0, i1);
+  return galerkin_spans_sum(t, sp[(a + 1) % 3], sp[(a + 2) % 3], a, [&](int ib, int ic) {
+    return galerkin_line(t, w, below, a, k, ib, ic);
+  });
 }
 
 // --- Operator-dependent interpolation (Transfer::od) ---------------------------------------
@@ -336,6 +358,24 @@ HALO3D_HD inline void galerkin_parts_od(const Transfer& t, const double* w, cons
   out[1] = mul(t.wd.scale, sum[1]);
 }
 
+// The fine a-faces of coarse point J's two parts along a (sp: its span along a): r[0] for
+// U, r[1] for D.
+HALO3D_HD inline void galerkin_ranges(const Transfer& t, int a, int J, const GalerkinSpan& sp,
+                                      GalerkinRange (&r)[2]) {
+  const int first = sp.first, last = first + sp.count - 1;
+  const bool low_end = t.bounded[a] && J == 0, high_end = t.bounded[a] && J == t.nc[a] - 1;
+  // U: the faces within this point's span; at a bounded axis's last point, every face up
+  // to the fine boundary (the coupling to the boundary's hat). D: from where the lower
+  // point's span ends; at the first point, from the fine boundary.
+  int below_last = -1;
+  if (!low_end) {
+    int f;
+    restrict_span(J - 1, t.nf[a], t.mf[a], t.mc[a], f, below_last, t.at0[a], t.bounded[a]);
+  }
+  r[0] = {J, first, high_end ? t.nf[a] - 1 : last - 1};
+  r[1] = {J - 1, below_last, last - 1};
+}
+
 // At coarse point (X, Y, Z) of t.coarse (local), for each axis a: parts[a] = U of the face to
 // its +a neighbour, parts[3 + a] = D of the face to its -a neighbour (6 padded arrays of
 // t.coarse, n apart). w: the level above's weights (3 padded arrays of t.fine, as
@@ -351,18 +391,8 @@ HALO3D_HD inline void galerkin_parts_point(const Transfer& t, const double* w, c
   GalerkinSpan sp[3];
   for (int a = 0; a < 3; ++a) sp[a] = galerkin_span(t, a, g[a], !Od);
   for (int a = 0; a < 3; ++a) {
-    const int J = g[a], first = sp[a].first, last = first + sp[a].count - 1;
-    const bool low_end = t.bounded[a] && J == 0, high_end = t.bounded[a] && J == t.nc[a] - 1;
-    // U: the faces within this point's span; at a bounded axis's last point, every face up
-    // to the fine boundary (the coupling to the boundary's hat). D: from where the lower
-    // point's span ends; at the first point, from the fine boundary.
-    int below_last = -1;
-    if (!low_end) {
-      int f;
-      restrict_span(J - 1, t.nf[a], t.mf[a], t.mc[a], f, below_last, t.at0[a], t.bounded[a]);
-    }
-    const GalerkinRange r[2] = {{J, first, high_end ? t.nf[a] - 1 : last - 1},
-                                {J - 1, below_last, last - 1}};
+    GalerkinRange r[2];
+    galerkin_ranges(t, a, g[a], sp[a], r);
     double out[2];
     if constexpr (Od) {
       galerkin_parts_od(t, w, below, sp, g, a, r, out);

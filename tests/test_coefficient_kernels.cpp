@@ -13,6 +13,7 @@
 #include "galerkin_reference.hpp"
 #include "host_copy.hpp"
 #include "multigrid.hpp"
+#include "multigrid_level.hpp"
 #include "point_ops.hpp"
 
 namespace halo3d {
@@ -188,6 +189,50 @@ TEST_P(SetupKernelsTest, GalerkinFacesMatchLumpedRap) {
   const std::vector<double> want = test::galerkin_reference(nf, nc, fl, cl, w, hat);
   const Buffer wd = up(w);
   test::expect_galerkin_faces(*k_, t.t, fl, cl, wd, want);
+}
+
+// The trilinear Galerkin parts as a backend makes them (the host sums each fine line once for
+// every coarse point that reads it) bitwise ops::galerkin_parts_point<false>, the point
+// update CUDA runs: random faces and faces below (every slot), whole grids (nested, 3/2, an
+// even first step, a periodic axis) and a rank's boxes inside them (its coarse points from
+// mg_coarser_box, so spans reach into the ghost layer and the faces below it).
+TEST_P(SetupKernelsTest, GalerkinTrilinearPartsBitwiseThePointUpdate) {
+  if (GetParam() != "host") GTEST_SKIP() << "CUDA runs the point update itself";
+  struct Case {
+    Int3 nf, nc;
+    Periodic periodic;
+    Int3 offset, count;  // the fine box; count 0: the whole grid
+  };
+  const Case cases[] = {{{21, 14, 20}, {10, 9, 9}, {}, {}, {}},
+                        {{33, 31, 16}, {16, 15, 8}, {false, false, true}, {}, {}},
+                        {{33, 31, 16}, {16, 15, 8}, {false, false, true}, {9, 0, 5}, {13, 17, 7}},
+                        {{21, 14, 20}, {10, 9, 9}, {}, {1, 5, 11}, {12, 9, 9}}};
+  std::mt19937_64 rng(4242);
+  std::lognormal_distribution<double> d(0.0, 1.5);
+  for (const Case& cs : cases) {
+    Decomposition F = Decomposition::whole(cs.nf, cs.periodic);
+    if (cs.count[0] > 0) F.offset = cs.offset, F.count = cs.count;
+    const Decomposition C =
+        cs.count[0] > 0 ? mg_coarser_box(F, cs.nc) : Decomposition::whole(cs.nc, cs.periodic);
+    const TransferOp t = make_transfer(*k_, F, C, TransferUse::restriction);
+    const Layout fl = F.layout(), cl = C.layout();
+    ASSERT_GT(cl.interior_size(), 0u);
+    std::vector<double> w(3 * fl.padded_size()), below(w.size());
+    for (auto* v : {&w, &below})
+      for (auto& x : *v) x = d(rng);
+    const std::size_t cn = cl.padded_size();
+    std::vector<double> want(6 * cn, -1.0);
+    for (int z = 0; z < cl.nz; ++z)
+      for (int y = 0; y < cl.ny; ++y)
+        for (int x = 0; x < cl.nx; ++x)
+          ops::galerkin_parts_point<false>(t.t, w.data(), below.data(), want.data(), x, y, z);
+    const Buffer wd = up(w), bd = up(below);
+    Buffer parts = up(std::vector<double>(6 * cn, -1.0));
+    k_->galerkin_parts(t.t, wd.data(), bd.data(), parts.data());
+    EXPECT_EQ(down(parts), want) << "fine " << cs.nf[0] << "," << cs.nf[1] << "," << cs.nf[2]
+                                 << " box at " << cs.offset[0] << "," << cs.offset[1] << ","
+                                 << cs.offset[2];
+  }
 }
 
 // The ghosts beyond the sides on the domain's boundary take the box's nearest point; the

@@ -4,6 +4,7 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <vector>
 
 #include "kernels.hpp"
 #include "point_ops.hpp"
@@ -57,18 +58,55 @@ class HostSetupKernels : public Base {
   }
   void galerkin_parts(const Transfer& t, const double* w, const double* below,
                       double* parts) override {
-    if (t.od)
-      galerkin_parts_t<true>(t, w, below, parts);
-    else
-      galerkin_parts_t<false>(t, w, below, parts);
-  }
-  template <bool Od>
-  void galerkin_parts_t(const Transfer& t, const double* w, const double* below, double* parts) {
     const Layout& l = t.coarse;
+    if (!t.od) {
+      for (int a = 0; a < 3; ++a) galerkin_trilinear_axis(t, w, below, parts, a);
+      return;
+    }
 #pragma omp parallel for collapse(2) schedule(static) if (big(l))
     for (int z = 0; z < l.nz; ++z)
       for (int y = 0; y < l.ny; ++y)
-        for (int x = 0; x < l.nx; ++x) ops::galerkin_parts_point<Od>(t, w, below, parts, x, y, z);
+        for (int x = 0; x < l.nx; ++x) ops::galerkin_parts_point<true>(t, w, below, parts, x, y, z);
+  }
+  // The trilinear parts along a (ops::galerkin_parts_point<false>'s bits): per coarse J along
+  // a, each fine a-line the transverse spans read is summed once (ops::galerkin_line) for the
+  // 2-4 coarse points that read it, instead of once by each (3x faster on a core at 128^3).
+  void galerkin_trilinear_axis(const Transfer& t, const double* w, const double* below,
+                               double* parts, int a) {
+    const Layout& l = t.coarse;
+    const int b = (a + 1) % 3, c = (a + 2) % 3, nl[3] = {l.nx, l.ny, l.nz};
+    if (l.interior_size() == 0) return;
+    std::vector<ops::GalerkinSpan> sp[3];
+    for (int e = 0; e < 3; ++e)
+      for (int I = 0; I < nl[e]; ++I) sp[e].push_back(ops::galerkin_span(t, e, t.co[e] + I, true));
+    // The fine lines the spans read: local transverse indices [lo, lo + width) along b and c.
+    const auto lo = [&](int e) { return sp[e].front().first - t.fo[e]; };
+    const auto width = [&](int e) {
+      return sp[e].back().first + sp[e].back().count - sp[e].front().first;
+    };
+    const int lb = lo(b), lc = lo(c), wb = width(b), wc = width(c);
+    const std::ptrdiff_t n = std::ptrdiff_t(l.padded_size());
+#pragma omp parallel for schedule(static) if (big(l))
+    for (int J = 0; J < nl[a]; ++J) {
+      ops::GalerkinRange r[2];
+      ops::galerkin_ranges(t, a, t.co[a] + J, sp[a][std::size_t(J)], r);
+      std::vector<double> line(std::size_t(wb) * std::size_t(wc));
+      for (int p = 0; p < 2; ++p) {
+        const ops::GalerkinKappa k = ops::galerkin_kappa_of(t, a, r[p].J, r[p].i0, r[p].i1);
+        for (int jc = 0; jc < wc; ++jc)
+          for (int jb = 0; jb < wb; ++jb)
+            line[std::size_t(jc * wb + jb)] =
+                ops::galerkin_line(t, w, below, a, k, lb + jb, lc + jc);
+        const auto at = [&](int ib, int ic) { return line[std::size_t((ic - lc) * wb + ib - lb)]; };
+        for (int Ic = 0; Ic < nl[c]; ++Ic)
+          for (int Ib = 0; Ib < nl[b]; ++Ib) {
+            int idx[3];
+            idx[a] = J, idx[b] = Ib, idx[c] = Ic;
+            parts[(p == 0 ? a : 3 + a) * n + l.at(idx[0], idx[1], idx[2])] =
+                ops::galerkin_spans_sum(t, sp[b][std::size_t(Ib)], sp[c][std::size_t(Ic)], a, at);
+          }
+      }
+    }
   }
   void galerkin_faces(const Layout& l, const double* parts, double* w) override {
 #pragma omp parallel for collapse(2) schedule(static) if (big(l))
