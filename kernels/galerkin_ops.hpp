@@ -126,17 +126,21 @@ HALO3D_HD inline double galerkin_line(const Transfer& t, const double* w, const 
                                       int a, const GalerkinKappa& k, int ib, int ic) {
   const std::ptrdiff_t nf = std::ptrdiff_t(t.fine.padded_size());
   const std::ptrdiff_t step = a == 0 ? 1 : (a == 1 ? t.fine.sy() : t.fine.sz());
-  int idx[3];
-  idx[(a + 1) % 3] = ib, idx[(a + 2) % 3] = ic, idx[a] = k.i0 - t.fo[a];
+  // The line's point at ia along a (b = a + 1, c = a + 2), without an index array a GPU
+  // thread would keep on its stack.
+  const auto at = [&t, a, ib, ic](int ia) {
+    return a == 0 ? t.fine.at(ia, ib, ic) : a == 1 ? t.fine.at(ic, ia, ib) : t.fine.at(ib, ic, ia);
+  };
+  int ia = k.i0 - t.fo[a];
   double line = 0;
   int m = 0;
-  if (k.n > 0 && idx[a] < -1) {  // the one face below the ghost layer: below's, one up
-    ++idx[a];
-    line += mul(below[a * nf + t.fine.at(idx[0], idx[1], idx[2])], k.kap[0]);
+  if (k.n > 0 && ia < -1) {  // the one face below the ghost layer: below's, one up
+    ++ia;
+    line += mul(below[a * nf + at(ia)], k.kap[0]);
     ++m;
   }
   if (m < k.n) {
-    const double* f = w + a * nf + t.fine.at(idx[0], idx[1], idx[2]);
+    const double* f = w + a * nf + at(ia);
     for (int r = 0; m < k.n; ++m, ++r) line += mul(f[r * step], k.kap[m]);
   }
   return line;
