@@ -79,9 +79,9 @@ double Multigrid::fmg_bytes() const {
   for (std::size_t l = levels_.size() - 1; l-- > 0;) {
     const MgLevelView<double> F = view<double>(l), C = view<double>(l + 1);
     below += own[l];
-    // Variable: from a guess the first step reads the face weights, from zero D^{-1} (8 B).
-    const double var = F.A->weight_bytes() > 0 ? F.A->weight_bytes() - 8 : 0;
-    const double guess = smooth_bytes(*F.steps, false) - smooth_bytes(*F.steps, true) + var;
+    // From a guess the first step reads the face weights where from zero it reads D^{-1}.
+    const double guess =
+        smooth_bytes(*F.steps, false) - smooth_bytes(*F.steps, true) - start_over_sweep_bytes(*F.A);
     bytes += e * (8 * F.points + 8 * C.points) + e * (16 * F.points + 8 * C.points) +
              o_.fmg_cycles * (below + e * F.points * guess);
   }

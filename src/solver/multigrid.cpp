@@ -275,8 +275,8 @@ Buffer Multigrid::coarse_points(Level& F, Level& C, const double* fine) {
 // alternating with y; returns where the result is. From zero, the first step is
 // x = cr D^{-1} b (no sweep, no halo) and the second reads that x as its direction d as
 // well; the two run as one sweep that computes x where it reads it (fuses_start). A step's
-// direction is read only when its cd is not 0 and written only when the next step reads it. slot +=
-// b.result, from the last step.
+// direction is read only when its cd is not 0 and written only when the next step reads
+// it. slot += b.result, from the last step.
 template <class T>
 T* Multigrid::smooth(Level& L, const Steps& steps, const T* b, T* x, T* y, bool from_zero,
                      int slot) {

@@ -256,6 +256,9 @@ class Multigrid final : public Preconditioner {
   T* smooth(Level& L, const std::vector<std::array<double, 2>>& steps, const T* b, T* x, T* y,
             bool from_zero, int slot);
   static bool fuses_start(const std::vector<std::array<double, 2>>& steps);
+  // The bytes a point that smoothing from zero's first step reads of A beyond smooth_bytes,
+  // less a sweep's face weights: D^{-1} (8 B) in their place where A is variable, else 0.
+  static double start_over_sweep_bytes(const DistributedOperator& A);
   std::size_t swaps(std::size_t l) const;
   void apply_mixed(double* in, double* out, int slot, double* scratch);
   // `scratch`, or (null) the hierarchy's own fine-level vector, allocated at first need.

@@ -23,7 +23,7 @@ std::vector<double> Multigrid::level_bytes() const {
   for (std::size_t l = 0; l < levels_.size(); ++l) {
     const Level& L = *levels_[l];
     const std::size_t n = L.steps.size();
-    const double w = L.A->weight_bytes(), start = w > 0 ? 8 - w : 0;  // D^{-1} for weights
+    const double w = L.A->weight_bytes(), start = start_over_sweep_bytes(*L.A);
     const double down = smooth_bytes(L.steps, true);
     if (l + 1 == levels_.size()) {  // its solve: the inverse's n^2 values, b and x
       out.push_back(e * (L.dense ? 8 * L.points * L.points + 16 * L.points
@@ -36,6 +36,11 @@ std::vector<double> Multigrid::level_bytes() const {
         (L.down.t.od ? 2 * 12 * L.points : 0.0));
   }
   return out;
+}
+
+double Multigrid::start_over_sweep_bytes(const DistributedOperator& A) {
+  const double w = A.weight_bytes();
+  return w > 0 ? 8 - w : 0;
 }
 
 std::vector<double> Multigrid::level_ms(double* in, double* out, int reps) {
