@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """`halo3d probe` on the host backend under mpirun, 2 and 3 ranks: every pair measured once,
 in order; every size asked for (including ones that are not a face of a real box: 8 B, a
-prime number of values) in the JSON and in each pair's table; times positive and larger
-for a large message than for 8 B; the derived numbers consistent; the printed latencies
+prime number of values) in the JSON and in each pair's table; times positive; the derived
+numbers consistent; the printed latencies
 those of the JSON; the communication wall's bytes those of the busiest rank's faces.
 Run: probe_test.py HALO3D MPIEXEC"""
 import json
@@ -34,8 +34,8 @@ def check_rows(pair, rows):
         if not (0 < lat < 10 and abs(r["round_trip_s"] - 2 * lat) <= 1e-12
                 and abs(r["bandwidth_gbytes_per_s"] - r["bytes"] / lat / 1e9) <= 1e-9 * r["bandwidth_gbytes_per_s"]):
             problems.append(f"pair {pair}: row not sane: {r}")
-    if rows and not rows[-1]["latency_s"] > rows[0]["latency_s"]:
-        problems.append(f"pair {pair}: 4 MiB ({rows[-1]['latency_s']} s) not slower than 8 B ({rows[0]['latency_s']} s)")
+    # No comparison of times: 3 ranks on 2 oversubscribed cores can make 8 B slower than 4 MiB
+    # (it failed CI once); speed is bench's and probe's business, not a test's.
     return problems
 
 
