@@ -24,7 +24,9 @@
 //   lower is a boundary). Each coarse point makes its lines' weights itself (a fine line is
 //   read by the 2-4 coarse points whose transverse spans hold it): the multigrid set-up
 //   costs 7.5x the trilinear one on a CPU core (whose host backend sums each line once),
-//   2.2x on an H100 (PERFORMANCE.md).
+//   2.2x on an H100 (PERFORMANCE.md). Walking each line once for all its readers was no
+//   faster on a core: each reader's steps are the cost, not the shared reads
+//   (performance-log.md, session 50).
 // Where the grids do not nest, a fine face that straddles a coarse point couples the coarse
 // points either side of it (two apart); that coupling v is taken as two faces of 2v in series
 // (the same conductance between the two, and 7 points kept): kappa gains the terms of I - 1
