@@ -32,7 +32,6 @@ the fine one) costs 4x the iterations; cell-centred transfers cost more with the
 """
 import numpy as np
 import scipy.sparse as sp
-import scipy.sparse.linalg as spl
 
 def harm(a, b):
     return 2 * a * b / (a + b)
