@@ -89,7 +89,6 @@ class Cg final : public Method {
         points_(op.global_points()) {
     if (pc_) z_ = Buffer(k_, b.size());
     if (pc_ && zero_mean) ones_ = ones_like(k_, b.size());
-    scale_b();  // a restart's state continues with this scale (the same b gives the same s)
   }
   std::string name() const override { return "cg"; }
 
@@ -111,6 +110,7 @@ class Cg final : public Method {
   }
 
   Step step() override {
+    scale_b_once();
     set_x_scale(s_);
     if (bnorm_ == 0) return {0.0, false, true};                        // b = 0: x = 0 is exact
     if (rz_ == 0 && !recompute_residual()) return {0.0, false, true};  // r = 0: x is exact
@@ -139,6 +139,7 @@ class Cg final : public Method {
   }
 
   double true_relative_residual() override {
+    scale_b_once();
     set_x_scale(1.0);  // x as solution() returns it (exact back up: no bit of it is lost)
     set_x_scale(s_);
     {
@@ -152,6 +153,7 @@ class Cg final : public Method {
   }
 
   std::vector<StateVector> state() override {
+    scale_b_once();  // a restart's state continues with this scale (the same b gives the same s)
     set_x_scale(s_);
     return {{"x", &x_}, {"r", &r_}, {"p", &p_}};
   }
@@ -184,6 +186,13 @@ class Cg final : public Method {
     k_.dot(op_.layout(), ap_.data(), ap_.data(), 0);
     bb_ = red_.sum();
     bnorm_ = std::sqrt(bb_);
+    scaled_ = true;
+  }
+  // Where start() has not run (a restart's state, read before the first step): b's scale
+  // from b as it is. Not in the constructor: start() makes it again (b may have changed
+  // since), and three passes over b are wasted on every fresh solve.
+  void scale_b_once() {
+    if (!scaled_) scale_b();
   }
   // x_ holds x times x_scale_: make it x times `target` (exact: powers of two).
   void set_x_scale(double target) {
@@ -262,8 +271,9 @@ class Cg final : public Method {
   Buffer x_, r_, p_, ap_, z_;
   Buffer ones_;  // the singular case's: 1 at every point (see project_z)
   double points_, bb_ = 0, bnorm_ = 0, rr_ = 0, rz_ = 0;
-  double s_ = 1;        // the scale of b, r, p, z, and of x while iterating
-  double x_scale_ = 1;  // x_ holds x times this: s_ while iterating, 1 in the problem's units
+  bool scaled_ = false;  // s_, bb_ and bnorm_ made from b (scale_b)
+  double s_ = 1;         // the scale of b, r, p, z, and of x while iterating
+  double x_scale_ = 1;   // x_ holds x times this: s_ while iterating, 1 in the problem's units
 };
 
 // Scaled as CG is (see there) when max|f| is outside [2^-256, 2^256], where squares of f or
