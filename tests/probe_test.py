@@ -2,8 +2,8 @@
 """`halo3d probe` on the host backend under mpirun, 2 and 3 ranks: every pair measured once,
 in order; every size asked for (including ones that are not a face of a real box: 8 B, a
 prime number of values) in the JSON and in each pair's table; times positive; the derived
-numbers consistent; the printed latencies
-those of the JSON; the communication wall's bytes those of the busiest rank's faces.
+numbers consistent; the printed latencies those of the JSON; the communication wall's bytes
+those of the busiest rank's faces.
 Run: probe_test.py HALO3D MPIEXEC"""
 import json
 import os
