@@ -688,6 +688,10 @@ with tempfile.TemporaryDirectory() as d:
                 or not r["host_names"] or not r["git_revision"] or "type" not in r["build"] \
                 or "cuda_architectures" not in r["build"] or r["result"]["relative_residual"] != 1.0:
             problems.append(f"report provenance {({k: r.get(k) for k in ('command_line', 'timestamp_utc', 'host_names', 'git_revision', 'build')})!r}, residual {r['result']['relative_residual']}")
+        # The host kernels' -march: the report's is the one `info` prints.
+        irc, iso, _ = run(["info"], ranks=1, cwd=d)
+        if irc != 0 or f"-march {r['build'].get('host_march')})" not in iso:
+            problems.append(f"host_march {r['build'].get('host_march')!r} against info's {iso!r}")
     except (OSError, KeyError, ValueError) as e:
         problems.append(f"report: {e!r}")
     try:

@@ -4,6 +4,7 @@
 #include "halo3d/halo3d.hpp"
 
 #include "coefficient.hpp"
+#include "mpi_env.hpp"
 #include "session.hpp"
 
 namespace halo3d {
@@ -67,6 +68,7 @@ struct Solver::Impl {
 
 Solver::Solver(MPI_Comm comm, const Grid& grid, const Settings& settings, const Operator& op)
     : impl_(std::make_unique<Impl>()) {
+  check_host_isa(comm);
   ParallelOptions par;
   par.procs = grid.procs;
   par.backend = to_backend(settings.backend);

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "app.hpp"
+#include "build_info.hpp"
 #include "errors.hpp"
 #include "kernels.hpp"
 #include "mpi_env.hpp"
@@ -72,7 +73,8 @@ int run_info(MPI_Comm world) {
                                             : "not compiled");
   std::printf("NCCL: %s\n", lib.nccl.c_str());
   std::printf("CUDA-aware MPI: %s\n", lib.cuda_aware_mpi.c_str());
-  std::printf("backends: host (OpenMP, %d %s)%s\n", threads, threads == 1 ? "thread" : "threads",
+  std::printf("backends: host (OpenMP, %d %s, -march %s)%s\n", threads,
+              threads == 1 ? "thread" : "threads", host_march().c_str(),
               cuda_compiled()
                   ? (", cuda (" + std::to_string(gpus.size()) + " GPU(s) visible)").c_str()
                   : "");

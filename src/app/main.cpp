@@ -98,6 +98,7 @@ int main(int argc, char** argv) {
   }
   try {
     halo3d::check_mpi_thread_level(mpi.provided());
+    halo3d::check_host_isa(MPI_COMM_WORLD);
     // Before any OpenMP region: threads per rank from the CPUs each host has.
     const halo3d::ThreadSetup& threads = halo3d::configure_threads(MPI_COMM_WORLD);
     if (rank == 0 && !threads.warning.empty()) std::fputs(threads.warning.c_str(), stderr);

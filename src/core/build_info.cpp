@@ -9,6 +9,9 @@
 #ifndef HALO3D_CUDA_ARCHS
 #define HALO3D_CUDA_ARCHS "none"
 #endif
+#ifndef HALO3D_HOST_MARCH
+#define HALO3D_HOST_MARCH ""
+#endif
 
 namespace halo3d {
 
@@ -19,5 +22,22 @@ std::string build_type() {
   return t.empty() ? "unknown" : t;
 }
 std::string cuda_architectures() { return HALO3D_CUDA_ARCHS; }
+std::string host_march() {
+  const std::string m = HALO3D_HOST_MARCH;
+  return m.empty() ? "baseline" : m;
+}
+std::string host_isa_message(const std::string& isa) {
+  return "this binary's host kernels were built for " + isa +
+         " (cmake's HALO3D_HOST_ARCH), which this CPU lacks: rebuild halo3d on this machine, or "
+         "with -DHALO3D_HOST_ARCH= (empty) for any x86-64 CPU";
+}
+std::string host_isa_error() {
+#ifdef HALO3D_HOST_ISA
+  // Here, compiled without -march, before any host kernel runs.
+  __builtin_cpu_init();
+  if (!__builtin_cpu_supports(HALO3D_HOST_ISA)) return host_isa_message(HALO3D_HOST_ISA);
+#endif
+  return "";
+}
 
 }  // namespace halo3d

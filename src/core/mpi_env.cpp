@@ -6,6 +6,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "build_info.hpp"
+
 namespace halo3d {
 
 namespace {
@@ -25,6 +27,14 @@ void check_mpi_thread_level(int provided) {
                                       thread_level_name(provided) + ", halo3d needs " +
                                       thread_level_name(kMpiThreadLevel) +
                                       " (OpenMP threads run beside the thread that calls MPI)");
+}
+
+void check_host_isa(MPI_Comm comm) {
+  int lacking = host_isa_error().empty() ? 0 : 1;
+  HALO3D_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &lacking, 1, MPI_INT, MPI_SUM, comm));
+  if (lacking > 0)
+    throw Error(kExitUnavailable, host_isa_message(host_march()) + " (" + std::to_string(lacking) +
+                                      " rank(s) run on such CPUs)");
 }
 
 namespace {

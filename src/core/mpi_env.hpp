@@ -16,6 +16,10 @@ namespace halo3d {
 inline constexpr int kMpiThreadLevel = MPI_THREAD_FUNNELED;
 // Throws Error(kExitUnavailable) when `provided` (MPI_Init_thread's) is below kMpiThreadLevel.
 void check_mpi_thread_level(int provided);
+// Throws Error(kExitUnavailable) on every rank when any rank's CPU lacks the x86-64 level the
+// host kernels were compiled for (HALO3D_HOST_ARCH; they would die of SIGILL): before any
+// host kernel runs. One MPI_Allreduce.
+void check_host_isa(MPI_Comm comm);
 
 // MPI_Init_thread / MPI_Finalize. Errors come back as codes (MPI_ERRORS_RETURN) so the
 // check macro can turn them into messages. The thread level MPI provided is kept for

@@ -20,7 +20,9 @@ void add_provenance(nlohmann::json& j, const std::vector<std::string>& command_l
   j["timestamp_utc"] = stamp;
   j["host_names"] = hosts.hosts;
   j["git_revision"] = git_revision();
-  j["build"] = {{"type", build_type()}, {"cuda_architectures", cuda_architectures()}};
+  j["build"] = {{"type", build_type()},
+                {"cuda_architectures", cuda_architectures()},
+                {"host_march", host_march()}};
 }
 
 }  // namespace halo3d
