@@ -4,7 +4,7 @@
 # baseline's) where the compiler takes it and the CPU of the machine that builds has it, as
 # codes built where they run usually are; one MG-PCG iteration on a core is about 1.2x
 # faster (docs/PERFORMANCE.md, "The host kernels"). A binary so built checks at start-up that
-# its CPU has x86-64-v3 and refuses with one line otherwise (build_info.cpp, host_isa_error).
+# its CPU has x86-64-v3 and refuses with one line otherwise (check_host_isa).
 set(HALO3D_HOST_MARCH "${HALO3D_HOST_ARCH}")
 if(HALO3D_HOST_ARCH STREQUAL "auto")
   set(HALO3D_HOST_MARCH "")

@@ -26,18 +26,14 @@ std::string host_march() {
   const std::string m = HALO3D_HOST_MARCH;
   return m.empty() ? "baseline" : m;
 }
-std::string host_isa_message(const std::string& isa) {
-  return "this binary's host kernels were built for " + isa +
-         " (cmake's HALO3D_HOST_ARCH), which this CPU lacks: rebuild halo3d on this machine, or "
-         "with -DHALO3D_HOST_ARCH= (empty) for any x86-64 CPU";
-}
-std::string host_isa_error() {
+bool host_isa_supported() {
 #ifdef HALO3D_HOST_ISA
   // Here, compiled without -march, before any host kernel runs.
   __builtin_cpu_init();
-  if (!__builtin_cpu_supports(HALO3D_HOST_ISA)) return host_isa_message(HALO3D_HOST_ISA);
+  return __builtin_cpu_supports(HALO3D_HOST_ISA);
+#else
+  return true;
 #endif
-  return "";
 }
 
 }  // namespace halo3d

@@ -9,10 +9,8 @@ std::string git_revision();        // `git describe --always --dirty` at configu
 std::string build_type();          // CMAKE_BUILD_TYPE, or "unknown" when empty
 std::string cuda_architectures();  // e.g. "80-real,86-real,89-real,90", "none" without CUDA
 std::string host_march();          // the host kernels' -march ("x86-64-v3"), "baseline" without
-// Empty where this CPU runs the host kernels; else why not, in one line (they were compiled
-// for an x86-64 level, HALO3D_HOST_ISA, that the CPU lacks: they would die of SIGILL).
-std::string host_isa_error();
-// host_isa_error's message for a binary built for `isa` on a CPU without it.
-std::string host_isa_message(const std::string& isa);
+// Whether this CPU has the x86-64 level the host kernels were compiled for (HALO3D_HOST_ISA,
+// where host_march() is one; without it they would die of SIGILL); true for other builds.
+bool host_isa_supported();
 
 }  // namespace halo3d

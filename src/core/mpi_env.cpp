@@ -30,11 +30,14 @@ void check_mpi_thread_level(int provided) {
 }
 
 void check_host_isa(MPI_Comm comm) {
-  int lacking = host_isa_error().empty() ? 0 : 1;
+  int lacking = host_isa_supported() ? 0 : 1;
   HALO3D_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &lacking, 1, MPI_INT, MPI_SUM, comm));
   if (lacking > 0)
-    throw Error(kExitUnavailable, host_isa_message(host_march()) + " (" + std::to_string(lacking) +
-                                      " rank(s) run on such CPUs)");
+    throw Error(kExitUnavailable, "this binary's host kernels were built for " + host_march() +
+                                      " (cmake's HALO3D_HOST_ARCH), which the CPU of " +
+                                      std::to_string(lacking) +
+                                      " rank(s) lacks: rebuild halo3d on such a machine, or "
+                                      "with -DHALO3D_HOST_ARCH= (empty) for any x86-64 CPU");
 }
 
 namespace {
