@@ -98,7 +98,9 @@ class Cg final : public Method {
     // From the x held (0 unless the caller set it), so any x0 is right; or from the
     // preconditioner's first iterate (--fmg), computed from b s (ap_) as x s.
     // z is free until the first precondition(): the preconditioner's scratch.
-    if (pc_ && bnorm_ != 0 && pc_->first_iterate(ap_.data(), x_.data(), z_.data())) x_scale_ = s_;
+    if (pc_ && bnorm_ != 0 && pc_->first_iterate(ap_.data(), x_.data(), z_.data()))
+      x_scale_ = s_, x_zero_ = false;
+    if (x_zero_) x_scale_ = s_;  // 0 at any scale: no pass over x
     set_x_scale(s_);
     if (bnorm_ == 0) {  // b = 0: x = 0 is exact
       ScopedTimer t(t_.compute);
@@ -106,11 +108,22 @@ class Cg final : public Method {
       rr_ = rz_ = 0;
       return;
     }
+    if (x_zero_) {
+      // r = b s - A 0 is b s bit for bit (A 0 is +0 at every point, and f - (+0) = f), which
+      // scale_b left in ap_: taken over, not recomputed (two passes over b and a residual
+      // sweep fewer), and r.r is b s's square, summed there.
+      r_.swap(ap_);
+      rr_ = bb_;
+      x_zero_ = false;
+      first_direction();
+      return;
+    }
     recompute_residual();
   }
 
   Step step() override {
     scale_b_once();
+    x_zero_ = false;
     set_x_scale(s_);
     if (bnorm_ == 0) return {0.0, false, true};                        // b = 0: x = 0 is exact
     if (rz_ == 0 && !recompute_residual()) return {0.0, false, true};  // r = 0: x is exact
@@ -153,7 +166,8 @@ class Cg final : public Method {
   }
 
   std::vector<StateVector> state() override {
-    scale_b_once();  // a restart's state continues with this scale (the same b gives the same s)
+    scale_b_once();   // a restart's state continues with this scale (the same b gives the same s)
+    x_zero_ = false;  // the caller may write x
     set_x_scale(s_);
     return {{"x", &x_}, {"r", &r_}, {"p", &p_}};
   }
@@ -161,6 +175,7 @@ class Cg final : public Method {
   void set_scalars(const std::vector<double>& s) override { rz_ = s.at(0); }
   Buffer& solution() override {
     set_x_scale(1.0);
+    x_zero_ = false;  // the caller may write x (implicit heat sets its first guess there)
     return x_;
   }
   Buffer& spare() override { return ap_; }
@@ -204,7 +219,7 @@ class Cg final : public Method {
     op_.apply(p_.data(), ap_.data(), 0);
     return red_.sum();
   }
-  // r = b s - A x s from scratch, z = M^{-1} r, p = z; false when r is exactly 0 (x exact).
+  // r = b s - A x s from scratch, then first_direction(); false when r is exactly 0 (x exact).
   bool recompute_residual() {
     {
       ScopedTimer t(t_.compute);
@@ -212,8 +227,11 @@ class Cg final : public Method {
     }
     op_.residual(ap_.data(), x_.data(), r_.data(), 0);
     rr_ = red_.sum();
-    const double* z = precondition();
-    next_direction(z, 0.0);
+    return first_direction();
+  }
+  // z = M^{-1} r, p = z; false when r is exactly 0.
+  bool first_direction() {
+    next_direction(precondition(), 0.0);
     return rz_ > 0;
   }
   void next_direction(const double* z, double beta) {
@@ -272,6 +290,7 @@ class Cg final : public Method {
   Buffer ones_;  // the singular case's: 1 at every point (see project_z)
   double points_, bb_ = 0, bnorm_ = 0, rr_ = 0, rz_ = 0;
   bool scaled_ = false;  // s_, bb_ and bnorm_ made from b (scale_b)
+  bool x_zero_ = true;   // x_ is still the allocation's zeros (nothing wrote it)
   double s_ = 1;         // the scale of b, r, p, z, and of x while iterating
   double x_scale_ = 1;   // x_ holds x times this: s_ while iterating, 1 in the problem's units
 };
