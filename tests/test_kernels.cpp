@@ -387,6 +387,25 @@ TEST_P(KernelTest, MaxAbs) {
   EXPECT_TRUE(std::isnan(k_->max_abs(l, up(x).data())));
 }
 
+// max_abs on a box of more planes than its launch has (CUDA: max_word_planes, each thread
+// over several planes): the largest magnitude wherever it lies, the last plane included.
+TEST_P(KernelTest, MaxAbsOverMorePlanesThanTheLaunch) {
+  Fixture f;
+  f.l = Layout{257, 129, 83};  // CUDA: 9 x 17 blocks a plane, so 26 planes of 83 in a launch
+  const Layout& l = f.l;
+  auto x = f.random_field();
+  for (int k = -1; k <= l.nz; ++k)  // ghosts must not count
+    for (int j = -1; j <= l.ny; ++j)
+      for (int i = -1; i <= l.nx; ++i)
+        if (i < 0 || i >= l.nx || j < 0 || j >= l.ny || k < 0 || k >= l.nz)
+          x[l.at(i, j, k)] = 1e300;
+  for (const int z : {82, 27, 0, 57}) {
+    x[l.at(256, 128, z)] = -2.0 - z;  // the largest so far, each on another plane
+    EXPECT_EQ(k_->max_abs(l, up(x).data()), 2.0 + z) << "plane " << z;
+    x[l.at(256, 128, z)] = 0.5;
+  }
+}
+
 TEST_P(KernelTest, PackUnpackEveryFace) {
   const auto& l = f_.l;
   const auto u = f_.random_field();

@@ -218,6 +218,21 @@ TEST(LaunchConfig, FaceShapesAreLegal) {
     }
 }
 
+// Every plane is visited (the grid has 1..nz of them), and a launch stays within
+// kMaxWordBlocks blocks unless one plane of blocks alone is more.
+TEST(LaunchConfig, MaxWordPlanesCoverTheBoxWithinTheCap) {
+  for (long long plane : {1LL, 7LL, 1024LL, 4096LL, 100000LL})
+    for (int nz : {1, 3, 64, 512, 5000}) {
+      const unsigned z = max_word_planes(plane, nz);
+      EXPECT_GE(z, 1u);
+      EXPECT_LE(z, unsigned(nz));
+      if (plane <= kMaxWordBlocks) EXPECT_LE(plane * z, kMaxWordBlocks) << plane << " " << nz;
+      if (plane >= kMaxWordBlocks) EXPECT_EQ(z, 1u);
+    }
+  EXPECT_EQ(max_word_planes(1024, 512), 4u);  // 512^3: 4 planes of 16 x 64 blocks
+  EXPECT_EQ(max_word_planes(1, 5), 5u);       // a coarse level: a block a plane, as before
+}
+
 }  // namespace
 }  // namespace halo3d::cuda
 

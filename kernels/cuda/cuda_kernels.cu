@@ -145,7 +145,9 @@ class CudaKernels final : public CudaSetupKernels<TypedKernels<CudaKernels>>,
     cudaStream_t st = interior_.get();
     fence(Lane::boundary, Lane::interior);  // x may come from either lane
     HALO3D_CUDA_CHECK(cudaMemsetAsync(word, 0, sizeof *word, st));
-    max_abs_box<<<box_grid(l.nx, l.ny, l.nz), box_block(), 0, st>>>(l, x, word);
+    dim3 grid = box_grid(l.nx, l.ny, l.nz);
+    grid.z = max_word_planes((long long)grid.x * grid.y, l.nz);
+    max_abs_box<<<grid, box_block(), 0, st>>>(l, x, word);
     HALO3D_CUDA_CHECK_LAUNCH();
     unsigned long long host = 0;
     HALO3D_CUDA_CHECK(cudaMemcpyAsync(&host, word, sizeof host, cudaMemcpyDeviceToHost, st));

@@ -86,19 +86,30 @@ __global__ void __launch_bounds__(kBlockThreads)
   int x, y, z;
   if (b.point(x, y, z)) ops::inverse_diagonal_point(l, f, shift, out, x, y, z);
 }
+// The largest word(x, y, z) of the box into *result (max_word), each thread over every
+// gridDim.z-th plane (max_word_planes).
+template <class Word>
+__device__ void max_word_box(const SetupBox& b, const Word& word, unsigned long long* result) {
+  int x, y, z;
+  unsigned long long m = 0;
+  if (b.point(x, y, z))
+    for (; z < b.lo + b.nz; z += gridDim.z) {
+      const unsigned long long w = word(x, y, z);
+      m = w > m ? w : m;
+    }
+  max_word(m, result);
+}
 __global__ void __launch_bounds__(kBlockThreads)
     spectrum_box(SetupBox b, Layout l, FaceWeights<double> f, double shift, BoxPlace p,
                  unsigned long long* result) {
-  int x, y, z;
-  const bool in = b.point(x, y, z);
-  max_word(in ? ops::spectrum_word(l, f, shift, p, x, y, z) : 0, result);
+  max_word_box(
+      b, [&](int x, int y, int z) { return ops::spectrum_word(l, f, shift, p, x, y, z); }, result);
 }
 __global__ void __launch_bounds__(kBlockThreads)
     diagonal_box(SetupBox b, Layout l, FaceWeights<double> f, double shift, NeumannPlanes np,
                  unsigned long long* result) {
-  int x, y, z;
-  const bool in = b.point(x, y, z);
-  max_word(in ? ops::diagonal_word(l, f, shift, np, x, y, z) : 0, result);
+  max_word_box(
+      b, [&](int x, int y, int z) { return ops::diagonal_word(l, f, shift, np, x, y, z); }, result);
 }
 
 template <class Base>
@@ -176,13 +187,13 @@ class CudaSetupKernels : public Base {
   double spectrum_bound(const Layout& l, const Stencil& s, const BoxPlace& p) override {
     const SetupBox b{0, l.nx, l.ny, l.nz};
     return reduce(ops::magnitude_bits(1.0), b, [&](unsigned long long* word) {
-      spectrum_box<<<grid(b), block(), 0, st()>>>(b, l, s.vd, s.shift, p, word);
+      spectrum_box<<<max_word_grid(b), block(), 0, st()>>>(b, l, s.vd, s.shift, p, word);
     });
   }
   double max_diagonal(const Layout& l, const Stencil& s, const NeumannPlanes& np) override {
     const SetupBox b{0, l.nx, l.ny, l.nz};
     return reduce(0, b, [&](unsigned long long* word) {
-      diagonal_box<<<grid(b), block(), 0, st()>>>(b, l, s.vd, s.shift, np, word);
+      diagonal_box<<<max_word_grid(b), block(), 0, st()>>>(b, l, s.vd, s.shift, np, word);
     });
   }
 
@@ -193,6 +204,11 @@ class CudaSetupKernels : public Base {
   static dim3 grid(const SetupBox& b) {
     return dim3(unsigned(b.nx + 31) / 32,
                 unsigned(b.ny + kBlockThreads / 32 - 1) / (kBlockThreads / 32), unsigned(b.nz));
+  }
+  static dim3 max_word_grid(const SetupBox& b) {
+    dim3 g = grid(b);
+    g.z = max_word_planes((long long)g.x * g.y, b.nz);
+    return g;
   }
   // The maximum of `first` and the words launch(word) gives, after the work before it
   // (either lane: fenced), copied back at once.

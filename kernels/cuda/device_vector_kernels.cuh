@@ -417,13 +417,19 @@ static __global__ void __launch_bounds__(kBlockThreads)
   store_block_partial(acc, partials);
 }
 
-// The largest magnitude (ops::magnitude_bits) of the box into *result (max_word).
+// The largest magnitude (ops::magnitude_bits) of the box into *result (max_word), each
+// thread over every gridDim.z-th plane (max_word_planes).
 static __global__ void __launch_bounds__(kBlockThreads)
     max_abs_box(Layout l, const double* __restrict__ x, unsigned long long* result) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   const int j = blockIdx.y * blockDim.y + threadIdx.y;
-  const int k = blockIdx.z;
-  max_word(i < l.nx && j < l.ny ? ops::magnitude_bits(x[l.at(i, j, k)]) : 0, result);
+  unsigned long long m = 0;
+  if (i < l.nx && j < l.ny)
+    for (int k = blockIdx.z; k < l.nz; k += gridDim.z) {
+      const unsigned long long w = ops::magnitude_bits(x[l.at(i, j, k)]);
+      m = w > m ? w : m;
+    }
+  max_word(m, result);
 }
 
 // ---- Halo faces ----------------------------------------------------------------------

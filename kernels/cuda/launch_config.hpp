@@ -41,6 +41,17 @@ inline constexpr int kFlatMinBlocks = 3;  // <= 80 registers: 768 threads, 16 lo
 // Cap on the blocks (= partials) of one reducing flat/vec2 launch; blocks then loop.
 inline constexpr long long kMaxReduceBlocksFlat = 32768;
 
+// The largest-word reductions (max_abs, the set-up's spectrum bound and largest diagonal):
+// the z-planes of their grid, so that a launch has at most kMaxWordBlocks blocks; each
+// thread keeps its own maximum over every gridDim.z-th plane, and each warp then makes one
+// atomicMax on the one result word. With a block per plane, the 4.2e6 atomics of a 512^3
+// box queued on that word: max|b| took 4 ms on an H100, ten times a read of b.
+inline constexpr long long kMaxWordBlocks = 4096;
+inline unsigned max_word_planes(long long plane_blocks, int nz) {
+  const long long cap = kMaxWordBlocks / std::max(1LL, plane_blocks);
+  return unsigned(std::max(1LL, std::min<long long>(nz, cap)));
+}
+
 // Multigrid's smoothing step: points of a row per thread (blockDim.x apart), by scalar type.
 template <class T>
 inline constexpr int kSmoothPointsX = sizeof(T) == 4 ? 2 : 1;
