@@ -133,6 +133,20 @@ __device__ inline void max_word(unsigned long long m, unsigned long long* result
   }
   if ((threadIdx.x + blockDim.x * threadIdx.y) % 32 == 0 && m > 0) atomicMax(result, m);
 }
+// The largest word(k) over a thread's planes k = k0, k0 + gridDim.z, ... below k1 (none where
+// `in` is false) into *result: each thread's own maximum first, then max_word, so that a
+// launch of max_word_planes planes makes few atomics on the one word.
+template <class Word>
+__device__ void max_word_over_planes(bool in, int k0, int k1, const Word& word,
+                                     unsigned long long* result) {
+  unsigned long long m = 0;
+  if (in)
+    for (int k = k0; k < k1; k += gridDim.z) {
+      const unsigned long long w = word(k);
+      m = w > m ? w : m;
+    }
+  max_word(m, result);
+}
 
 // Aligned pair accesses for tile3d and vec2 (the caller guarantees 16-byte alignment).
 __device__ __forceinline__ double2 ld2(const double* p) {

@@ -86,30 +86,25 @@ __global__ void __launch_bounds__(kBlockThreads)
   int x, y, z;
   if (b.point(x, y, z)) ops::inverse_diagonal_point(l, f, shift, out, x, y, z);
 }
-// The largest word(x, y, z) of the box into *result (max_word), each thread over every
+// The largest spectrum (diagonal) word of the box into *result, each thread over every
 // gridDim.z-th plane (max_word_planes).
-template <class Word>
-__device__ void max_word_box(const SetupBox& b, const Word& word, unsigned long long* result) {
-  int x, y, z;
-  unsigned long long m = 0;
-  if (b.point(x, y, z))
-    for (; z < b.lo + b.nz; z += gridDim.z) {
-      const unsigned long long w = word(x, y, z);
-      m = w > m ? w : m;
-    }
-  max_word(m, result);
-}
 __global__ void __launch_bounds__(kBlockThreads)
     spectrum_box(SetupBox b, Layout l, FaceWeights<double> f, double shift, BoxPlace p,
                  unsigned long long* result) {
-  max_word_box(
-      b, [&](int x, int y, int z) { return ops::spectrum_word(l, f, shift, p, x, y, z); }, result);
+  int x, y, z;
+  const bool in = b.point(x, y, z);
+  max_word_over_planes(
+      in, z, b.lo + b.nz, [&](int k) { return ops::spectrum_word(l, f, shift, p, x, y, k); },
+      result);
 }
 __global__ void __launch_bounds__(kBlockThreads)
     diagonal_box(SetupBox b, Layout l, FaceWeights<double> f, double shift, NeumannPlanes np,
                  unsigned long long* result) {
-  max_word_box(
-      b, [&](int x, int y, int z) { return ops::diagonal_word(l, f, shift, np, x, y, z); }, result);
+  int x, y, z;
+  const bool in = b.point(x, y, z);
+  max_word_over_planes(
+      in, z, b.lo + b.nz, [&](int k) { return ops::diagonal_word(l, f, shift, np, x, y, k); },
+      result);
 }
 
 template <class Base>

@@ -423,13 +423,9 @@ static __global__ void __launch_bounds__(kBlockThreads)
     max_abs_box(Layout l, const double* __restrict__ x, unsigned long long* result) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   const int j = blockIdx.y * blockDim.y + threadIdx.y;
-  unsigned long long m = 0;
-  if (i < l.nx && j < l.ny)
-    for (int k = blockIdx.z; k < l.nz; k += gridDim.z) {
-      const unsigned long long w = ops::magnitude_bits(x[l.at(i, j, k)]);
-      m = w > m ? w : m;
-    }
-  max_word(m, result);
+  max_word_over_planes(
+      i < l.nx && j < l.ny, blockIdx.z, l.nz,
+      [&](int k) { return ops::magnitude_bits(x[l.at(i, j, k)]); }, result);
 }
 
 // ---- Halo faces ----------------------------------------------------------------------

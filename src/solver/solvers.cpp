@@ -98,8 +98,8 @@ class Cg final : public Method {
     // From the x held (0 unless the caller set it), so any x0 is right; or from the
     // preconditioner's first iterate (--fmg), computed from b s (ap_) as x s.
     // z is free until the first precondition(): the preconditioner's scratch.
-    if (pc_ && bnorm_ != 0 && pc_->first_iterate(ap_.data(), x_.data(), z_.data()))
-      x_scale_ = s_, x_zero_ = false;
+    const bool fmg = pc_ && bnorm_ != 0 && pc_->first_iterate(ap_.data(), x_.data(), z_.data());
+    if (fmg) x_scale_ = s_, x_zero_ = false;
     if (x_zero_) x_scale_ = s_;  // 0 at any scale: no pass over x
     set_x_scale(s_);
     if (bnorm_ == 0) {  // b = 0: x = 0 is exact
@@ -118,7 +118,7 @@ class Cg final : public Method {
       first_direction();
       return;
     }
-    recompute_residual();
+    recompute_residual(!fmg);  // b s is still in ap_ unless the F-cycle used it
   }
 
   Step step() override {
@@ -219,9 +219,10 @@ class Cg final : public Method {
     op_.apply(p_.data(), ap_.data(), 0);
     return red_.sum();
   }
-  // r = b s - A x s from scratch, then first_direction(); false when r is exactly 0 (x exact).
-  bool recompute_residual() {
-    {
+  // r = b s - A x s from scratch (b s into ap_ first, unless it is there already), then
+  // first_direction(); false when r is exactly 0 (x exact).
+  bool recompute_residual(bool ap_holds_bs = false) {
+    if (!ap_holds_bs) {
       ScopedTimer t(t_.compute);
       k_.axpby(op_.layout(), s_, b_.data(), 0.0, ap_.data());
     }
