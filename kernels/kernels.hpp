@@ -156,15 +156,20 @@ class Kernels {
   virtual void dense_solve(const Layout& l, const float* m, const float* b, float* x) = 0;
 
   // Vector updates over the whole interior, on the interior lane.
-  // y = a x + b y
+  // y = a x + b y; a float x into a double y is widened (exact): mixed PCG's next direction
+  // from the float V-cycle's z.
   virtual void axpby(const Layout& l, double a, const double* x, double b, double* y) = 0;
   virtual void axpby(const Layout& l, double a, const float* x, double b, float* y) = 0;
-  // x += alpha p; r -= alpha ap; slot += r.r  (CG's update, one pass)
+  virtual void axpby(const Layout& l, double a, const float* x, double b, double* y) = 0;
+  // x += alpha p; r -= alpha ap; slot += r.r  (CG's update, one pass); and, where r_float is
+  // not null, r_float = the new r rounded to float (the float V-cycle's input, in the same pass).
   virtual void cg_update(const Layout& l, double alpha, const double* p, const double* ap,
-                         double* x, double* r, int rr_slot) = 0;
-  // slot += x.y
+                         double* x, double* r, int rr_slot, float* r_float) = 0;
+  // slot += x.y; a float y is widened (exact) and the product taken in double: mixed PCG's
+  // r.z from the float V-cycle's z.
   virtual void dot(const Layout& l, const double* x, const double* y, int slot) = 0;
   virtual void dot(const Layout& l, const float* x, const float* y, int slot) = 0;
+  virtual void dot(const Layout& l, const double* x, const float* y, int slot) = 0;
   // out = in over the interior (ghosts untouched), rounded to nearest (double -> float) or
   // exact (float -> double), on the interior lane: the mixed-precision V-cycle's ends.
   // Float -> double with a slot: slot += dot_with.out (PCG's r.z in the same pass).
@@ -271,7 +276,8 @@ class Kernels {
 // Base of a backend D: forwards each double/float pair of Kernels overloads to one member
 // template of D (residual_t, smooth_t, smooth_start_t, restrict_t, prolong_t, axpby_t, dot_t,
 // pack_t, unpack_t, pack_boxes_t, unpack_boxes_t), so a backend writes each of these operations
-// once for both scalar types. D declares `friend class TypedKernels<D>;`.
+// once for both scalar types (axpby_t and dot_t also for mixed PCG's float x or y beside a
+// double vector). D declares `friend class TypedKernels<D>;`.
 template <class D>
 class TypedKernels : public Kernels {
  public:
@@ -336,10 +342,16 @@ class TypedKernels : public Kernels {
   void axpby(const Layout& l, double a, const float* x, double b, float* y) final {
     self().axpby_t(l, a, x, b, y);
   }
+  void axpby(const Layout& l, double a, const float* x, double b, double* y) final {
+    self().axpby_t(l, a, x, b, y);
+  }
   void dot(const Layout& l, const double* x, const double* y, int slot) final {
     self().dot_t(l, x, y, slot);
   }
   void dot(const Layout& l, const float* x, const float* y, int slot) final {
+    self().dot_t(l, x, y, slot);
+  }
+  void dot(const Layout& l, const double* x, const float* y, int slot) final {
     self().dot_t(l, x, y, slot);
   }
   void pack(const Layout& l, Face f, const double* u, double* buf, Lane lane) final {

@@ -199,7 +199,7 @@ TEST_P(KernelTest, VectorUpdatesAndDot) {
   k_->dot(l, x_d.data(), y_d.data(), 2);
   const double dot = sum_slot(2);
   k_->axpby(l, 0.3, x_d.data(), -1.7, y_d.data());
-  k_->cg_update(l, 0.25, p_d.data(), ap_d.data(), x_d.data(), r_d.data(), 0);
+  k_->cg_update(l, 0.25, p_d.data(), ap_d.data(), x_d.data(), r_d.data(), 0, nullptr);
   const double rr = sum_slot(0);
   const auto y2 = down(y_d), x2 = down(x_d), r2 = down(r_d);
   double ref_dot = 0, ref_rr = 0;
@@ -608,6 +608,60 @@ TEST_P(FloatKernelTest, AxpbyDotConvertBitwise) {
       }
   expect_close(dot, ref_dot, 1e-12);
   expect_close(widened_dot, ref_wdot, 1e-12);
+}
+
+// Mixed PCG's fused kernels (z stays in float): the update that also rounds r to float, r.z
+// and the next direction from the float z give the bits of the double sequence they replace
+// (update, convert r to float; widen z with r.z; p = z + beta p); ghosts are left alone.
+TEST_P(FloatKernelTest, MixedPcgKernelsAreTheDoubleSequenceBitwise) {
+  const auto& l = f_.l;
+  const auto p = f_.random_field(), ap = f_.random_field(), x = f_.random_field(),
+             r = f_.random_field(), pd = f_.random_field();
+  const auto z = to_float(f_.random_field()), poison = to_float(f_.random_field());
+  // The update with r rounded to float, and without, then the rounding on its own.
+  Buffer p_d = up(p), ap_d = up(ap), x1 = up(x), r1 = up(r), x2 = up(x), r2 = up(r);
+  FloatBuffer rf1 = upf(poison), rf2 = upf(poison);
+  k_->cg_update(l, 0.37, p_d.data(), ap_d.data(), x1.data(), r1.data(), 1, rf1.data());
+  const double rr1 = sum_slot(1);
+  k_->cg_update(l, 0.37, p_d.data(), ap_d.data(), x2.data(), r2.data(), 1, nullptr);
+  const double rr2 = sum_slot(1);
+  k_->convert(l, r2.data(), rf2.data());
+  EXPECT_EQ(rr1, rr2);
+  EXPECT_EQ(down(x1), down(x2));
+  EXPECT_EQ(down(r1), down(r2));
+  EXPECT_EQ(downf(rf1), downf(rf2));  // ghosts: the poison in both
+  // r.z with z widened, against the widening conversion's r.z.
+  FloatBuffer z_d = upf(z);
+  Buffer zw = up(pd);
+  k_->dot(l, r1.data(), z_d.data(), 2);
+  const double rz1 = sum_slot(2);
+  k_->convert(l, z_d.data(), zw.data(), r1.data(), 2);
+  const double rz2 = sum_slot(2);
+  EXPECT_EQ(rz1, rz2);
+  // p = z + beta p from the float z and from its widened copy.
+  Buffer p1 = up(pd), p2 = up(pd);
+  k_->axpby(l, 1.0, z_d.data(), -0.61, p1.data());
+  k_->axpby(l, 1.0, zw.data(), -0.61, p2.data());
+  EXPECT_EQ(down(p1), down(p2));
+  // And against plain loops, so that both sides cannot be wrong together.
+  const auto rn = down(r1), ph = down(p1);
+  const auto rfh = downf(rf1);
+  double ref_rz = 0;
+  for (int k = -1; k <= l.nz; ++k)
+    for (int j = -1; j <= l.ny; ++j)
+      for (int i = -1; i <= l.nx; ++i) {
+        const auto c = l.at(i, j, k);
+        if (!interior(l, i, j, k)) {
+          ASSERT_EQ(rfh[c], poison[c]);
+          ASSERT_EQ(ph[c], pd[c]);
+          continue;
+        }
+        ASSERT_EQ(rn[c], r[c] - 0.37 * ap[c]);
+        ASSERT_EQ(rfh[c], float(rn[c]));
+        ASSERT_EQ(ph[c], double(z[c]) + -0.61 * pd[c]);
+        ref_rz += rn[c] * double(z[c]);
+      }
+  expect_close(rz1, ref_rz, 1e-12);
 }
 
 TEST_P(FloatKernelTest, PackUnpackEveryFace) {

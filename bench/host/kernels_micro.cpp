@@ -81,8 +81,9 @@ int main(int argc, char** argv) {
         k->smooth(l, s, r, 0.5, 0.1, b.data(), a.data(), d.data(), nullptr, c.data(), 1,
                   Lane::interior);
       }));
-  row("cg_update",
-      tmin(reps, [&] { k->cg_update(l, 1e-3, a.data(), b.data(), c.data(), e.data(), 2); }));
+  row("cg_update", tmin(reps, [&] {
+        k->cg_update(l, 1e-3, a.data(), b.data(), c.data(), e.data(), 2, nullptr);
+      }));
   row("dot", tmin(reps, [&] { k->dot(l, a.data(), b.data(), 3); }));
   row("axpby", tmin(reps, [&] { k->axpby(l, 0.5, a.data(), 0.25, c.data()); }));
   row("restrict", tmin(reps, [&] { k->restrict_to(t, a.data(), ca.data()); }));

@@ -59,7 +59,7 @@ class CudaKernels final : public CudaSetupKernels<TypedKernels<CudaKernels>>,
     void* dev = nullptr;
     HALO3D_CUDA_CHECK(cudaHostGetDevicePointer(&dev, results_.get(), 0));
     results_dev_ = static_cast<double2*>(dev);
-    max_word_ = make_device_memory(sizeof(unsigned long long));
+    this->word_ = make_device_memory(sizeof(unsigned long long));
   }
 
   ~CudaKernels() override {
@@ -140,24 +140,16 @@ class CudaKernels final : public CudaSetupKernels<TypedKernels<CudaKernels>>,
     HALO3D_CUDA_CHECK_LAUNCH();
   }
   double max_abs(const Layout& l, const double* x) override {
-    if (l.interior_size() == 0) return 0.0;
-    auto* word = static_cast<unsigned long long*>(max_word_.get());
-    cudaStream_t st = interior_.get();
-    fence(Lane::boundary, Lane::interior);  // x may come from either lane
-    HALO3D_CUDA_CHECK(cudaMemsetAsync(word, 0, sizeof *word, st));
     dim3 grid = box_grid(l.nx, l.ny, l.nz);
     grid.z = max_word_planes((long long)grid.x * grid.y, l.nz);
-    max_abs_box<<<grid, box_block(), 0, st>>>(l, x, word);
-    HALO3D_CUDA_CHECK_LAUNCH();
-    unsigned long long host = 0;
-    HALO3D_CUDA_CHECK(cudaMemcpyAsync(&host, word, sizeof host, cudaMemcpyDeviceToHost, st));
-    HALO3D_CUDA_CHECK(cudaStreamSynchronize(st));
-    return ops::from_magnitude_bits(host);
+    return largest_word(0, l.interior_size() != 0, [&](unsigned long long* word) {
+      max_abs_box<<<grid, box_block(), 0, interior_.get()>>>(l, x, word);
+    });
   }
 
   void cg_update(const Layout& l, double alpha, const double* p, const double* ap, double* x,
-                 double* r, int slot) override {
-    rows(l, CgUpdateOp{alpha, p, ap, x, r}, slot, interior_.get());
+                 double* r, int slot, float* r_float) override {
+    rows(l, CgUpdateOp{alpha, p, ap, x, r, r_float}, slot, interior_.get());
   }
 
   void fence(Lane before, Lane after) override {
@@ -325,10 +317,10 @@ class CudaKernels final : public CudaSetupKernels<TypedKernels<CudaKernels>>,
                 smooth_start_box<T><<<grid, block, 0, st>>>(l, r, s, cr, b, x);
               });
   }
-  template <class T>
-  void axpby_t(const Layout& l, double a, const T* x, double b, T* y) {
+  template <class X, class T>
+  void axpby_t(const Layout& l, double a, const X* x, double b, T* y) {
     // a and b rounded to T here, as the host backend does.
-    rows(l, AxpbyOp<T>{T(a), T(b), x, y}, kNoReduction, interior_.get());
+    rows(l, AxpbyOp<X, T>{T(a), T(b), x, y}, kNoReduction, interior_.get());
   }
   template <class T>
   void dense_solve_t(const Layout& l, const T* m, const T* b, T* x) {
@@ -338,10 +330,10 @@ class CudaKernels final : public CudaSetupKernels<TypedKernels<CudaKernels>>,
         l, m, b, x);
     HALO3D_CUDA_CHECK_LAUNCH();
   }
-  template <class T>
-  void dot_t(const Layout& l, const T* x, const T* y, int slot) {
+  template <class X, class Y>
+  void dot_t(const Layout& l, const X* x, const Y* y, int slot) {
     check_slot(slot);
-    if (slot != kNoReduction) rows(l, DotOp<T>{x, y}, slot, interior_.get());
+    if (slot != kNoReduction) rows(l, DotOp<X, Y>{x, y}, slot, interior_.get());
   }
 
   template <class T, class U>
@@ -454,8 +446,7 @@ class CudaKernels final : public CudaSetupKernels<TypedKernels<CudaKernels>>,
   Stream interior_, boundary_;
   Event fence_[2];  // indexed by the `before` lane
   Event join_, start_, stop_;
-  PinnedMemory results_;   // one total per slot, written by finish_slots
-  DeviceMemory max_word_;  // max_abs's result
+  PinnedMemory results_;  // one total per slot, written by finish_slots
   double2* results_dev_ = nullptr;
 };
 

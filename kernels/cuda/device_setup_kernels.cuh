@@ -181,13 +181,13 @@ class CudaSetupKernels : public Base {
   }
   double spectrum_bound(const Layout& l, const Stencil& s, const BoxPlace& p) override {
     const SetupBox b{0, l.nx, l.ny, l.nz};
-    return reduce(ops::magnitude_bits(1.0), b, [&](unsigned long long* word) {
+    return largest_word(ops::magnitude_bits(1.0), !empty(b), [&](unsigned long long* word) {
       spectrum_box<<<max_word_grid(b), block(), 0, st()>>>(b, l, s.vd, s.shift, p, word);
     });
   }
   double max_diagonal(const Layout& l, const Stencil& s, const NeumannPlanes& np) override {
     const SetupBox b{0, l.nx, l.ny, l.nz};
-    return reduce(0, b, [&](unsigned long long* word) {
+    return largest_word(0, !empty(b), [&](unsigned long long* word) {
       diagonal_box<<<max_word_grid(b), block(), 0, st()>>>(b, l, s.vd, s.shift, np, word);
     });
   }
@@ -205,15 +205,18 @@ class CudaSetupKernels : public Base {
     g.z = max_word_planes((long long)g.x * g.y, b.nz);
     return g;
   }
-  // The maximum of `first` and the words launch(word) gives, after the work before it
-  // (either lane: fenced), copied back at once.
+
+ protected:
+  // The largest of `first` and the words launch(word) gives (where `launches`: the box is
+  // not empty), after the work before it (either lane: fenced), copied back at once: the
+  // set-up's bounds and max_abs. word_: one word of device memory, which the backend makes
+  // once, where its device is current (not a cudaMalloc and cudaFree per call).
   template <class Launch>
-  double reduce(unsigned long long first, const SetupBox& b, const Launch& launch) {
+  double largest_word(unsigned long long first, bool launches, const Launch& launch) {
     this->fence(Lane::boundary, Lane::interior);
-    DeviceMemory word = make_device_memory(sizeof(unsigned long long));
-    auto* w = static_cast<unsigned long long*>(word.get());
+    auto* w = static_cast<unsigned long long*>(word_.get());
     HALO3D_CUDA_CHECK(cudaMemcpyAsync(w, &first, sizeof first, cudaMemcpyHostToDevice, st()));
-    if (!empty(b)) {
+    if (launches) {
       launch(w);
       HALO3D_CUDA_CHECK_LAUNCH();
     }
@@ -222,6 +225,7 @@ class CudaSetupKernels : public Base {
     HALO3D_CUDA_CHECK(cudaStreamSynchronize(st()));
     return ops::from_magnitude_bits(host);
   }
+  DeviceMemory word_;
 };
 
 }  // namespace halo3d::cuda

@@ -13,35 +13,38 @@ namespace halo3d::cuda {
 // reduction term (finish, finish2); flat_kernel loads all of a thread's points before
 // finishing any, since stores to possibly aliasing arrays would otherwise serialise the loads.
 
-// T: the arrays' scalar type (double, or float for a float V-cycle); a and b are rounded to
-// T on the host, as the host backend does.
-template <class T>
+// T: y's scalar type (double, or float for a float V-cycle); X: x's, T or (mixed) a float x
+// widened into a double y. a and b are rounded to T on the host, as the host backend does.
+template <class X, class T>
 struct AxpbyOp {
   static constexpr int kFlatRows = 2;  // flat/vec2 rows per thread: 16 loads (8 vec2) each
   T a, b;
-  const T* x;
+  const X* x;
   T* y;
   struct In {
-    T x, y;
+    X x;
+    T y;
   };
   __device__ In load(std::ptrdiff_t c) const { return {x[c], y[c]}; }
   __device__ double finish(std::ptrdiff_t c, const In& v) const {
-    y[c] = ops::axpby_point(a, v.x, b, v.y);
+    y[c] = ops::axpby_point(a, T(v.x), b, v.y);
     return 0.0;
   }
   // Points c, c+1 (c even: aligned to a pair).
   __device__ void load2(std::ptrdiff_t c, In& v0, In& v1) const {
-    const auto xx = ld2(x + c), yy = ld2(y + c);
+    const auto xx = ld2(x + c);
+    const auto yy = ld2(y + c);
     v0 = {xx.x, yy.x};
     v1 = {xx.y, yy.y};
   }
   __device__ void finish2(std::ptrdiff_t c, const In& v0, const In& v1, double& t0,
                           double& t1) const {
-    st2(y + c, ops::axpby_point(a, v0.x, b, v0.y), ops::axpby_point(a, v1.x, b, v1.y));
+    st2(y + c, ops::axpby_point(a, T(v0.x), b, v0.y), ops::axpby_point(a, T(v1.x), b, v1.y));
     t0 = t1 = 0.0;
   }
 };
 
+// rf: null, or where the new r goes rounded to float too (the float V-cycle's input).
 struct CgUpdateOp {
   static constexpr int kFlatRows = 1;
   double alpha;
@@ -49,6 +52,7 @@ struct CgUpdateOp {
   const double* ap;
   double* x;
   double* r;
+  float* rf;
   struct In {
     double p, ap, x, r;
   };
@@ -58,6 +62,7 @@ struct CgUpdateOp {
     const double rn = v.r - ops::mul(alpha, v.ap);
     x[c] = v.x + ops::mul(alpha, v.p);
     r[c] = rn;
+    if (rf) rf[c] = float(rn);
     return ops::mul(rn, rn);
   }
   __device__ void load2(std::ptrdiff_t c, In& v0, In& v1) const {
@@ -71,43 +76,51 @@ struct CgUpdateOp {
     const double rn1 = v1.r - ops::mul(alpha, v1.ap);
     st2(x + c, v0.x + ops::mul(alpha, v0.p), v1.x + ops::mul(alpha, v1.p));
     st2(r + c, rn0, rn1);
+    if (rf) st2(rf + c, float(rn0), float(rn1));
     t0 = ops::mul(rn0, rn0);
     t1 = ops::mul(rn1, rn1);
   }
 };
 
-template <class T>
+// The product in P, the wider of X and Y (as the host's dot_t).
+template <class X, class Y>
 struct DotOp {
   static constexpr int kFlatRows = 2;
-  const T* x;
-  const T* y;
+  using P = decltype(X() * Y());
+  const X* x;
+  const Y* y;
   struct In {
-    T x, y;
+    X x;
+    Y y;
   };
   __device__ In load(std::ptrdiff_t c) const { return {__ldg(x + c), __ldg(y + c)}; }
-  __device__ double finish(std::ptrdiff_t, const In& v) const { return double(ops::mul(v.x, v.y)); }
+  __device__ double finish(std::ptrdiff_t, const In& v) const {
+    return double(ops::mul(P(v.x), P(v.y)));
+  }
   __device__ void load2(std::ptrdiff_t c, In& v0, In& v1) const {
-    const auto xx = ldg2(x + c), yy = ldg2(y + c);
+    const auto xx = ldg2(x + c);
+    const auto yy = ldg2(y + c);
     v0 = {xx.x, yy.x};
     v1 = {xx.y, yy.y};
   }
   __device__ void finish2(std::ptrdiff_t, const In& v0, const In& v1, double& t0,
                           double& t1) const {
-    t0 = double(ops::mul(v0.x, v0.y));
-    t1 = double(ops::mul(v1.x, v1.y));
+    t0 = double(ops::mul(P(v0.x), P(v0.y)));
+    t1 = double(ops::mul(P(v1.x), P(v1.y)));
   }
 };
 
 // The vector kernels' arrays allow vec2's pair accesses (else they run as flat).
-template <class T>
-bool op_aligned16(const AxpbyOp<T>& o) {
+template <class X, class T>
+bool op_aligned16(const AxpbyOp<X, T>& o) {
   return aligned16(o.x) && aligned16(o.y);
 }
 inline bool op_aligned16(const CgUpdateOp& o) {
-  return aligned16(o.p) && aligned16(o.ap) && aligned16(o.x) && aligned16(o.r);
+  return aligned16(o.p) && aligned16(o.ap) && aligned16(o.x) && aligned16(o.r) &&
+         (!o.rf || aligned16(o.rf));
 }
-template <class T>
-bool op_aligned16(const DotOp<T>& o) {
+template <class X, class Y>
+bool op_aligned16(const DotOp<X, Y>& o) {
   return aligned16(o.x) && aligned16(o.y);
 }
 

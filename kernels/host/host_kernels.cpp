@@ -327,11 +327,12 @@ class HostKernels final : public HostSetupKernels<TypedKernels<HostKernels>>, pu
     });
   }
 
-  template <class T>
-  void axpby_t(const Layout& l, double a, const T* x, double b, T* y) {
+  // X: x's scalar type, T or (mixed) a float x widened into a double y.
+  template <class X, class T>
+  void axpby_t(const Layout& l, double a, const X* x, double b, T* y) {
     const T ta = T(a), tb = T(b);
     for_rows(l, Region::whole(l), [=](std::ptrdiff_t c0, int n, DD acc) {
-      each_point(c0, n, [=](std::ptrdiff_t c) { y[c] = ops::axpby_point(ta, x[c], tb, y[c]); });
+      each_point(c0, n, [=](std::ptrdiff_t c) { y[c] = ops::axpby_point(ta, T(x[c]), tb, y[c]); });
       return acc;
     });
   }
@@ -342,11 +343,27 @@ class HostKernels final : public HostSetupKernels<TypedKernels<HostKernels>>, pu
     for (int i = 0; i < n; ++i) x[ops::interior_point(l, i)] = ops::dense_row(l, m, b, i);
   }
 
-  template <class T>
-  void dot_t(const Layout& l, const T* x, const T* y, int slot) {
+  // The product in the wider of X and Y: float for two floats, double for double and float.
+  template <class X, class Y>
+  void dot_t(const Layout& l, const X* x, const Y* y, int slot) {
+    using P = decltype(X() * Y());
     add(slot, for_rows(l, Region::whole(l), [=](std::ptrdiff_t c0, int n, DD acc) {
           return dd_sum_run(c0, n, acc,
-                            [=](std::ptrdiff_t c) { return double(ops::mul(x[c], y[c])); });
+                            [=](std::ptrdiff_t c) { return double(ops::mul(P(x[c]), P(y[c]))); });
+        }));
+  }
+
+  // kNarrow: the branch out of the point loop, which stays vectorisable.
+  template <bool kNarrow>
+  void cg_update_t(const Layout& l, double alpha, const double* p, const double* ap, double* x,
+                   double* r, int slot, float* r_float) {
+    add(slot, for_rows(l, Region::whole(l), [=](std::ptrdiff_t c0, int n, DD acc) {
+          return dd_sum_run(c0, n, acc, [=](std::ptrdiff_t c) {
+            x[c] += ops::mul(alpha, p[c]);
+            r[c] -= ops::mul(alpha, ap[c]);
+            if constexpr (kNarrow) r_float[c] = float(r[c]);
+            return ops::mul(r[c], r[c]);
+          });
         }));
   }
 
@@ -417,14 +434,11 @@ class HostKernels final : public HostSetupKernels<TypedKernels<HostKernels>>, pu
   }
 
   void cg_update(const Layout& l, double alpha, const double* p, const double* ap, double* x,
-                 double* r, int slot) override {
-    add(slot, for_rows(l, Region::whole(l), [=](std::ptrdiff_t c0, int n, DD acc) {
-          return dd_sum_run(c0, n, acc, [=](std::ptrdiff_t c) {
-            x[c] += ops::mul(alpha, p[c]);
-            r[c] -= ops::mul(alpha, ap[c]);
-            return ops::mul(r[c], r[c]);
-          });
-        }));
+                 double* r, int slot, float* r_float) override {
+    if (r_float)
+      cg_update_t<true>(l, alpha, p, ap, x, r, slot, r_float);
+    else
+      cg_update_t<false>(l, alpha, p, ap, x, r, slot, r_float);
   }
 
   // Host work is synchronous: nothing to order or wait for.

@@ -81,7 +81,7 @@ void measure_kernels(Runtime& rt, Fields& f, const Measure& measure) {
   measure("axpby", "y = a x + b y", 24.0 * pts,
           [&] { k.axpby(l, 1.0, f.x.data(), 1e-3, f.y.data()); });
   measure("cg_update", "x += a p; r -= a Ap; r.r", 48.0 * pts, [&] {
-    k.cg_update(l, 1e-12, f.u.data(), f.out.data(), f.x.data(), f.y.data(), 0);
+    k.cg_update(l, 1e-12, f.u.data(), f.out.data(), f.x.data(), f.y.data(), 0, nullptr);
     k.read_slots(1, sink);
   });
   measure("operator", "out = A u with halo exchange (distributed)", (16.0 + w) * pts,

@@ -107,14 +107,18 @@ MemoryNeed solve_memory(const SolveOptions& o, const Decomposition& d, MPI_Comm 
   const bool pc = mp.multigrid;
   // The singular case (no Dirichlet face, no shift): CG's vector of ones for its projection.
   const bool singular = singular_operator(o);
-  const double method = implicit ? 2 + (pc ? 5 : 4)
+  const bool variable = variable_operator(o), mixed = o.precision == Precision::mixed;
+  // PCG's z: none with a float V-cycle (z stays in float), except for the singular case's
+  // projection (never implicit heat's I + c A); with --fmg, whose F-cycle has no z to borrow,
+  // the hierarchy's own fine vector in its place.
+  const bool z = pc && (!mixed || (singular && !implicit) || mp.mg.fmg_cycles > 0);
+  const double method = implicit ? 2 + 4 + z
                         : o.problem == ProblemKind::heat || o.solver == SolverKind::jacobi
                             ? 2
-                            : (pc ? 5 + singular : 4);
+                            : 4 + z + (pc && singular);
   MemoryNeed m;
   m.device = (1 + method) * field;
   m.host = 2 * field;
-  const bool variable = variable_operator(o), mixed = o.precision == Precision::mixed;
   // A shift per point (variable, or a constant one with Neumann faces): sigma is one more
   // array beside the three weights, and one more point field kept on the host beside k.
   const double arrays = point_shift(o) ? 4 : 3, points = point_shift(o) ? 2 : 1;

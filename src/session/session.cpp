@@ -105,18 +105,32 @@ void SolveSession::build_method() {
                                            pc_.get(), bg, singular_);
 }
 
-Buffer SolveSession::volumes(double& total) {
-  Kernels& k = kernels();
+// out = the control volume V_p at every interior point (1 without Neumann faces, and with
+// `volumes` false), 0 at the ghosts, as every vector's are: out may be a solver's scratch
+// vector, used as such again afterwards.
+void SolveSession::fill_interior(double* out, bool volumes) {
   const Layout l = decomp().layout();
-  if (decomp().neumann == 0) {
-    total = double(decomp().global_points());
-    return ones_like(k, l.padded_size());
+  std::vector<double> v(l.padded_size(), 0.0);
+  for (int k = 0; k < l.nz; ++k)
+    for (int j = 0; j < l.ny; ++j)
+      for (int i = 0; i < l.nx; ++i) v[std::size_t(l.at(i, j, k))] = 1.0;
+  if (volumes) scale_by_volume(decomp(), v);
+  upload_to(kernels(), v, out);
+}
+
+// sum_p V_p over the grid: V_p is the product of a factor per axis (1/2 in a Neumann plane),
+// so the sum is the product of the axes' sums. Exact (dyadic values), as the double-double
+// sum of the V_p is.
+double SolveSession::total_volume() const {
+  const Decomposition& d = rt_->decomp;
+  const NeumannPlanes np = neumann_planes(d);
+  double total = 1.0;
+  for (int a = 0; a < 3; ++a) {
+    double axis = 0.0;
+    for (int g = 0; g < d.grid[a]; ++g) axis += ops::in_neumann_plane(np, a, g) ? 0.5 : 1.0;
+    total *= axis;
   }
-  std::vector<double> v(l.padded_size(), 1.0);
-  scale_by_volume(decomp(), v);
-  Buffer out = upload(k, v);
-  total = global_dot(k, l, out.data(), ones_like(k, l.padded_size()).data(), comm());
-  return out;
+  return total;
 }
 
 // b -= V mean_V(f) (b = V f; without Neumann faces V = 1: b -= mean(b)): the consistent
@@ -125,19 +139,14 @@ Buffer SolveSession::volumes(double& total) {
 void SolveSession::remove_source_mean() {
   Kernels& k = kernels();
   const Layout l = decomp().layout();
-  double total = 0;
-  const Buffer vol = volumes(total);  // for a moment: not one more vector held
+  const double total = total_volume();
+  Buffer w(k, l.padded_size());  // for a moment, before the method's vectors exist
   const double bb = global_dot(k, l, b_.data(), b_.data(), comm());
-  if (decomp().neumann == 0) {
-    removed_.mean = remove_mean(k, l, b_.data(), vol, total, comm());
-    removed_.norm = std::abs(removed_.mean) * std::sqrt(total);
-  } else {
-    removed_.mean =
-        global_dot(k, l, ones_like(k, l.padded_size()).data(), b_.data(), comm()) / total;
-    k.axpby(l, -removed_.mean, vol.data(), 1.0, b_.data());
-    removed_.norm =
-        std::abs(removed_.mean) * std::sqrt(global_dot(k, l, vol.data(), vol.data(), comm()));
-  }
+  fill_interior(w.data(), false);
+  removed_.mean = global_dot(k, l, w.data(), b_.data(), comm()) / total;
+  fill_interior(w.data(), true);
+  k.axpby(l, -removed_.mean, w.data(), 1.0, b_.data());
+  removed_.norm = std::abs(removed_.mean) * std::sqrt(global_dot(k, l, w.data(), w.data(), comm()));
   removed_.relative = bb > 0 ? removed_.norm / std::sqrt(bb) : 0.0;
 }
 
@@ -145,17 +154,16 @@ DriveResult SolveSession::drive(const DriveOptions& o, long first, std::vector<d
   DriveResult r = halo3d::drive(*method_, comm(), o, first, std::move(history));
   // The zero-mean answer (with Neumann faces: mean over the control volumes, sum(V u) = 0):
   // A's null space is the constants, and CG's iterates drift in them by rounding only.
+  // In the method's spare vector (dead once solved): nothing allocated beyond the memory
+  // check's count after the solve.
   if (singular_) {
     const Layout l = decomp().layout();
-    double total = 0;
-    const Buffer vol = volumes(total);
+    double* w = method_->spare().data();
     double* u = method_->solution().data();
-    if (decomp().neumann == 0) {
-      remove_mean(kernels(), l, u, vol, total, comm());
-    } else {
-      const double m = global_dot(kernels(), l, vol.data(), u, comm()) / total;
-      kernels().axpby(l, -m, ones_like(kernels(), l.padded_size()).data(), 1.0, u);
-    }
+    fill_interior(w, true);
+    const double m = global_dot(kernels(), l, w, u, comm()) / total_volume();
+    fill_interior(w, false);
+    kernels().axpby(l, -m, w, 1.0, u);
   }
   return r;
 }

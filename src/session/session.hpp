@@ -110,9 +110,10 @@ class SolveSession {
 
  private:
   void remove_source_mean();
-  // The control volumes V_p over the padded box (ones without Neumann faces; ghosts 0 then
-  // not needed) and their sum over the grid: the singular case's means are V-weighted.
-  Buffer volumes(double& total);
+  // The singular case's means are V-weighted (V_p the control volumes): V_p, or 1, at the
+  // interior points of `out` (ghosts 0), and sum_p V_p over the grid.
+  void fill_interior(double* out, bool volumes);
+  double total_volume() const;
   // Declared in the order they are made, so destroyed in reverse: the method uses the
   // source and the preconditioner, all use the runtime.
   ProblemSpec spec_;

@@ -219,7 +219,11 @@ class Multigrid final : public Preconditioner {
   // from the neighbours (the fine level's first sweep reads x = c in at its ghosts).
   void apply(double* in, double* out, int dot_slot = kNoReduction,
              double* scratch = nullptr) override;
+  // Mixed: level 0's float right-hand side; apply_float runs the float cycle from it.
+  float* float_input() override;
+  const float* apply_float(const double* r, int dot_slot, double* scratch) override;
   double bytes_per_apply() const override { return bytes_; }
+  double bytes_per_float_apply() const override;
   // With MgOptions::fmg_cycles > 0: x = one full-multigrid F-cycle's approximation to
   // A^{-1} b (fmg.cpp), else false. b's ghost layers may be refreshed. Collective.
   bool first_iterate(double* b, double* x, double* scratch = nullptr) override;
@@ -261,6 +265,7 @@ class Multigrid final : public Preconditioner {
   static double start_over_sweep_bytes(const DistributedOperator& A);
   std::size_t swaps(std::size_t l) const;
   void apply_mixed(double* in, double* out, int slot, double* scratch);
+  const float* float_cycle(double* scratch);  // from level 0's float b: z in float
   // `scratch`, or (null) the hierarchy's own fine-level vector, allocated at first need.
   double* fine_scratch(double* scratch);
   void lend_fine_floats(double* scratch);  // mixed: level 0's y and w in `scratch`
