@@ -19,7 +19,7 @@ namespace halo3d {
 namespace {
 
 // Bumped whenever the checkpoint layout or the meaning of its state changes.
-// 2: CG and Jacobi state scaled (solvers.cpp); 3: the solver scalars carry a checksum, and
+// 2: CG and Jacobi state scaled (cg.cpp, solvers.cpp); 3: the solver scalars carry a checksum, and
 // each dataset's checksum is bound to its name.
 constexpr const char* kFormat = "halo3d-checkpoint-3";
 

@@ -1,5 +1,6 @@
 // drive(): the loop every method runs under (iterations or steps, stopping rules, monitor
-// and progress lines, checkpoints, snapshots and stop signals); the methods are solvers.cpp's.
+// and progress lines, checkpoints, snapshots and stop signals); the methods are cg.cpp's and
+// solvers.cpp's.
 #include <cmath>
 #include <cstdio>
 #include <limits>
