@@ -21,6 +21,8 @@ CASES = [
     ("MG-PCG double", []),
     ("MG-PCG mixed", ["--precision", "mixed"]),
     ("MG-PCG --fmg", ["--fmg"]),
+    ("MG-PCG --fmg, mixed", ["--fmg", "--precision", "mixed"]),
+    ("all Neumann, mixed", ["--bc", "x=neumann,y=neumann,z=neumann", "--precision", "mixed"]),
     ("CG", ["--precond", "none", "--iters", "20"]),
     ("Jacobi", ["--solver", "jacobi", "--iters", "20"]),
     ("variable k", ["--coefficient", "expr:1+x*y"]),
