@@ -165,12 +165,6 @@ double global_dot(Kernels& k, const Layout& l, const double* x, const double* y,
   return sum;
 }
 
-double remove_mean(Kernels& k, const Layout& l, double* v, const Buffer& ones, double points,
-                   MPI_Comm comm) {
-  const double m = global_dot(k, l, ones.data(), v, comm) / points;
-  k.axpby(l, -m, ones.data(), 1.0, v);
-  return m;
-}
 std::unique_ptr<Method> make_jacobi(DistributedOperator& op, MPI_Comm comm, Timers& t,
                                     const Buffer& f, double tol) {
   return std::make_unique<Jacobi>(op, comm, t, f, tol);

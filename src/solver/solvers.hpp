@@ -55,12 +55,8 @@ std::unique_ptr<Method> make_cg(DistributedOperator& op, MPI_Comm comm, Timers& 
 // x.y over the whole grid (the backend's partial sums and global_sums: the same bits on every
 // process grid). Collective.
 double global_dot(Kernels& k, const Layout& l, const double* x, const double* y, MPI_Comm comm);
-// A vector of n ones (its ghosts too), for remove_mean and the zero-sum projections.
+// A vector of n ones (its ghosts too), for the zero-sum projections.
 Buffer ones_like(Kernels& k, std::size_t n);
-// v -= mean(v) over the grid's `points` (sum(v) from the backend's partial sums and
-// global_sums: the same bits on every process grid); returns the mean removed. Collective.
-double remove_mean(Kernels& k, const Layout& l, double* v, const Buffer& ones, double points,
-                   MPI_Comm comm);
 std::unique_ptr<Method> make_jacobi(DistributedOperator& op, MPI_Comm comm, Timers& t,
                                     const Buffer& f, double tol);
 // boundary: heat's B g (fields.hpp's boundary_source), or null for zero boundary values;
