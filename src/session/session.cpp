@@ -122,7 +122,7 @@ void SolveSession::fill_interior(double* out, bool volumes) {
 // so the sum is the product of the axes' sums. Exact (dyadic values), as the double-double
 // sum of the V_p is.
 double SolveSession::total_volume() const {
-  const Decomposition& d = rt_->decomp;
+  const Decomposition& d = decomp();
   const NeumannPlanes np = neumann_planes(d);
   double total = 1.0;
   for (int a = 0; a < 3; ++a) {
@@ -144,7 +144,7 @@ void SolveSession::remove_source_mean() {
   const double bb = global_dot(k, l, b_.data(), b_.data(), comm());
   fill_interior(w.data(), false);
   removed_.mean = global_dot(k, l, w.data(), b_.data(), comm()) / total;
-  fill_interior(w.data(), true);
+  if (decomp().neumann) fill_interior(w.data(), true);  // else V = 1: w holds it
   k.axpby(l, -removed_.mean, w.data(), 1.0, b_.data());
   removed_.norm = std::abs(removed_.mean) * std::sqrt(global_dot(k, l, w.data(), w.data(), comm()));
   removed_.relative = bb > 0 ? removed_.norm / std::sqrt(bb) : 0.0;
@@ -162,7 +162,7 @@ DriveResult SolveSession::drive(const DriveOptions& o, long first, std::vector<d
     double* u = method_->solution().data();
     fill_interior(w, true);
     const double m = global_dot(kernels(), l, w, u, comm()) / total_volume();
-    fill_interior(w, false);
+    if (decomp().neumann) fill_interior(w, false);  // else V = 1: w holds it
     kernels().axpby(l, -m, w, 1.0, u);
   }
   return r;

@@ -150,11 +150,10 @@ class Cg final : public Method {
     // The singular case's projection: sum(z) and sum(r) (read 1, z, r), z -= m 1 (read 1 and
     // z, write z).
     const double project = ones_.size() ? 48.0 : 0.0;
-    const double own = z_float_in_ ? 16.0 + 52.0 + 20.0 : 11.0 * 8.0;
-    return (own + project + op_.weight_bytes()) * points_ + (!pc_ ? 0.0
-                                                             : z_float_in_
-                                                                 ? pc_->bytes_per_float_apply()
-                                                                 : pc_->bytes_per_apply());
+    return (11.0 * 8.0 + project + op_.weight_bytes()) * points_ +
+           (!pc_          ? 0.0
+            : z_float_in_ ? pc_->bytes_per_float_apply()
+                          : pc_->bytes_per_apply());
   }
 
  private:
